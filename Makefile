@@ -1,0 +1,33 @@
+# burstbuffer — set-up, main job, tests.
+# SimGrid comes from Debian's python3-simgrid (SimGrid 3.32, prebuilt for /usr/bin/python3),
+# so the virtual environment is made from the system Python with --system-site-packages.
+PY_SYS ?= /usr/bin/python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+APT_PACKAGES := python3-simgrid python3-venv python3-dev
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: setup system-deps run test bench clean
+
+system-deps:
+	@if ! $(PY_SYS) -c 'import simgrid, venv, ensurepip' >/dev/null 2>&1; then \
+	  echo "installing Debian packages: $(APT_PACKAGES)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
+	fi
+
+$(VENV)/.installed: setup.cfg pyproject.toml | system-deps
+	$(PY_SYS) -m venv --system-site-packages $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+setup: system-deps $(VENV)/.installed
+
+run: setup
+	$(VENV)/bin/burstbuffer run
+
+test: setup
+	$(PY) -m pytest -q
+
+clean:
+	rm -rf $(VENV) *.egg-info out

@@ -1,0 +1,187 @@
+"""The scheduler's view of the platform: compute resources, burst-buffer nodes, the PFS.
+
+Built from Batsim's SIMULATION_BEGINS (SPEC §1, §1b) — never from assumed ids: Batsim numbers
+resources in SimGrid's host order (names sorted as strings), so the scheduler maps by name.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from procset import ProcSet
+
+from ..errors import InputError
+from .units import parse_bytes
+
+#: SPEC §2: groups, chassis per group, routers per chassis, nodes per router of the paper's Dragonfly.
+PAPER_DRAGONFLY = (3, 4, 3, 3)
+
+_NODE_RE = re.compile(r"^(?P<prefix>.*?)(?P<num>\d+)(?P<suffix>\D*)$")
+
+
+@dataclass(frozen=True)
+class Dragonfly:
+    """Dragonfly shape (SimGrid `topo_parameters` "G,_;C,_;R,_;N" → G, C, R, N).
+
+    A host numbered k (its name's radical, e.g. ``node_k``) sits in group
+    ``k // (C*R*N)`` and chassis ``(k // (R*N)) % C`` (SimGrid's rank → coordinates).
+    """
+
+    groups: int
+    chassis: int
+    routers: int
+    nodes_per_router: int
+
+    @classmethod
+    def parse(cls, text: str) -> "Dragonfly":
+        """Parse "G,C,R,N" or SimGrid's "G,l;C,l;R,l;N"; raise ValueError if malformed."""
+        parts = [p.split(",")[0] for p in text.replace(";", " ").split()] if ";" in text else text.split(",")
+        vals = [int(p) for p in parts]
+        if len(vals) != 4 or min(vals) <= 0:
+            raise ValueError(f"dragonfly shape must be 4 positive integers G,C,R,N, got {text!r}")
+        return cls(*vals)
+
+    def coordinates(self, rank: int) -> tuple[int, int]:
+        """(group, global chassis index) of host number `rank`."""
+        per_chassis = self.routers * self.nodes_per_router
+        chassis = rank // per_chassis
+        return chassis // self.chassis, chassis
+
+
+@dataclass
+class Platform:
+    """Resources as the scheduler sees them.
+
+    Attributes:
+        compute: ProcSet of compute resource ids (Batsim ids).
+        names: resource id → host name, for every resource (compute and storage).
+        bb_capacity: BB-node resource id → capacity in bytes (storage nodes other than the PFS).
+        pfs: resource id of the parallel file system storage host, or None.
+        location: resource id → (group, chassis) for Dragonfly hosts; empty if unknown.
+    """
+
+    compute: ProcSet
+    names: dict[int, str]
+    bb_capacity: dict[int, int]
+    pfs: int | None = None
+    location: dict[int, tuple[int, int]] = field(default_factory=dict)
+    _pref: dict[int, tuple[int, ...]] = field(default_factory=dict, repr=False)
+
+    @property
+    def nb_compute(self) -> int:
+        return len(self.compute)
+
+    @property
+    def total_bb(self) -> int:
+        return sum(self.bb_capacity.values())
+
+    def bb_preference(self, compute_id: int) -> tuple[int, ...]:
+        """BB nodes in the order a compute node prefers them (SPEC §2): its own chassis, then its
+        group, then any; ties broken by resource id. Without coordinates: resource-id order."""
+        pref = self._pref.get(compute_id)
+        if pref is None:
+            loc = self.location.get(compute_id)
+            bbs = sorted(self.bb_capacity)
+            if loc is None:
+                pref = tuple(bbs)
+            else:
+                def rank(b: int) -> tuple[int, int]:
+                    lb = self.location.get(b)
+                    if lb is None:
+                        return (2, b)
+                    if lb[1] == loc[1]:
+                        return (0, b)
+                    if lb[0] == loc[0]:
+                        return (1, b)
+                    return (2, b)
+                pref = tuple(sorted(bbs, key=rank))
+            self._pref[compute_id] = pref
+        return pref
+
+    @classmethod
+    def from_simulation_begins(
+        cls,
+        data: dict,
+        *,
+        bb_capacity: int | str | None = None,
+        dragonfly: Dragonfly | str | None = None,
+        source: str = "SIMULATION_BEGINS",
+    ) -> "Platform":
+        """Build from the `data` of Batsim's SIMULATION_BEGINS event.
+
+        BB capacity of a storage node (bytes) comes, in this order, from: its host property
+        `burst_buffer_capacity` (e.g. "40GB"), its zone property of the same name, the
+        `bb_capacity` argument (CLI `--bb-capacity`). The storage host named `pfs` (or with
+        property `role=pfs`) is the PFS and has no BB capacity.
+        Dragonfly coordinates come from `dragonfly` ("G,C,R,N"), else a zone property
+        `topo_parameters`, else the paper's shape when there are exactly 108 `node_k` hosts.
+
+        Raises InputError (one line: item and reason) if there is no compute resource, no BB
+        node, or a BB node with no known capacity.
+        """
+        compute = [r for r in data.get("compute_resources", [])]
+        storage = [r for r in data.get("storage_resources", [])]
+        if not compute:
+            raise InputError(source, "compute_resources", "platform has no compute resource")
+        names = {int(r["id"]): r["name"] for r in compute + storage}
+        default_cap = parse_bytes(bb_capacity) if bb_capacity is not None else None
+        bb: dict[int, int] = {}
+        pfs = None
+        for r in storage:
+            props = r.get("properties") or {}
+            zprops = r.get("zone_properties") or {}
+            rid = int(r["id"])
+            if r["name"] == "pfs" or props.get("role") == "pfs" or props.get("pfs") in ("1", "true"):
+                pfs = rid
+                continue
+            cap = props.get("burst_buffer_capacity") or zprops.get("burst_buffer_capacity")
+            if cap is not None:
+                try:
+                    bb[rid] = parse_bytes(cap)
+                except ValueError as exc:
+                    raise InputError(source, r["name"], f"burst_buffer_capacity: {exc}") from None
+            elif default_cap is not None:
+                bb[rid] = default_cap
+            else:
+                raise InputError(
+                    source, r["name"],
+                    "storage node has no burst_buffer_capacity (host or zone property); pass --bb-capacity")
+        if not bb:
+            raise InputError(source, "storage_resources",
+                             "platform has no burst-buffer storage node (give storage roles with -r HOSTS:storage)")
+        shape = dragonfly
+        if shape is None:
+            for r in compute:
+                tp = (r.get("zone_properties") or {}).get("topo_parameters")
+                if tp:
+                    shape = tp
+                    break
+        location: dict[int, tuple[int, int]] = {}
+        nums = {}
+        for rid, name in names.items():
+            m = _NODE_RE.match(name)
+            if m and rid != pfs:
+                nums[rid] = int(m.group("num"))
+        if shape is None and len(nums) == 108 and sorted(nums.values()) == list(range(108)):
+            shape = Dragonfly(*PAPER_DRAGONFLY)
+        if isinstance(shape, str):
+            shape = Dragonfly.parse(shape)
+        if shape is not None:
+            location = {rid: shape.coordinates(k) for rid, k in nums.items()}
+        return cls(ProcSet(*[int(r["id"]) for r in compute]), names, bb, pfs, location)
+
+    @classmethod
+    def simple(cls, nb_compute: int, bb_nodes: dict[int, int] | list[int], pfs: bool = True) -> "Platform":
+        """A small platform for tests: compute ids 0..n-1, BB nodes numbered after them
+        (`bb_nodes` = list of capacities in bytes), no topology."""
+        caps = list(bb_nodes.values()) if isinstance(bb_nodes, dict) else list(bb_nodes)
+        names = {i: f"node_{i}" for i in range(nb_compute)}
+        bb = {}
+        for j, cap in enumerate(caps):
+            bb[nb_compute + j] = int(cap)
+            names[nb_compute + j] = f"bb_{j}"
+        pfs_id = None
+        if pfs:
+            pfs_id = nb_compute + len(caps)
+            names[pfs_id] = "pfs"
+        return cls(ProcSet((0, nb_compute - 1)) if nb_compute else ProcSet(), names, bb, pfs_id)

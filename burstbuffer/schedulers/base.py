@@ -1,0 +1,95 @@
+"""What a policy works with: jobs, start decisions, and the Scheduler interface the decision loop drives.
+
+A policy is pure decision logic (DESIGN.md): no I/O, no JSON, no sockets, no clock reads, no global
+random state. The decision loop (`burstbuffer.batsim.loop`) calls `submit`, `job_ended` and `decide`.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+from procset import ProcSet
+
+
+@dataclass
+class Job:
+    """A rigid job as the scheduler sees it.
+
+    Attributes:
+        id: Batsim job id, e.g. ``"w0!15"``.
+        subtime: submission time [s].
+        walltime: user's upper bound on the run time [s] (> 0).
+        res: number of compute nodes (processors) requested.
+        bb: burst-buffer request per compute node [bytes] (SPEC §3; 0 if none).
+        profile: Batsim profile name (opaque to policies).
+    """
+
+    id: str
+    subtime: float
+    walltime: float
+    res: int
+    bb: int = 0
+    profile: str = ""
+
+    @property
+    def bb_total(self) -> int:
+        """Total BB request [bytes] = res × bb."""
+        return self.res * self.bb
+
+
+@dataclass
+class Start:
+    """Decision: start `job` now on compute nodes `procs`.
+
+    `bb_of_node` maps each compute node id of `procs` to the BB node (storage resource id) that
+    holds its `job.bb` bytes (SPEC §2 chassis → group → any preference). `bb_per_storage` is the
+    derived total bytes per BB node.
+    """
+
+    job: Job
+    procs: ProcSet
+    bb_of_node: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def bb_per_storage(self) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for bbn in self.bb_of_node.values():
+            out[bbn] = out.get(bbn, 0) + self.job.bb
+        return out
+
+
+class Scheduler(ABC):
+    """State of one scheduling run: the queue, the running jobs, the availability profile.
+
+    Lifecycle, driven by the decision loop (times in seconds, non-decreasing):
+    - `submit(job, now)`: a job enters the queue. The loop rejects beforehand any job that can
+      never fit the platform (`can_ever_fit`).
+    - `job_ended(job_id, now)`: a started job released its processors and BB.
+    - `decide(now) -> list[Start]`: the jobs to start now; they leave the queue and their
+      resources are held until `job_ended`.
+    - `wakeup(now) -> float | None`: optional time (> now) at which `decide` must be called
+      again even if nothing happens (e.g. periodic scheduling); None = only on events.
+    """
+
+    name: str = "?"
+
+    @abstractmethod
+    def can_ever_fit(self, job: Job) -> str | None:
+        """None if `job` fits the empty platform, else the reason (one line) it never can."""
+
+    @abstractmethod
+    def submit(self, job: Job, now: float) -> None: ...
+
+    @abstractmethod
+    def job_ended(self, job_id: str, now: float) -> None: ...
+
+    @abstractmethod
+    def decide(self, now: float) -> list[Start]: ...
+
+    def wakeup(self, now: float) -> float | None:
+        return None
+
+    @property
+    @abstractmethod
+    def queue(self) -> list[Job]:
+        """Jobs submitted and not started, in submission order."""
