@@ -124,7 +124,10 @@ class Platform:
         if not compute:
             raise InputError(source, "compute_resources", "platform has no compute resource")
         names = {int(r["id"]): r["name"] for r in compute + storage}
-        default_cap = parse_bytes(bb_capacity) if bb_capacity is not None else None
+        try:
+            default_cap = parse_bytes(bb_capacity) if bb_capacity is not None else None
+        except ValueError as exc:
+            raise InputError("--bb-capacity", str(bb_capacity), f"burst_buffer_capacity: {exc}") from None
         bb: dict[int, int] = {}
         pfs = None
         for r in storage:

@@ -1,0 +1,199 @@
+"""The scheduler process: Batsim events → policy decisions, with per-job accounting.
+
+Glues the protocol layer (`batsim/`), the platform view (`platforms/`), a policy (`schedulers/`)
+and a job model (`io_model/`). Knows no socket: `run_loop` drives it.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+from procset import ProcSet
+
+from .batsim.loop import Outbox
+from .batsim.protocol import (CallMeLater, Event, JobCompleted, JobKilled, JobSubmitted, Notify,
+                              NotifyBatsim, RejectJob, RequestedCall, SimulationBegins, SimulationEnds,
+                              UnknownEvent)
+from .errors import InputError
+from .platforms.model import Platform
+from .schedulers.base import Job, Scheduler, Start
+
+#: Columns of the scheduler's per-job output: Batsim's `_jobs.csv` columns, then ours.
+JOB_COLUMNS = ["job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
+               "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
+               "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy", "metadata",
+               "bb_per_node", "bb_allocation", "bounded_slowdown"]
+
+#: SPEC §5: bounded slowdown threshold τ [s].
+TAU = 600.0
+
+
+@dataclass
+class JobRecord:
+    """Accounting of one original job (SPEC §5): times in seconds, `bb_alloc` {BB node id: bytes}."""
+
+    job: Job
+    workload: str
+    start: float | None = None
+    end: float | None = None
+    state: str = ""
+    procs: ProcSet = field(default_factory=ProcSet)
+    bb_alloc: dict[int, int] = field(default_factory=dict)
+    reason: str = ""
+
+    def row(self) -> dict:
+        j = self.job
+        local_id = j.id.split("!", 1)[1] if "!" in j.id else j.id
+        r = {"job_id": local_id, "workload_name": self.workload, "profile": j.profile,
+             "submission_time": f"{j.subtime:.6f}", "requested_number_of_resources": j.res,
+             "requested_time": f"{j.walltime:.6f}", "success": int(self.state == "COMPLETED_SUCCESSFULLY"),
+             "final_state": self.state, "starting_time": "", "execution_time": "", "finish_time": "",
+             "waiting_time": "", "turnaround_time": "", "stretch": "", "allocated_resources": str(self.procs),
+             "consumed_energy": "-1.000000", "metadata": self.reason, "bb_per_node": j.bb,
+             "bb_allocation": " ".join(f"{k}:{v}" for k, v in sorted(self.bb_alloc.items())),
+             "bounded_slowdown": ""}
+        if self.start is not None and self.end is not None:
+            wait = self.start - j.subtime
+            run = self.end - self.start
+            turn = self.end - j.subtime
+            r.update(starting_time=f"{self.start:.6f}", execution_time=f"{run:.6f}", finish_time=f"{self.end:.6f}",
+                     waiting_time=f"{wait:.6f}", turnaround_time=f"{turn:.6f}",
+                     stretch=f"{turn / run:.6f}" if run > 0 else "",
+                     bounded_slowdown=f"{max(turn / max(run, TAU), 1.0):.6f}")
+        return r
+
+
+class SchedulerApp:
+    """Handler of the decision loop (see `burstbuffer.batsim.loop.run_loop`).
+
+    Args:
+        make_scheduler: platform → Scheduler (the policy), called at SIMULATION_BEGINS.
+        executor: the job model (`io_model`), with `start(Start, now, out)`,
+            `on_completed(JobCompleted, now, out) -> (job_id, state) | None`, `busy`,
+            `uses_dynamic_jobs`.
+        bb_capacity / dragonfly: platform options (see `Platform.from_simulation_begins`).
+        on_progress: called with (jobs ended, jobs known) whenever a job ends or is rejected.
+    """
+
+    def __init__(self, make_scheduler: Callable[[Platform], Scheduler], executor, *,
+                 bb_capacity: str | int | None = None, dragonfly: str | None = None,
+                 on_progress: Callable[[int, int], None] | None = None):
+        self.make_scheduler = make_scheduler
+        self.executor = executor
+        self.bb_capacity = bb_capacity
+        self.dragonfly = dragonfly
+        self.on_progress = on_progress
+        self.platform: Platform | None = None
+        self.scheduler: Scheduler | None = None
+        self.profiles: dict[str, dict[str, dict]] = {}
+        self.records: dict[str, JobRecord] = {}
+        self.ended = 0
+        self.all_submitted = False
+        self.dynamic_jobs = False
+        self.registration_finished = False
+        self.simulation_ended = False
+        self.last_event_time = 0.0
+        self.unknown_events: list[str] = []
+        self._pending_calls: set[float] = set()
+
+    # ------------------------------------------------------------------ events
+    def on_event(self, ts: float, ev: Event, out: Outbox) -> None:
+        self.last_event_time = ts
+        if isinstance(ev, JobCompleted):
+            self._completed(ev, ts, out)
+        elif isinstance(ev, JobSubmitted):
+            self._submitted(ev, ts, out)
+        elif isinstance(ev, RequestedCall):
+            self._pending_calls = {t for t in self._pending_calls if t > ts}
+        elif isinstance(ev, Notify):
+            if ev.type == "no_more_static_job_to_submit":
+                self.all_submitted = True
+        elif isinstance(ev, SimulationBegins):
+            self._begins(ev.data)
+        elif isinstance(ev, SimulationEnds):
+            self.simulation_ended = True
+        elif isinstance(ev, JobKilled):
+            pass  # the matching JOB_COMPLETED carries the final state
+        elif isinstance(ev, UnknownEvent):
+            self.unknown_events.append(ev.type)
+
+    def _begins(self, data: dict) -> None:
+        self.platform = Platform.from_simulation_begins(data, bb_capacity=self.bb_capacity, dragonfly=self.dragonfly)
+        self.scheduler = self.make_scheduler(self.platform)
+        self.profiles = data.get("profiles") or {}
+        cfg = data.get("config") or {}
+        self.dynamic_jobs = bool(cfg.get("dynamic-jobs-enabled", False))
+
+    def _job(self, ev: JobSubmitted) -> tuple[Job, str]:
+        j = ev.job
+        workload, _, _ = ev.job_id.partition("!")
+        pname = str(j.get("profile", ""))
+        profile = ev.profile or (self.profiles.get(workload) or {}).get(pname) or {}
+        try:
+            walltime = float(j.get("walltime", -1))
+            job = Job(ev.job_id, float(j.get("subtime", 0.0)), walltime if walltime > 0 else math.inf,
+                      int(j["res"]), int(profile.get("bb", 0) or 0), pname)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError("JOB_SUBMITTED", ev.job_id, f"bad job description ({exc})") from None
+        return job, workload
+
+    def _submitted(self, ev: JobSubmitted, ts: float, out: Outbox) -> None:
+        assert self.scheduler is not None, "JOB_SUBMITTED before SIMULATION_BEGINS"
+        job, workload = self._job(ev)
+        rec = JobRecord(job, workload)
+        self.records[job.id] = rec
+        reason = self.scheduler.can_ever_fit(job)
+        if reason is not None:
+            rec.state, rec.reason = "REJECTED", reason
+            out.add(RejectJob(job.id), ts)
+            self._ended()
+            return
+        self.scheduler.submit(job, ts)
+
+    def _completed(self, ev: JobCompleted, ts: float, out: Outbox) -> None:
+        done = self.executor.on_completed(ev, ts, out)
+        if done is None:
+            return
+        job_id, state = done
+        rec = self.records[job_id]
+        rec.end, rec.state = ts, state
+        self.scheduler.job_ended(job_id, ts)
+        self._ended()
+
+    def _ended(self) -> None:
+        self.ended += 1
+        if self.on_progress is not None:
+            self.on_progress(self.ended, len(self.records))
+
+    # ------------------------------------------------------------------ decisions
+    def after_events(self, now: float, out: Outbox) -> None:
+        sched = self.scheduler
+        if sched is None:
+            return
+        for start in sched.decide(now):
+            rec = self.records[start.job.id]
+            rec.start, rec.procs, rec.bb_alloc = now, start.procs, start.bb_per_storage
+            self.executor.start(start, now, out)
+        wake = sched.wakeup(now)
+        if wake is not None and wake > now and wake not in self._pending_calls:
+            self._pending_calls.add(wake)
+            out.add(CallMeLater(wake), now)
+        if (self.dynamic_jobs and not self.registration_finished and self.all_submitted
+                and not sched.queue and not self.executor.busy):
+            self.registration_finished = True
+            out.add(NotifyBatsim("registration_finished"), now)
+
+    # ------------------------------------------------------------------ outputs
+    def write_jobs_csv(self, path: str) -> None:
+        """One row per original job (Batsim `_jobs.csv` columns + bb_per_node, bb_allocation,
+        bounded_slowdown), in submission order; written atomically."""
+        tmp = f"{path}.tmp"
+        with open(tmp, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=JOB_COLUMNS)
+            w.writeheader()
+            for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
+                w.writerow(rec.row())
+        os.replace(tmp, path)

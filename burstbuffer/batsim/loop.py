@@ -1,0 +1,97 @@
+"""The decision loop: receive a Batsim message, let a handler react to each event, answer once.
+
+Ordering rules of protocol v4 (SPEC §1) are enforced here, once, for every handler:
+- the answer's `now` = max(received `now`, last decision time);
+- decision timestamps are non-decreasing and ≤ the answer's `now`;
+- a CALL_ME_LATER is sent only if strictly later than the answer's `now` (else dropped: the
+  handler is being called at that time anyway).
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable, Protocol
+
+from .protocol import CallMeLater, Decision, Event, SimulationEnds, decode, encode
+from .transport import TransportTimeout
+
+
+class Outbox:
+    """Decisions of one answer, with their timestamps.
+
+    `now` is the received message's `now`; `add(d, at)` timestamps a decision at
+    max(at, now, last timestamp) so timestamps never go backwards.
+    """
+
+    __slots__ = ("received_now", "items", "_last")
+
+    def __init__(self, received_now: float):
+        self.received_now = received_now
+        self.items: list[tuple[float, Decision]] = []
+        self._last = received_now
+
+    def add(self, decision: Decision, at: float | None = None) -> None:
+        ts = self._last if at is None or at < self._last else at
+        self._last = ts
+        self.items.append((ts, decision))
+
+    @property
+    def now(self) -> float:
+        """The answer's `now`: max(received now, last decision time)."""
+        return self._last
+
+    def finish(self) -> list[tuple[float, Decision]]:
+        """Items with CALL_ME_LATER not strictly in the future removed."""
+        now = self._last
+        return [(ts, d) for ts, d in self.items if not (isinstance(d, CallMeLater) and d.at <= now)]
+
+
+class Handler(Protocol):
+    """What the loop drives (the scheduler application)."""
+
+    def on_event(self, timestamp: float, event: Event, out: Outbox) -> None: ...
+
+    def after_events(self, now: float, out: Outbox) -> None:
+        """Called once per message, after its events (not after SIMULATION_ENDS)."""
+
+
+class BatsimDied(Exception):
+    """The simulator stopped talking (timeout or dead process)."""
+
+
+def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = None,
+             timeout: float | None = None, on_message: Callable[[bytes, bytes], None] | None = None) -> int:
+    """Serve Batsim until SIMULATION_ENDS; return the number of messages exchanged.
+
+    `transport` has `recv() -> bytes` (may raise TransportTimeout after its own poll period) and
+    `send(bytes)`. `alive()` is checked whenever the transport times out: if it returns False,
+    BatsimDied is raised. `timeout` [s]: total silence after which BatsimDied is raised.
+    `on_message(received, answer)` sees every exchange (used by conformance checks and traces).
+    """
+    n = 0
+    silent_since = time.monotonic()
+    while True:
+        try:
+            raw = transport.recv()
+        except TransportTimeout:
+            if alive is not None and not alive():
+                raise BatsimDied("the simulator process exited before SIMULATION_ENDS") from None
+            if timeout is not None and time.monotonic() - silent_since > timeout:
+                raise BatsimDied(f"no message from Batsim for {timeout:g} s") from None
+            continue
+        silent_since = time.monotonic()
+        now, events = decode(raw)
+        out = Outbox(now)
+        ended = False
+        for ts, ev in events:
+            handler.on_event(ts, ev, out)
+            if isinstance(ev, SimulationEnds):
+                ended = True
+        if not ended:
+            handler.after_events(now, out)
+        answer = encode(out.now, out.finish())
+        transport.send(answer)
+        n += 1
+        if on_message is not None:
+            on_message(raw, answer)
+        if ended:
+            return n

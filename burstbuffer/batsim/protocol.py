@@ -1,0 +1,215 @@
+"""Batsim protocol v4: typed events (Batsim → scheduler) and decisions (scheduler → Batsim).
+
+Every message is ``{"now": float, "events": [{"timestamp": float, "type": str, "data": {...}}]}``
+(SPEC §1; Batsim's documentation, page "protocol"). This module only converts between bytes and
+typed objects; it knows no policy and no socket.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from procset import ProcSet
+
+
+class ProtocolError(Exception):
+    """A message that breaks protocol v4 (malformed JSON, missing field, bad timestamp)."""
+
+
+# ---------------------------------------------------------------- events: Batsim → scheduler
+@dataclass
+class SimulationBegins:
+    data: dict
+
+
+@dataclass
+class JobSubmitted:
+    """`job` is Batsim's job dict (id, subtime, walltime, res, profile, …); `profile` the
+    profile dict when Batsim forwards it."""
+
+    job_id: str
+    job: dict
+    profile: dict | None = None
+
+
+@dataclass
+class JobCompleted:
+    """`job_state` ∈ COMPLETED_SUCCESSFULLY, COMPLETED_FAILED, COMPLETED_WALLTIME_REACHED,
+    COMPLETED_KILLED, REJECTED."""
+
+    job_id: str
+    job_state: str
+    return_code: int = 0
+    alloc: str = ""
+
+
+@dataclass
+class JobKilled:
+    job_ids: list[str]
+
+
+@dataclass
+class RequestedCall:
+    pass
+
+
+@dataclass
+class Notify:
+    type: str
+    data: dict = field(default_factory=dict)
+
+
+@dataclass
+class ResourceStateChanged:
+    resources: str
+    state: str
+
+
+@dataclass
+class SimulationEnds:
+    pass
+
+
+@dataclass
+class UnknownEvent:
+    type: str
+    data: dict
+
+
+Event = Union[SimulationBegins, JobSubmitted, JobCompleted, JobKilled, RequestedCall, Notify,
+              ResourceStateChanged, SimulationEnds, UnknownEvent]
+
+
+# ---------------------------------------------------------------- decisions: scheduler → Batsim
+@dataclass
+class ExecuteJob:
+    """Start `job_id` on the machines `alloc` (Batsim ids). `storage_mapping` maps a profile's
+    storage label to a storage machine id (mandatory for data_staging profiles)."""
+
+    job_id: str
+    alloc: ProcSet
+    mapping: dict[int, int] | None = None
+    storage_mapping: dict[str, int] | None = None
+
+
+@dataclass
+class RejectJob:
+    job_id: str
+
+
+@dataclass
+class KillJob:
+    job_ids: list[str]
+
+
+@dataclass
+class CallMeLater:
+    """Ask Batsim for a REQUESTED_CALL at `at` (strictly later than the current time)."""
+
+    at: float
+
+
+@dataclass
+class RegisterProfile:
+    workload_name: str
+    profile_name: str
+    profile: dict
+
+
+@dataclass
+class RegisterJob:
+    job_id: str
+    job: dict
+
+
+@dataclass
+class NotifyBatsim:
+    """NOTIFY from the scheduler, e.g. ``registration_finished``."""
+
+    type: str
+
+
+@dataclass
+class SetJobMetadata:
+    job_id: str
+    metadata: str
+
+
+Decision = Union[ExecuteJob, RejectJob, KillJob, CallMeLater, RegisterProfile, RegisterJob,
+                 NotifyBatsim, SetJobMetadata]
+
+
+def _event(etype: str, data: dict) -> Event:
+    if etype == "SIMULATION_BEGINS":
+        return SimulationBegins(data)
+    if etype == "JOB_SUBMITTED":
+        job = data.get("job") or {"id": data["job_id"]}
+        return JobSubmitted(data["job_id"], job, data.get("profile"))
+    if etype == "JOB_COMPLETED":
+        return JobCompleted(data["job_id"], data["job_state"], int(data.get("return_code", 0)),
+                            str(data.get("alloc", "")))
+    if etype == "JOB_KILLED":
+        return JobKilled(list(data.get("job_ids", [])))
+    if etype == "REQUESTED_CALL":
+        return RequestedCall()
+    if etype == "NOTIFY":
+        return Notify(data["type"], data)
+    if etype == "RESOURCE_STATE_CHANGED":
+        return ResourceStateChanged(str(data.get("resources", "")), str(data.get("state", "")))
+    if etype == "SIMULATION_ENDS":
+        return SimulationEnds()
+    return UnknownEvent(etype, data)
+
+
+def decode(raw: bytes | str) -> tuple[float, list[tuple[float, Event]]]:
+    """Parse a Batsim → scheduler message into (now, [(timestamp, event), …]).
+
+    Raises ProtocolError on malformed JSON or a missing field.
+    """
+    try:
+        msg = json.loads(raw)
+        now = float(msg["now"])
+        out = []
+        for ev in msg["events"]:
+            out.append((float(ev["timestamp"]), _event(ev["type"], ev.get("data") or {})))
+        return now, out
+    except (ValueError, KeyError, TypeError) as exc:
+        text = raw[:200] if isinstance(raw, str) else raw[:200].decode("utf-8", "replace")
+        raise ProtocolError(f"malformed Batsim message ({exc.__class__.__name__}: {exc}): {text}") from None
+
+
+def _data(d: Decision) -> tuple[str, dict]:
+    if isinstance(d, ExecuteJob):
+        data: dict[str, Any] = {"job_id": d.job_id, "alloc": str(d.alloc)}
+        if d.mapping is not None:
+            data["mapping"] = {str(k): v for k, v in d.mapping.items()}
+        if d.storage_mapping is not None:
+            data["storage_mapping"] = dict(d.storage_mapping)
+        return "EXECUTE_JOB", data
+    if isinstance(d, RejectJob):
+        return "REJECT_JOB", {"job_id": d.job_id}
+    if isinstance(d, KillJob):
+        return "KILL_JOB", {"job_ids": list(d.job_ids)}
+    if isinstance(d, CallMeLater):
+        return "CALL_ME_LATER", {"timestamp": d.at}
+    if isinstance(d, RegisterProfile):
+        return "REGISTER_PROFILE", {"workload_name": d.workload_name, "profile_name": d.profile_name,
+                                    "profile": d.profile}
+    if isinstance(d, RegisterJob):
+        return "REGISTER_JOB", {"job_id": d.job_id, "job": d.job}
+    if isinstance(d, NotifyBatsim):
+        return "NOTIFY", {"type": d.type}
+    if isinstance(d, SetJobMetadata):
+        return "SET_JOB_METADATA", {"job_id": d.job_id, "metadata": d.metadata}
+    raise TypeError(f"not a decision: {d!r}")
+
+
+def encode(now: float, decisions: list[tuple[float, Decision]]) -> bytes:
+    """Serialise a scheduler → Batsim answer. Callers guarantee the ordering rules
+    (see `burstbuffer.batsim.loop.Outbox`)."""
+    events = []
+    for ts, d in decisions:
+        etype, data = _data(d)
+        events.append({"timestamp": ts, "type": etype, "data": data})
+    return json.dumps({"now": now, "events": events}, separators=(",", ":")).encode()

@@ -1,0 +1,51 @@
+"""ZeroMQ transport of the scheduler side: a REP socket that Batsim's REQ socket connects to (SPEC §1).
+
+The scheduler binds (start it before Batsim); every received message gets exactly one answer.
+"""
+from __future__ import annotations
+
+import zmq
+
+
+class TransportTimeout(Exception):
+    """Batsim sent nothing for `timeout` seconds."""
+
+
+class ReplySocket:
+    """Scheduler side of protocol v4 over ZeroMQ.
+
+    `endpoint` is a ZeroMQ address to bind, e.g. ``tcp://*:28000`` or ``ipc:///tmp/bb.sock``.
+    `timeout` [s]: `recv` raises TransportTimeout when nothing arrives for that long (None = wait
+    forever).
+    """
+
+    def __init__(self, endpoint: str, timeout: float | None = None):
+        self.endpoint = endpoint
+        self.timeout = timeout
+        self._ctx = zmq.Context.instance()
+        self._sock = self._ctx.socket(zmq.REP)
+        self._sock.setsockopt(zmq.LINGER, 0)
+        self._sock.bind(endpoint)
+
+    @property
+    def bound_endpoint(self) -> str:
+        """The actual endpoint (useful with ``tcp://127.0.0.1:*``)."""
+        return self._sock.getsockopt_string(zmq.LAST_ENDPOINT)
+
+    def recv(self) -> bytes:
+        if self.timeout is not None:
+            if not self._sock.poll(int(self.timeout * 1000)):
+                raise TransportTimeout(f"no message from Batsim on {self.endpoint} for {self.timeout:g} s")
+        return self._sock.recv()
+
+    def send(self, raw: bytes) -> None:
+        self._sock.send(raw)
+
+    def close(self) -> None:
+        self._sock.close(linger=0)
+
+    def __enter__(self) -> "ReplySocket":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

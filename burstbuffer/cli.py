@@ -1,0 +1,125 @@
+"""The `burstbuffer` command: run, simulate, workload, metrics.
+
+Bad input ends with a one-line message ``burstbuffer: FILE: ITEM: REASON`` and exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+from . import __version__
+from .errors import InputError
+
+#: Subsystems that add their own subcommands through `register(subparsers)`.
+_PLUGINS = ("burstbuffer.simulator.cli", "burstbuffer.workloads.cli")
+
+
+def _policy_names() -> list[str]:
+    try:
+        from .schedulers import POLICIES
+        return list(POLICIES)
+    except ImportError:  # pragma: no cover - during development
+        return []
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .runner import run
+    out = Path(args.output) if args.output else Path("out") / args.policy
+    res = run(args.policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
+              bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
+              timeout=args.timeout)
+    print(f"policy {args.policy}, model {args.model}, workload {args.workload}, platform {args.platform}")
+    print(res.summary)
+    print(f"wall time              {res.wall_time:.1f} s ({res.messages} protocol messages)")
+    print(f"outputs                {out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv")
+    return 0
+
+
+def _cmd_metrics(args: argparse.Namespace) -> int:
+    from .metrics.summary import summarize_csv
+    path = Path(args.jobs_csv)
+    if not path.is_file():
+        raise InputError(str(path), "jobs.csv", "file not found")
+    try:
+        s = summarize_csv(str(path), args.nb_compute, None)
+    except (KeyError, ValueError) as exc:
+        raise InputError(str(path), "columns", f"not a Batsim jobs.csv ({exc})") from None
+    print(s)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .runner import DEFAULT_PLATFORM, DEFAULT_WORKLOAD, MODELS
+    p = argparse.ArgumentParser(
+        prog="burstbuffer",
+        description="Burst-buffer-aware batch scheduling (Kopanski & Rzadca, Euro-Par 2021) beside Batsim "
+                    "or the embedded SimGrid simulator.")
+    p.add_argument("--version", action="version", version=f"burstbuffer {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    r = sub.add_parser("run", help="schedule a workload with the embedded simulator (the main job)",
+                       description="Start the scheduler process and the embedded Batsim-compatible simulator "
+                                   "(a second process, over ZeroMQ), simulate the workload, print a summary. "
+                                   "With no option: the 1000-job KTH workload on the paper's 108-node Dragonfly "
+                                   "under sjf-bb.")
+    r.add_argument("--policy", default="sjf-bb", metavar="NAME",
+                   help="scheduling policy: " + ", ".join(_policy_names()) + " (default: sjf-bb)")
+    r.add_argument("--workload", default=str(DEFAULT_WORKLOAD), metavar="FILE",
+                   help="Batsim workload JSON (default: bundled workloads/kth-1000.json)")
+    r.add_argument("--platform", default=str(DEFAULT_PLATFORM), metavar="FILE",
+                   help="SimGrid platform XML (default: bundled platforms/dragonfly96.xml)")
+    r.add_argument("--output", metavar="DIR", help="output folder (default: out/POLICY)")
+    r.add_argument("--model", default="alloc-only", choices=MODELS, help="job model (default: alloc-only)")
+    r.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
+    r.add_argument("--bb-capacity", metavar="SIZE",
+                   help="BB capacity per storage node when the platform does not give it, e.g. 40GB")
+    r.add_argument("--storage", metavar="HOSTS",
+                   help="comma-separated BB storage hosts (default: the platform's storage_nodes property)")
+    r.add_argument("--timeout", type=float, default=600.0, metavar="S",
+                   help="give up if the simulator stays silent this long (default: 600 s)")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    r.set_defaults(func=_cmd_run)
+
+    m = sub.add_parser("metrics", help="summarise a jobs.csv (ours or Batsim's _jobs.csv)")
+    m.add_argument("jobs_csv", metavar="JOBS.csv")
+    m.add_argument("--nb-compute", type=int, help="number of processors, for the utilisation")
+    m.set_defaults(func=_cmd_metrics)
+
+    for mod in _PLUGINS:
+        try:
+            importlib.import_module(mod).register(sub)
+        except ImportError:
+            pass
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if not argv:
+        parser.print_help()
+        return 0
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except InputError as exc:
+        print(f"burstbuffer: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("burstbuffer: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # BatsimDied and the like: one line, no traceback
+        from .batsim.loop import BatsimDied
+        if isinstance(exc, BatsimDied):
+            print(f"burstbuffer: {exc}", file=sys.stderr)
+            return 1
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

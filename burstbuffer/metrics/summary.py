@@ -1,0 +1,97 @@
+"""Per-run summary from a per-job table (SPEC §5).
+
+Input: a jobs.csv with Batsim's `_jobs.csv` columns (the scheduler's own, one row per original
+job; `bb_per_node` optional). Times in seconds in the table, waiting times reported in hours.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+#: SPEC §5: bounded slowdown threshold τ [s].
+TAU = 600.0
+
+
+@dataclass
+class Summary:
+    submitted: int
+    completed: int          # COMPLETED_SUCCESSFULLY
+    killed: int             # COMPLETED_WALLTIME_REACHED / COMPLETED_KILLED / COMPLETED_FAILED
+    rejected: int           # REJECTED
+    unfinished: int         # never ended (should be 0)
+    mean_waiting_h: float
+    max_waiting_h: float
+    mean_bounded_slowdown: float
+    makespan: float         # [s] last finish time − first submission time
+    cpu_utilisation: float  # Σ res·execution_time / (nb_compute · makespan)
+    bb_utilisation: float   # Σ res·bb·execution_time / (total_bb · makespan); nan if unknown
+
+    def lines(self) -> list[str]:
+        pct = lambda x: "n/a" if x != x else f"{100 * x:.1f} %"  # noqa: E731
+        return [
+            f"jobs submitted         {self.submitted}",
+            f"  completed            {self.completed}",
+            f"  killed/failed        {self.killed}",
+            f"  rejected             {self.rejected}",
+            *( [f"  unfinished           {self.unfinished}"] if self.unfinished else [] ),
+            f"mean waiting time      {self.mean_waiting_h:.3f} h",
+            f"max waiting time       {self.max_waiting_h:.3f} h",
+            f"mean bounded slowdown  {self.mean_bounded_slowdown:.3f}  (tau = {TAU:.0f} s)",
+            f"makespan               {self.makespan:.0f} s ({self.makespan / 86400:.2f} days)",
+            f"processor utilisation  {pct(self.cpu_utilisation)}",
+            f"burst-buffer util.     {pct(self.bb_utilisation)}",
+        ]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+def bounded_slowdown(turnaround, runtime, tau: float = TAU):
+    """max(turnaround / max(runtime, τ), 1) (SPEC §5); works on scalars and arrays [s]."""
+    return np.maximum(np.asarray(turnaround, float) / np.maximum(np.asarray(runtime, float), tau), 1.0)
+
+
+def summarize(jobs: pd.DataFrame, nb_compute: int | None = None, total_bb: int | None = None) -> Summary:
+    """Summary of a run. `jobs` has Batsim `_jobs.csv` columns; waiting time and bounded slowdown
+    are over jobs that started (waiting = starting_time − submission_time). Utilisations need the
+    platform size (`nb_compute` processors, `total_bb` bytes); nan when not given."""
+    state = jobs["final_state"].fillna("").astype(str)
+    started = jobs[pd.to_numeric(jobs["starting_time"], errors="coerce").notna()]
+    sub = pd.to_numeric(started["submission_time"])
+    st = pd.to_numeric(started["starting_time"])
+    fin = pd.to_numeric(started["finish_time"])
+    wait = st - sub
+    turn = fin - sub
+    run = fin - st
+    bsld = bounded_slowdown(turn, run) if len(started) else np.array([np.nan])
+    if len(started):
+        t0 = float(pd.to_numeric(jobs["submission_time"]).min())
+        makespan = float(fin.max()) - t0
+    else:
+        makespan = 0.0
+    res = pd.to_numeric(started["requested_number_of_resources"])
+    cpu_u = float((res * run).sum() / (nb_compute * makespan)) if nb_compute and makespan > 0 else float("nan")
+    if total_bb and makespan > 0 and "bb_per_node" in started:
+        bb = pd.to_numeric(started["bb_per_node"], errors="coerce").fillna(0)
+        bb_u = float((res * bb * run).sum() / (total_bb * makespan))
+    else:
+        bb_u = float("nan")
+    return Summary(
+        submitted=len(jobs),
+        completed=int((state == "COMPLETED_SUCCESSFULLY").sum()),
+        killed=int(state.isin(["COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED", "COMPLETED_FAILED"]).sum()),
+        rejected=int((state == "REJECTED").sum()),
+        unfinished=int((state == "").sum()),
+        mean_waiting_h=float(wait.mean() / 3600) if len(started) else float("nan"),
+        max_waiting_h=float(wait.max() / 3600) if len(started) else float("nan"),
+        mean_bounded_slowdown=float(np.mean(bsld)),
+        makespan=makespan,
+        cpu_utilisation=cpu_u,
+        bb_utilisation=bb_u,
+    )
+
+
+def summarize_csv(path: str, nb_compute: int | None = None, total_bb: int | None = None) -> Summary:
+    return summarize(pd.read_csv(path, dtype={"job_id": str}), nb_compute, total_bb)

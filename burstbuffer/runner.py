@@ -1,0 +1,123 @@
+"""`burstbuffer run`: the scheduler process beside the embedded simulator, over real ZeroMQ.
+
+The scheduler binds a REP socket (ipc in a private temporary folder), then starts the embedded
+simulator (`python -m burstbuffer.simulator`, the Batsim side) as a separate process that
+connects to it, exactly as Batsim would (SPEC §1).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .app import SchedulerApp
+from .batsim.loop import BatsimDied, run_loop
+from .batsim.transport import ReplySocket
+from .errors import InputError
+from .io_model.alloc_only import AllocOnlyExecutor
+from .metrics.summary import Summary, summarize_csv
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_WORKLOAD = ROOT / "workloads" / "kth-1000.json"
+DEFAULT_PLATFORM = ROOT / "platforms" / "dragonfly96.xml"
+MODELS = ("alloc-only",)
+
+
+@dataclass
+class RunResult:
+    summary: Summary
+    jobs_csv: Path
+    wall_time: float
+    messages: int
+
+
+def count_jobs(workload: Path) -> int:
+    """Number of static jobs in a Batsim workload file (for the progress bar)."""
+    try:
+        with open(workload) as f:
+            return len(json.load(f)["jobs"])
+    except FileNotFoundError:
+        raise InputError(str(workload), "workload", "file not found") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(str(workload), "workload", f"not a Batsim workload ({exc})") from None
+
+
+def make_executor(model: str):
+    if model == "alloc-only":
+        return AllocOnlyExecutor()
+    raise InputError("--model", model, f"unknown job model (choose from {', '.join(MODELS)})")
+
+
+def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str = "alloc-only",
+        seed: int = 0, bb_capacity: str | None = None, storage: str | None = None,
+        progress: bool = True, timeout: float = 600.0, policy_options: dict | None = None) -> RunResult:
+    """Simulate `workload` on `platform` under `policy`; write `output`/jobs.csv (one row per
+    original job) and the simulator's Batsim-format `output`/batsim_jobs.csv, batsim_schedule.csv.
+
+    Raises InputError on bad input and BatsimDied if the simulator stops or stays silent for
+    `timeout` seconds.
+    """
+    from .schedulers import POLICIES, make_scheduler  # registry of policies
+
+    for p, what in ((workload, "workload"), (platform, "platform")):
+        if not Path(p).is_file():
+            raise InputError(str(p), what, "file not found")
+    total = count_jobs(workload)
+    executor = make_executor(model)
+    if policy not in POLICIES:
+        raise InputError("--policy", policy, f"unknown policy (choose from {', '.join(POLICIES)})")
+    output.mkdir(parents=True, exist_ok=True)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=total, unit="job", desc=f"{policy}", dynamic_ncols=True, leave=True)
+
+    def on_progress(done: int, known: int) -> None:
+        if bar is not None:
+            bar.update(done - bar.n)
+
+    app = SchedulerApp(lambda plat: make_scheduler(policy, plat, seed=seed, **(policy_options or {})),
+                       executor, bb_capacity=bb_capacity, on_progress=on_progress)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="burstbuffer-") as tmp:
+        endpoint = f"ipc://{tmp}/batsim.sock"
+        sock = ReplySocket(endpoint, timeout=0.5)
+        cmd = [sys.executable, "-m", "burstbuffer.simulator", "-p", str(platform), "-w", str(workload),
+               "-e", str(output / "batsim"), "-s", endpoint, "-q"]
+        if storage:
+            cmd += ["-r", f"{storage}:storage"]
+        if executor.uses_dynamic_jobs:
+            cmd += ["--enable-dynamic-jobs", "--enable-profile-reuse"]
+        err_path = output / "simulator.log"
+        with open(err_path, "wb") as err:
+            proc = subprocess.Popen(cmd, stdout=err, stderr=subprocess.STDOUT)
+            try:
+                messages = run_loop(sock, app, alive=lambda: proc.poll() is None, timeout=timeout)
+                rc = proc.wait(timeout=60)
+            except BaseException:
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+                    try:
+                        proc.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                raise
+            finally:
+                sock.close()
+                if bar is not None:
+                    bar.close()
+                app.write_jobs_csv(str(output / "jobs.csv"))
+        if rc != 0:
+            tail = err_path.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
+            raise BatsimDied(f"simulator exited with status {rc}: {tail[0]}")
+    wall = time.perf_counter() - t0
+    plat = app.platform
+    summary = summarize_csv(str(output / "jobs.csv"), plat.nb_compute if plat else None,
+                            plat.total_bb if plat else None)
+    return RunResult(summary, output / "jobs.csv", wall, messages)

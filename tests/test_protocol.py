@@ -1,0 +1,124 @@
+"""Protocol v4 layer: decoding Batsim's real messages, encoding answers, the ordering rules."""
+import json
+from pathlib import Path
+
+import pytest
+from procset import ProcSet
+
+from burstbuffer.batsim.loop import Outbox, run_loop
+from burstbuffer.batsim.protocol import (CallMeLater, ExecuteJob, JobCompleted, JobSubmitted, NotifyBatsim,
+                                         ProtocolError, RejectJob, SimulationBegins, SimulationEnds, decode,
+                                         encode)
+
+CAPTURE = Path(__file__).resolve().parents[2] / "shared" / "batsim-4.2.1" / "protocol-full-run.jsonl"
+
+
+def _capture():
+    if not CAPTURE.exists():
+        pytest.skip("../shared/batsim-4.2.1 not present")
+    return [json.loads(line) for line in CAPTURE.open()]
+
+
+def test_decode_every_message_of_a_real_batsim_run():
+    msgs = [m for m in _capture() if m["dir"] == "batsim->scheduler"]
+    kinds = set()
+    for m in msgs:
+        now, events = decode(m["raw"])
+        assert all(ts <= now + 1e-9 for ts, _ in events)
+        kinds |= {type(e).__name__ for _, e in events}
+    assert {"SimulationBegins", "JobSubmitted", "JobCompleted", "RequestedCall", "Notify",
+            "SimulationEnds"} <= kinds
+    now, events = decode(msgs[0]["raw"])
+    begins = events[0][1]
+    assert isinstance(begins, SimulationBegins)
+    assert begins.data["nb_compute_resources"] == 96
+    now, events = decode(msgs[1]["raw"])
+    assert isinstance(events[0][1], JobSubmitted) and events[0][1].job_id == "w0!15"
+    assert events[0][1].job["res"] == 4
+
+
+def test_decoded_completion_fields():
+    now, events = decode(b'{"now":4.0555,"events":[{"timestamp":4.0552,"type":"JOB_COMPLETED","data":'
+                         b'{"job_id":"w0%15!0","job_state":"COMPLETED_SUCCESSFULLY","return_code":0,"alloc":"96 108"}}]}')
+    assert now == 4.0555
+    assert events == [(4.0552, JobCompleted("w0%15!0", "COMPLETED_SUCCESSFULLY", 0, "96 108"))]
+
+
+def test_malformed_message_is_a_protocol_error():
+    with pytest.raises(ProtocolError):
+        decode(b'{"now": 1.0}')
+    with pytest.raises(ProtocolError):
+        decode(b'not json')
+
+
+def test_encode_matches_batsim_field_names():
+    raw = encode(4.5, [(4.5, ExecuteJob("w0%15!0", ProcSet(96, 108), storage_mapping={"source": 108,
+                                                                                      "destination": 96})),
+                       (4.5, RejectJob("w0!15")), (4.5, CallMeLater(100.0)),
+                       (4.5, NotifyBatsim("registration_finished"))])
+    msg = json.loads(raw)
+    assert msg["now"] == 4.5
+    assert msg["events"][0] == {"timestamp": 4.5, "type": "EXECUTE_JOB",
+                                "data": {"job_id": "w0%15!0", "alloc": "96 108",
+                                         "storage_mapping": {"source": 108, "destination": 96}}}
+    assert msg["events"][1]["data"] == {"job_id": "w0!15"}
+    assert msg["events"][2] == {"timestamp": 4.5, "type": "CALL_ME_LATER", "data": {"timestamp": 100.0}}
+    assert msg["events"][3]["data"] == {"type": "registration_finished"}
+
+
+def test_outbox_timestamps_never_go_back_and_now_is_the_max():
+    out = Outbox(10.0)
+    out.add(RejectJob("a"), 9.0)     # in the past: clamped to now
+    out.add(RejectJob("b"), 12.0)    # a decision later than now moves the answer's now
+    out.add(RejectJob("c"), 11.0)    # never before the previous decision
+    ts = [t for t, _ in out.items]
+    assert ts == [10.0, 12.0, 12.0]
+    assert out.now == 12.0
+
+
+def test_call_me_later_not_strictly_in_the_future_is_dropped():
+    out = Outbox(10.0)
+    out.add(CallMeLater(10.0))
+    out.add(CallMeLater(10.5))
+    assert [d.at for _, d in out.finish()] == [10.5]
+
+
+class _Scripted:
+    """A transport replaying given messages and keeping the answers."""
+
+    def __init__(self, msgs):
+        self.msgs, self.answers = list(msgs), []
+
+    def recv(self):
+        return self.msgs.pop(0)
+
+    def send(self, raw):
+        self.answers.append(json.loads(raw))
+
+
+class _Echo:
+    def __init__(self):
+        self.seen = []
+
+    def on_event(self, ts, ev, out):
+        self.seen.append(type(ev).__name__)
+        if isinstance(ev, JobSubmitted):
+            out.add(RejectJob(ev.job_id), ts)
+
+    def after_events(self, now, out):
+        out.add(CallMeLater(now + 5))
+
+
+def test_run_loop_answers_every_message_once_and_stops_at_simulation_ends():
+    msgs = [b'{"now":0,"events":[{"timestamp":0,"type":"SIMULATION_BEGINS","data":{}}]}',
+            b'{"now":3,"events":[{"timestamp":3,"type":"JOB_SUBMITTED","data":{"job_id":"w0!1","job":{}}}]}',
+            b'{"now":7,"events":[{"timestamp":7,"type":"SOMETHING_NEW","data":{}}]}',
+            b'{"now":9,"events":[{"timestamp":9,"type":"SIMULATION_ENDS","data":{}}]}']
+    t, h = _Scripted(msgs), _Echo()
+    assert run_loop(t, h) == 4
+    assert len(t.answers) == 4
+    assert t.answers[1]["events"][0] == {"timestamp": 3.0, "type": "REJECT_JOB", "data": {"job_id": "w0!1"}}
+    assert t.answers[1]["events"][1]["data"] == {"timestamp": 8.0}
+    assert t.answers[3] == {"now": 9.0, "events": []}
+    assert h.seen == ["SimulationBegins", "JobSubmitted", "UnknownEvent", "SimulationEnds"]
+    assert all(a["now"] >= float(json.loads(m)["now"]) for a, m in zip(t.answers, msgs))
