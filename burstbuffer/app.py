@@ -76,11 +76,13 @@ class SchedulerApp:
             `uses_dynamic_jobs`.
         bb_capacity / dragonfly: platform options (see `Platform.from_simulation_begins`).
         on_progress: called with (jobs ended, jobs known) whenever a job ends or is rejected.
+        platform_source: names the platform in error messages (e.g. its file).
     """
 
     def __init__(self, make_scheduler: Callable[[Platform], Scheduler], executor, *,
                  bb_capacity: str | int | None = None, dragonfly: str | None = None,
-                 on_progress: Callable[[int, int], None] | None = None):
+                 on_progress: Callable[[int, int], None] | None = None, platform_source: str = "SIMULATION_BEGINS"):
+        self.platform_source = platform_source
         self.make_scheduler = make_scheduler
         self.executor = executor
         self.bb_capacity = bb_capacity
@@ -121,7 +123,8 @@ class SchedulerApp:
             self.unknown_events.append(ev.type)
 
     def _begins(self, data: dict) -> None:
-        self.platform = Platform.from_simulation_begins(data, bb_capacity=self.bb_capacity, dragonfly=self.dragonfly)
+        self.platform = Platform.from_simulation_begins(data, bb_capacity=self.bb_capacity, dragonfly=self.dragonfly,
+                                                        source=self.platform_source)
         self.scheduler = self.make_scheduler(self.platform)
         self.profiles = data.get("profiles") or {}
         cfg = data.get("config") or {}

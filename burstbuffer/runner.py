@@ -83,7 +83,8 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
             bar.update(done - bar.n)
 
     app = SchedulerApp(lambda plat: make_scheduler(policy, plat, seed=seed, **(policy_options or {})),
-                       executor, bb_capacity=bb_capacity, on_progress=on_progress)
+                       executor, bb_capacity=bb_capacity, on_progress=on_progress,
+                       platform_source=str(platform))
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="burstbuffer-") as tmp:
         endpoint = f"ipc://{tmp}/batsim.sock"

@@ -1,0 +1,25 @@
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+KTH1000 = ROOT / "workloads" / "kth-1000.json"
+PLATFORM = ROOT / "platforms" / "dragonfly96.xml"
+
+
+def write_subset(path: Path, n: int, *, edit=None) -> Path:
+    """The first `n` jobs of the bundled KTH workload (with their profiles), optionally edited."""
+    w = json.loads(KTH1000.read_text())
+    jobs = w["jobs"][:n]
+    w = {"nb_res": w["nb_res"], "jobs": jobs, "profiles": {j["profile"]: w["profiles"][j["profile"]] for j in jobs}}
+    if edit is not None:
+        edit(w)
+    path.write_text(json.dumps(w))
+    return path
+
+
+@pytest.fixture
+def kth_subset(tmp_path):
+    return lambda n, edit=None: write_subset(tmp_path / f"kth-{n}.json", n, edit=edit)

@@ -1,0 +1,80 @@
+"""The scheduler process + the embedded simulator process over ZeroMQ, on real KTH jobs."""
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from burstbuffer.runner import run
+from burstbuffer.schedulers import POLICIES
+
+from .conftest import PLATFORM
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_first_100_kth_jobs_complete_under_every_policy(policy, kth_subset, tmp_path):
+    wl = kth_subset(100)
+    res = run(policy, wl, PLATFORM, tmp_path / policy, progress=False, timeout=120)
+    jobs = pd.read_csv(res.jobs_csv)
+    assert len(jobs) == 100
+    assert (jobs.final_state == "COMPLETED_SUCCESSFULLY").all(), jobs.final_state.value_counts()
+    assert res.summary.completed == 100 and res.summary.rejected == 0
+    # waiting time = start − submission ≥ 0; runs end after they start
+    assert (jobs.starting_time >= jobs.submission_time - 1e-6).all()
+    assert (jobs.finish_time > jobs.starting_time).all()
+    # the simulator's own Batsim-format outputs agree with the scheduler's accounting
+    bat = pd.read_csv(tmp_path / policy / "batsim_jobs.csv")
+    assert len(bat) == 100 and (bat.final_state == "COMPLETED_SUCCESSFULLY").all()
+    merged = jobs.merge(bat, on="job_id", suffixes=("", "_b"))
+    assert (merged.starting_time - merged.starting_time_b).abs().max() < 1e-3
+
+
+def test_impossible_jobs_are_rejected_and_counted(kth_subset, tmp_path):
+    def edit(w):
+        w["jobs"][1]["res"] = 200                        # more processors than the 96 of the platform
+        w["profiles"][w["jobs"][2]["profile"]]["bb"] = 50 * 10**9   # more BB per node than a 40 GB BB node
+    wl = kth_subset(10, edit)
+    res = run("sjf-bb", wl, PLATFORM, tmp_path / "o", progress=False, timeout=120)
+    jobs = pd.read_csv(res.jobs_csv)
+    assert res.summary.rejected == 2 and res.summary.completed == 8
+    assert len(jobs) == 10
+    assert set(jobs[jobs.final_state == "REJECTED"].job_id.astype(str)) == {"16", "17"}
+    bat = pd.read_csv(tmp_path / "o" / "batsim_jobs.csv")
+    assert (bat.final_state == "REJECTED").sum() == 2
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "burstbuffer.cli", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_unknown_policy_and_missing_file_are_one_line_errors(kth_subset, tmp_path):
+    r = _cli("run", "--policy", "nope", "--workload", str(kth_subset(3)), "--output", str(tmp_path))
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "unknown policy" in r.stderr
+    r = _cli("run", "--workload", str(tmp_path / "missing.json"), "--output", str(tmp_path))
+    assert r.returncode == 2 and "missing.json" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_workload_with_a_missing_field_is_a_one_line_error(kth_subset, tmp_path):
+    def edit(w):
+        del w["jobs"][2]["walltime"]
+    r = _cli("run", "--workload", str(kth_subset(5, edit)), "--output", str(tmp_path), "-q")
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0
+    assert "walltime" in r.stderr and "17" in r.stderr
+
+
+def test_platform_without_storage_is_a_one_line_error(kth_subset, tmp_path):
+    flat = tmp_path / "flat.xml"
+    flat.write_text("""<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Full">
+    <cluster id="c" prefix="node_" suffix="" radical="0-3" speed="1Gf" bw="125MBps" lat="50us"/>
+  </zone>
+</platform>
+""")
+    r = _cli("run", "--workload", str(kth_subset(3)), "--platform", str(flat), "--output", str(tmp_path), "-q")
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0
+    assert "storage" in r.stderr
