@@ -127,6 +127,8 @@ class SchedulerApp:
                                                         source=self.platform_source)
         self.scheduler = self.make_scheduler(self.platform)
         self.profiles = data.get("profiles") or {}
+        if hasattr(self.executor, "begin"):
+            self.executor.begin(self.platform, self.profiles)
         cfg = data.get("config") or {}
         self.dynamic_jobs = bool(cfg.get("dynamic-jobs-enabled", False))
 

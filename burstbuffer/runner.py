@@ -6,7 +6,6 @@ connects to it, exactly as Batsim would (SPEC §1).
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -22,6 +21,7 @@ from .batsim.transport import ReplySocket
 from .errors import InputError
 from .io_model.alloc_only import AllocOnlyExecutor
 from .metrics.summary import Summary, summarize_csv
+from .workloads.batsim_json import load_workload
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_WORKLOAD = ROOT / "workloads" / "kth-1000.json"
@@ -38,14 +38,9 @@ class RunResult:
 
 
 def count_jobs(workload: Path) -> int:
-    """Number of static jobs in a Batsim workload file (for the progress bar)."""
-    try:
-        with open(workload) as f:
-            return len(json.load(f)["jobs"])
-    except FileNotFoundError:
-        raise InputError(str(workload), "workload", "file not found") from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InputError(str(workload), "workload", f"not a Batsim workload ({exc})") from None
+    """Number of static jobs of a Batsim workload file, after validating it (one-line InputError
+    naming the job or profile and the field otherwise)."""
+    return len(load_workload(workload, require_bb=False).jobs)
 
 
 def make_executor(model: str):

@@ -1,0 +1,214 @@
+"""The I/O-aware job model (SPEC §4; papers/001 §4.1, Fig. 4) as Batsim dynamic sub-jobs.
+
+A started job is replaced by sub-jobs registered in its own workload ``<workload>%<job>``
+(SPEC §1b), carried out in this order:
+
+1. stage-in: PFS → BB node, ``data_staging``; one sub-job per BB node the job uses, carrying the
+   bytes of all its compute nodes placed there (fewer activities than one per compute node; the PFS
+   link is shared max-min, so the aggregate rate is the same while the PFS link is the bottleneck);
+2. n compute phases, n = min(max(round(cpu / 3600 Gflop), 1), 10), ``parallel_homogeneous`` with
+   cpu/n flops per node and the job's `com`, on all its compute nodes;
+3. after each phase but the last, a checkpoint: ``parallel_homogeneous_pfs`` writing 0.5 × bb per
+   compute node to its BB node (one sub-job per BB node, on the compute nodes placed there); then a
+   drain BB → PFS of the same bytes (``data_staging``) runs beside the next compute phase;
+4. stage-out: bb per compute node BB → PFS (``data_staging``, one per BB node).
+
+The job ends when its stage-out and every drain have finished. The walltime bounds the whole job:
+each sub-job gets what is left of it; a sub-job ending in any state but COMPLETED_SUCCESSFULLY ends
+the job in that state (its other running sub-jobs are killed).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from procset import ProcSet
+
+from ..batsim.loop import Outbox
+from ..batsim.protocol import ExecuteJob, JobCompleted, KillJob, RegisterJob, RegisterProfile, RejectJob
+from ..schedulers.base import Start
+
+#: SPEC §4: one compute phase per 3600 Gflop per node, between 1 and 10 phases.
+FLOPS_PER_PHASE = 3600e9
+MAX_PHASES = 10
+#: SPEC §4: a checkpoint writes this fraction of the BB request per node.
+CHECKPOINT_FRACTION = 0.5
+#: Storage label of checkpoint profiles, and of data-staging endpoints (as the paper's artifact).
+BB_LABEL, SRC_LABEL, DST_LABEL = "burstbuffer", "source", "destination"
+
+
+def nb_phases(cpu_per_node: float) -> int:
+    """Number of compute phases of a job with `cpu_per_node` flops per node (SPEC §4)."""
+    return min(max(round(cpu_per_node / FLOPS_PER_PHASE), 1), MAX_PHASES)
+
+
+@dataclass
+class _Run:
+    """A started original job, while its sub-jobs run."""
+
+    start: Start
+    workload: str
+    deadline: float
+    cpu: float
+    com: float
+    phases: int
+    phase: int = 0                                   # compute phases done
+    step: str = "stage-in"                           # stage-in | compute | checkpoint | stage-out
+    waiting: set[str] = field(default_factory=set)   # sub-jobs the current step waits for
+    drains: set[str] = field(default_factory=set)    # drains in flight
+    profiles: dict[str, str] = field(default_factory=dict)  # profile key → registered name
+    next_sub: int = 0
+    groups: dict[int, ProcSet] = field(default_factory=dict)  # BB node → compute nodes placed there
+
+
+class IOAwareExecutor:
+    """Job model "io-aware": see the module docstring.
+
+    Needs Batsim's dynamic jobs and profile reuse (``--enable-dynamic-jobs --enable-profile-reuse``)
+    and the storage roles of the BB nodes and the PFS. `begin(platform, profiles)` is called at
+    SIMULATION_BEGINS with the workloads' profiles ({workload: {name: profile}}).
+    """
+
+    name = "io-aware"
+    uses_dynamic_jobs = True
+
+    def __init__(self) -> None:
+        self.pfs: int | None = None
+        self.profiles: dict[str, dict[str, dict]] = {}
+        self._runs: dict[str, _Run] = {}            # original job id → run
+        self._owner: dict[str, str] = {}            # sub-job id → original job id
+        self._dead: set[str] = set()                # killed sub-jobs whose completion is ignored
+        self.subjobs = 0
+
+    def begin(self, platform, profiles: dict[str, dict[str, dict]]) -> None:
+        if platform.pfs is None:
+            from ..errors import InputError
+            raise InputError("platform", "pfs", "the io-aware model needs a storage host named pfs")
+        self.pfs = platform.pfs
+        self.profiles = profiles
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._runs)
+
+    # ------------------------------------------------------------------ starting
+    def start(self, start: Start, now: float, out: Outbox) -> None:
+        job = start.job
+        workload, _, local = job.id.partition("!")
+        prof = (self.profiles.get(workload) or {}).get(job.profile) or {}
+        cpu = float(prof.get("cpu", 0.0))
+        run = _Run(start, f"{workload}%{local}", now + job.walltime, cpu, float(prof.get("com", 0.0)),
+                   nb_phases(cpu))
+        groups: dict[int, list[int]] = {}
+        for node in start.procs:
+            bbn = start.bb_of_node.get(node)
+            if bbn is not None:
+                groups.setdefault(bbn, []).append(node)
+        run.groups = {b: ProcSet(*nodes) for b, nodes in sorted(groups.items())}
+        self._runs[job.id] = run
+        # The static job is replaced by its sub-jobs (as the paper's artifact does, SPEC §1b).
+        out.add(RejectJob(job.id), now)
+        self._stage(run, now, out, "stage-in", job.bb)
+
+    # ------------------------------------------------------------------ steps
+    def _profile(self, run: _Run, key: str, profile: dict, out: Outbox, now: float) -> str:
+        name = run.profiles.get(key)
+        if name is None:
+            name = f"{profile['type']}_{len(run.profiles)}"
+            run.profiles[key] = name
+            out.add(RegisterProfile(run.workload, name, profile), now)
+        return name
+
+    def _submit(self, run: _Run, profile: str, res: int, alloc: ProcSet, out: Outbox, now: float,
+                storage_mapping: dict[str, int] | None, wait: bool) -> str:
+        sub = f"{run.workload}!{run.next_sub}"
+        run.next_sub += 1
+        self.subjobs += 1
+        walltime = run.deadline - now
+        out.add(RegisterJob(sub, {"id": sub, "subtime": now, "walltime": walltime, "res": res,
+                                  "profile": profile}), now)
+        out.add(ExecuteJob(sub, alloc, storage_mapping=storage_mapping), now)
+        self._owner[sub] = run.start.job.id
+        (run.waiting if wait else run.drains).add(sub)
+        return sub
+
+    def _stage(self, run: _Run, now: float, out: Outbox, step: str, bytes_per_node: float) -> None:
+        """Data staging between the PFS and each BB node the job uses (stage-in, drain, stage-out)."""
+        run.step = step if step != "drain" else run.step
+        inbound = step == "stage-in"
+        for bbn, nodes in run.groups.items():
+            nb = int(round(bytes_per_node * len(nodes)))
+            if nb <= 0:
+                continue
+            name = self._profile(run, f"ds{nb}", {"type": "data_staging", "nb_bytes": nb, "from": SRC_LABEL,
+                                                  "to": DST_LABEL}, out, now)
+            src, dst = (self.pfs, bbn) if inbound else (bbn, self.pfs)
+            self._submit(run, name, 2, ProcSet(bbn, self.pfs), out, now, {SRC_LABEL: src, DST_LABEL: dst},
+                         wait=step != "drain")
+        if step != "drain" and not run.waiting:
+            self._advance(run, now, out)
+
+    def _compute(self, run: _Run, now: float, out: Outbox) -> None:
+        run.step = "compute"
+        job = run.start.job
+        name = self._profile(run, "compute", {"type": "parallel_homogeneous", "cpu": run.cpu / run.phases,
+                                              "com": run.com}, out, now)
+        self._submit(run, name, job.res, run.start.procs, out, now, None, wait=True)
+
+    def _checkpoint(self, run: _Run, now: float, out: Outbox) -> None:
+        run.step = "checkpoint"
+        nb = int(round(CHECKPOINT_FRACTION * run.start.job.bb))
+        if nb > 0:
+            name = self._profile(run, "ckpt", {"type": "parallel_homogeneous_pfs", "bytes_to_read": 0,
+                                               "bytes_to_write": nb, "storage": BB_LABEL}, out, now)
+            for bbn, nodes in run.groups.items():
+                self._submit(run, name, len(nodes), nodes, out, now, {BB_LABEL: bbn}, wait=True)
+        if not run.waiting:
+            self._advance(run, now, out)
+
+    def _advance(self, run: _Run, now: float, out: Outbox) -> None:
+        """The current step finished: start the next one."""
+        if run.step == "stage-in":
+            self._compute(run, now, out)
+        elif run.step == "compute":
+            run.phase += 1
+            if run.phase < run.phases:
+                self._checkpoint(run, now, out)
+            else:
+                self._stage(run, now, out, "stage-out", run.start.job.bb)
+        elif run.step == "checkpoint":
+            self._stage(run, now, out, "drain", CHECKPOINT_FRACTION * run.start.job.bb)
+            self._compute(run, now, out)
+        elif run.step == "stage-out":
+            run.step = "done"
+
+    # ------------------------------------------------------------------ completions
+    def on_completed(self, ev: JobCompleted, now: float, out: Outbox) -> tuple[str, str] | None:
+        owner = self._owner.pop(ev.job_id, None)
+        if owner is None:
+            return None
+        if ev.job_id in self._dead:
+            self._dead.discard(ev.job_id)
+            return None
+        run = self._runs[owner]
+        run.waiting.discard(ev.job_id)
+        run.drains.discard(ev.job_id)
+        if ev.job_state != "COMPLETED_SUCCESSFULLY":
+            others = sorted(run.waiting | run.drains)
+            if others:
+                self._dead.update(others)
+                out.add(KillJob(others), now)
+            del self._runs[owner]
+            return owner, ev.job_state
+        if not run.waiting and run.step != "done":
+            if now >= run.deadline:           # nothing left of the walltime for the next step
+                others = sorted(run.drains)
+                if others:
+                    self._dead.update(others)
+                    out.add(KillJob(others), now)
+                del self._runs[owner]
+                return owner, "COMPLETED_WALLTIME_REACHED"
+            self._advance(run, now, out)
+        if run.step == "done" and not run.waiting and not run.drains:
+            del self._runs[owner]
+            return owner, "COMPLETED_SUCCESSFULLY"
+        return None

@@ -1,0 +1,129 @@
+"""FCFS, filler and the EASY-backfilling family (SPEC §6; papers/001 §3.2, Algorithm 1, §4.2).
+
+- `fcfs`: start queued jobs in submission order, stop at the first that does not fit now
+  (processors and BB) — Algorithm 1 procedure FCFS alone.
+- `filler`: start every queued job that fits now, in submission order, no reservation
+  (Algorithm 1 without line 14).
+- `fcfs-easy`: FCFS pass; the first job that does not fit (the head) gets a *processor-only*
+  reservation at its earliest time (the shadow time); the other queued jobs, in submission order,
+  are backfilled if they fit now — processors *and* BB over their whole walltime — without
+  colliding with the reserved processors; the reservation is then dropped. BB is not reserved for
+  the head job: the flaw the paper exposes (§3.1, Fig. 1).
+- `fcfs-bb`: the same with the head job's reservation of processors *and* BB at the earliest time
+  both are free (Algorithm 1 with the bracketed part of line 14).
+- `sjf-bb`: `fcfs-bb` whose backfilling pass visits the queue by ascending walltime (ties:
+  submission order); the head job is still the first job in submission order.
+
+"Fits now" always means: free for the whole window [now, now + walltime) in the availability
+profile, where running jobs hold their resources until start + walltime and the head job's
+reservation is present during backfilling. A backfilled job therefore either ends before the
+shadow time or avoids the reserved processors (and, for *-bb, leaves the reserved BB bytes free).
+"""
+from __future__ import annotations
+
+from .base import Job, Start
+from .profiled import ProfileScheduler
+
+__all__ = ["Fcfs", "Filler", "EasyBackfilling", "FcfsEasy", "FcfsBB", "SjfBB"]
+
+
+class Fcfs(ProfileScheduler):
+    """`fcfs`: FCFS without backfilling (papers/001 Algorithm 1 procedure FCFS; SPEC §6)."""
+
+    name = "fcfs"
+
+    def _schedule(self, now: float) -> list[Start]:
+        starts, _ = self._fcfs_pass(now)
+        return starts
+
+    def _fcfs_pass(self, now: float) -> tuple[list[Start], Job | None]:
+        """Start jobs in submission order until the first that does not fit now; return the
+        starts and that first non-fitting job (the head), or None if the queue was emptied."""
+        starts: list[Start] = []
+        for job in list(self._queue.values()):
+            fit = self._fits_now(job, now)
+            if fit is None:
+                return starts, job
+            starts.append(self._start(job, fit, now))
+        return starts, None
+
+
+class Filler(ProfileScheduler):
+    """`filler`: start every queued job that fits now, in queue order, no reservation
+    (papers/001 §4.2: Algorithm 1 without line 14; SPEC §6)."""
+
+    name = "filler"
+
+    def _schedule(self, now: float) -> list[Start]:
+        starts: list[Start] = []
+        free_procs = len(self.profile.free_at(now)[0])
+        for job in list(self._queue.values()):
+            if free_procs == 0:
+                break
+            if job.res > free_procs:
+                continue
+            fit = self._fits_now(job, now)
+            if fit is not None:
+                starts.append(self._start(job, fit, now))
+                free_procs -= job.res
+        return starts
+
+
+class EasyBackfilling(Fcfs):
+    """EASY backfilling (papers/001 Algorithm 1; SPEC §6).
+
+    Class attributes:
+        reserve_bb: the head job's reservation includes burst buffers (fcfs-bb, sjf-bb) or only
+            processors (fcfs-easy).
+        sjf: backfill by ascending walltime (sjf-bb) instead of submission order.
+
+    After `decide`, ``last_reservation`` holds the head job's reservation (shadow time, processors,
+    BB) computed during that call, or None if every queued job started.
+    """
+
+    name = "easy"
+    reserve_bb = True
+    sjf = False
+
+    def _schedule(self, now: float) -> list[Start]:
+        starts, head = self._fcfs_pass(now)                        # Algorithm 1 line 12
+        if head is None:
+            return starts
+        self._reserve(head, now, bb=self.reserve_bb)               # line 13-14
+        rest = [j for j in self._queue.values() if j is not head]
+        if self.sjf:                                               # lines 15-16
+            rest.sort(key=lambda j: (j.walltime, self._submission_index(j)))
+        free_procs = len(self.profile.free_at(now)[0])
+        for job in rest:                                           # line 17: BACKFILL
+            if free_procs == 0:
+                break
+            if job.res > free_procs:
+                continue
+            fit = self._fits_now(job, now)
+            if fit is not None:
+                starts.append(self._start(job, fit, now))
+                free_procs -= job.res
+        self._unreserve()                                          # line 18
+        return starts
+
+
+class FcfsEasy(EasyBackfilling):
+    """`fcfs-easy`: EASY with a processor-only reservation for the head job (SPEC §6)."""
+
+    name = "fcfs-easy"
+    reserve_bb = False
+
+
+class FcfsBB(EasyBackfilling):
+    """`fcfs-bb`: EASY with the head job's processors + BB reservation (SPEC §6)."""
+
+    name = "fcfs-bb"
+    reserve_bb = True
+
+
+class SjfBB(EasyBackfilling):
+    """`sjf-bb`: `fcfs-bb` backfilling by ascending walltime (SPEC §6, Algorithm 1 lines 15-16)."""
+
+    name = "sjf-bb"
+    reserve_bb = True
+    sjf = True

@@ -1,0 +1,348 @@
+"""The availability profile: free processors and free burst-buffer bytes as a step function of time.
+
+DESIGN.md ("The availability profile"): a `sortedcontainers.SortedDict` keyed by time [s]; the
+value at breakpoint ``t`` holds the free compute resources (`procset.ProcSet` of Batsim ids) and the
+free bytes of every burst-buffer (BB) node from ``t`` until the next breakpoint. The last breakpoint
+extends to +inf. Reservations (running jobs until start + walltime, the EASY head job's reservation
+at the shadow time) are subtracted from the breakpoints they cover; releases add them back.
+
+Costs (n = number of breakpoints, w = breakpoints inside a job's window):
+- `reserve` / `release`: O(log n + w) (two splits, w updates, two merge checks);
+- `fit_at`: O(log n + w);
+- `earliest_fit`: O(log n + c·w) for c candidate start times visited (candidates whose window
+  contains a breakpoint that alone cannot host the job are skipped in one step);
+- `advance(now)`: O(number of breakpoints dropped), amortised O(1) per breakpoint ever created.
+Nothing is rebuilt from scratch per query.
+
+Source: SPEC §2 (BB capacity, chassis → group → any preference), §6 and papers/001 Algorithm 1
+(earliest time at which processors [and burst buffers] are free for the whole walltime).
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterator, NamedTuple
+
+from procset import ProcSet
+from sortedcontainers import SortedDict
+
+from ..platforms.model import Platform
+from .base import Job
+
+__all__ = ["AvailabilityProfile", "Fit", "lowest_procs"]
+
+
+class Fit(NamedTuple):
+    """Where and when a job fits.
+
+    Attributes:
+        start: start time [s] (the window is ``[start, start + walltime)``).
+        procs: the chosen compute resources (exactly ``job.res`` Batsim ids, the lowest ids free
+            over the whole window).
+        bb_of_node: compute id → BB node (storage resource id) holding that node's ``job.bb`` bytes;
+            empty when the fit was computed with ``bb_aware=False``.
+    """
+
+    start: float
+    procs: ProcSet
+    bb_of_node: dict[int, int]
+
+    def bb_per_storage(self, bb_per_node: int) -> dict[int, int]:
+        """Total bytes per BB node (storage id → bytes) for a job asking `bb_per_node` bytes per node."""
+        out: dict[int, int] = {}
+        for b in self.bb_of_node.values():
+            out[b] = out.get(b, 0) + bb_per_node
+        return out
+
+
+def lowest_procs(free: ProcSet, k: int) -> ProcSet:
+    """The `k` lowest ids of `free` (requires ``len(free) >= k``); deterministic processor choice."""
+    out = []
+    for itv in free.intervals():
+        if k <= 0:
+            break
+        n = itv.sup - itv.inf + 1
+        if n <= k:
+            out.append((itv.inf, itv.sup))
+            k -= n
+        else:
+            out.append((itv.inf, itv.inf + k - 1))
+            k = 0
+    return ProcSet(*out)
+
+
+class AvailabilityProfile:
+    """Step function over time of (free processors, free BB bytes per BB node).
+
+    Args:
+        platform: the `Platform` (compute ProcSet, ``bb_capacity`` {storage id: bytes},
+            ``bb_preference(compute_id)``).
+        origin: time [s] of the first breakpoint (the present); everything is free from it on.
+
+    Times are seconds (floats); ``end = math.inf`` is allowed in `reserve` / `release` (a hold
+    without a known end). BB amounts are bytes, given per storage id.
+    """
+
+    __slots__ = ("platform", "_slots", "_bb_ids", "_bb_index", "_caps", "_pref")
+
+    def __init__(self, platform: Platform, origin: float = 0.0):
+        self.platform = platform
+        self._bb_ids: tuple[int, ...] = tuple(sorted(platform.bb_capacity))
+        self._bb_index = {b: i for i, b in enumerate(self._bb_ids)}
+        self._caps: tuple[int, ...] = tuple(int(platform.bb_capacity[b]) for b in self._bb_ids)
+        self._pref: dict[int, tuple[int, ...]] = {}
+        # time -> (free ProcSet, tuple of free bytes per BB node in _bb_ids order, number of free procs)
+        all_procs = ProcSet(platform.compute)
+        self._slots: SortedDict = SortedDict({float(origin): (all_procs, self._caps, len(all_procs))})
+
+    # ------------------------------------------------------------------ inspection
+    @property
+    def origin(self) -> float:
+        """Time [s] of the first breakpoint (everything before it is forgotten)."""
+        return self._slots.peekitem(0)[0]
+
+    def __len__(self) -> int:
+        """Number of breakpoints."""
+        return len(self._slots)
+
+    @property
+    def bb_ids(self) -> tuple[int, ...]:
+        """BB node storage ids, ascending (the order of the per-node byte tuples)."""
+        return self._bb_ids
+
+    def free_at(self, t: float) -> tuple[ProcSet, dict[int, int]]:
+        """(free processors, {BB storage id: free bytes}) at time `t` (≥ origin; earlier → origin)."""
+        procs, bb, _ = self._slots[self._floor_key(t)]
+        return ProcSet(procs), dict(zip(self._bb_ids, bb))
+
+    def breakpoints(self) -> Iterator[tuple[float, ProcSet, dict[int, int]]]:
+        """Iterate over (time, free processors, {BB storage id: free bytes}), ascending time."""
+        for t, (procs, bb, _) in self._slots.items():
+            yield t, ProcSet(procs), dict(zip(self._bb_ids, bb))
+
+    # ------------------------------------------------------------------ time
+    def advance(self, now: float) -> None:
+        """Forget the past: breakpoints before `now` are dropped and the value in force at `now`
+        becomes the first breakpoint. No-op if `now` ≤ origin."""
+        slots = self._slots
+        if now <= slots.peekitem(0)[0]:
+            return
+        i = slots.bisect_right(now) - 1  # index of the value in force at `now`
+        if slots.peekitem(i)[0] == now:
+            for _ in range(i):
+                slots.popitem(0)
+        else:
+            val = slots.peekitem(i)[1]
+            for _ in range(i + 1):
+                slots.popitem(0)
+            slots[now] = val
+
+    # ------------------------------------------------------------------ queries
+    def fit_at(self, job: Job, t: float, *, bb_aware: bool = True) -> Fit | None:
+        """Fit `job` starting exactly at `t` for its whole walltime, or None.
+
+        Processors: ``job.res`` ids free over ``[t, t + walltime)`` (lowest ids chosen). With
+        `bb_aware`, also each chosen node's ``job.bb`` bytes on one BB node free over the whole
+        window, following ``platform.bb_preference`` (own chassis → group → any; SPEC §2).
+        """
+        if t < self.origin:
+            raise ValueError(f"fit_at: time {t} is before the profile origin {self.origin}")
+        end = t + job.walltime
+        it = self._slots.irange(self._floor_key(t), end, inclusive=(True, False))
+        procs, bb, nfree = self._slots[next(it)]
+        res = job.res
+        need = job.bb if bb_aware else 0
+        if nfree < res or (need > 0 and not self._bb_ok(bb, need, res)):
+            return None
+        for k in it:
+            p2, b2, n2 = self._slots[k]
+            if n2 < res:
+                return None
+            procs = procs & p2
+            if len(procs) < res:
+                return None
+            if need > 0:
+                bb = tuple(map(min, bb, b2))
+                if not self._bb_ok(bb, need, res):
+                    return None
+        return self._make_fit(t, procs, bb, job, bb_aware)
+
+    def earliest_fit(self, job: Job, t0: float, *, bb_aware: bool = True) -> Fit | None:
+        """Earliest fit of `job` at a time ≥ `t0` (papers/001 Algorithm 1 line 14).
+
+        Returns the `Fit` at the earliest start time t ≥ t0 at which ``job.res`` processors and,
+        with `bb_aware`, the BB (each compute node's ``job.bb`` bytes on one BB node) are free for
+        the whole window ``[t, t + walltime)``; with ``bb_aware=False`` only processors are
+        considered (fcfs-easy's processor-only reservation) and ``bb_of_node`` is empty.
+        Candidate start times are `t0` and the breakpoints after it. None if the job never fits
+        (more processors or BB than the platform has, or an infinite hold in the way).
+        """
+        if t0 < self.origin:
+            t0 = self.origin
+        slots = self._slots
+        i0 = slots.bisect_right(t0) - 1
+        keys = slots.keys()[i0:]
+        vals = slots.values()[i0:]
+        n = len(keys)
+        res, w = job.res, job.walltime
+        need = job.bb if bb_aware else 0
+        bb_ok = self._bb_ok
+        alone = [None] * n  # cache: can slot j alone host the job?
+
+        def alone_ok(j: int) -> bool:
+            a = alone[j]
+            if a is None:
+                v = vals[j]
+                a = alone[j] = v[2] >= res and (need <= 0 or bb_ok(v[1], need, res))
+            return a
+
+        i = 0
+        while i < n:
+            if not alone_ok(i):
+                i += 1
+                continue
+            t = t0 if i == 0 else keys[i]
+            procs, bb, _ = vals[i]
+            end = t + w
+            j = i + 1
+            nxt = -1  # next candidate index; -1 = the window fits
+            while j < n and keys[j] < end:
+                if not alone_ok(j):
+                    nxt = j + 1  # slot j blocks every start up to keys[j]
+                    break
+                vj = vals[j]
+                procs = procs & vj[0]
+                if len(procs) < res:
+                    nxt = i + 1
+                    break
+                if need > 0:
+                    bb = tuple(map(min, bb, vj[1]))
+                    if not bb_ok(bb, need, res):
+                        nxt = i + 1
+                        break
+                j += 1
+            if nxt < 0:
+                return self._make_fit(t, procs, bb, job, bb_aware)
+            i = nxt
+        return None
+
+    # ------------------------------------------------------------------ updates
+    def reserve(self, start: float, end: float, procs: ProcSet, bb_per_storage: dict[int, int]) -> None:
+        """Take `procs` and ``bb_per_storage`` ({storage id: bytes}) over ``[start, end)``.
+
+        Raises ValueError if `start` is before the origin, ``end <= start``, a processor is not
+        free, or a BB node lacks the bytes somewhere in the window (the profile is left unchanged).
+        """
+        if start < self.origin:
+            raise ValueError(f"reserve: start {start} is before the profile origin {self.origin}")
+        if not end > start:
+            raise ValueError(f"reserve: empty window [{start}, {end})")
+        delta = self._bb_vector(bb_per_storage)
+        keys = list(self._slots.irange(self._floor_key(start), end, inclusive=(True, False)))
+        for k in keys:  # validate first: all or nothing
+            p, b, _ = self._slots[k]
+            if not procs.issubset(p):
+                raise ValueError(f"reserve: processors {procs - p} are not free at t={max(k, start)}")
+            if any(x < d for x, d in zip(b, delta)):
+                raise ValueError(f"reserve: not enough free BB at t={max(k, start)} for {bb_per_storage}")
+        self._apply(start, end, procs, delta, -1)
+
+    def release(self, start: float, end: float, procs: ProcSet, bb_per_storage: dict[int, int]) -> None:
+        """Give back `procs` and ``bb_per_storage`` over ``[start, end)`` (undo of `reserve`).
+
+        The part of the window before the origin is ignored (the past is forgotten); an empty
+        remaining window is a no-op. Raises ValueError if a processor is already free or a BB node
+        would exceed its capacity (the profile is left unchanged).
+        """
+        start = max(start, self.origin)
+        if not end > start:
+            return
+        delta = self._bb_vector(bb_per_storage)
+        keys = list(self._slots.irange(self._floor_key(start), end, inclusive=(True, False)))
+        for k in keys:
+            p, b, _ = self._slots[k]
+            if not procs.isdisjoint(p):
+                raise ValueError(f"release: processors {procs & p} are already free at t={max(k, start)}")
+            if any(x + d > c for x, d, c in zip(b, delta, self._caps)):
+                raise ValueError(f"release: BB over capacity at t={max(k, start)} for {bb_per_storage}")
+        self._apply(start, end, procs, delta, +1)
+
+    # ------------------------------------------------------------------ internals
+    def _floor_key(self, t: float) -> float:
+        """Key of the breakpoint in force at `t` (the origin for t before it)."""
+        i = self._slots.bisect_right(t) - 1
+        return self._slots.peekitem(max(i, 0))[0]
+
+    def _split(self, t: float) -> None:
+        if t not in self._slots and not math.isinf(t):
+            self._slots[t] = self._slots[self._floor_key(t)]
+
+    def _apply(self, start: float, end: float, procs: ProcSet, delta: tuple[int, ...], sign: int) -> None:
+        slots = self._slots
+        self._split(start)
+        self._split(end)
+        for k in list(slots.irange(start, end, inclusive=(True, False))):
+            p, b, _ = slots[k]
+            if sign < 0:
+                p = p - procs
+                b = tuple(x - d for x, d in zip(b, delta))
+            else:
+                p = p | procs
+                b = tuple(x + d for x, d in zip(b, delta))
+            slots[k] = (p, b, len(p))
+        self._merge(end)
+        self._merge(start)
+
+    def _merge(self, t: float) -> None:
+        """Drop breakpoint `t` if it carries the same value as its predecessor."""
+        slots = self._slots
+        if t not in slots:
+            return
+        i = slots.index(t)
+        if i == 0:
+            return
+        if slots.peekitem(i - 1)[1] == slots[t]:
+            del slots[t]
+
+    def _bb_vector(self, bb_per_storage: dict[int, int]) -> tuple[int, ...]:
+        vec = [0] * len(self._bb_ids)
+        for b, n in bb_per_storage.items():
+            try:
+                vec[self._bb_index[b]] += int(n)
+            except KeyError:
+                raise ValueError(f"storage id {b} is not a BB node of the platform") from None
+        return tuple(vec)
+
+    @staticmethod
+    def _bb_ok(free: tuple[int, ...], need: int, res: int) -> bool:
+        """Can `res` chunks of `need` bytes be placed, each on a single BB node?"""
+        n = 0
+        for f in free:
+            n += f // need
+            if n >= res:
+                return True
+        return False
+
+    def _pref_index(self, compute_id: int) -> tuple[int, ...]:
+        pref = self._pref.get(compute_id)
+        if pref is None:
+            pref = tuple(self._bb_index[b] for b in self.platform.bb_preference(compute_id)
+                         if b in self._bb_index)
+            self._pref[compute_id] = pref
+        return pref
+
+    def _make_fit(self, t: float, free: ProcSet, bb: tuple[int, ...], job: Job, bb_aware: bool) -> Fit:
+        procs = lowest_procs(free, job.res)
+        if not bb_aware:
+            return Fit(t, procs, {})
+        left = list(bb)
+        need = job.bb
+        bb_of_node: dict[int, int] = {}
+        for p in procs:
+            for i in self._pref_index(p):
+                if left[i] >= need:
+                    left[i] -= need
+                    bb_of_node[p] = self._bb_ids[i]
+                    break
+            else:  # pragma: no cover - excluded by _bb_ok
+                raise AssertionError("BB placement failed after the feasibility check")
+        return Fit(t, procs, bb_of_node)

@@ -1,0 +1,223 @@
+"""Shared state of the profile-based policies: queue, running jobs, availability profile.
+
+Every policy of SPEC §6 is a few lines on top of `ProfileScheduler` (DESIGN.md): the decision loop
+drives `submit` / `job_ended` / `decide` (the `Scheduler` contract of `base.py`); the subclass only
+implements `_schedule(now)`, calling `_fits_now`, `_start`, `_reserve` and `_unreserve`.
+
+Running jobs hold their processors and BB bytes in the profile from their start until
+start + walltime (their expected end, pessimistic as in EASY); a job that ends early gives back the
+rest of its hold. A job still running at its expected end (possible in the I/O-aware model, whose
+drains are not bounded by the walltime) keeps its resources: at each call its hold is extended to
+``now + overdue_grace``.
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+from procset import ProcSet
+
+from ..platforms.model import Platform
+from .base import Job, Scheduler, Start
+from .profile import AvailabilityProfile, Fit
+
+__all__ = ["ProfileScheduler", "Reservation", "Running"]
+
+
+@dataclass
+class Running:
+    """A started job's hold in the profile: `procs` and `bb_per_storage` over [start, hold_end)."""
+
+    job: Job
+    start: float
+    hold_end: float
+    procs: ProcSet
+    bb_per_storage: dict[int, int]
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """The EASY head job's reservation made during the last `decide` (dropped at its end).
+
+    Attributes:
+        job_id: the head job (first queued job that did not fit now).
+        start: shadow time [s], the reservation's start.
+        end: start + walltime [s].
+        procs: reserved compute ids.
+        bb_per_storage: reserved BB bytes per storage id ({} for fcfs-easy: processors only).
+        made_at: the `decide` time [s] it was computed at.
+    """
+
+    job_id: str
+    start: float
+    end: float
+    procs: ProcSet
+    bb_per_storage: dict[int, int]
+    made_at: float
+
+
+class ProfileScheduler(Scheduler):
+    """Base of the profile-based policies (SPEC §6, papers/001 §3.2).
+
+    Args:
+        platform: the scheduler's view of the platform.
+        seed: seed of the policy's private `random.Random` (``self.rng``); the policies here make
+            no random choice, the seed is kept for reproducibility of subclasses.
+        period: if set (> 0, seconds), `wakeup` asks to be called again at the next multiple of
+            `period` while jobs are queued (periodic scheduling, e.g. every minute as in the
+            paper's §3.1 example); None = decide on events only.
+        overdue_grace: extension [s] of the hold of a job still running past start + walltime.
+
+    Raises ValueError on a non-positive `period` or `overdue_grace`.
+    """
+
+    name = "?"
+
+    def __init__(self, platform: Platform, *, seed: int = 0, period: float | None = None,
+                 overdue_grace: float = 1.0):
+        if period is not None and not period > 0:
+            raise ValueError(f"period must be > 0 seconds, got {period!r}")
+        if not overdue_grace > 0:
+            raise ValueError(f"overdue_grace must be > 0 seconds, got {overdue_grace!r}")
+        self.platform = platform
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.period = period
+        self.overdue_grace = float(overdue_grace)
+        self.profile: AvailabilityProfile | None = None  # created at the first call (origin = now)
+        self.running: dict[str, Running] = {}
+        self._queue: dict[str, Job] = {}  # insertion order = submission order
+        self._order: dict[str, int] = {}
+        self._seq = 0
+        self._max_bb_node = max(platform.bb_capacity.values(), default=0)
+        #: the head job's reservation made by the last `decide` (None if none was needed)
+        self.last_reservation: Reservation | None = None
+        self._held: Reservation | None = None
+
+    # ------------------------------------------------------------------ Scheduler contract
+    def can_ever_fit(self, job: Job) -> str | None:
+        """None if `job` fits the empty platform, else a one-line reason.
+
+        Reasons: walltime not > 0; res < 1; res > number of compute nodes; bb per node larger than
+        the largest BB node; res × bb not placeable on the BB nodes with each node's share on a
+        single BB node (SPEC §3, §6).
+        """
+        if not (job.walltime > 0):
+            return f"walltime {job.walltime} is not > 0"
+        if job.res < 1:
+            return f"requests {job.res} compute nodes"
+        n = self.platform.nb_compute
+        if job.res > n:
+            return f"requests {job.res} compute nodes, the platform has {n}"
+        if job.bb < 0:
+            return f"negative burst-buffer request {job.bb} B per node"
+        if job.bb > 0:
+            if job.bb > self._max_bb_node:
+                return (f"requests {job.bb} B of burst buffer per node, the largest BB node holds "
+                        f"{self._max_bb_node} B")
+            slots = sum(c // job.bb for c in self.platform.bb_capacity.values())
+            if slots < job.res:
+                return (f"{job.res} nodes × {job.bb} B of burst buffer cannot be placed on the BB "
+                        f"nodes (room for {slots} such shares)")
+        return None
+
+    def submit(self, job: Job, now: float) -> None:
+        """Queue `job` (submission order = call order). Raises ValueError on a duplicate id."""
+        if job.id in self._queue or job.id in self.running:
+            raise ValueError(f"job {job.id} submitted twice")
+        self._ensure_profile(now)
+        self._queue[job.id] = job
+        self._order[job.id] = self._seq
+        self._seq += 1
+
+    def job_ended(self, job_id: str, now: float) -> None:
+        """A started job ended at `now`: the rest of its hold (now → start + walltime) is released.
+        A still-queued job is simply removed (e.g. killed before start). Raises KeyError for an
+        unknown id."""
+        self._ensure_profile(now)
+        self.profile.advance(now)
+        run = self.running.pop(job_id, None)
+        if run is None:
+            if self._queue.pop(job_id, None) is None:
+                raise KeyError(f"job_ended: unknown job {job_id!r}")
+            self._order.pop(job_id, None)
+            return
+        self._order.pop(job_id, None)
+        if run.hold_end > now:
+            self.profile.release(now, run.hold_end, run.procs, run.bb_per_storage)
+
+    def decide(self, now: float) -> list[Start]:
+        """The jobs to start now (SPEC §6); they leave the queue and hold their resources."""
+        self._ensure_profile(now)
+        self.profile.advance(now)
+        self._extend_overdue(now)
+        self.last_reservation = None
+        starts = self._schedule(now) if self._queue else []
+        if self._held is not None:  # a policy must drop its reservation (Algorithm 1 line 18)
+            self._unreserve()
+        return starts
+
+    def wakeup(self, now: float) -> float | None:
+        """Next multiple of `period` after `now` while jobs are queued; None without a period."""
+        if self.period is None or not self._queue:
+            return None
+        nxt = (math.floor(now / self.period) + 1) * self.period
+        return nxt if nxt > now else nxt + self.period
+
+    @property
+    def queue(self) -> list[Job]:
+        """Jobs submitted and not started, in submission order."""
+        return list(self._queue.values())
+
+    # ------------------------------------------------------------------ for policies
+    def _schedule(self, now: float) -> list[Start]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _fits_now(self, job: Job, now: float) -> Fit | None:
+        """Processors and BB free for `job` over [now, now + walltime), given holds and reservation."""
+        return self.profile.fit_at(job, now, bb_aware=True)
+
+    def _start(self, job: Job, fit: Fit, now: float) -> Start:
+        """Start `job` now on `fit`: hold its resources until now + walltime, dequeue it."""
+        bbs = fit.bb_per_storage(job.bb)
+        end = now + job.walltime
+        self.profile.reserve(now, end, fit.procs, bbs)
+        self.running[job.id] = Running(job, now, end, fit.procs, bbs)
+        del self._queue[job.id]
+        return Start(job, fit.procs, dict(fit.bb_of_node))
+
+    def _reserve(self, job: Job, now: float, *, bb: bool) -> Reservation | None:
+        """Reserve for `job` at its earliest time ≥ now: processors and, if `bb`, burst buffers
+        (papers/001 Algorithm 1 line 14). None if it can never fit."""
+        fit = self.profile.earliest_fit(job, now, bb_aware=bb)
+        if fit is None:
+            return None
+        bbs = fit.bb_per_storage(job.bb) if bb else {}
+        end = fit.start + job.walltime
+        self.profile.reserve(fit.start, end, fit.procs, bbs)
+        self._held = Reservation(job.id, fit.start, end, fit.procs, bbs, now)
+        self.last_reservation = self._held
+        return self._held
+
+    def _unreserve(self) -> None:
+        """Drop the reservation (Algorithm 1 line 18: re-acquired at the next scheduling)."""
+        r = self._held
+        self._held = None
+        if r is not None:
+            self.profile.release(r.start, r.end, r.procs, r.bb_per_storage)
+
+    def _submission_index(self, job: Job) -> int:
+        return self._order[job.id]
+
+    # ------------------------------------------------------------------ internals
+    def _ensure_profile(self, now: float) -> None:
+        if self.profile is None:
+            self.profile = AvailabilityProfile(self.platform, origin=now)
+
+    def _extend_overdue(self, now: float) -> None:
+        for run in self.running.values():
+            if run.hold_end <= now:
+                new_end = now + self.overdue_grace
+                self.profile.reserve(now, new_end, run.procs, run.bb_per_storage)
+                run.hold_end = new_end

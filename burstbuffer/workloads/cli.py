@@ -1,0 +1,221 @@
+"""``burstbuffer workload …``: convert an SWF trace, split a workload (SPEC §3).
+
+    burstbuffer workload from-swf TRACE.swf --output W.json [--jobs N] [--from-job K] [--seed S]
+                                  [--platform P | --bb-capacity 40GB --bb-nodes 12 --nb-res 96]
+    burstbuffer workload split W.json --weeks 3 --output DIR
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from ..errors import InputError
+from ..platforms.units import parse_bytes
+from .batsim_json import load_workload, write_workload
+from .bb_model import GB, BBModel
+from .convert import convert_swf
+from .split import split_workload, write_parts
+
+#: The paper's platform (SPEC §2): 96 compute nodes, 12 BB nodes of 40 GB.
+PAPER_PLATFORM = {"nb_res": 96, "bb_nodes": 12, "bb_capacity": 40 * GB}
+
+
+def _flat_yaml(text: str) -> dict[str, str]:
+    """`key: value  # comment` lines of a flat YAML file (the artifact's platform config)."""
+    out = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        m = re.match(r"^([A-Za-z_][\w-]*)\s*:\s*(.*)$", line)
+        if m:
+            out[m.group(1)] = m.group(2).strip().strip("'\"")
+    return out
+
+
+def platform_params(path: str | Path) -> dict[str, int]:
+    """{nb_res, bb_nodes, bb_capacity (bytes)} of a platform description.
+
+    Accepts the artifact's YAML (``nb_res``, ``burst_buffer_capacity`` in GB, ``num_groups`` ×
+    ``num_chassis`` BB nodes, e.g. reference/dragonfly96.yaml) or a SimGrid XML whose hosts or
+    zones carry the properties this project uses (``role=storage`` hosts or a ``storage_nodes``
+    list, ``burst_buffer_capacity``). Missing values are left out, for the options to supply.
+    Raises InputError(path, item, reason) if the file cannot be read or parsed.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(str(p), "file", exc.strerror or str(exc)) from None
+    out: dict[str, int] = {}
+    if p.suffix.lower() in (".yaml", ".yml"):
+        cfg = _flat_yaml(text)
+        try:
+            if "nb_res" in cfg:
+                out["nb_res"] = int(cfg["nb_res"])
+            if "burst_buffer_capacity" in cfg:
+                out["bb_capacity"] = int(float(cfg["burst_buffer_capacity"]) * GB)
+            if "num_groups" in cfg and "num_chassis" in cfg:
+                out["bb_nodes"] = int(cfg["num_groups"]) * int(cfg["num_chassis"])
+        except ValueError as exc:
+            raise InputError(str(p), "platform", f"not a number: {exc}") from None
+        return out
+    try:
+        root = ET.fromstring(text.encode())
+    except ET.ParseError as exc:
+        raise InputError(str(p), "platform", f"invalid XML: {exc}") from None
+
+    def props(el: ET.Element) -> dict[str, str]:
+        return {c.get("id"): c.get("value") for c in el if c.tag == "prop"}
+
+    hosts: dict[str, tuple[float, dict[str, str]]] = {}
+    caps: list[str] = []
+    storage_names: set[str] = set()
+
+    def walk(el: ET.Element, inherited: dict[str, str]) -> None:
+        pr = {**inherited, **props(el)}
+        if "storage_nodes" in props(el):
+            storage_names.update(s.strip() for s in props(el)["storage_nodes"].split(",") if s.strip())
+        if el.tag == "host":
+            speed = el.get("speed", "1")
+            hosts[el.get("id", "")] = (0.0 if re.match(r"^\s*0(\.0*)?\s*[A-Za-z]*$", speed) else 1.0, pr)
+        elif el.tag == "cluster":
+            pre, suf = el.get("prefix", ""), el.get("suffix", "")
+            for part in el.get("radical", "").split(","):
+                a, _, b = part.partition("-")
+                if a.strip():
+                    for k in range(int(a), int(b or a) + 1):
+                        hosts[f"{pre}{k}{suf}"] = (1.0, pr)
+        for child in el:
+            if child.tag != "prop":
+                walk(child, pr)
+
+    try:
+        walk(root, {})
+    except ValueError as exc:
+        raise InputError(str(p), "cluster", f"bad radical: {exc}") from None
+    storage = {h for h, (_, pr) in hosts.items() if pr.get("role") == "storage" and h != "pfs"} | \
+        (storage_names & set(hosts))
+    for h in storage:
+        if "burst_buffer_capacity" in hosts[h][1]:
+            caps.append(hosts[h][1]["burst_buffer_capacity"])
+    compute = [h for h, (speed, pr) in hosts.items()
+               if speed > 0 and h not in storage and pr.get("role") not in ("master", "storage")]
+    if storage:
+        out["bb_nodes"] = len(storage)
+        out["nb_res"] = len(compute)
+    if caps:
+        try:
+            out["bb_capacity"] = min(parse_bytes(c) for c in caps)
+        except ValueError as exc:
+            raise InputError(str(p), "burst_buffer_capacity", str(exc)) from None
+    return out
+
+
+def _cmd_from_swf(args: argparse.Namespace) -> int:
+    params = dict(PAPER_PLATFORM)
+    if args.platform:
+        got = platform_params(args.platform)
+        params.update(got)
+        missing = [k for k in ("nb_res", "bb_nodes", "bb_capacity")
+                   if k not in got and getattr(args, k) is None]
+        if missing:
+            opts = {"nb_res": "--nb-res", "bb_nodes": "--bb-nodes", "bb_capacity": "--bb-capacity"}
+            raise InputError(args.platform, "platform",
+                             "cannot tell " + ", ".join(missing) + "; give " + " ".join(opts[m] for m in missing))
+    if args.bb_capacity is not None:
+        try:
+            params["bb_capacity"] = parse_bytes(args.bb_capacity)
+        except ValueError as exc:
+            raise InputError("--bb-capacity", str(args.bb_capacity), str(exc)) from None
+    for key in ("nb_res", "bb_nodes"):
+        if getattr(args, key) is not None:
+            params[key] = getattr(args, key)
+    for key, opt in (("nb_res", "--nb-res"), ("bb_nodes", "--bb-nodes"), ("bb_capacity", "--bb-capacity")):
+        if params[key] <= 0:
+            raise InputError(opt, str(params[key]), "must be positive")
+    if args.jobs is not None and args.jobs <= 0:
+        raise InputError("--jobs", str(args.jobs), "must be positive")
+    model = BBModel(bb_capacity=params["bb_capacity"], bb_nodes=params["bb_nodes"],
+                    distinct_bb=args.artifact_distinct_bb)
+    t0 = time.perf_counter()
+    conv = convert_swf(args.trace, name=args.name, nb_res=params["nb_res"], model=model, seed=args.seed,
+                       from_job=args.from_job, max_records=args.jobs, drop_oversized=args.drop_oversized)
+    if not conv.workload.jobs:
+        raise InputError(args.trace, "records", "no job left after the filters (" + conv.selection.summary() + ")")
+    write_workload(args.output, conv.workload)
+    dt = time.perf_counter() - t0
+    print(f"{args.trace}: {conv.summary()}")
+    print(f"platform: nb_res {params['nb_res']}, {params['bb_nodes']} BB nodes of {params['bb_capacity']} bytes; "
+          f"seed {args.seed}")
+    print(f"wrote {args.output} ({conv.workload.description}) in {dt:.2f} s")
+    return 0
+
+
+def _cmd_split(args: argparse.Namespace) -> int:
+    w = load_workload(args.workload)
+    if not w.jobs:
+        raise InputError(args.workload, "jobs", "empty workload, nothing to split")
+    if args.parts is not None and args.parts <= 0:
+        raise InputError("--parts", str(args.parts), "must be positive")
+    if args.parts is None and args.weeks <= 0:
+        raise InputError("--weeks", str(args.weeks), "must be positive")
+    parts = split_workload(w, weeks=args.weeks, parts=args.parts)
+    paths = write_parts(parts, args.output)
+    for path, part in zip(paths, parts):
+        print(f"{path}: {len(part.jobs)} jobs" + (f" (ids {part.jobs[0].id}..{part.jobs[-1].id})" if part.jobs else ""))
+    print(f"{len(parts)} parts, {sum(len(p.jobs) for p in parts)} jobs in all")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add the ``workload`` command group (``from-swf``, ``split``) to an argparse subparsers
+    object; each action sets ``func(args) -> int`` (raises InputError on bad input)."""
+    wp = subparsers.add_parser("workload", help="convert an SWF trace to a Batsim workload; split a workload",
+                               description="Workload tools (SPEC §3): SWF → Batsim JSON with the burst-buffer "
+                                           "request model, and splitting into equal-duration parts.")
+    sub = wp.add_subparsers(dest="workload_command", metavar="ACTION")
+
+    def _help(args: argparse.Namespace) -> int:
+        wp.print_help()
+        return 2
+    wp.set_defaults(func=_help)
+
+    f = sub.add_parser("from-swf", help="convert an SWF trace (Parallel Workloads Archive)",
+                       description="Convert an SWF trace to a Batsim workload with per-node burst-buffer "
+                                   "requests, compute and communication (SPEC §3). Records with job number, "
+                                   "submit time, requested time, run time or requested processors <= 0 are "
+                                   "ignored (counted by reason); the first kept job is submitted at t = 1.")
+    f.add_argument("trace", metavar="TRACE.swf")
+    f.add_argument("--output", "-o", required=True, metavar="W.json", help="workload file to write")
+    f.add_argument("--jobs", type=int, metavar="N",
+                   help="read at most N SWF records (kept or ignored) from --from-job on, as the artifact's "
+                        "num_jobs (default: all)")
+    f.add_argument("--from-job", type=int, default=0, metavar="K",
+                   help="skip records whose job number is < K (default: 0)")
+    f.add_argument("--seed", type=int, default=0, help="seed of the random BB/communication draws (default: 0)")
+    f.add_argument("--platform", metavar="P",
+                   help="platform giving nb_res, BB nodes and capacity (artifact YAML such as dragonfly96.yaml, "
+                        "or a SimGrid XML with storage roles and burst_buffer_capacity)")
+    f.add_argument("--bb-capacity", metavar="SIZE", help="capacity of one BB node (default: 40GB)")
+    f.add_argument("--bb-nodes", type=int, metavar="B", help="number of BB nodes (default: 12)")
+    f.add_argument("--nb-res", type=int, metavar="N", help="number of compute nodes (default: 96)")
+    f.add_argument("--name", help="workload name (default: the trace's file name without .swf)")
+    f.add_argument("--drop-oversized", action="store_true",
+                   help="drop jobs requesting more than nb_res processors (default: keep; they are rejected "
+                        "at run time)")
+    f.add_argument("--artifact-distinct-bb", action="store_true",
+                   help="lower bb by 1 byte while another job has the same (walltime, bb), as the paper's "
+                        "artifact did")
+    f.set_defaults(func=_cmd_from_swf)
+
+    s = sub.add_parser("split", help="split a workload into equal-duration parts",
+                       description="Split a workload into non-overlapping parts of equal duration (the fewest "
+                                   "no longer than --weeks), re-basing each part's submission times to 1 s "
+                                   "(the paper's 16 KTH parts). Writes DIR/part-K.json.")
+    s.add_argument("workload", metavar="W.json")
+    s.add_argument("--weeks", type=float, default=3.0, help="longest part, in weeks (default: 3)")
+    s.add_argument("--parts", type=int, metavar="N", help="exactly N parts (overrides --weeks)")
+    s.add_argument("--output", "-o", required=True, metavar="DIR")
+    s.set_defaults(func=_cmd_split)

@@ -1,0 +1,121 @@
+"""SWF trace → Batsim workload with burst-buffer requests (SPEC §3, papers/001 §4.1).
+
+Field mapping, checked against the paper's reference files (every job of
+``KTH-SP2-1996-2.1-cln-io-aware-1000.json`` and of the 16 ``KTH-split`` parts):
+
+=================  ========================================================================
+Batsim             SWF
+=================  ========================================================================
+``id``             job number (field 1), an int
+``subtime``        submit time (field 2) − first kept job's submit time + 1 (s)
+``walltime``       requested time (field 9, s)
+``res``            requested processors (field 8; not the allocated processors of field 5)
+``profile``        ``str(job number)``, one profile per job
+``cpu/com/bb``     :class:`~burstbuffer.workloads.bb_model.BBModel` from requested time, run
+                   time (field 4) and requested processors
+=================  ========================================================================
+
+Jobs requesting more processors than the platform has are kept (the scheduler rejects and
+counts them; DESIGN: valid jobs are never silently dropped) unless `drop_oversized` is set.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from ..errors import InputError
+from .batsim_json import Job, Workload
+from .bb_model import BBModel
+from .swf import SWFRecord, Selection, iter_swf, select_records
+
+
+@dataclass
+class Conversion:
+    """A converted workload and what happened to the trace's records.
+
+    Attributes:
+        workload: the Batsim workload.
+        selection: the SWF selection (kept records, ignored counts by reason, records scanned).
+        dropped: reason → count of kept records dropped afterwards (only with `drop_oversized`).
+        short_jobs: jobs with requested time ≤ the short limit (10 MB per node).
+        capacity_limited: long jobs whose request was lowered by the ⌊cap/⌈N/B⌉⌋ rule.
+        oversized: jobs (kept) asking for more processors than `nb_res`: they can never run.
+    """
+
+    workload: Workload
+    selection: Selection
+    dropped: Counter = field(default_factory=Counter)
+    short_jobs: int = 0
+    capacity_limited: int = 0
+    oversized: int = 0
+
+    def summary(self) -> str:
+        """A few lines for the CLI: records kept/ignored and why, and the model's counts."""
+        w = self.workload
+        lines = [self.selection.summary()]
+        if self.dropped:
+            lines.append("dropped after selection: " + ", ".join(f"{r}: {n}" for r, n in sorted(self.dropped.items())))
+        lines.append(f"{len(w.jobs)} jobs written; {self.short_jobs} short (small walltime: 10 MB "
+                     f"per node); {self.capacity_limited} with the BB request lowered to fit the BB nodes")
+        if self.oversized:
+            lines.append(f"{self.oversized} jobs request more than nb_res = {w.nb_res} processors "
+                         "and can never run (kept: the scheduler rejects them)")
+        return "\n".join(lines)
+
+
+def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96,
+                    model: BBModel | None = None, seed: int | np.random.Generator | None = 0,
+                    from_job: int = 0, max_records: int | None = None,
+                    drop_oversized: bool = False, source: str = "<swf>") -> Conversion:
+    """Select SWF records (SPEC §3 filters and shift; see
+    :func:`~burstbuffer.workloads.swf.select_records` for `from_job` / `max_records`, which count
+    SWF records as the artifact's ``from_job_number`` / ``num_jobs`` do) and build the Batsim
+    workload with the BB model drawn under `seed`.
+
+    The description is the artifact's: "<n> jobs from swf job number <first> to <last> inclusive".
+    Raises InputError(source, "line N", …) if a job number repeats, ValueError from the model on
+    impossible parameters.
+    """
+    model = model or BBModel()
+    sel = select_records(records, from_job=from_job, max_records=max_records)
+    kept, subtimes = sel.kept, sel.subtimes
+    seen: set[int] = set()
+    for rec in kept:
+        if rec.job_number in seen:
+            raise InputError(source, f"line {rec.line}", f"job number {rec.job_number} appears twice")
+        seen.add(rec.job_number)
+    dropped: Counter = Counter()
+    if drop_oversized:
+        keep = [i for i, r in enumerate(kept) if r.requested_processors <= nb_res]
+        if len(keep) != len(kept):
+            dropped[f"requested processors > nb_res ({nb_res})"] = len(kept) - len(keep)
+            # re-shift so the first remaining job is still submitted at t = 1
+            kept = [kept[i] for i in keep]
+            base = kept[0].submit_time - 1 if kept else 0
+            subtimes = [r.submit_time - base for r in kept]
+    wall = np.array([r.requested_time for r in kept], dtype=float)
+    run = np.array([r.run_time for r in kept], dtype=float)
+    res = np.array([r.requested_processors for r in kept], dtype=np.int64)
+    bb, cpu, com, limited = model.draw(wall, run, res, seed, details=True)
+    jobs, profiles = [], {}
+    for rec, sub, b, c, m in zip(kept, subtimes, bb.tolist(), cpu.tolist(), com.tolist()):
+        pname = str(rec.job_number)
+        jobs.append(Job(rec.job_number, sub, rec.requested_time, int(rec.requested_processors), pname))
+        profiles[pname] = {"type": "parallel_homogeneous", "cpu": c, "com": m, "bb": b}
+    desc = (f"{len(jobs)} jobs from swf job number {jobs[0].id} to {jobs[-1].id} inclusive"
+            if jobs else "0 jobs")
+    wl = Workload(name, desc, int(nb_res), jobs, profiles)
+    short = wall <= model.short_walltime
+    return Conversion(wl, sel, dropped, int(short.sum()), int(limited.sum()),
+                      int((res > nb_res).sum()))
+
+
+def convert_swf(path: str | Path, *, name: str | None = None, **kwargs) -> Conversion:
+    """Convert the SWF file at `path` (see :func:`convert_records`; `name` defaults to the file
+    name without ``.swf``, as the artifact). Raises InputError for a malformed trace."""
+    path = Path(path)
+    return convert_records(iter_swf(path), name=name or path.stem, source=str(path), **kwargs)
