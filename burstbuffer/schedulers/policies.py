@@ -56,7 +56,7 @@ class Filler(ProfileScheduler):
 
     def _schedule(self, now: float) -> list[Start]:
         starts: list[Start] = []
-        free_procs = len(self.profile.free_at(now)[0])
+        free_procs = self.profile.nb_free_at(now)
         for job in list(self._queue.values()):
             if free_procs == 0:
                 break
@@ -93,7 +93,7 @@ class EasyBackfilling(Fcfs):
         rest = [j for j in self._queue.values() if j is not head]
         if self.sjf:                                               # lines 15-16
             rest.sort(key=lambda j: (j.walltime, self._submission_index(j)))
-        free_procs = len(self.profile.free_at(now)[0])
+        free_procs = self.profile.nb_free_at(now)
         for job in rest:                                           # line 17: BACKFILL
             if free_procs == 0:
                 break
