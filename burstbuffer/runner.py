@@ -26,7 +26,7 @@ from .workloads.batsim_json import load_workload
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_WORKLOAD = ROOT / "workloads" / "kth-1000.json"
 DEFAULT_PLATFORM = ROOT / "platforms" / "dragonfly96.xml"
-MODELS = ("alloc-only",)
+MODELS = ("alloc-only", "io-aware")
 
 
 @dataclass
@@ -46,6 +46,9 @@ def count_jobs(workload: Path) -> int:
 def make_executor(model: str):
     if model == "alloc-only":
         return AllocOnlyExecutor()
+    if model == "io-aware":
+        from .io_model.io_aware import IOAwareExecutor
+        return IOAwareExecutor()
     raise InputError("--model", model, f"unknown job model (choose from {', '.join(MODELS)})")
 
 

@@ -236,6 +236,11 @@ def test_can_ever_fit():
     assert "cannot be placed" in s.can_ever_fit(Job("d", 0, 10, 3, 6 * GB))  # 1 share per node
     assert s.can_ever_fit(Job("e", 0, 10, 2, 6 * GB)) is None
     assert "walltime" in s.can_ever_fit(Job("f", 0, 0, 1, 0))
+    with pytest.raises(ValueError, match="can never run"):
+        s.submit(Job("b", 0, 10, 5, 0), 0.0)
+    s.submit(Job("a", 0, 10, 4, 5 * GB), 0.0)
+    with pytest.raises(ValueError, match="twice"):
+        s.submit(Job("a", 0, 10, 4, 5 * GB), 0.0)
 
 
 def test_job_ended_early_releases_rest_and_periodic_wakeup():
@@ -275,13 +280,15 @@ def workloads(draw):
     for i in range(draw(st.integers(1, 12), label="nb jobs")):
         wall = draw(st.integers(1, 10))
         res = draw(st.integers(1, n))
-        bb = draw(st.integers(0, max(caps))) * GB // 2
+        # half-GB steps up to just above the largest BB node: some jobs can never fit (rejected)
+        bb = draw(st.integers(0, 2 * max(caps) + 1)) * GB // 2
         sub = draw(st.integers(0, 15))
         jobs.append(Job(f"w0!{i}", float(sub), float(wall), res, bb))
-        # actual runtime ≤ walltime: often exactly the walltime, sometimes much shorter
-        runtime[f"w0!{i}"] = float(draw(st.sampled_from([wall, wall, draw(st.integers(1, wall))])))
-        if draw(st.booleans()):
-            runtime[f"w0!{i}"] -= 0.5 if runtime[f"w0!{i}"] > 1 else 0
+        # actual runtime ≤ walltime: exactly the walltime (perfect estimate, ends on a breakpoint),
+        # or shorter, possibly off the integer grid
+        kind = draw(st.sampled_from(["exact", "shorter", "off-grid"]))
+        r = float(wall) if kind == "exact" else float(draw(st.integers(1, wall)))
+        runtime[f"w0!{i}"] = r - 0.5 if kind == "off-grid" else r
     return plat, jobs, runtime
 
 
@@ -358,3 +365,22 @@ def test_reservation_goes_to_the_oldest_waiting_job(wl):
             for other, k in order.items():
                 if k < order[jid] and other not in tr.rejected:
                     assert tr.start[other] <= d
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_unbounded_walltime(policy):
+    """A job without walltime (Batsim -1, passed as math.inf) holds its resources until it ends;
+    EASY reserves for a head job behind it only once it has ended."""
+    plat = Platform.simple(2, [10 * GB])
+    s = make_scheduler(policy, plat)
+    s.submit(Job("inf", 0, math.inf, 1, GB), 0.0)
+    s.submit(Job("big", 0, 5, 2, GB), 0.0)
+    s.submit(Job("small", 0, 5, 1, GB), 0.0)
+    started = [x.job.id for x in s.decide(0.0)]
+    assert started == (["inf"] if policy == "fcfs" else ["inf", "small"])
+    if policy in ("fcfs-easy", "fcfs-bb", "sjf-bb"):
+        assert s.last_reservation is None            # "big" can never get 2 processors
+    s.job_ended("inf", 100.0)
+    if policy != "fcfs":
+        s.job_ended("small", 100.0)
+    assert [x.job.id for x in s.decide(100.0)] == ["big"]

@@ -10,7 +10,7 @@ from procset import ProcSet
 
 from burstbuffer.platforms.model import Dragonfly, Platform
 from burstbuffer.schedulers.base import Job
-from burstbuffer.schedulers.profile import AvailabilityProfile, lowest_procs
+from burstbuffer.schedulers.profile import AvailabilityProfile, lowest_procs, mask_of, procset_of
 
 GB = 10**9
 
@@ -33,6 +33,15 @@ def test_empty_profile_fits_now_on_lowest_ids():
     assert fit.bb_of_node == {0: 4, 1: 4}
     assert fit.bb_per_storage(10 * GB) == {4: 20 * GB}
     assert len(p) == 1 and p.origin == 5.0
+
+
+@given(st.sets(st.integers(0, 200)), st.integers(0, 210))
+def test_bitmask_round_trip(ids, k):
+    ps = ProcSet(*ids)
+    assert procset_of(mask_of(ps)) == ps
+    assert mask_of(ps) == sum(1 << i for i in ids)
+    if k <= len(ids):
+        assert list(lowest_procs(ps, k)) == sorted(ids)[:k]
 
 
 def test_lowest_procs():

@@ -123,9 +123,15 @@ class ProfileScheduler(Scheduler):
         return None
 
     def submit(self, job: Job, now: float) -> None:
-        """Queue `job` (submission order = call order). Raises ValueError on a duplicate id."""
+        """Queue `job` (submission order = call order).
+
+        Raises ValueError on a duplicate id, or if the job can never fit (`can_ever_fit`; the
+        decision loop must reject such a job instead of submitting it)."""
         if job.id in self._queue or job.id in self.running:
             raise ValueError(f"job {job.id} submitted twice")
+        reason = self.can_ever_fit(job)
+        if reason is not None:
+            raise ValueError(f"job {job.id} can never run: {reason}")
         self._ensure_profile(now)
         self._queue[job.id] = job
         self._order[job.id] = self._seq

@@ -516,7 +516,8 @@ class _ApiBuilder:
 
     def host(self, zone, h: HostSpec):
         speeds = h.speed.split(",")
-        host = zone.create_host(h.name, speeds[0] if len(speeds) == 1 else speeds)
+        host = zone.create_host(h.name, [parse_speed(s) for s in speeds] if len(speeds) > 1
+                                else parse_speed(speeds[0]))
         if h.core != 1:
             host.core_count = h.core
         host.seal()
@@ -526,13 +527,13 @@ class _ApiBuilder:
     def link(self, zone, spec: LinkSpec) -> None:
         item = f"link {spec.id!r}"
         if spec.sharing_policy.upper() == "SPLITDUPLEX":
-            link = zone.create_split_duplex_link(spec.id, spec.bandwidth)
+            link = zone.create_split_duplex_link(spec.id, parse_bandwidth(spec.bandwidth))
             self.duplex.add(spec.id)
         else:
-            link = zone.create_link(spec.id, spec.bandwidth)
+            link = zone.create_link(spec.id, parse_bandwidth(spec.bandwidth))
             if spec.sharing_policy.upper() != "SHARED":
                 link.set_sharing_policy(self.policy(spec.sharing_policy, item), None)
-        link.set_latency(spec.latency)
+        link.set_latency(parse_latency(spec.latency))
         link.seal()
         self.links[spec.id] = link
 
@@ -603,9 +604,10 @@ class _ApiBuilder:
         names = [h.name for h in c.hosts]
         policy = self.policy(c.sharing_policy, item)
         built_hosts = []
+        speed = parse_speed(c.speed)
 
         def set_host(zone, _coords, rank):
-            host = zone.create_host(names[rank], c.speed)
+            host = zone.create_host(names[rank], speed)
             if c.core != 1:
                 host.core_count = c.core
             host.seal()
@@ -614,7 +616,8 @@ class _ApiBuilder:
 
         set_loopback = None
         if c.loopback_bw is not None or c.loopback_lat is not None:
-            lbw, llat = c.loopback_bw or c.bw, c.loopback_lat or "0"
+            lbw = parse_bandwidth(c.loopback_bw or c.bw)
+            llat = parse_latency(c.loopback_lat or "0")
 
             def set_loopback(zone, _coords, rank):
                 return (zone.create_link(f"{c.id}_link_{rank}_loopback", lbw)
@@ -623,7 +626,8 @@ class _ApiBuilder:
         set_limiter = None
         if c.limiter_link is not None:
             def set_limiter(zone, _coords, rank):
-                return zone.create_link(f"{c.id}_link_{rank}_limiter", c.limiter_link).set_latency(0).seal()
+                return (zone.create_link(f"{c.id}_link_{rank}_limiter", parse_bandwidth(c.limiter_link))
+                        .set_latency(0.0).seal())
 
         cb = sg.ClusterCallbacks(set_host, set_loopback, set_limiter)
         bw, lat = parse_bandwidth(c.bw), parse_latency(c.lat)

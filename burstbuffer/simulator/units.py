@@ -13,8 +13,9 @@ _NUM = re.compile(r"^\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\
 _DEC = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18, "Z": 1e21, "Y": 1e24}
 _BIN = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60}
 
-_TIME = {"": 1.0, "s": 1.0, "w": 7 * 86400.0, "d": 86400.0, "h": 3600.0, "m": 60.0, "ms": 1e-3, "us": 1e-6,
-         "ns": 1e-9, "ps": 1e-12}
+_TIME = {"": 1.0, "s": 1.0, "w": 7 * 86400.0, "d": 86400.0, "h": 3600.0, "m": 60.0}
+#: sub-second units are divisors, so that "100us" gives the double nearest to 1e-4 (as a C literal 100e-6).
+_TIME_DIV = {"ms": 1e3, "us": 1e6, "ns": 1e9, "ps": 1e12}
 
 
 def _split(text: str, what: str) -> tuple[float, str]:
@@ -56,6 +57,8 @@ def parse_bandwidth(text: str) -> float:
 def parse_latency(text: str) -> float:
     """Latency (a time) in seconds from "50us", "0", "1.5ms", "2h". Raises ValueError."""
     value, unit = _split(text, "latency")
+    if unit in _TIME_DIV:
+        return value / _TIME_DIV[unit]
     if unit not in _TIME:
         raise ValueError(f"unknown unit in latency {text!r}")
     return value * _TIME[unit]
