@@ -19,6 +19,9 @@ $(VENV)/.installed: setup.cfg pyproject.toml | system-deps
 	$(PY_SYS) -m venv --system-site-packages $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	# pybatsim 3.2.1 (Batsim's own Python client, used by the tests as "a scheduler nobody here wrote")
+	# pins pyzmq<23, which does not build for Python 3.11: install it without its pins.
+	$(PY) -m pip install -q --no-deps pybatsim==3.2.1
 	touch $@
 
 setup: system-deps $(VENV)/.installed

@@ -21,6 +21,7 @@ from .batsim.transport import ReplySocket
 from .errors import InputError
 from .io_model.alloc_only import AllocOnlyExecutor
 from .metrics.summary import Summary, summarize_csv
+from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +42,26 @@ def count_jobs(workload: Path) -> int:
     """Number of static jobs of a Batsim workload file, after validating it (one-line InputError
     naming the job or profile and the field otherwise)."""
     return len(load_workload(workload, require_bb=False).jobs)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _simulator_failed(rc: int, log_path: Path) -> None:
+    """Raise the simulator's own one-line error: InputError for bad input (status 2), else BatsimDied."""
+    lines = [ln for ln in log_path.read_text(errors="replace").strip().splitlines() if ln.strip()]
+    last = lines[-1] if lines else "(no output)"
+    if rc == 2:
+        msg = last.split("error: ", 1)[1] if "error: " in last else last
+        parts = msg.split(": ", 2)
+        raise InputError(*parts) if len(parts) == 3 else InputError("simulator", "input", msg)
+    raise BatsimDied(f"simulator exited with status {rc}: {last}")
 
 
 def make_executor(model: str):
@@ -87,25 +108,24 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
     with tempfile.TemporaryDirectory(prefix="burstbuffer-") as tmp:
         endpoint = f"ipc://{tmp}/batsim.sock"
         sock = ReplySocket(endpoint, timeout=0.5)
-        cmd = [sys.executable, "-m", "burstbuffer.simulator", "-p", str(platform), "-w", str(workload),
-               "-e", str(output / "batsim"), "-s", endpoint, "-q"]
-        if storage:
-            cmd += ["-r", f"{storage}:storage"]
-        if executor.uses_dynamic_jobs:
-            cmd += ["--enable-dynamic-jobs", "--enable-profile-reuse"]
-        err_path = output / "simulator.log"
-        with open(err_path, "wb") as err:
-            proc = subprocess.Popen(cmd, stdout=err, stderr=subprocess.STDOUT)
+        cmd = simulator_command(str(platform), str(workload), export_prefix=str(output / "batsim"),
+                                socket_endpoint=endpoint, roles=[f"{storage}:storage"] if storage else (),
+                                dynamic_jobs=executor.uses_dynamic_jobs, profile_reuse=executor.uses_dynamic_jobs)
+        log_path = output / "simulator.log"
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
             try:
                 messages = run_loop(sock, app, alive=lambda: proc.poll() is None, timeout=timeout)
                 rc = proc.wait(timeout=60)
+            except BatsimDied as exc:
+                rc = proc.poll()
+                if rc is None:
+                    _stop(proc)
+                    raise
+                _simulator_failed(rc, log_path)
+                raise exc
             except BaseException:
-                if proc.poll() is None:
-                    proc.send_signal(signal.SIGTERM)
-                    try:
-                        proc.wait(timeout=10)
-                    except subprocess.TimeoutExpired:
-                        proc.kill()
+                _stop(proc)
                 raise
             finally:
                 sock.close()
@@ -113,8 +133,7 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
                     bar.close()
                 app.write_jobs_csv(str(output / "jobs.csv"))
         if rc != 0:
-            tail = err_path.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
-            raise BatsimDied(f"simulator exited with status {rc}: {tail[0]}")
+            _simulator_failed(rc, log_path)
     wall = time.perf_counter() - t0
     plat = app.platform
     summary = summarize_csv(str(output / "jobs.csv"), plat.nb_compute if plat else None,

@@ -17,16 +17,23 @@ def test_first_100_kth_jobs_complete_under_every_policy(policy, kth_subset, tmp_
     res = run(policy, wl, PLATFORM, tmp_path / policy, progress=False, timeout=120)
     jobs = pd.read_csv(res.jobs_csv)
     assert len(jobs) == 100
-    assert (jobs.final_state == "COMPLETED_SUCCESSFULLY").all(), jobs.final_state.value_counts()
-    assert res.summary.completed == 100 and res.summary.rejected == 0
+    # every job ends; KTH job 70 (64 nodes, 60 s walltime, 100 MB between every pair of its nodes)
+    # cannot finish its communication in time on this platform and is killed at its walltime
+    assert set(jobs.final_state) <= {"COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"}
+    killed = jobs[jobs.final_state == "COMPLETED_WALLTIME_REACHED"]
+    assert set(killed.job_id) <= {70}
+    assert (killed.execution_time - killed.requested_time).abs().max() < 1e-3 if len(killed) else True
+    assert res.summary.completed + res.summary.killed == 100 and res.summary.rejected == 0
     # waiting time = start − submission ≥ 0; runs end after they start
     assert (jobs.starting_time >= jobs.submission_time - 1e-6).all()
     assert (jobs.finish_time > jobs.starting_time).all()
     # the simulator's own Batsim-format outputs agree with the scheduler's accounting
     bat = pd.read_csv(tmp_path / policy / "batsim_jobs.csv")
-    assert len(bat) == 100 and (bat.final_state == "COMPLETED_SUCCESSFULLY").all()
+    assert len(bat) == 100
     merged = jobs.merge(bat, on="job_id", suffixes=("", "_b"))
+    assert (merged.final_state == merged.final_state_b).all()
     assert (merged.starting_time - merged.starting_time_b).abs().max() < 1e-3
+    assert (merged.finish_time - merged.finish_time_b).abs().max() < 1e-2
 
 
 def test_impossible_jobs_are_rejected_and_counted(kth_subset, tmp_path):
@@ -70,7 +77,11 @@ def test_platform_without_storage_is_a_one_line_error(kth_subset, tmp_path):
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1">
   <zone id="AS0" routing="Full">
-    <cluster id="c" prefix="node_" suffix="" radical="0-3" speed="1Gf" bw="125MBps" lat="50us"/>
+    <cluster id="c" prefix="node_" suffix="" radical="0-3" speed="1Gf" bw="125MBps" lat="50us"
+             router_id="c_router"/>
+    <zone id="m" routing="Full"><host id="master" speed="1Gf"/></zone>
+    <link id="lm" bandwidth="125MBps" latency="50us"/>
+    <zoneRoute src="m" dst="c" gw_src="master" gw_dst="c_router"><link_ctn id="lm"/></zoneRoute>
   </zone>
 </platform>
 """)

@@ -27,6 +27,8 @@ class Trace:
         self.decisions: list[tuple[float, str, str, tuple]] = []
         self.reservations: list[tuple[float, str, float]] = []  # (decide time, head id, shadow time)
         self.rejected: dict[str, str] = {}
+        # plan-α / conservative-bb: (decide time, {job id: planned start}) after each decide
+        self.plans: list[tuple[float, dict[str, float | None]]] = []
 
 
 def simulate(sched, jobs: list[Job], runtime: dict[str, float], *, period: float | None = None,
@@ -97,6 +99,9 @@ def simulate(sched, jobs: list[Job], runtime: dict[str, float], *, period: float
         if r is not None:
             assert r.made_at == t
             tr.reservations.append((t, r.job_id, r.start))
+        plan = getattr(sched, "last_plan", None)
+        if plan is not None:
+            tr.plans.append((t, dict(plan)))
         if period:
             while tick <= t:
                 tick += period
@@ -217,11 +222,13 @@ def test_table1_fcfs_bb_narrative():
 # ---------------------------------------------------------------------------- registry
 def test_registry():
     plat = Platform.simple(2, [GB])
-    assert set(POLICIES) == {"fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb"}
+    assert set(POLICIES) == {"fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb",
+                             "plan-1", "plan-2", "plan-3", "plan", "conservative-bb"}
     for name in POLICIES:
         s = make_scheduler(name, plat, seed=3)
         assert s.name == name
-    with pytest.raises(ValueError, match="valid policies: fcfs, fcfs-bb, fcfs-easy, filler, sjf-bb"):
+    with pytest.raises(ValueError, match="valid policies: conservative-bb, fcfs, fcfs-bb, fcfs-easy, "
+                                         "filler, plan, plan-1, plan-2, plan-3, sjf-bb"):
         make_scheduler("easy", plat)
     with pytest.raises(ValueError):
         make_scheduler("fcfs", plat, period=0)
@@ -377,6 +384,13 @@ def test_unbounded_walltime(policy):
     s.submit(Job("big", 0, 5, 2, GB), 0.0)
     s.submit(Job("small", 0, 5, 1, GB), 0.0)
     started = [x.job.id for x in s.decide(0.0)]
+    if policy.startswith("plan"):
+        # the plan puts "inf" after "big" ("big" first: W = 0 + 5 + 5; "inf" first: "big" is
+        # never placed and counts as waiting until the horizon 0 + 5 + 5 + 1 = 11 s)
+        assert started == ["big"]
+        s.job_ended("big", 5.0)
+        assert sorted(x.job.id for x in s.decide(5.0)) == ["inf", "small"]
+        return
     assert started == (["inf"] if policy == "fcfs" else ["inf", "small"])
     if policy in ("fcfs-easy", "fcfs-bb", "sjf-bb"):
         assert s.last_reservation is None            # "big" can never get 2 processors

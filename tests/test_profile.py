@@ -299,3 +299,63 @@ def test_profile_matches_brute_force(data):
     for t in range(10, 32):
         pr, bb = p.free_at(t)
         assert (pr, bb) == brute_free(plat, holds, t)
+
+
+# ---------------------------------------------------------------------------- transactions
+def test_transaction_rollback_and_commit():
+    plat = Platform.simple(4, [10 * GB])
+    p = AvailabilityProfile(plat, origin=0.0)
+    p.reserve(0, 10, ProcSet(0), {4: GB})
+    before = snapshot(p)
+    assert not p.in_transaction
+    assert p.begin() == 1
+    p.reserve(5, 20, ProcSet(1, 2), {4: 2 * GB})
+    p.release(0, 10, ProcSet(0), {4: GB})                    # merges breakpoints away
+    assert p.begin() == 2                                     # nested
+    p.reserve(0, 3, ProcSet(3), {})
+    inner = snapshot(p)
+    p.rollback()                                              # only the inner changes go
+    assert snapshot(p) != inner and p.in_transaction
+    p.rollback()
+    assert snapshot(p) == before and not p.in_transaction
+    p.begin()
+    p.reserve(2, 4, ProcSet(3), {})
+    after = snapshot(p)
+    p.begin()
+    p.reserve(4, 6, ProcSet(3), {})
+    p.commit()                                                # inner commit: undone by the outer rollback
+    p.rollback()
+    assert snapshot(p) == before
+    p.begin()
+    p.reserve(2, 4, ProcSet(3), {})
+    p.commit()
+    assert snapshot(p) == after and not p.in_transaction
+    with pytest.raises(RuntimeError):
+        p.rollback()
+    with pytest.raises(RuntimeError):
+        p.commit()
+    p.begin()
+    with pytest.raises(RuntimeError):
+        p.advance(1.0)                                        # time cannot move in a transaction
+    p.rollback()
+    p.advance(1.0)
+    assert p.origin == 1.0
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_transaction_rollback_restores_any_sequence(data):
+    plat = Platform.simple(3, [4 * GB, 4 * GB])
+    p = AvailabilityProfile(plat, origin=0.0)
+    p.reserve(0, 7, ProcSet(0), {3: GB})
+    before = snapshot(p)
+    p.begin()
+    for _ in range(data.draw(st.integers(0, 10))):
+        j = job(data.draw(st.integers(1, 3)), data.draw(st.integers(1, 9)), data.draw(st.integers(0, 3)) * GB)
+        fit = p.earliest_fit(j, float(data.draw(st.integers(0, 12))))
+        if fit is not None:
+            p.reserve(fit.start, fit.start + j.walltime, fit.procs, fit.bb_per_storage(j.bb))
+            if data.draw(st.booleans()):
+                p.release(fit.start, fit.start + j.walltime, fit.procs, fit.bb_per_storage(j.bb))
+    p.rollback()
+    assert snapshot(p) == before

@@ -7,10 +7,12 @@ from .base import Job, Scheduler, Start
 from .profile import AvailabilityProfile, Fit
 from .profiled import ProfileScheduler, Reservation
 from .policies import EasyBackfilling, Fcfs, FcfsBB, FcfsEasy, Filler, SjfBB
+from .plan import PlanScheduler
+from .conservative import ConservativeBB
 from .registry import POLICIES, make_scheduler, policy_names
 
 __all__ = [
     "Job", "Scheduler", "Start", "AvailabilityProfile", "Fit", "ProfileScheduler", "Reservation",
-    "EasyBackfilling", "Fcfs", "FcfsBB", "FcfsEasy", "Filler", "SjfBB",
+    "EasyBackfilling", "Fcfs", "FcfsBB", "FcfsEasy", "Filler", "SjfBB", "PlanScheduler", "ConservativeBB",
     "POLICIES", "make_scheduler", "policy_names",
 ]

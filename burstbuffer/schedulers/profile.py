@@ -19,6 +19,12 @@ Costs (n = number of breakpoints, w = breakpoints inside a job's window):
 - `advance(now)`: O(number of breakpoints dropped), amortised O(1) per breakpoint ever created.
 Nothing is rebuilt from scratch per query.
 
+Transactions (`begin` / `rollback` / `commit`) make tentative reservations cheap to undo: while a
+transaction is open every change of a breakpoint is logged (key, previous value), and `rollback`
+restores them in reverse order — cost proportional to the breakpoints touched, not to the profile.
+Policies that try a whole plan of reservations and keep none (plan-α, conservative backfilling)
+reserve inside a transaction and roll it back.
+
 Source: SPEC §2 (BB capacity, chassis → group → any preference), §6 and papers/001 Algorithm 1
 (earliest time at which processors [and burst buffers] are free for the whole walltime).
 """
@@ -101,6 +107,9 @@ def lowest_procs(free: ProcSet, k: int) -> ProcSet:
 
 
 # ---------------------------------------------------------------------------- the profile
+_ABSENT = object()  # undo-log marker: the breakpoint did not exist
+
+
 class AvailabilityProfile:
     """Step function over time of (free processors, free BB bytes per BB node).
 
@@ -115,7 +124,8 @@ class AvailabilityProfile:
     processors).
     """
 
-    __slots__ = ("platform", "_slots", "_bb_ids", "_bb_index", "_caps", "_pref", "_all")
+    __slots__ = ("platform", "_slots", "_bb_ids", "_bb_index", "_caps", "_pref", "_all", "_undo",
+                 "_marks")
 
     def __init__(self, platform: Platform, origin: float = 0.0):
         self.platform = platform
@@ -128,6 +138,8 @@ class AvailabilityProfile:
         self._all = mask_of(platform.compute)
         self._slots: SortedDict = SortedDict(
             {float(origin): (self._all, self._caps, self._all.bit_count())})
+        self._undo: list[tuple[float, object]] = []  # (key, previous value or _ABSENT)
+        self._marks: list[int] = []                   # undo-log length at each open `begin`
 
     # ------------------------------------------------------------------ inspection
     @property
@@ -165,6 +177,8 @@ class AvailabilityProfile:
         slots = self._slots
         if now <= slots.peekitem(0)[0]:
             return
+        if self._marks:
+            raise RuntimeError("advance: not allowed inside a transaction (rollback or commit first)")
         i = slots.bisect_right(now) - 1  # index of the value in force at `now`
         if slots.peekitem(i)[0] == now:
             for _ in range(i):
@@ -310,7 +324,58 @@ class AvailabilityProfile:
                 raise ValueError(f"release: BB over capacity at t={max(k, start)} for {bb_per_storage}")
         self._apply(start, end, pm, delta, +1)
 
+    # ------------------------------------------------------------------ transactions
+    def begin(self) -> int:
+        """Open a (possibly nested) transaction; returns its depth (1 for the outermost).
+
+        Until the matching `rollback` or `commit`, every change made by `reserve` / `release` is
+        logged so that `rollback` can undo it in O(breakpoints touched). `advance` is refused
+        inside a transaction (RuntimeError)."""
+        self._marks.append(len(self._undo))
+        return len(self._marks)
+
+    def rollback(self) -> None:
+        """Undo every change since the matching `begin` and close that transaction.
+        Raises RuntimeError if no transaction is open."""
+        if not self._marks:
+            raise RuntimeError("rollback: no open transaction")
+        mark = self._marks.pop()
+        undo, slots = self._undo, self._slots
+        while len(undo) > mark:
+            k, old = undo.pop()
+            if old is _ABSENT:
+                del slots[k]
+            else:
+                slots[k] = old
+
+    def commit(self) -> None:
+        """Keep the changes since the matching `begin` and close that transaction (inside an
+        outer transaction they stay undoable by the outer `rollback`). Raises RuntimeError if no
+        transaction is open."""
+        if not self._marks:
+            raise RuntimeError("commit: no open transaction")
+        self._marks.pop()
+        if not self._marks:
+            self._undo.clear()
+
+    @property
+    def in_transaction(self) -> bool:
+        """True while a transaction opened by `begin` is pending."""
+        return bool(self._marks)
+
     # ------------------------------------------------------------------ internals
+    def _set(self, k: float, v) -> None:
+        """slots[k] = v, logged when a transaction is open."""
+        if self._marks:
+            self._undo.append((k, self._slots.get(k, _ABSENT)))
+        self._slots[k] = v
+
+    def _del(self, k: float) -> None:
+        """del slots[k], logged when a transaction is open."""
+        if self._marks:
+            self._undo.append((k, self._slots[k]))
+        del self._slots[k]
+
     def _floor_key(self, t: float) -> float:
         """Key of the breakpoint in force at `t` (the origin for t before it)."""
         i = self._slots.bisect_right(t) - 1
@@ -318,7 +383,7 @@ class AvailabilityProfile:
 
     def _split(self, t: float) -> None:
         if t not in self._slots and not math.isinf(t):
-            self._slots[t] = self._slots[self._floor_key(t)]
+            self._set(t, self._slots[self._floor_key(t)])
 
     def _apply(self, start: float, end: float, pm: int, delta: tuple[int, ...], sign: int) -> None:
         slots = self._slots
@@ -332,7 +397,7 @@ class AvailabilityProfile:
             else:
                 m |= pm
                 b = tuple(x + d for x, d in zip(b, delta))
-            slots[k] = (m, b, m.bit_count())
+            self._set(k, (m, b, m.bit_count()))
         self._merge(end)
         self._merge(start)
 
@@ -343,7 +408,7 @@ class AvailabilityProfile:
             return
         i = slots.index(t)
         if i > 0 and slots.peekitem(i - 1)[1] == slots[t]:
-            del slots[t]
+            self._del(t)
 
     def _bb_vector(self, bb_per_storage: dict[int, int]) -> tuple[int, ...]:
         vec = [0] * len(self._bb_ids)

@@ -1,7 +1,13 @@
 """Policy name → scheduler factory (SPEC §6 names).
 
 `make_scheduler("fcfs-bb", platform, seed=0)` is what the CLI and the decision loop call; new
-policy families (e.g. plan-α) register themselves by adding to `POLICIES`.
+policy families register themselves by adding to `POLICIES`.
+
+Plan-based policies (papers/001 §3.3): ``plan-1``, ``plan-2``, ``plan-3`` fix α = 1, 2, 3;
+``plan`` takes any α > 0 as the option ``alpha`` (default 2), e.g.
+``make_scheduler("plan", platform, alpha=1.5)``. Their other options: ``cooling_rate`` (r),
+``cooling_steps`` (N), ``temperature_steps`` (M), ``exhaustive_limit``, ``native`` (see
+`PlanScheduler`). ``conservative-bb`` is conservative backfilling with processor + BB reservations.
 """
 from __future__ import annotations
 
@@ -9,9 +15,27 @@ from typing import Callable
 
 from ..platforms.model import Platform
 from .base import Scheduler
+from .conservative import ConservativeBB
+from .plan import PlanScheduler
 from .policies import Fcfs, FcfsBB, FcfsEasy, Filler, SjfBB
 
 __all__ = ["POLICIES", "make_scheduler", "policy_names"]
+
+
+def _plan_alpha(alpha: int) -> Callable[..., Scheduler]:
+    """Factory of `plan-<alpha>`: a `PlanScheduler` whose α is fixed (TypeError if another α is
+    passed as an option)."""
+    def factory(platform: Platform, *, seed: int = 0, **options) -> PlanScheduler:
+        a = options.pop("alpha", alpha)
+        if a != alpha:
+            raise TypeError(f"plan-{alpha} fixes alpha = {alpha}; use policy 'plan' with alpha={a!r}")
+        s = PlanScheduler(platform, seed=seed, alpha=alpha, **options)
+        s.name = f"plan-{alpha}"
+        return s
+    factory.__name__ = f"plan_{alpha}"
+    factory.__doc__ = f"`plan-{alpha}`: plan-based scheduling with α = {alpha} (papers/001 §3.3)."
+    return factory
+
 
 #: name → factory(platform, *, seed=0, **options) -> Scheduler
 POLICIES: dict[str, Callable[..., Scheduler]] = {
@@ -20,6 +44,11 @@ POLICIES: dict[str, Callable[..., Scheduler]] = {
     "filler": Filler,
     "fcfs-bb": FcfsBB,
     "sjf-bb": SjfBB,
+    "plan-1": _plan_alpha(1),
+    "plan-2": _plan_alpha(2),
+    "plan-3": _plan_alpha(3),
+    "plan": PlanScheduler,
+    "conservative-bb": ConservativeBB,
 }
 
 
@@ -32,8 +61,11 @@ def make_scheduler(name: str, platform: Platform, *, seed: int = 0, **options) -
     """Build the scheduler of policy `name` for `platform`.
 
     `options` are passed to the factory (for the profile-based policies: ``period`` [s] and
-    ``overdue_grace`` [s], see `ProfileScheduler`). Raises ValueError naming the valid policies
-    if `name` is unknown; the factory raises TypeError/ValueError on bad options.
+    ``overdue_grace`` [s], see `ProfileScheduler`; for the plan policies also ``alpha``,
+    ``cooling_rate``, ``cooling_steps``, ``temperature_steps``, ``exhaustive_limit``, ``native``,
+    see `PlanScheduler`). `seed` seeds the policy's private `random.Random` (the only source of
+    randomness). Raises ValueError naming the valid policies if `name` is unknown; the factory
+    raises TypeError/ValueError on bad options.
     """
     try:
         factory = POLICIES[name]

@@ -1,0 +1,66 @@
+"""The embedded Batsim-compatible simulator (SPEC §1, §1b, §2): the Batsim side of protocol v4 on
+SimGrid 3.32, run as its own process.
+
+Start the scheduler first (it binds a ZeroMQ REP socket), then the simulator, which connects to it::
+
+    python -m burstbuffer.simulator -p platforms/dragonfly96.xml -w workloads/kth-1000.json \
+        -e out/run --enable-dynamic-jobs --enable-profile-reuse -s tcp://127.0.0.1:28000 -q
+
+From Python, `command(...)` builds that command line and `spawn(...)` starts it (subprocess.Popen).
+Modules: `cli` (options), `server` (the simulation), `platform` (platform files → SimGrid and Batsim's
+resources), `workload` (jobs and profiles), `protocol` (wire format), `outputs` (jobs.csv, schedule.csv).
+This package imports SimGrid only when a simulation runs.
+"""
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+
+
+def command(platform: str, workloads: str | Sequence[str], *, export_prefix: str = "out",
+            socket_endpoint: str = "tcp://localhost:28000", roles: Iterable[str] = (),
+            dynamic_jobs: bool = False, profile_reuse: bool = False, ack_dynamic_jobs: bool = False,
+            forward_profiles: bool = False, quiet: bool = True, timeout: float | None = None,
+            python: str | None = None) -> list[str]:
+    """The argv that runs the simulator as a subprocess (``python -m burstbuffer.simulator ...``).
+
+    `roles`: ``"HOSTS:ROLE"`` strings (Batsim's -r); `timeout`: seconds to wait for each scheduler answer
+    (None: forever, like Batsim); `python`: interpreter (default: this one).
+    """
+    argv = [python or sys.executable, "-m", "burstbuffer.simulator", "-p", str(platform)]
+    for w in [workloads] if isinstance(workloads, str) else list(workloads):
+        argv += ["-w", str(w)]
+    argv += ["-e", str(export_prefix), "-s", socket_endpoint]
+    for r in roles:
+        argv += ["-r", r]
+    if dynamic_jobs:
+        argv.append("--enable-dynamic-jobs")
+    if profile_reuse:
+        argv.append("--enable-profile-reuse")
+    if ack_dynamic_jobs:
+        argv.append("--acknowledge-dynamic-jobs")
+    if forward_profiles:
+        argv.append("--forward-profiles-on-submission")
+    if timeout is not None:
+        argv += ["--timeout", repr(float(timeout))]
+    if quiet:
+        argv.append("-q")
+    return argv
+
+
+def spawn(platform: str, workloads: str | Sequence[str], **kwargs) -> subprocess.Popen:
+    """Start the simulator (`command` keywords; other keywords go to subprocess.Popen, e.g. stderr=PIPE).
+    The scheduler must already listen on `socket_endpoint`. Exit status: 0 done, 2 bad input, 1 protocol
+    violation or deadlock (one line on stderr)."""
+    popen_keys = {"stdout", "stderr", "cwd", "env", "text"}
+    popen = {k: kwargs.pop(k) for k in list(kwargs) if k in popen_keys}
+    return subprocess.Popen(command(platform, workloads, **kwargs), **popen)
+
+
+def free_tcp_endpoint(host: str = "127.0.0.1") -> str:
+    """A ``tcp://HOST:PORT`` endpoint on a port that was free a moment ago (for a scheduler to bind)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return f"tcp://{host}:{s.getsockname()[1]}"

@@ -53,12 +53,10 @@ def _enc(o, out: list[str]) -> None:
                 out.append(",")
             _enc(v, out)
         out.append("]")
-    else:  # numpy scalars and the like
-        try:
-            f = float(o)
-        except (TypeError, ValueError):
-            raise TypeError(f"cannot encode {type(o).__name__}") from None
-        _enc(int(f) if f.is_integer() and isinstance(o, int) else f, out)
+    elif hasattr(o, "item"):  # numpy scalars
+        _enc(o.item(), out)
+    else:
+        raise TypeError(f"cannot encode {type(o).__name__}")
 
 
 def parse_interval_set(text) -> ProcSet:

@@ -55,13 +55,13 @@ def _is_int(x) -> bool:
 @dataclass
 class Profile:
     """A profile: `data` is its JSON object as given (key order kept), `type` its type, `ret` its return
-    code. `users` counts the live jobs using it (for Batsim's profile garbage collection)."""
+    code. `collected`: Batsim garbage-collected it (a job using it ended while profile reuse was off):
+    jobs that hold it still run it, but no new job may name it."""
 
     name: str
     type: str
     data: dict
     ret: int = 0
-    users: int = 0
     collected: bool = False
 
 
@@ -169,7 +169,8 @@ class Job:
     activity_start: float = 0.0
     activity_amount: float = 0.0
     current_profile: Profile | None = None
-    hosts: list = field(default_factory=list)
+    composed_stack: list = field(default_factory=list)
+    mapping: list | None = None
     storage_mapping: dict = field(default_factory=dict)
 
     @property
@@ -187,6 +188,8 @@ class Workload:
     profiles: dict[str, Profile] = field(default_factory=dict)
     jobs: dict[str, Job] = field(default_factory=dict)
     nb_res: int | None = None
+    #: names of every job ever defined in this workload (`jobs` drops the ones that ended and were reported)
+    met: set[str] = field(default_factory=set)
 
     @property
     def is_static(self) -> bool:
@@ -295,7 +298,7 @@ def load_workload(path: str, name: str) -> Workload:
             if job.name in wl.jobs:
                 raise DefinitionError(f"job {job.id!r}", "id defined twice")
             wl.jobs[job.name] = job
-            job.profile.users += 1
+            wl.met.add(job.name)
     except DefinitionError as exc:
         raise InputError(path, exc.item, exc.reason) from None
     return wl

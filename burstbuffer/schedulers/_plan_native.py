@@ -1,0 +1,492 @@
+"""Native (C) version of `plan_engine.PlanEngine`, compiled on first use and loaded with ctypes.
+
+Same state, same API (`apply`, `revert`, `placements`, `bb_of_node`, `horizon`), bit-identical
+plans and scores (tests/test_plan.py compares the two): the C code below is a line-by-line
+translation of the pure-Python engine's `_fit` / `_choose` / `_reserve` and of its undo log
+(undo = give the reservation back and drop the breakpoints it inserted). Scores are summed in
+plan order with C `pow`, the function CPython's float `**` calls.
+
+Build: the C source is embedded here (so it ships with the package), compiled with ``$CC`` (default
+``cc``) ``-O2 -shared -fPIC`` into a cache directory (``$BURSTBUFFER_CACHE_DIR``, else
+``$XDG_CACHE_HOME/burstbuffer``, else ``~/.cache/burstbuffer``; temp directory as a last resort),
+named after a hash of the source, written atomically. No compiler, a failed build or
+``BURSTBUFFER_NATIVE=0`` → `engine_class()` returns None and the pure-Python engine is used.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import math
+import os
+import platform as _platform
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .base import Job
+from .plan_engine import Placement, PlanEngine
+from .profile import AvailabilityProfile
+
+__all__ = ["engine_class", "unavailable_reason", "NativePlanEngine"]
+
+C_SOURCE = r"""
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+
+typedef struct {
+    int32_t W, B, cap, n, J, P, depth, stash_c, stash_len, stash_valid;
+    double alpha, now, horizon;
+    double *keys; uint64_t *mask; int32_t *cnt; int64_t *bb; int64_t *tb;
+    int32_t *res; double *wall; int64_t *need; int64_t *tot; int64_t *qa; double *sub;
+    int32_t *pref; uint64_t *gmask;
+    /* applied plan, one entry per position */
+    int32_t *perm; int8_t *placed; double *start; uint64_t *chosen; int64_t *bbfree; int64_t *bbused;
+    double *cum; int32_t *u_lo; int32_t *u_hi; int8_t *u_ins_s; int8_t *u_ins_e;
+    /* stash for revert */
+    int32_t *s_perm; int8_t *s_placed; double *s_start; uint64_t *s_chosen; int64_t *s_bbfree;
+    int64_t *s_bbused; double *s_cum;
+    /* scratch */
+    uint64_t *wm; int64_t *wa; int64_t *left;
+} eng_t;
+
+static int upper_bound(const double *a, int n, double x) {  /* first index with a[i] > x */
+    int lo = 0, hi = n;
+    while (lo < hi) { int mid = (lo + hi) >> 1; if (a[mid] <= x) lo = mid + 1; else hi = mid; }
+    return lo;
+}
+static int lower_bound_from(const double *a, int lo, int n, double x) {  /* first a[i] >= x */
+    int hi = n;
+    while (lo < hi) { int mid = (lo + hi) >> 1; if (a[mid] < x) lo = mid + 1; else hi = mid; }
+    return lo;
+}
+static int chunks_ok(const int64_t *f, int B, int64_t need, int32_t res) {
+    int64_t n = 0;
+    for (int b = 0; b < B; b++) { n += f[b] / need; if (n >= res) return 1; }
+    return 0;
+}
+static int alone(const eng_t *e, int i, int32_t res, int64_t need, int64_t tot, int64_t qa) {
+    if (e->cnt[i] < res) return 0;
+    if (need) {
+        int64_t t = e->tb[i];
+        if (t < tot) return 0;
+        if (t < qa && !chunks_ok(e->bb + (int64_t)i * e->B, e->B, need, res)) return 0;
+    }
+    return 1;
+}
+static int popc(const uint64_t *m, int W) {
+    int c = 0;
+    for (int w = 0; w < W; w++) c += __builtin_popcountll(m[w]);
+    return c;
+}
+/* earliest fit: 1 and (*t, e->wm, e->wa) if found */
+static int fit(eng_t *e, int k, double t0, double *tout) {
+    const int W = e->W, B = e->B, n = e->n;
+    const int32_t res = e->res[k]; const double w = e->wall[k];
+    const int64_t need = e->need[k], tot = e->tot[k], qa = e->qa[k];
+    uint64_t *m = e->wm; int64_t *A = e->wa;
+    int i = upper_bound(e->keys, n, t0) - 1;
+    const int first = i;
+    while (i < n) {
+        if (!alone(e, i, res, need, tot, qa)) { i++; continue; }
+        double t = (i == first) ? t0 : e->keys[i];
+        double end = t + w;
+        memcpy(m, e->mask + (int64_t)i * W, sizeof(uint64_t) * W);
+        int j = i + 1, nxt = -1;
+        while (j < n && e->keys[j] < end) {
+            if (!alone(e, j, res, need, tot, qa)) { nxt = j + 1; break; }
+            const uint64_t *mj = e->mask + (int64_t)j * W;
+            for (int x = 0; x < W; x++) m[x] &= mj[x];
+            if (popc(m, W) < res) { nxt = i + 1; break; }
+            j++;
+        }
+        if (nxt >= 0) { i = nxt; continue; }
+        if (!need) { memset(A, 0, sizeof(int64_t) * B); *tout = t; return 1; }
+        memcpy(A, e->bb + (int64_t)i * B, sizeof(int64_t) * B);
+        for (int q = i + 1; q < j; q++) {
+            const int64_t *bq = e->bb + (int64_t)q * B;
+            for (int b = 0; b < B; b++) if (bq[b] < A[b]) A[b] = bq[b];
+        }
+        if (chunks_ok(A, B, need, res)) { *tout = t; return 1; }
+        i++;
+    }
+    return 0;
+}
+/* lowest res ids of e->wm into out; BB bytes per node into used (from free A) */
+static int choose(eng_t *e, int k, uint64_t *out, int64_t *used) {
+    const int W = e->W, B = e->B;
+    int32_t r = e->res[k]; const int64_t need = e->need[k];
+    for (int x = 0; x < W; x++) {
+        uint64_t v = e->wm[x], o = 0;
+        while (v && r > 0) { uint64_t low = v & (~v + 1); o |= low; v ^= low; r--; }
+        out[x] = o;
+    }
+    memset(used, 0, sizeof(int64_t) * B);
+    if (!need) return 1;
+    int fast = 1;
+    for (int b = 0; b < B; b++) {
+        int c = 0;
+        for (int x = 0; x < W; x++) c += __builtin_popcountll(out[x] & e->gmask[(int64_t)b * W + x]);
+        if (c) {
+            if ((int64_t)c * need > e->wa[b]) { fast = 0; break; }
+            used[b] = (int64_t)c * need;
+        }
+    }
+    if (fast) return 1;
+    memset(used, 0, sizeof(int64_t) * B);
+    int64_t *left = e->left;
+    memcpy(left, e->wa, sizeof(int64_t) * B);
+    for (int x = 0; x < W; x++) {
+        uint64_t v = out[x];
+        while (v) {
+            int bit = __builtin_ctzll(v);
+            v &= v - 1;
+            int p = x * 64 + bit;
+            int ok = 0;
+            if (p < e->P) {
+                const int32_t *pr = e->pref + (int64_t)p * B;
+                for (int q = 0; q < B && pr[q] >= 0; q++) {
+                    int b = pr[q];
+                    if (left[b] >= need) { left[b] -= need; used[b] += need; ok = 1; break; }
+                }
+            }
+            if (!ok) return 0;
+        }
+    }
+    return 1;
+}
+static void slot_copy(eng_t *e, int dst, int src) {
+    const int W = e->W, B = e->B;
+    e->keys[dst] = e->keys[src];
+    memcpy(e->mask + (int64_t)dst * W, e->mask + (int64_t)src * W, sizeof(uint64_t) * W);
+    e->cnt[dst] = e->cnt[src];
+    memcpy(e->bb + (int64_t)dst * B, e->bb + (int64_t)src * B, sizeof(int64_t) * B);
+    e->tb[dst] = e->tb[src];
+}
+static void slot_insert(eng_t *e, int at, int src_after_shift) {  /* open slot `at` */
+    const int W = e->W, B = e->B, n = e->n;
+    int cnt = n - at;
+    memmove(e->keys + at + 1, e->keys + at, sizeof(double) * cnt);
+    memmove(e->mask + (int64_t)(at + 1) * W, e->mask + (int64_t)at * W, sizeof(uint64_t) * W * cnt);
+    memmove(e->cnt + at + 1, e->cnt + at, sizeof(int32_t) * cnt);
+    memmove(e->bb + (int64_t)(at + 1) * B, e->bb + (int64_t)at * B, sizeof(int64_t) * B * cnt);
+    memmove(e->tb + at + 1, e->tb + at, sizeof(int64_t) * cnt);
+    e->n = n + 1;
+    slot_copy(e, at, src_after_shift);
+}
+static void slot_delete(eng_t *e, int at) {
+    const int W = e->W, B = e->B, n = e->n;
+    int cnt = n - at - 1;
+    memmove(e->keys + at, e->keys + at + 1, sizeof(double) * cnt);
+    memmove(e->mask + (int64_t)at * W, e->mask + (int64_t)(at + 1) * W, sizeof(uint64_t) * W * cnt);
+    memmove(e->cnt + at, e->cnt + at + 1, sizeof(int32_t) * cnt);
+    memmove(e->bb + (int64_t)at * B, e->bb + (int64_t)(at + 1) * B, sizeof(int64_t) * B * cnt);
+    memmove(e->tb + at, e->tb + at + 1, sizeof(int64_t) * cnt);
+    e->n = n - 1;
+}
+static void apply_window(eng_t *e, int i, int hi, const uint64_t *pm, const int64_t *used, int64_t dt, int sign) {
+    const int W = e->W, B = e->B;
+    for (int k = i; k < hi; k++) {
+        uint64_t *mk = e->mask + (int64_t)k * W;
+        int c = 0;
+        for (int x = 0; x < W; x++) {
+            if (sign < 0) mk[x] &= ~pm[x]; else mk[x] |= pm[x];
+            c += __builtin_popcountll(mk[x]);
+        }
+        e->cnt[k] = c;
+        int64_t *bk = e->bb + (int64_t)k * B;
+        for (int b = 0; b < B; b++) bk[b] += sign * used[b];
+        e->tb[k] += sign * dt;
+    }
+}
+/* reserve at depth d (placement already in the d-th entries) */
+static void reserve(eng_t *e, int d, double s, double end) {
+    int lo = upper_bound(e->keys, e->n, s) - 1;
+    int i = lo, ins_s = 0, ins_e = 0;
+    if (e->keys[lo] != s) { i = lo + 1; slot_insert(e, i, lo); e->keys[i] = s; ins_s = 1; }
+    int hi = lower_bound_from(e->keys, i, e->n, end);
+    if (!isinf(end) && (hi == e->n || e->keys[hi] != end)) {
+        slot_insert(e, hi, hi - 1); e->keys[hi] = end; ins_e = 1;
+    }
+    int k = e->perm[d];
+    apply_window(e, i, hi, e->chosen + (int64_t)d * e->W, e->bbused + (int64_t)d * e->B,
+                 (int64_t)e->res[k] * e->need[k], -1);
+    e->u_lo[d] = i; e->u_hi[d] = hi; e->u_ins_s[d] = ins_s; e->u_ins_e[d] = ins_e;
+}
+static void unreserve(eng_t *e, int d) {
+    if (!e->placed[d]) return;
+    int k = e->perm[d], i = e->u_lo[d], hi = e->u_hi[d];
+    apply_window(e, i, hi, e->chosen + (int64_t)d * e->W, e->bbused + (int64_t)d * e->B,
+                 (int64_t)e->res[k] * e->need[k], +1);
+    if (e->u_ins_e[d]) slot_delete(e, hi);
+    if (e->u_ins_s[d]) slot_delete(e, i);
+}
+static void truncate_to(eng_t *e, int c) {
+    while (e->depth > c) { e->depth--; unreserve(e, e->depth); }
+}
+static int extend(eng_t *e, const int32_t *perm, int J) {
+    const int W = e->W, B = e->B;
+    double cum = e->depth ? e->cum[e->depth - 1] : 0.0;
+    for (int d = e->depth; d < J; d++) {
+        int k = perm[d];
+        double t, wait;
+        e->perm[d] = k;
+        if (fit(e, k, e->now, &t)) {
+            if (!choose(e, k, e->chosen + (int64_t)d * W, e->bbused + (int64_t)d * B)) return -1;
+            memcpy(e->bbfree + (int64_t)d * B, e->wa, sizeof(int64_t) * B);
+            e->placed[d] = 1; e->start[d] = t;
+            reserve(e, d, t, t + e->wall[k]);
+            wait = t - e->sub[k];
+        } else {
+            e->placed[d] = 0; e->start[d] = INFINITY;
+            wait = e->horizon - e->sub[k];
+        }
+        if (wait < 0.0) wait = 0.0;
+        cum += pow(wait, e->alpha);
+        e->cum[d] = cum;
+        e->depth = d + 1;
+    }
+    return 0;
+}
+int eng_apply(eng_t *e, const int32_t *perm) {
+    const int J = e->J, W = e->W, B = e->B;
+    int c = 0;
+    while (c < e->depth && e->perm[c] == perm[c]) c++;
+    int len = e->depth - c;
+    memcpy(e->s_perm + c, e->perm + c, sizeof(int32_t) * len);
+    memcpy(e->s_placed + c, e->placed + c, sizeof(int8_t) * len);
+    memcpy(e->s_start + c, e->start + c, sizeof(double) * len);
+    memcpy(e->s_chosen + (int64_t)c * W, e->chosen + (int64_t)c * W, sizeof(uint64_t) * W * len);
+    memcpy(e->s_bbfree + (int64_t)c * B, e->bbfree + (int64_t)c * B, sizeof(int64_t) * B * len);
+    memcpy(e->s_bbused + (int64_t)c * B, e->bbused + (int64_t)c * B, sizeof(int64_t) * B * len);
+    memcpy(e->s_cum + c, e->cum + c, sizeof(double) * len);
+    e->stash_c = c; e->stash_len = len; e->stash_valid = 1;
+    truncate_to(e, c);
+    return extend(e, perm, J);
+}
+int eng_revert(eng_t *e) {
+    const int W = e->W, B = e->B;
+    if (!e->stash_valid) return -1;
+    e->stash_valid = 0;
+    int c = e->stash_c, len = e->stash_len;
+    truncate_to(e, c);
+    for (int d = c; d < c + len; d++) {
+        e->perm[d] = e->s_perm[d]; e->placed[d] = e->s_placed[d]; e->start[d] = e->s_start[d];
+        memcpy(e->chosen + (int64_t)d * W, e->s_chosen + (int64_t)d * W, sizeof(uint64_t) * W);
+        memcpy(e->bbfree + (int64_t)d * B, e->s_bbfree + (int64_t)d * B, sizeof(int64_t) * B);
+        memcpy(e->bbused + (int64_t)d * B, e->s_bbused + (int64_t)d * B, sizeof(int64_t) * B);
+        e->cum[d] = e->s_cum[d];
+        if (e->placed[d]) reserve(e, d, e->start[d], e->start[d] + e->wall[e->perm[d]]);
+        e->depth = d + 1;
+    }
+    return 0;
+}
+"""
+
+_FIELDS = [(name, ctypes.c_int32) for name in
+           ("W", "B", "cap", "n", "J", "P", "depth", "stash_c", "stash_len", "stash_valid")]
+_FIELDS += [(name, ctypes.c_double) for name in ("alpha", "now", "horizon")]
+_PTRS = ["keys", "mask", "cnt", "bb", "tb", "res", "wall", "need", "tot", "qa", "sub", "pref", "gmask",
+         "perm", "placed", "start", "chosen", "bbfree", "bbused", "cum", "u_lo", "u_hi", "u_ins_s",
+         "u_ins_e", "s_perm", "s_placed", "s_start", "s_chosen", "s_bbfree", "s_bbused", "s_cum",
+         "wm", "wa", "left"]
+_FIELDS += [(name, ctypes.c_void_p) for name in _PTRS]
+
+
+class _Eng(ctypes.Structure):
+    _fields_ = _FIELDS
+
+
+_lib = None
+_reason: str | None = None
+
+
+def _cache_dir() -> Path:
+    for cand in (os.environ.get("BURSTBUFFER_CACHE_DIR"),
+                 os.path.join(os.environ["XDG_CACHE_HOME"], "burstbuffer") if os.environ.get("XDG_CACHE_HOME") else None,
+                 os.path.join(os.path.expanduser("~"), ".cache", "burstbuffer"),
+                 os.path.join(tempfile.gettempdir(), f"burstbuffer-{os.getuid() if hasattr(os, 'getuid') else 0}")):
+        if not cand:
+            continue
+        try:
+            os.makedirs(cand, exist_ok=True)
+            if os.access(cand, os.W_OK):
+                return Path(cand)
+        except OSError:
+            continue
+    raise OSError("no writable cache directory")
+
+
+def _load():
+    global _lib, _reason
+    if _lib is not None or _reason is not None:
+        return _lib
+    if os.environ.get("BURSTBUFFER_NATIVE", "1").strip().lower() in ("0", "no", "false", "off"):
+        _reason = "disabled by BURSTBUFFER_NATIVE"
+        return None
+    cc = os.environ.get("CC", "cc")
+    tag = hashlib.sha256((C_SOURCE + cc + _platform.machine()).encode()).hexdigest()[:16]
+    try:
+        d = _cache_dir()
+        so = d / f"plan_native_{tag}.so"
+        if not so.exists():
+            if shutil.which(cc) is None:
+                _reason = f"no C compiler ({cc!r} not found)"
+                return None
+            fd, src = tempfile.mkstemp(suffix=".c", dir=d)
+            with os.fdopen(fd, "w") as f:
+                f.write(C_SOURCE)
+            tmp = src[:-2] + ".so"
+            try:
+                r = subprocess.run([cc, "-O2", "-std=c99", "-shared", "-fPIC", "-o", tmp, src, "-lm"],
+                                   capture_output=True, text=True, timeout=120)
+                if r.returncode != 0:
+                    _reason = f"compilation failed: {r.stderr.strip().splitlines()[-1:] or r.returncode}"
+                    return None
+                os.replace(tmp, so)
+            finally:
+                for x in (src, tmp):
+                    try:
+                        os.unlink(x)
+                    except OSError:
+                        pass
+        lib = ctypes.CDLL(str(so))
+        for fn in (lib.eng_apply, lib.eng_revert):
+            fn.restype = ctypes.c_int
+        lib.eng_apply.argtypes = [ctypes.POINTER(_Eng), ctypes.c_void_p]
+        lib.eng_revert.argtypes = [ctypes.POINTER(_Eng)]
+        _lib = lib
+    except (OSError, subprocess.SubprocessError) as exc:
+        _reason = f"{type(exc).__name__}: {exc}"
+        return None
+    return _lib
+
+
+def engine_class():
+    """`NativePlanEngine` if the C library is (or can be) built, else None."""
+    return NativePlanEngine if _load() is not None else None
+
+
+def unavailable_reason() -> str | None:
+    """Why the native engine is unavailable (None if it is available or not tried yet)."""
+    _load()
+    return _reason
+
+
+def _words(mask: int, W: int) -> list[int]:
+    return [(mask >> (64 * x)) & 0xFFFFFFFFFFFFFFFF for x in range(W)]
+
+
+class NativePlanEngine(PlanEngine):
+    """`PlanEngine` with `apply` / `revert` in C (same arguments, same results)."""
+
+    native = True
+
+    def __init__(self, profile: AvailabilityProfile, jobs: Sequence[Job], now: float, alpha: float):
+        super().__init__(profile, jobs, now, alpha)
+        lib = _load()
+        if lib is None:  # pragma: no cover - guarded by engine_class
+            raise RuntimeError(f"native plan engine unavailable: {_reason}")
+        self._lib = lib
+        plat = profile.platform
+        nbb = self.nbb
+        B = max(nbb, 1)
+        maxid = max(plat.compute.max if len(plat.compute) else 0, 0)
+        W = maxid // 64 + 1
+        J = len(self.jobs)
+        nb = len(self._keys)
+        cap = nb + 2 * J + 4
+        self._W, self._B, self._J = W, B, J
+        a = {}
+        a["keys"] = np.empty(cap, np.float64)
+        a["mask"] = np.zeros((cap, W), np.uint64)
+        a["cnt"] = np.zeros(cap, np.int32)
+        a["bb"] = np.zeros((cap, B), np.int64)
+        a["tb"] = np.zeros(cap, np.int64)
+        for i, (t, (m, c, bbp, tb)) in enumerate(zip(self._keys, self._vals)):
+            a["keys"][i] = t
+            a["mask"][i] = _words(m, W)
+            a["cnt"][i] = c
+            if nbb:
+                a["bb"][i] = self._unpack(bbp)
+            a["tb"][i] = tb
+        jd = self._jd
+        a["res"] = np.array([x[0] for x in jd], np.int32)
+        a["wall"] = np.array([x[1] for x in jd], np.float64)
+        a["need"] = np.array([x[2] for x in jd], np.int64)
+        a["tot"] = np.array([x[3] for x in jd], np.int64)
+        a["qa"] = np.array([x[4] for x in jd], np.int64)
+        a["sub"] = np.array(self._sub, np.float64)
+        P = maxid + 1
+        a["pref"] = np.full((P, B), -1, np.int32)
+        for p, pr in self._pref.items():
+            a["pref"][p, :len(pr)] = pr
+        a["gmask"] = np.zeros((B, W), np.uint64)
+        for b, gm in self._first_groups:
+            a["gmask"][b] = _words(gm, W)
+        Jc = max(J, 1)
+        for pre in ("", "s_"):
+            a[pre + "perm"] = np.zeros(Jc, np.int32)
+            a[pre + "placed"] = np.zeros(Jc, np.int8)
+            a[pre + "start"] = np.zeros(Jc, np.float64)
+            a[pre + "chosen"] = np.zeros((Jc, W), np.uint64)
+            a[pre + "bbfree"] = np.zeros((Jc, B), np.int64)
+            a[pre + "bbused"] = np.zeros((Jc, B), np.int64)
+            a[pre + "cum"] = np.zeros(Jc, np.float64)
+        a["u_lo"] = np.zeros(Jc, np.int32)
+        a["u_hi"] = np.zeros(Jc, np.int32)
+        a["u_ins_s"] = np.zeros(Jc, np.int8)
+        a["u_ins_e"] = np.zeros(Jc, np.int8)
+        a["wm"] = np.zeros(W, np.uint64)
+        a["wa"] = np.zeros(B, np.int64)
+        a["left"] = np.zeros(B, np.int64)
+        self._arr = a  # keeps the buffers alive
+        eng = _Eng(W=W, B=nbb, cap=cap, n=nb, J=J, P=P, depth=0, stash_c=0, stash_len=0,
+                   stash_valid=0, alpha=self.alpha, now=self.now, horizon=self.horizon)
+        for name in _PTRS:
+            setattr(eng, name, a[name].ctypes.data)
+        self._eng = eng
+        self._ref = ctypes.byref(eng)
+        self._permbuf = np.zeros(Jc, np.int32)
+
+    def apply(self, perm: Sequence[int]) -> float:
+        if len(perm) != self._J:
+            raise ValueError(f"apply: permutation of {len(perm)} jobs, engine has {self._J}")
+        self._permbuf[:self._J] = perm
+        if self._lib.eng_apply(self._ref, self._permbuf.ctypes.data) != 0:  # pragma: no cover
+            raise AssertionError("BB placement failed after the feasibility check")
+        d = self._eng.depth
+        return float(self._arr["cum"][d - 1]) if d else 0.0
+
+    def revert(self) -> float:
+        if self._lib.eng_revert(self._ref) != 0:
+            raise RuntimeError("revert: no previous plan")
+        d = self._eng.depth
+        return float(self._arr["cum"][d - 1]) if d else 0.0
+
+    def placements(self) -> list[tuple[int, Placement | None]]:
+        a, d, W, nbb = self._arr, self._eng.depth, self._W, self.nbb
+        out = []
+        for i in range(d):
+            k = int(a["perm"][i])
+            if not a["placed"][i]:
+                out.append((k, None))
+                continue
+            m = 0
+            for x in range(W):
+                m |= int(a["chosen"][i, x]) << (64 * x)
+            out.append((k, Placement(float(a["start"][i]), m,
+                                     tuple(int(v) for v in a["bbfree"][i, :nbb]),
+                                     tuple(int(v) for v in a["bbused"][i, :nbb]))))
+        return out
+
+    # the pure-Python state is not maintained by the native engine
+    def _truncate(self, c: int) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _extend(self, perm, c: int) -> None:  # pragma: no cover
+        raise NotImplementedError

@@ -1,0 +1,145 @@
+"""``burstbuffer simulate`` / ``python -m burstbuffer.simulator``: the embedded simulator's command line.
+
+Options follow Batsim 4's (``batsim --help``; SPEC §1): ``-p PLATFORM -w WORKLOAD [-w ...] [-e PREFIX]
+[-s ENDPOINT] [-r HOSTS:ROLE ...] [--enable-dynamic-jobs] [--acknowledge-dynamic-jobs]
+[--enable-profile-reuse] [--forward-profiles-on-submission] [-q]``. As with Batsim, start the scheduler
+first (it binds its REP socket), then this process connects to it.
+
+Exit status: 0 done; 2 bad input (missing or malformed platform/workload file, bad option), with one line
+``burstbuffer simulate: error: FILE: ITEM: REASON``; 1 the scheduler broke the protocol (one line saying
+how, as Batsim aborts) or the simulation deadlocked.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+
+from ..errors import InputError
+
+PROG = "burstbuffer simulate"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the simulator's options to `p` (shared by the subcommand and ``python -m``)."""
+    p.add_argument("-p", "--platform", required=True, help="SimGrid platform XML (e.g. platforms/dragonfly96.xml)")
+    p.add_argument("-w", "--workload", action="append", default=[], metavar="WORKLOAD",
+                   help="Batsim workload JSON; repeatable (workloads w0, w1, ...)")
+    p.add_argument("-e", "--export", default="out", metavar="PREFIX",
+                   help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv [default: out]")
+    p.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000", metavar="ENDPOINT",
+                   help="the scheduler's ZeroMQ REP endpoint to connect to [default: tcp://localhost:28000]")
+    p.add_argument("-r", "--add-role-to-hosts", action="append", default=[], metavar="HOSTS:ROLE",
+                   help="give ROLE (storage, compute_node, master) to the comma-separated HOSTS; repeatable. "
+                        "Without it, the cluster's 'storage_nodes' zone property names the storage nodes")
+    p.add_argument("-m", "--master-host", default="master", metavar="NAME",
+                   help="master host if no host has role=master [default: master]")
+    p.add_argument("--enable-dynamic-jobs", action="store_true",
+                   help="let the scheduler register jobs and profiles (REGISTER_JOB/REGISTER_PROFILE)")
+    p.add_argument("--acknowledge-dynamic-jobs", action="store_true",
+                   help="send JOB_SUBMITTED for registered jobs too")
+    p.add_argument("--enable-profile-reuse", action="store_true",
+                   help="keep profiles of finished dynamic jobs for reuse (with --enable-dynamic-jobs)")
+    p.add_argument("--forward-profiles-on-submission", action="store_true",
+                   help="attach the profile to JOB_SUBMITTED")
+    p.add_argument("--enable-compute-sharing", action="store_true",
+                   help="allow several jobs on one compute node at a time")
+    p.add_argument("--disable-storage-sharing", action="store_true",
+                   help="forbid several jobs on one storage node at a time")
+    p.add_argument("--sched-cfg", default="", metavar="STRING", help="string forwarded as config.sched-config")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="give up if the scheduler does not answer within SECONDS (default: wait forever)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("--dump-platform", action="store_true",
+                   help="print the resources (JSON, as SIMULATION_BEGINS lists them) and exit; no workload needed")
+    p.add_argument("--route", action="append", default=[], metavar="SRC,DST",
+                   help="with --dump-platform: also print the route (links, latency) from host SRC to DST")
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    """Add the ``simulate`` subcommand to an argparse `subparsers`; it calls `run_args(namespace)`."""
+    p = subparsers.add_parser("simulate", help="run the embedded Batsim-compatible simulator",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p)
+    p.set_defaults(func=run_args)
+    return p
+
+
+def config_from_args(ns: argparse.Namespace):
+    """argparse namespace → SimConfig."""
+    from .server import SimConfig
+
+    return SimConfig(platform=ns.platform, workloads=list(ns.workload), export_prefix=ns.export,
+                     socket=ns.socket_endpoint, roles=list(ns.add_role_to_hosts), master=ns.master_host,
+                     dynamic_jobs=ns.enable_dynamic_jobs, ack_dynamic_jobs=ns.acknowledge_dynamic_jobs,
+                     profile_reuse=ns.enable_profile_reuse, forward_profiles=ns.forward_profiles_on_submission,
+                     compute_sharing=ns.enable_compute_sharing, storage_sharing=not ns.disable_storage_sharing,
+                     sched_config=ns.sched_cfg, quiet=ns.quiet, timeout=ns.timeout)
+
+
+def dump_platform(ns: argparse.Namespace) -> dict:
+    """The platform as the simulator sees it: loader used, resources, master, requested routes."""
+    from .platform import load_into_engine, parse_platform, parse_roles_option, resolve_machines, route
+    from .server import _import_simgrid
+
+    spec = parse_platform(ns.platform)
+    machines = resolve_machines(spec, parse_roles_option(ns.add_role_to_hosts), ns.master_host)
+    sg = _import_simgrid(True)
+    engine = sg.Engine(["burstbuffer-simulate", "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
+    loader = load_into_engine(engine, spec)
+    out = {"loader": loader, "hosts": [h.name for h in engine.all_hosts], "master": machines.master.name,
+           "compute_resources": [m.to_json() for m in machines.compute],
+           "storage_resources": [m.to_json() for m in machines.storage], "routes": []}
+    for pair in ns.route:
+        src, _, dst = pair.partition(",")
+        if src not in spec.hosts or dst not in spec.hosts:
+            raise InputError("--route", pair, "expected SRC,DST with two host names of the platform")
+        links, lat = route(engine, src, dst)
+        out["routes"].append({"src": src, "dst": dst, "links": links, "latency": lat})
+    return out
+
+
+def run_args(ns: argparse.Namespace) -> int:
+    """Run what `ns` asks; print one-line errors; return the exit status (module docstring)."""
+    from .server import EXIT_PROTOCOL, SimulationError, Simulator
+
+    try:
+        if ns.dump_platform:
+            print(json.dumps(dump_platform(ns), indent=1))
+            return 0
+        if not ns.workload:
+            raise InputError("-w", "workload", "at least one workload file is needed")
+        sim = Simulator(config_from_args(ns))
+        # SimGrid keeps the main thread in C++ while actors run: let Ctrl-C end the process at once.
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+        except ValueError:  # not the main thread
+            pass
+        res = sim.run()
+    except InputError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except SimulationError as exc:
+        print(f"{PROG}: simulation stopped: {exc}", file=sys.stderr)
+        tb = getattr(exc, "traceback_text", None)
+        if tb and not ns.quiet:
+            sys.stderr.write(tb)
+        return EXIT_PROTOCOL
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    if not ns.quiet:
+        print(f"{PROG}: {res.nb_jobs} jobs ({res.nb_success} succeeded, {res.nb_killed} killed or failed, "
+              f"{res.nb_rejected} rejected), simulated until t={res.end_time:f} s, {res.nb_messages} messages, "
+              f"wall {res.wall_time:.2f} s (scheduler {res.scheduling_time:.2f} s), CPU {res.cpu_time:.2f} s; "
+              f"outputs {res.jobs_csv}, {res.schedule_csv}", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m burstbuffer.simulator [options]`` (same options as ``burstbuffer simulate``)."""
+    p = argparse.ArgumentParser(prog="python -m burstbuffer.simulator", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p)
+    return run_args(p.parse_args(argv))

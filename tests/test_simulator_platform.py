@@ -1,0 +1,146 @@
+"""Platform reading for the embedded simulator (SPEC §1b, §2): XML parsing, Batsim's resources, SimGrid
+loading (in a subprocess: one SimGrid engine per process)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from burstbuffer.errors import InputError
+from burstbuffer.simulator.platform import parse_platform, parse_radical, parse_roles_option, resolve_machines
+from burstbuffer.simulator.units import parse_bandwidth, parse_latency, parse_speed
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+PLATFORM = REPO / "platforms" / "dragonfly96.xml"
+REFERENCE = SHARED / "reference" / "dragonfly96.xml"
+CAPTURE = SHARED / "batsim-4.2.1" / "protocol-full-run.jsonl"
+BB_NODES = [f"node_{9 * k}" for k in range(12)]
+ROLES = [",".join(BB_NODES) + ":storage"]
+
+
+def capture_begins() -> dict:
+    first = json.loads(CAPTURE.read_text().splitlines()[0])
+    return json.loads(first["raw"])["events"][0]["data"]
+
+
+def test_units():
+    assert parse_speed("1Gf") == 1e9 and parse_speed("0") == 0 and parse_speed("2.5kflops") == 2500
+    assert parse_bandwidth("1250MBps") == 1.25e9 and parse_bandwidth("8Gbps") == 1e9
+    assert parse_bandwidth("1KiBps") == 1024
+    assert parse_latency("50us") == 50e-6 and parse_latency("100us") == 100e-6 and parse_latency("0") == 0
+    assert parse_latency("2ms") == 2e-3 and parse_latency("1h") == 3600
+    for bad in ("1Gx", "fast", ""):
+        with pytest.raises(ValueError):
+            parse_speed(bad)
+    assert parse_radical("0-3,7,9-10") == [0, 1, 2, 3, 7, 9, 10]
+
+
+def test_platform_file_structure():
+    spec = parse_platform(str(PLATFORM))
+    assert len(spec.hosts) == 110
+    assert {f"node_{k}" for k in range(108)} | {"master", "pfs"} == set(spec.hosts)
+    (cluster,) = spec.clusters
+    assert (cluster.topology, cluster.topo_parameters, cluster.prefix) == ("DRAGONFLY", "3,1;4,1;3,1;3", "node_")
+    assert (cluster.speed, cluster.bw, cluster.lat) == ("1Gf", "1250MBps", "50us")
+    assert cluster.props == {"burst_buffer_capacity": "40GB", "storage_nodes": ",".join(BB_NODES),
+                             "topo_parameters": "3,1;4,1;3,1;3"}
+    assert spec.hosts["node_5"].zone_props["burst_buffer_capacity"] == "40GB"
+    assert spec.hosts["pfs"].props == {"role": "storage"} and spec.hosts["pfs"].zone_props == {}
+    assert spec.hosts["master"].props == {"role": "master"}
+    # the gateway SimGrid 3.32 does not create: built through the API
+    assert "node_cluster_router" in spec.api_build_reason()
+    assert "node_cluster_router" in parse_platform(str(REFERENCE)).api_build_reason()
+    assert parse_platform(str(REPO / "tests" / "data" / "cluster96.xml")).api_build_reason() is None
+
+
+def test_resources_match_real_batsim():
+    """Ids follow SimGrid's host order (names sorted as strings), storage after compute, master left out:
+    the same (id, name) lists as real Batsim 4.2.1's SIMULATION_BEGINS."""
+    begins = capture_begins()
+    want_c = [(r["id"], r["name"]) for r in begins["compute_resources"]]
+    want_s = [(r["id"], r["name"]) for r in begins["storage_resources"]]
+    for roles in ([], ROLES):  # the zone property storage_nodes, or -r as given to Batsim
+        m = resolve_machines(parse_platform(str(PLATFORM)), parse_roles_option(roles))
+        assert [(x.id, x.name) for x in m.compute] == want_c
+        assert [(x.id, x.name) for x in m.storage] == want_s
+        assert m.master.name == "master"
+        assert all(x.properties == {"role": ""} for x in m.compute)
+        assert all(x.properties == {"role": "storage"} for x in m.storage)
+    # the reference file (no zone property) with Batsim's -r gives exactly the captured resource objects
+    m = resolve_machines(parse_platform(str(REFERENCE)), parse_roles_option(ROLES))
+    assert [x.to_json() for x in m.compute] == begins["compute_resources"]
+    assert [x.to_json() for x in m.storage] == begins["storage_resources"]
+
+
+def test_roles_option_overrides_storage_nodes():
+    m = resolve_machines(parse_platform(str(PLATFORM)), parse_roles_option(["node_0,node_9:storage"]))
+    assert [x.name for x in m.storage] == ["node_0", "node_9", "pfs"]
+    assert len(m.compute) == 106
+    with pytest.raises(InputError, match="unknown role"):
+        parse_roles_option(["node_0:gpu"])
+    with pytest.raises(InputError, match="not in the platform"):
+        resolve_machines(parse_platform(str(PLATFORM)), {"node_999": "storage"})
+
+
+def test_platform_errors(tmp_path):
+    with pytest.raises(InputError, match="file not found"):
+        parse_platform(str(tmp_path / "missing.xml"))
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<platform version='4.1'><zone id='r' routing='Full'>")
+    with pytest.raises(InputError, match="not well-formed"):
+        parse_platform(str(bad))
+    unit = tmp_path / "unit.xml"
+    unit.write_text("<platform version='4.1'><zone id='r' routing='Full'><host id='a' speed='1Gx'/></zone>"
+                    "</platform>")
+    with pytest.raises(InputError, match=r"host 'a'.*speed"):
+        parse_platform(str(unit))
+    nomaster = tmp_path / "nomaster.xml"
+    nomaster.write_text("<platform version='4.1'><zone id='r' routing='Full'><host id='a' speed='1Gf'/></zone>"
+                        "</platform>")
+    with pytest.raises(InputError, match="master"):
+        resolve_machines(parse_platform(str(nomaster)))
+
+
+def dump(platform: Path, *routes: str) -> dict:
+    cmd = [sys.executable, "-m", "burstbuffer.simulator", "-p", str(platform), "--dump-platform"]
+    for r in routes:
+        cmd += ["--route", r]
+    out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_simgrid_build_and_routes():
+    """SimGrid 3.32 cannot load the paper's XML; the API rebuild gives its 110 hosts, PFS routes crossing
+    only link_pfs, master routes only link_master, and Dragonfly routes between nodes."""
+    routes = [f"pfs,node_{k}" for k in range(108)] + ["node_17,pfs", "node_1,master", "node_0,node_1",
+                                                       "node_0,node_4", "node_0,node_9", "node_0,node_40"]
+    d = dump(PLATFORM, *routes)
+    assert d["loader"] == "api"
+    assert d["hosts"] == sorted(d["hosts"]) and len(d["hosts"]) == 110
+    assert len(d["compute_resources"]) == 96 and len(d["storage_resources"]) == 13
+    by = {(r["src"], r["dst"]): r for r in d["routes"]}
+    for k in range(108):
+        r = by[("pfs", f"node_{k}")]
+        assert r["links"] == ["link_pfs"] and r["latency"] == pytest.approx(100e-6)
+    assert by[("node_17", "pfs")]["links"] == ["link_pfs"]
+    assert by[("node_1", "master")]["links"] == ["link_master"]
+    # same router: two node links; same chassis, other router: + a green link; other chassis: black;
+    # other group: blue (SimGrid's Dragonfly routing), 50 us per link
+    assert len(by[("node_0", "node_1")]["links"]) == 2
+    assert by[("node_0", "node_1")]["latency"] == pytest.approx(100e-6)
+    assert any("green" in ln for ln in by[("node_0", "node_4")]["links"])
+    assert any("black" in ln for ln in by[("node_0", "node_9")]["links"])
+    far = by[("node_0", "node_40")]
+    assert any("blue" in ln for ln in far["links"])
+    assert far["latency"] == pytest.approx(50e-6 * len(far["links"]))
+
+
+def test_xml_loader_path():
+    d = dump(REPO / "tests" / "data" / "cluster96.xml", "node_3,master")
+    assert d["loader"] == "xml" and len(d["compute_resources"]) == 96 and d["storage_resources"] == []
+    assert d["routes"][0]["links"][-1] == "link_master"
