@@ -13,7 +13,8 @@ from . import __version__
 from .errors import InputError
 
 #: Subsystems that add their own subcommands through `register(subparsers)`.
-_PLUGINS = ("burstbuffer.simulator.cli", "burstbuffer.workloads.cli")
+_PLUGINS = ("burstbuffer.simulator.cli", "burstbuffer.workloads.cli", "burstbuffer.platforms.cli",
+            "burstbuffer.serve", "burstbuffer.reproduce")
 
 
 def _policy_names() -> list[str]:
@@ -71,7 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--platform", default=str(DEFAULT_PLATFORM), metavar="FILE",
                    help="SimGrid platform XML (default: bundled platforms/dragonfly96.xml)")
     r.add_argument("--output", metavar="DIR", help="output folder (default: out/POLICY)")
-    r.add_argument("--model", default="alloc-only", choices=MODELS, help="job model (default: alloc-only)")
+    r.add_argument("--model", default="io-aware", choices=MODELS,
+                   help="job model: io-aware (stage-in, compute phases, checkpoints with drains, stage-out as "
+                        "Batsim dynamic jobs; SPEC §4) or alloc-only (compute only) (default: io-aware)")
     r.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
     r.add_argument("--bb-capacity", metavar="SIZE",
                    help="BB capacity per storage node when the platform does not give it, e.g. 40GB")
@@ -89,9 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     for mod in _PLUGINS:
         try:
-            importlib.import_module(mod).register(sub)
-        except ImportError:
-            pass
+            plugin = importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:
+                raise
+            continue
+        plugin.register(sub)
     return p
 
 

@@ -73,7 +73,7 @@ def make_executor(model: str):
     raise InputError("--model", model, f"unknown job model (choose from {', '.join(MODELS)})")
 
 
-def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str = "alloc-only",
+def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str = "io-aware",
         seed: int = 0, bb_capacity: str | None = None, storage: str | None = None,
         progress: bool = True, timeout: float = 600.0, policy_options: dict | None = None) -> RunResult:
     """Simulate `workload` on `platform` under `policy`; write `output`/jobs.csv (one row per

@@ -360,6 +360,23 @@ def test_options_and_registry():
 
 
 # ---------------------------------------------------------------------------- schedules
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads(), st.sampled_from(["plan-1", "plan-2", "plan-3", "conservative-bb"]), st.booleans())
+def test_no_over_allocation_and_progress(wl, policy, periodic):
+    """`simulate` asserts at every start that no processor is used twice and no BB node exceeds its
+    capacity; every job that can fit starts, none before its submission; plans only list queued
+    jobs, at times ≥ the decision time."""
+    plat, jobs, runtime = wl
+    tr = simulate(make_scheduler(policy, plat, seed=5), jobs, runtime, period=1.0 if periodic else None)
+    for j in jobs:
+        assert (j.id in tr.start) != (j.id in tr.rejected)
+        if j.id in tr.start:
+            assert tr.start[j.id] >= j.subtime
+    for t, plan in tr.plans:
+        assert all(start is None or start >= t for start in plan.values())
+        assert all(tr.start[jid] >= t for jid in plan)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads(), st.sampled_from(["plan-1", "plan-2", "plan-3"]))
 @pytest.mark.skipif(not NATIVE, reason="native plan engine unavailable")
@@ -501,3 +518,20 @@ def test_conservative_survives_an_overdue_job():
     assert s.reservations["b"].start == 13.0
     s.job_ended("a", 12.5)
     assert [x.job.id for x in s.decide(12.5)] == ["b"]
+
+
+def test_native_engine_falls_back_without_compiler(monkeypatch, tmp_path):
+    monkeypatch.setattr(_plan_native, "_lib", None)
+    monkeypatch.setattr(_plan_native, "_reason", None)
+    monkeypatch.setenv("BURSTBUFFER_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CC", "no-such-compiler-here")
+    assert _plan_native.engine_class() is None
+    assert "no C compiler" in _plan_native.unavailable_reason()
+    p = AvailabilityProfile(Platform.simple(2, [GB]))
+    assert type(make_engine(p, [], 0.0, 2.0)) is PlanEngine
+    with pytest.raises(RuntimeError, match="unavailable"):
+        make_engine(p, [], 0.0, 2.0, native=True)
+    monkeypatch.setattr(_plan_native, "_reason", None)
+    monkeypatch.setenv("BURSTBUFFER_NATIVE", "0")
+    assert _plan_native.engine_class() is None
+    assert "disabled" in _plan_native.unavailable_reason()

@@ -7,7 +7,7 @@ translation of the pure-Python engine's `_fit` / `_choose` / `_reserve` and of i
 plan order with C `pow`, the function CPython's float `**` calls.
 
 Build: the C source is embedded here (so it ships with the package), compiled with ``$CC`` (default
-``cc``) ``-O2 -shared -fPIC`` into a cache directory (``$BURSTBUFFER_CACHE_DIR``, else
+``cc``) ``-O2 -std=c99 -ffp-contract=off -shared -fPIC`` into a cache directory (``$BURSTBUFFER_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/burstbuffer``, else ``~/.cache/burstbuffer``; temp directory as a last resort),
 named after a hash of the source, written atomically. No compiler, a failed build or
 ``BURSTBUFFER_NATIVE=0`` → `engine_class()` returns None and the pure-Python engine is used.
@@ -303,6 +303,8 @@ class _Eng(ctypes.Structure):
 
 _lib = None
 _reason: str | None = None
+#: ISO C (no FMA contraction, no fast-math): the same IEEE double operations as CPython
+_CFLAGS = ("-O2", "-std=c99", "-ffp-contract=off", "-shared", "-fPIC")
 
 
 def _cache_dir() -> Path:
@@ -329,7 +331,7 @@ def _load():
         _reason = "disabled by BURSTBUFFER_NATIVE"
         return None
     cc = os.environ.get("CC", "cc")
-    tag = hashlib.sha256((C_SOURCE + cc + _platform.machine()).encode()).hexdigest()[:16]
+    tag = hashlib.sha256("\0".join([C_SOURCE, cc, *_CFLAGS, _platform.machine()]).encode()).hexdigest()[:16]
     try:
         d = _cache_dir()
         so = d / f"plan_native_{tag}.so"
@@ -342,7 +344,7 @@ def _load():
                 f.write(C_SOURCE)
             tmp = src[:-2] + ".so"
             try:
-                r = subprocess.run([cc, "-O2", "-std=c99", "-shared", "-fPIC", "-o", tmp, src, "-lm"],
+                r = subprocess.run([cc, *_CFLAGS, "-o", tmp, src, "-lm"],
                                    capture_output=True, text=True, timeout=120)
                 if r.returncode != 0:
                     _reason = f"compilation failed: {r.stderr.strip().splitlines()[-1:] or r.returncode}"
@@ -470,18 +472,18 @@ class NativePlanEngine(PlanEngine):
 
     def placements(self) -> list[tuple[int, Placement | None]]:
         a, d, W, nbb = self._arr, self._eng.depth, self._W, self.nbb
-        out = []
+        perm, placed, start = a["perm"][:d].tolist(), a["placed"][:d].tolist(), a["start"][:d].tolist()
+        chosen = a["chosen"][:d].tolist()
+        free, used = a["bbfree"][:d, :nbb].tolist(), a["bbused"][:d, :nbb].tolist()
+        out: list[tuple[int, Placement | None]] = []
         for i in range(d):
-            k = int(a["perm"][i])
-            if not a["placed"][i]:
-                out.append((k, None))
+            if not placed[i]:
+                out.append((perm[i], None))
                 continue
             m = 0
-            for x in range(W):
-                m |= int(a["chosen"][i, x]) << (64 * x)
-            out.append((k, Placement(float(a["start"][i]), m,
-                                     tuple(int(v) for v in a["bbfree"][i, :nbb]),
-                                     tuple(int(v) for v in a["bbused"][i, :nbb]))))
+            for x, v in enumerate(chosen[i]):
+                m |= v << (64 * x)
+            out.append((perm[i], Placement(start[i], m, tuple(free[i]), tuple(used[i]))))
         return out
 
     # the pure-Python state is not maintained by the native engine

@@ -154,10 +154,6 @@ class PlanEngine:
         return [(k, None if pl is None else Placement(pl[0], pl[1], unpack(pl[2]), unpack(pl[3])))
                 for k, pl in zip(self._perm, self._pl)]
 
-    def score_of(self, perm: Sequence[int]) -> float:
-        """Score of `perm` (applies it)."""
-        return self.apply(perm)
-
     # ------------------------------------------------------------------ internals
     def _truncate(self, c: int) -> None:
         log, keys, vals = self._log, self._keys, self._vals

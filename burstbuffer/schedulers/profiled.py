@@ -62,8 +62,9 @@ class ProfileScheduler(Scheduler):
 
     Args:
         platform: the scheduler's view of the platform.
-        seed: seed of the policy's private `random.Random` (``self.rng``); the policies here make
-            no random choice, the seed is kept for reproducibility of subclasses.
+        seed: seed of the policy's private `random.Random` (``self.rng``), the only source of
+            randomness of a policy (plan-α draws its annealing moves from it; the EASY family,
+            filler and conservative-bb make no random choice).
         period: if set (> 0, seconds), `wakeup` asks to be called again at the next multiple of
             `period` while jobs are queued (periodic scheduling, e.g. every minute as in the
             paper's §3.1 example); None = decide on events only.
