@@ -6,6 +6,7 @@ and a job model (`io_model/`). Knows no socket: `run_loop` drives it.
 from __future__ import annotations
 
 import csv
+import logging
 import math
 import os
 from dataclasses import dataclass, field
@@ -120,6 +121,8 @@ class SchedulerApp:
         elif isinstance(ev, JobKilled):
             pass  # the matching JOB_COMPLETED carries the final state
         elif isinstance(ev, UnknownEvent):
+            if ev.type not in self.unknown_events:   # logged once per type, then ignored
+                logging.getLogger("burstbuffer").warning("ignoring unknown Batsim event type %r (t=%g)", ev.type, ts)
             self.unknown_events.append(ev.type)
 
     def _begins(self, data: dict) -> None:
@@ -178,6 +181,8 @@ class SchedulerApp:
         sched = self.scheduler
         if sched is None:
             return
+        if hasattr(self.executor, "flush"):
+            self.executor.flush(now, out)
         for start in sched.decide(now):
             rec = self.records[start.job.id]
             rec.start, rec.procs, rec.bb_alloc = now, start.procs, start.bb_per_storage

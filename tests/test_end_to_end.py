@@ -105,3 +105,23 @@ def test_platform_without_storage_is_a_one_line_error(kth_subset, tmp_path):
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0
     assert "storage" in r.stderr
+
+
+@pytest.mark.parametrize("model", ["alloc-only", "io-aware"])
+def test_job_out_of_walltime_is_killed_counted_and_frees_its_resources(model, tmp_path):
+    import json
+    wl = {"nb_res": 96, "jobs": [
+        {"id": 1, "subtime": 1, "walltime": 100, "res": 96, "profile": "long"},
+        {"id": 2, "subtime": 2, "walltime": 100, "res": 96, "profile": "short"}],
+        "profiles": {"long": {"type": "parallel_homogeneous", "cpu": 1e12, "com": 0, "bb": 10**8},
+                     "short": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0, "bb": 10**8}}}
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(wl))
+    res = run("fcfs-bb", path, PLATFORM, tmp_path / "o", model=model, progress=False, timeout=120)
+    jobs = pd.read_csv(res.jobs_csv).set_index("job_id")
+    assert jobs.loc[1, "final_state"] == "COMPLETED_WALLTIME_REACHED"
+    assert jobs.loc[1, "starting_time"] == pytest.approx(1.0)
+    assert jobs.loc[1, "finish_time"] == pytest.approx(101.0, abs=0.01)   # its whole walltime, not more
+    assert jobs.loc[2, "final_state"] == "COMPLETED_SUCCESSFULLY"
+    assert jobs.loc[2, "starting_time"] == pytest.approx(101.0, abs=0.01)  # the machine is free again
+    assert res.summary.killed == 1 and res.summary.completed == 1

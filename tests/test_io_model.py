@@ -47,10 +47,14 @@ class Driver:
         self.ex.start(self.start, now, out)
         self.collect(out)
 
-    def complete(self, sub, now, state="COMPLETED_SUCCESSFULLY"):
+    def complete(self, sub, now, state="COMPLETED_SUCCESSFULLY", *also):
+        """`sub` (and the `also` sub-jobs, same state) complete in one Batsim message."""
         out = Outbox(now)
-        r = self.ex.on_completed(JobCompleted(sub, state), now, out)
-        self.running.pop(sub)
+        r = None
+        for s in (sub, *also):
+            r = self.ex.on_completed(JobCompleted(s, state), now, out) or r
+            self.running.pop(s)
+        self.ex.flush(now, out)
         self.collect(out)
         return r
 
@@ -148,4 +152,21 @@ def test_sub_job_out_of_walltime_kills_the_job_and_its_drains():
     # the killed drains' completions are ignored afterwards
     for s in drains:
         assert d.complete(s, 5000.0, "COMPLETED_KILLED") is None
+    assert not d.ex.busy
+
+
+def test_sub_jobs_ending_in_the_same_message_are_not_killed():
+    # two checkpoint sub-jobs (one per BB node) reach the job's walltime at the same instant and are
+    # reported in one message: killing the second would be refused by Batsim (already reported)
+    d = Driver(cpu=2 * 3600e9, bb=10**9, walltime=3700)
+    d.go()
+    for s in sorted(d.running):
+        d.complete(s, 5.0)
+    (c1,) = d.running
+    d.complete(c1, 3605.0)
+    ck = sorted(d.running)
+    assert len(ck) == 2
+    r = d.complete(ck[0], 3700.0, "COMPLETED_WALLTIME_REACHED", ck[1])
+    assert r == ("w0!7", "COMPLETED_WALLTIME_REACHED")
+    assert not [x for x in d.log if isinstance(x, KillJob)]
     assert not d.ex.busy

@@ -25,8 +25,7 @@ from procset import ProcSet
 from burstbuffer.platforms.model import Dragonfly, Platform
 from burstbuffer.schedulers import Job, make_scheduler
 from burstbuffer.schedulers import _plan_native
-from burstbuffer.schedulers.plan import (PlanScheduler, candidate_orders, plan_on_profile,
-                                         plan_search)
+from burstbuffer.schedulers.plan import candidate_orders, plan_on_profile, plan_search
 from burstbuffer.schedulers.plan_engine import PlanEngine, make_engine
 from burstbuffer.schedulers.profile import AvailabilityProfile, mask_of
 

@@ -77,6 +77,7 @@ class IOAwareExecutor:
         self._runs: dict[str, _Run] = {}            # original job id → run
         self._owner: dict[str, str] = {}            # sub-job id → original job id
         self._dead: set[str] = set()                # killed sub-jobs whose completion is ignored
+        self._to_kill: set[str] = set()             # kills to send once this message is processed
         self.subjobs = 0
 
     def begin(self, platform, profiles: dict[str, dict[str, dict]]) -> None:
@@ -182,29 +183,36 @@ class IOAwareExecutor:
             run.step = "done"
 
     # ------------------------------------------------------------------ completions
+    def _kill(self, subs: set[str]) -> None:
+        self._dead.update(subs)
+        self._to_kill.update(subs)
+
+    def flush(self, now: float, out: Outbox) -> None:
+        """Send the KILL_JOBs decided while handling a message, once all its events are seen: a
+        sub-job whose completion arrived in the same message is not killed (Batsim refuses to kill
+        a job it already reported)."""
+        if self._to_kill:
+            out.add(KillJob(sorted(self._to_kill)), now)
+            self._to_kill.clear()
+
     def on_completed(self, ev: JobCompleted, now: float, out: Outbox) -> tuple[str, str] | None:
         owner = self._owner.pop(ev.job_id, None)
         if owner is None:
             return None
         if ev.job_id in self._dead:
             self._dead.discard(ev.job_id)
+            self._to_kill.discard(ev.job_id)          # ended on its own: no KILL_JOB for it
             return None
         run = self._runs[owner]
         run.waiting.discard(ev.job_id)
         run.drains.discard(ev.job_id)
         if ev.job_state != "COMPLETED_SUCCESSFULLY":
-            others = sorted(run.waiting | run.drains)
-            if others:
-                self._dead.update(others)
-                out.add(KillJob(others), now)
+            self._kill(run.waiting | run.drains)
             del self._runs[owner]
             return owner, ev.job_state
         if not run.waiting and run.step != "done":
             if now >= run.deadline:           # nothing left of the walltime for the next step
-                others = sorted(run.drains)
-                if others:
-                    self._dead.update(others)
-                    out.add(KillJob(others), now)
+                self._kill(run.drains)
                 del self._runs[owner]
                 return owner, "COMPLETED_WALLTIME_REACHED"
             self._advance(run, now, out)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import math
 import os
 import platform as _platform
 import shutil
