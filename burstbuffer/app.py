@@ -101,6 +101,9 @@ class SchedulerApp:
         self.last_event_time = 0.0
         self.unknown_events: list[str] = []
         self._pending_calls: set[float] = set()
+        # The policy is consulted only after a message that changed its inputs (a submission, a job
+        # end, a requested call): most io-aware messages are sub-job completions that change nothing.
+        self._dirty = False
 
     # ------------------------------------------------------------------ events
     def on_event(self, ts: float, ev: Event, out: Outbox) -> None:
@@ -111,6 +114,7 @@ class SchedulerApp:
             self._submitted(ev, ts, out)
         elif isinstance(ev, RequestedCall):
             self._pending_calls = {t for t in self._pending_calls if t > ts}
+            self._dirty = True
         elif isinstance(ev, Notify):
             if ev.type == "no_more_static_job_to_submit":
                 self.all_submitted = True
@@ -160,6 +164,7 @@ class SchedulerApp:
             self._ended()
             return
         self.scheduler.submit(job, ts)
+        self._dirty = True
 
     def _completed(self, ev: JobCompleted, ts: float, out: Outbox) -> None:
         done = self.executor.on_completed(ev, ts, out)
@@ -169,6 +174,7 @@ class SchedulerApp:
         rec = self.records[job_id]
         rec.end, rec.state = ts, state
         self.scheduler.job_ended(job_id, ts)
+        self._dirty = True
         self._ended()
 
     def _ended(self) -> None:
@@ -183,14 +189,16 @@ class SchedulerApp:
             return
         if hasattr(self.executor, "flush"):
             self.executor.flush(now, out)
-        for start in sched.decide(now):
-            rec = self.records[start.job.id]
-            rec.start, rec.procs, rec.bb_alloc = now, start.procs, start.bb_per_storage
-            self.executor.start(start, now, out)
-        wake = sched.wakeup(now)
-        if wake is not None and wake > now and wake not in self._pending_calls:
-            self._pending_calls.add(wake)
-            out.add(CallMeLater(wake), now)
+        if self._dirty:
+            self._dirty = False
+            for start in sched.decide(now):
+                rec = self.records[start.job.id]
+                rec.start, rec.procs, rec.bb_alloc = now, start.procs, start.bb_per_storage
+                self.executor.start(start, now, out)
+            wake = sched.wakeup(now)
+            if wake is not None and wake > now and wake not in self._pending_calls:
+                self._pending_calls.add(wake)
+                out.add(CallMeLater(wake), now)
         if (self.dynamic_jobs and not self.registration_finished and self.all_submitted
                 and not sched.queue and not self.executor.busy):
             self.registration_finished = True
