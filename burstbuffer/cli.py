@@ -31,23 +31,49 @@ def _cmd_run(args: argparse.Namespace) -> int:
     res = run(args.policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
               bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
               timeout=args.timeout)
-    print(f"policy {args.policy}, model {args.model}, workload {args.workload}, platform {args.platform}")
-    print(res.summary)
-    print(f"wall time              {res.wall_time:.1f} s ({res.messages} protocol messages)")
-    print(f"outputs                {out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv")
+    print_summary(f"policy {args.policy}, model {args.model}, workload {args.workload}, platform {args.platform}",
+                  res, f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv")
     return 0
 
 
+def print_summary(header: str, res, outputs: str) -> None:
+    """The end-of-run report shared by `run` and `serve`: a header line, the summary (SPEC §5), the
+    wall time and message count of `res` (a `runner.RunResult`), and where the outputs are."""
+    print(header)
+    print(res.summary)
+    print(f"wall time              {res.wall_time:.1f} s ({res.messages} protocol messages)")
+    print(f"outputs                {outputs}")
+
+
 def _cmd_metrics(args: argparse.Namespace) -> int:
-    from .metrics.summary import summarize_csv
+    """Summary of one run's per-job table: ours, or a Batsim `_jobs.csv` (with sub-jobs
+    ``w0%<id>`` of an I/O-aware run rebuilt per original job, SPEC §1b)."""
+    from .metrics.summary import summarize
+    from .metrics.tidy import describe_lines, job_metrics, load_jobs
+    from .platforms.units import parse_bytes
     path = Path(args.jobs_csv)
     if not path.is_file():
         raise InputError(str(path), "jobs.csv", "file not found")
+    bb = None
+    if args.workload:
+        from .workloads.batsim_json import load_workload
+        wl = load_workload(args.workload, require_bb=False)
+        bb = {str(j.id): wl.bb_of(j) for j in wl.jobs}
     try:
-        s = summarize_csv(str(path), args.nb_compute, None)
+        total_bb = parse_bytes(args.total_bb) if args.total_bb else None
+    except ValueError as exc:
+        raise InputError("--total-bb", str(args.total_bb), str(exc)) from None
+    try:
+        jobs = load_jobs(path, bb)
+        s = summarize(jobs, args.nb_compute, total_bb)
+        lines = describe_lines(job_metrics(jobs))
     except (KeyError, ValueError) as exc:
         raise InputError(str(path), "columns", f"not a Batsim jobs.csv ({exc})") from None
+    if "nb_subjobs" in jobs:
+        print(f"Batsim sub-job table: {len(jobs)} original jobs rebuilt from "
+              f"{int(jobs['nb_subjobs'].sum())} sub-jobs")
     print(s)
+    print("\n".join(lines))
     return 0
 
 
@@ -88,6 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("metrics", help="summarise a jobs.csv (ours or Batsim's _jobs.csv)")
     m.add_argument("jobs_csv", metavar="JOBS.csv")
     m.add_argument("--nb-compute", type=int, help="number of processors, for the utilisation")
+    m.add_argument("--total-bb", metavar="SIZE", help="total burst-buffer capacity (e.g. 480GB), for the "
+                                                      "BB utilisation")
+    m.add_argument("--workload", metavar="FILE",
+                   help="the run's workload JSON: per-node BB requests for a Batsim table that lacks them")
     m.set_defaults(func=_cmd_metrics)
 
     for mod in _PLUGINS:
@@ -119,9 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("burstbuffer: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # BatsimDied and the like: one line, no traceback
+    except Exception as exc:  # BatsimDied, a protocol error and the like: one line, no traceback
         from .batsim.loop import BatsimDied
-        if isinstance(exc, BatsimDied):
+        from .batsim.protocol import ProtocolError
+        if isinstance(exc, (BatsimDied, ProtocolError)):
             print(f"burstbuffer: {exc}", file=sys.stderr)
             return 1
         raise

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .app import SchedulerApp
+from .batsim.conformance import CheckedTransport
 from .batsim.loop import BatsimDied, run_loop
 from .batsim.transport import ReplySocket
 from .errors import InputError
@@ -28,6 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_WORKLOAD = ROOT / "workloads" / "kth-1000.json"
 DEFAULT_PLATFORM = ROOT / "platforms" / "dragonfly96.xml"
 MODELS = ("alloc-only", "io-aware")
+#: Environment variable that turns on the protocol-conformance check of every answer
+#: (`burstbuffer.batsim.conformance`) when `check_protocol` is not given; the tests set it.
+CHECK_PROTOCOL_ENV = "BURSTBUFFER_CHECK_PROTOCOL"
 
 
 @dataclass
@@ -73,37 +77,97 @@ def make_executor(model: str):
     raise InputError("--model", model, f"unknown job model (choose from {', '.join(MODELS)})")
 
 
+def check_protocol_default() -> bool:
+    """True if the environment variable CHECK_PROTOCOL_ENV is set to anything but "", 0, false, no."""
+    return os.environ.get(CHECK_PROTOCOL_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+class SchedulerSession:
+    """The scheduler side of one simulation, shared by `run` (embedded simulator) and `serve` (external
+    Batsim): the policy and job model in a SchedulerApp, a progress bar, the decision loop over a
+    transport, then `output`/jobs.csv and the summary.
+
+    Raises InputError for an unknown model or policy. `total` (jobs in the workload, if known) sizes
+    the progress bar.
+    """
+
+    def __init__(self, policy: str, output: Path, *, model: str = "io-aware", seed: int = 0,
+                 bb_capacity: str | None = None, policy_options: dict | None = None, total: int | None = None,
+                 progress: bool = True, platform_source: str = "SIMULATION_BEGINS"):
+        from .schedulers import POLICIES, make_scheduler  # registry of policies
+
+        self.executor = make_executor(model)
+        if policy not in POLICIES:
+            raise InputError("--policy", policy, f"unknown policy (choose from {', '.join(POLICIES)})")
+        self.output = Path(output)
+        try:
+            self.output.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(str(output), "output folder", f"cannot create it ({exc.strerror})") from None
+        self.bar = None
+        if progress:
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, unit="job", desc=f"{policy}", dynamic_ncols=True, leave=True)
+        self.app = SchedulerApp(lambda plat: make_scheduler(policy, plat, seed=seed, **(policy_options or {})),
+                                self.executor, bb_capacity=bb_capacity, on_progress=self._progress,
+                                platform_source=platform_source)
+        self.messages = 0
+
+    def _progress(self, done: int, known: int) -> None:
+        if self.bar is not None:
+            self.bar.update(done - self.bar.n)
+
+    @property
+    def jobs_csv(self) -> Path:
+        return self.output / "jobs.csv"
+
+    def loop(self, transport, *, alive=None, timeout: float | None = None, check_protocol: bool | None = None) -> int:
+        """Serve the simulator over `transport` until SIMULATION_ENDS (see `run_loop`); return the number of
+        messages. Whatever happens (end, BatsimDied, ProtocolError, interruption), the progress bar is
+        closed and jobs.csv written with the jobs so far. `check_protocol` (default: the environment
+        variable CHECK_PROTOCOL_ENV) checks every answer with `CheckedTransport` before it is sent."""
+        if check_protocol is None:
+            check_protocol = check_protocol_default()
+        if check_protocol:
+            transport = CheckedTransport(transport)
+
+        def count(received: bytes, answer: bytes) -> None:
+            self.messages += 1
+
+        try:
+            run_loop(transport, self.app, alive=alive, timeout=timeout, on_message=count)
+        finally:
+            if self.bar is not None:
+                self.bar.close()
+            self.app.write_jobs_csv(str(self.jobs_csv))
+        return self.messages
+
+    def summary(self) -> Summary:
+        """Summary of jobs.csv (SPEC §5), with the platform's size once SIMULATION_BEGINS was seen."""
+        plat = self.app.platform
+        return summarize_csv(str(self.jobs_csv), plat.nb_compute if plat else None, plat.total_bb if plat else None)
+
+
 def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str = "io-aware",
         seed: int = 0, bb_capacity: str | None = None, storage: str | None = None,
-        progress: bool = True, timeout: float = 600.0, policy_options: dict | None = None) -> RunResult:
+        progress: bool = True, timeout: float = 600.0, policy_options: dict | None = None,
+        check_protocol: bool | None = None) -> RunResult:
     """Simulate `workload` on `platform` under `policy`; write `output`/jobs.csv (one row per
     original job) and the simulator's Batsim-format `output`/batsim_jobs.csv, batsim_schedule.csv.
 
-    Raises InputError on bad input and BatsimDied if the simulator stops or stays silent for
-    `timeout` seconds.
+    `check_protocol`: check every answer against protocol v4 (`burstbuffer.batsim.conformance`;
+    default: the environment variable CHECK_PROTOCOL_ENV). Raises InputError on bad input, BatsimDied
+    if the simulator stops or stays silent for `timeout` seconds, ProtocolViolation if checked answers
+    break the protocol.
     """
-    from .schedulers import POLICIES, make_scheduler  # registry of policies
-
     for p, what in ((workload, "workload"), (platform, "platform")):
         if not Path(p).is_file():
             raise InputError(str(p), what, "file not found")
     total = count_jobs(workload)
-    executor = make_executor(model)
-    if policy not in POLICIES:
-        raise InputError("--policy", policy, f"unknown policy (choose from {', '.join(POLICIES)})")
-    output.mkdir(parents=True, exist_ok=True)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=total, unit="job", desc=f"{policy}", dynamic_ncols=True, leave=True)
-
-    def on_progress(done: int, known: int) -> None:
-        if bar is not None:
-            bar.update(done - bar.n)
-
-    app = SchedulerApp(lambda plat: make_scheduler(policy, plat, seed=seed, **(policy_options or {})),
-                       executor, bb_capacity=bb_capacity, on_progress=on_progress,
-                       platform_source=str(platform))
+    session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity,
+                               policy_options=policy_options, total=total, progress=progress,
+                               platform_source=str(platform))
+    executor = session.executor
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="burstbuffer-") as tmp:
         endpoint = f"ipc://{tmp}/batsim.sock"
@@ -115,7 +179,8 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
             try:
-                messages = run_loop(sock, app, alive=lambda: proc.poll() is None, timeout=timeout)
+                messages = session.loop(sock, alive=lambda: proc.poll() is None, timeout=timeout,
+                                        check_protocol=check_protocol)
                 rc = proc.wait(timeout=60)
             except BatsimDied as exc:
                 rc = proc.poll()
@@ -129,13 +194,7 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
                 raise
             finally:
                 sock.close()
-                if bar is not None:
-                    bar.close()
-                app.write_jobs_csv(str(output / "jobs.csv"))
         if rc != 0:
             _simulator_failed(rc, log_path)
     wall = time.perf_counter() - t0
-    plat = app.platform
-    summary = summarize_csv(str(output / "jobs.csv"), plat.nb_compute if plat else None,
-                            plat.total_bb if plat else None)
-    return RunResult(summary, output / "jobs.csv", wall, messages)
+    return RunResult(session.summary(), session.jobs_csv, wall, messages)

@@ -1,7 +1,10 @@
 import json
+import os
 from pathlib import Path
 
 import pytest
+
+from burstbuffer.runner import CHECK_PROTOCOL_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -23,3 +26,18 @@ def write_subset(path: Path, n: int, *, edit=None) -> Path:
 @pytest.fixture
 def kth_subset(tmp_path):
     return lambda n, edit=None: write_subset(tmp_path / f"kth-{n}.json", n, edit=edit)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def check_protocol():
+    """Every scheduler the tests start — `runner.run` in process, `burstbuffer run` / `serve` as
+    subprocesses (they inherit the environment) — checks each answer against protocol v4 before
+    sending it (`burstbuffer.batsim.conformance`): a violation raises, or exits non-zero, and fails
+    the test."""
+    old = os.environ.get(CHECK_PROTOCOL_ENV)
+    os.environ[CHECK_PROTOCOL_ENV] = "1"
+    yield
+    if old is None:
+        os.environ.pop(CHECK_PROTOCOL_ENV, None)
+    else:
+        os.environ[CHECK_PROTOCOL_ENV] = old

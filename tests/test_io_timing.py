@@ -13,6 +13,7 @@ from procset import ProcSet
 
 from burstbuffer.batsim.protocol import ExecuteJob, JobSubmitted, SimulationBegins
 from burstbuffer.batsim.loop import run_loop
+from burstbuffer.batsim.conformance import CheckedTransport
 from burstbuffer.batsim.transport import ReplySocket
 from burstbuffer.simulator import command
 
@@ -50,7 +51,7 @@ def simulate(tmp_path, profiles, jobs):
     proc = subprocess.Popen(command(str(PLATFORM), str(tmp_path / "w.json"), export_prefix=str(tmp_path / "o"),
                                     socket_endpoint=endpoint), stderr=subprocess.PIPE)
     try:
-        run_loop(sock, Scripted({f"w0!{i}": (h, m) for i, _, h, m in jobs}), alive=lambda: proc.poll() is None,
+        run_loop(CheckedTransport(sock), Scripted({f"w0!{i}": (h, m) for i, _, h, m in jobs}), alive=lambda: proc.poll() is None,
                  timeout=60)
         assert proc.wait(60) == 0, proc.stderr.read()
     finally:

@@ -1,0 +1,266 @@
+"""`burstbuffer serve`: the scheduler process alone, for an external Batsim 4.x (SPEC §1).
+
+It binds the ZeroMQ REP socket (default ``tcp://*:28000``), prints the batsim command line that
+matches it (platform, workload, ``-r`` storage roles, ``--enable-dynamic-jobs --enable-profile-reuse``
+for the io-aware model, ``-e`` prefix), answers Batsim until SIMULATION_ENDS, writes `OUTPUT`/jobs.csv
+and prints the same summary as `burstbuffer run`. Batsim can be the real one (binary, Docker: see
+docker/) or the embedded simulator (``burstbuffer simulate ... -s tcp://127.0.0.1:28000``).
+
+Faults: Batsim silent for ``--timeout`` seconds, or gone (its connection closed and not back within
+a second) → one line and exit status 1; an unknown event type → a warning, then ignored; SIGINT or
+SIGTERM → jobs.csv with the jobs so far, the summary so far, exit status 130 / 143. Whatever the end,
+jobs.csv is written. Bad input (unknown policy, missing file, address in use) → exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import shlex
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import zmq
+
+from .batsim.loop import BatsimDied
+from .batsim.protocol import ProtocolError
+from .batsim.transport import ReplySocket
+from .errors import InputError
+
+DEFAULT_SOCKET = "tcp://*:28000"
+#: Seconds a lost Batsim connection may take to come back before Batsim is taken for dead.
+RECONNECT_GRACE = 1.0
+
+
+class MonitoredReplySocket(ReplySocket):
+    """A `ReplySocket` that also watches its peer's connection (ZeroMQ socket monitor).
+
+    `peer_alive()` is False once Batsim's connection has been closed and not re-established for
+    `grace` seconds (its process ended); True before any connection (waiting for Batsim).
+    """
+
+    def __init__(self, endpoint: str, timeout: float | None = None, grace: float = RECONNECT_GRACE):
+        super().__init__(endpoint, timeout)
+        self.grace = grace
+        self.peers = 0
+        self.connected_once = False
+        self._lost_at: float | None = None
+        self._monitor = self._sock.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
+
+    def _drain(self) -> None:
+        from zmq.utils.monitor import recv_monitor_message
+        while self._monitor.poll(0):
+            ev = recv_monitor_message(self._monitor)["event"]
+            if ev == zmq.EVENT_ACCEPTED:
+                self.peers += 1
+                self.connected_once = True
+                self._lost_at = None
+            elif ev == zmq.EVENT_DISCONNECTED:
+                self.peers = max(self.peers - 1, 0)
+                if self.peers == 0:
+                    self._lost_at = time.monotonic()
+
+    def peer_alive(self) -> bool:
+        self._drain()
+        return self._lost_at is None or time.monotonic() - self._lost_at < self.grace
+
+    def close(self) -> None:
+        try:
+            self._sock.disable_monitor()
+        except zmq.ZMQError:
+            pass
+        self._monitor.close(linger=0)
+        super().close()
+
+
+def connect_endpoint(bind: str) -> str:
+    """The address Batsim connects to for a bind address: ``tcp://*:P`` / ``tcp://0.0.0.0:P`` →
+    ``tcp://localhost:P``; others unchanged."""
+    for wildcard in ("tcp://*:", "tcp://0.0.0.0:"):
+        if bind.startswith(wildcard):
+            return "tcp://localhost:" + bind[len(wildcard):]
+    return bind
+
+
+def storage_hosts(platform: str | None, storage: str | None) -> tuple[list[str], str]:
+    """The BB hosts for batsim's ``-r HOSTS:storage`` and where they come from.
+
+    `storage` (comma-separated) wins; else the ``storage_nodes`` zone property of a platform XML
+    (this project's extension, which real Batsim ignores); else — a platform that is not XML, such
+    as a compiled C++ platform — the bundled Dragonfly's list. Hosts with the property
+    ``role=storage`` (the PFS) need no ``-r``.
+    """
+    if storage:
+        return [h.strip() for h in storage.split(",") if h.strip()], "--storage"
+    from .runner import DEFAULT_PLATFORM
+    from .simulator.platform import parse_platform
+
+    src = platform if platform and str(platform).endswith(".xml") else None
+    try:
+        spec = parse_platform(str(src or DEFAULT_PLATFORM))
+    except InputError:
+        if src is not None:
+            raise
+        return [], "nowhere (not an XML platform and no bundled one: pass --storage)"
+    hosts: list[str] = []
+    for h in spec.hosts.values():
+        for name in (h.zone_props.get("storage_nodes") or "").split(","):
+            if name.strip() and name.strip() not in hosts:
+                hosts.append(name.strip())
+    return hosts, (str(src) if src else f"the bundled {Path(DEFAULT_PLATFORM).name} (use --storage for another platform)")
+
+
+def batsim_command(platform: str, workload: str, export_prefix: str, socket_endpoint: str,
+                   storage: list[str], dynamic_jobs: bool) -> list[str]:
+    """The batsim (4.x) argv matching this scheduler (SPEC §1; Batsim's page "cli")."""
+    argv = ["batsim", "-p", str(platform), "-w", str(workload), "-e", str(export_prefix), "-s", socket_endpoint]
+    if storage:
+        argv += ["-r", ",".join(storage) + ":storage"]
+    if dynamic_jobs:
+        argv += ["--enable-dynamic-jobs", "--enable-profile-reuse"]
+    return argv
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived while serving (BaseException: nothing on the way may swallow it)."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
+
+
+def _raise_interrupted(signum, frame) -> None:
+    for s in (signal.SIGINT, signal.SIGTERM):   # a second signal must not cut the flushing short
+        signal.signal(s, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+@dataclass
+class ServeOutcome:
+    """`result`: a runner.RunResult (summary so far); `status`: 0 ended, 1 Batsim died or broke the
+    protocol, 128+signal when interrupted; `message`: why, if not 0."""
+
+    result: object
+    status: int
+    message: str = ""
+
+
+def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str = "io-aware", seed: int = 0,
+          bb_capacity: str | None = None, workload: str | None = None, timeout: float | None = 600.0,
+          progress: bool = False, check_protocol: bool | None = None, on_listen=None) -> ServeOutcome:
+    """Serve one external Batsim simulation on `socket` (see the module docstring).
+
+    `workload` (optional) only sizes the progress bar; `timeout` [s] of silence (None: wait forever);
+    `on_listen(session)` is called once the socket is bound (prints the batsim command line).
+    Raises InputError on bad input.
+    """
+    from .runner import RunResult, SchedulerSession, count_jobs
+
+    total = None
+    if workload is not None:
+        if not Path(workload).is_file():
+            raise InputError(str(workload), "workload", "file not found")
+        total = count_jobs(Path(workload))
+    session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity, total=total,
+                               progress=progress)
+    try:
+        sock = MonitoredReplySocket(socket, timeout=0.5)
+    except zmq.ZMQError as exc:
+        raise InputError("--socket", socket, f"cannot bind ({exc})") from None
+    t0 = time.perf_counter()
+    status, message = 0, ""
+    try:
+        previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:   # not the main thread: signals stay as they are
+        previous = {}
+    try:
+        if on_listen is not None:
+            on_listen(session)
+        session.loop(sock, alive=sock.peer_alive, timeout=timeout, check_protocol=check_protocol)
+    except BatsimDied as exc:
+        status, message = 1, str(exc)
+        if not sock.peer_alive():
+            message = "Batsim closed its connection before SIMULATION_ENDS (did it exit?)"
+    except ProtocolError as exc:
+        status, message = 1, str(exc)
+    except Interrupted as exc:
+        status, message = 128 + exc.signum, f"interrupted by {exc}; outputs so far written"
+    finally:
+        sock.close()
+        for s, h in previous.items():
+            signal.signal(s, h)
+    wall = time.perf_counter() - t0
+    return ServeOutcome(RunResult(session.summary(), session.jobs_csv, wall, session.messages), status, message)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from .cli import print_summary
+    from .runner import DEFAULT_PLATFORM
+
+    log = logging.getLogger("burstbuffer")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("burstbuffer serve: %(message)s"))
+        log.addHandler(handler)
+        log.propagate = False
+    out = Path(args.output) if args.output else Path("out") / args.policy
+    platform = args.platform or str(DEFAULT_PLATFORM)
+    if args.platform and not Path(args.platform).exists():
+        raise InputError(args.platform, "platform", "file not found")
+    hosts, hosts_from = storage_hosts(platform, args.storage)
+
+    def listening(session) -> None:
+        cmd = batsim_command(platform, args.workload or "WORKLOAD.json", args.export or str(out / "batsim"),
+                             connect_endpoint(args.socket), hosts, session.executor.uses_dynamic_jobs)
+        print(f"burstbuffer serve: policy {args.policy}, model {args.model}, listening on {args.socket}; "
+              "start Batsim 4.x with:")
+        print("  " + shlex.join(cmd))
+        print(f"  (storage hosts from {hosts_from}; the platform must load in that Batsim's SimGrid: "
+              "README, 'Beside a real Batsim')", flush=True)
+
+    timeout = args.timeout if args.timeout and args.timeout > 0 else None
+    res = serve(args.policy, out, socket=args.socket, model=args.model, seed=args.seed, bb_capacity=args.bb_capacity,
+                workload=args.workload, timeout=timeout, progress=not args.quiet and sys.stderr.isatty(),
+                check_protocol=True if args.check_protocol else None, on_listen=listening)
+    print_summary(f"policy {args.policy}, model {args.model}, served on {args.socket}", res.result,
+                  f"{out}/jobs.csv (per job); Batsim's own at its -e prefix")
+    sys.stdout.flush()
+    if res.status:
+        print(f"burstbuffer serve: {res.message}", file=sys.stderr)
+    return res.status
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    """Add the ``serve`` subcommand to the `burstbuffer` command's subparsers."""
+    from .cli import _policy_names
+    from .runner import MODELS
+
+    p = subparsers.add_parser("serve", help="the scheduler alone, for an external Batsim 4.x",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--policy", required=True, metavar="NAME", help="scheduling policy: " + ", ".join(_policy_names()))
+    p.add_argument("--socket", default=DEFAULT_SOCKET, metavar="ENDPOINT",
+                   help=f"ZeroMQ endpoint to bind; Batsim connects to it with -s (default: {DEFAULT_SOCKET})")
+    p.add_argument("--model", default="io-aware", choices=MODELS,
+                   help="job model: io-aware (Batsim needs --enable-dynamic-jobs --enable-profile-reuse) or "
+                        "alloc-only (default: io-aware)")
+    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
+    p.add_argument("--output", metavar="DIR", help="folder of jobs.csv (default: out/POLICY)")
+    p.add_argument("--workload", metavar="FILE",
+                   help="Batsim's workload: counted for the progress bar and put in the printed batsim command")
+    p.add_argument("--platform", metavar="FILE",
+                   help="Batsim's platform, for the printed batsim command (default: the bundled Dragonfly XML)")
+    p.add_argument("--storage", metavar="HOSTS",
+                   help="comma-separated BB hosts for the printed -r (default: the platform's storage_nodes)")
+    p.add_argument("--export", metavar="PREFIX", help="Batsim's -e prefix in the printed command (default: DIR/batsim)")
+    p.add_argument("--bb-capacity", metavar="SIZE",
+                   help="BB capacity per storage node when Batsim's resources do not carry it, e.g. 40GB")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="S",
+                   help="give up when Batsim stays silent this long, also before its first message "
+                        "(0: wait forever; default: 600 s)")
+    p.add_argument("--check-protocol", action="store_true",
+                   help="check every answer against protocol v4 before sending it (burstbuffer.batsim.conformance)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_serve)
+    return p
