@@ -25,13 +25,27 @@ def _policy_names() -> list[str]:
         return []
 
 
+def policy_and_options(policy: str, alpha: float | None) -> tuple[str, dict]:
+    """`--policy` and `--alpha` → (registry name, options). `--alpha A` selects plan-α with any
+    positive real α (papers/001 Eq. 1); it is only valid with `plan`/`plan-N`."""
+    if alpha is None:
+        return policy, {}
+    if not policy.startswith("plan"):
+        raise InputError("--alpha", str(alpha), f"only plan policies take an alpha, not {policy}")
+    if not alpha > 0:
+        raise InputError("--alpha", str(alpha), "alpha must be a positive real number")
+    return "plan", {"alpha": alpha}
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from .runner import run
-    out = Path(args.output) if args.output else Path("out") / args.policy
-    res = run(args.policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
+    policy, options = policy_and_options(args.policy, args.alpha)
+    label = args.policy if args.alpha is None else f"plan-{args.alpha:g}"
+    out = Path(args.output) if args.output else Path("out") / label
+    res = run(policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
               bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
-              timeout=args.timeout)
-    print_summary(f"policy {args.policy}, model {args.model}, workload {args.workload}, platform {args.platform}",
+              timeout=args.timeout, policy_options=options)
+    print_summary(f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}",
                   res, f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv")
     return 0
 
@@ -101,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--model", default="io-aware", choices=MODELS,
                    help="job model: io-aware (stage-in, compute phases, checkpoints with drains, stage-out as "
                         "Batsim dynamic jobs; SPEC §4) or alloc-only (compute only) (default: io-aware)")
+    r.add_argument("--alpha", type=float, metavar="A",
+                   help="plan-α with any positive real α (exponent of the waiting times in the plan score, "
+                        "papers/001 Eq. 1); with --policy plan")
     r.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
     r.add_argument("--bb-capacity", metavar="SIZE",
                    help="BB capacity per storage node when the platform does not give it, e.g. 40GB")

@@ -125,3 +125,19 @@ def test_job_out_of_walltime_is_killed_counted_and_frees_its_resources(model, tm
     assert jobs.loc[2, "final_state"] == "COMPLETED_SUCCESSFULLY"
     assert jobs.loc[2, "starting_time"] == pytest.approx(101.0, abs=0.01)  # the machine is free again
     assert res.summary.killed == 1 and res.summary.completed == 1
+
+
+def test_alpha_selects_plan_with_any_positive_real(kth_subset, tmp_path):
+    from burstbuffer.cli import policy_and_options
+    from burstbuffer.errors import InputError
+    assert policy_and_options("plan-2", None) == ("plan-2", {})
+    assert policy_and_options("plan", 1.5) == ("plan", {"alpha": 1.5})
+    with pytest.raises(InputError, match="only plan policies"):
+        policy_and_options("sjf-bb", 2.0)
+    r = _cli("run", "--policy", "plan", "--alpha", "1.5", "--workload", str(kth_subset(20)),
+             "--output", str(tmp_path / "p"), "-q")
+    assert r.returncode == 0, r.stderr
+    assert "policy plan-1.5" in r.stdout
+    assert len(pd.read_csv(tmp_path / "p" / "jobs.csv")) == 20
+    r = _cli("run", "--policy", "plan", "--alpha", "-1", "--workload", str(kth_subset(3)), "--output", str(tmp_path))
+    assert r.returncode == 2 and "positive" in r.stderr
