@@ -384,12 +384,17 @@ def resolve_machines(spec: PlatformSpec, roles: dict[str, str] | None = None,
         if h not in spec.hosts:
             raise InputError(spec.path, f"host {h!r}", "given a role (-r) but not in the platform")
     if not roles:
+        # each distinct storage_nodes list is split once (not once per host: O(hosts x BB nodes) at scale)
+        listed_sets: dict[str, set[str]] = {}
         for h in spec.hosts.values():
             listed = h.zone_props.get("storage_nodes")
-            if listed and h.name in {x.strip() for x in listed.split(",")}:
-                roles[h.name] = "storage"
-        for h in sorted({x.strip() for hs in spec.hosts.values()
-                         for x in hs.zone_props.get("storage_nodes", "").split(",") if x.strip()}):
+            if listed:
+                names = listed_sets.get(listed)
+                if names is None:
+                    names = listed_sets[listed] = {x.strip() for x in listed.split(",") if x.strip()}
+                if h.name in names:
+                    roles[h.name] = "storage"
+        for h in sorted(set().union(*listed_sets.values())):
             if h not in spec.hosts:
                 raise InputError(spec.path, "storage_nodes", f"names host {h!r}, which is not in the platform")
     compute, storage, masters = [], [], []
@@ -580,6 +585,11 @@ class _ApiBuilder:
                 if len(parts) != 4 or any(len(p) != 2 for p in parts[:3]) or len(parts[3]) != 1:
                     raise ValueError("expected 'G,g;C,c;R,r;N'")
                 nums = [[int(x) for x in p] for p in parts]
+                if nums[0][0] > nums[2][0]:
+                    # DragonflyZone::get_local_route leaves group i for group j through router j of a chassis:
+                    # with more groups than routers, SimGrid 3.32 reads past its link table (segfault)
+                    raise ValueError(f"{nums[0][0]} groups but {nums[2][0]} routers per chassis; SimGrid's "
+                                     "Dragonfly routing needs groups <= routers")
                 params = sg.DragonflyParams(tuple(nums[0]), tuple(nums[1]), tuple(nums[2]), nums[3][0])
                 count = nums[0][0] * nums[1][0] * nums[2][0] * nums[3][0]
             elif c.topology == "TORUS":
