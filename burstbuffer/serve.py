@@ -104,11 +104,8 @@ def storage_hosts(platform: str | None, storage: str | None) -> tuple[list[str],
         if src is not None:
             raise
         return [], "nowhere (not an XML platform and no bundled one: pass --storage)"
-    hosts: list[str] = []
-    for h in spec.hosts.values():
-        for name in (h.zone_props.get("storage_nodes") or "").split(","):
-            if name.strip() and name.strip() not in hosts:
-                hosts.append(name.strip())
+    lists = dict.fromkeys(h.zone_props.get("storage_nodes") or "" for h in spec.hosts.values())
+    hosts = list(dict.fromkeys(n.strip() for text in lists for n in text.split(",") if n.strip()))
     return hosts, (str(src) if src else f"the bundled {Path(DEFAULT_PLATFORM).name} (use --storage for another platform)")
 
 
