@@ -84,6 +84,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from burstbuffer.platforms.generator import DragonflyParams, write_platform  # noqa: E402
+from common import cpu_model  # noqa: E402
 from burstbuffer.workloads.bb_model import BBModel  # noqa: E402
 from burstbuffer.workloads.batsim_json import write_workload  # noqa: E402
 from burstbuffer.workloads.bundled import KTH_SWF  # noqa: E402
@@ -217,17 +218,6 @@ def _in_subprocess(kind: str, *args: str) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------- main
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return pyplatform.processor() or "?"
-
 
 def _median(rows: list[dict], key: str):
     vals = [r[key] for r in rows if r.get(key) is not None]

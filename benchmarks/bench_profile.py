@@ -18,6 +18,7 @@ import statistics
 import time
 
 from burstbuffer.platforms.model import Platform
+from common import cpu_model
 from burstbuffer.schedulers.base import Job
 from burstbuffer.schedulers.profile import AvailabilityProfile
 
@@ -65,17 +66,6 @@ def median_us(fn, reps: int) -> float:
         fn()
         ts.append(time.perf_counter() - t)
     return statistics.median(ts) * 1e6
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return pyplatform.processor() or "?"
 
 
 def main(argv=None) -> None:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -20,6 +18,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from common import machine  # noqa: E402
 
 CHILD = r"""
 import json, resource, sys, time
@@ -34,18 +34,6 @@ print(json.dumps({"wall": wall, "sched_cpu": me.ru_utime + me.ru_stime, "sched_r
                   "sim_cpu": kids.ru_utime + kids.ru_stime, "sim_rss_mb": kids.ru_maxrss / 1024,
                   "mean_wait_h": res.summary.mean_waiting_h, "mean_bsld": res.summary.mean_bounded_slowdown}))
 """
-
-
-def machine() -> str:
-    cpu = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{os.cpu_count()} cores, {cpu}, Python {platform.python_version()}"
 
 
 def main() -> int:

@@ -28,12 +28,11 @@ group*: with more groups than routers per chassis SimGrid 3.32 reads past its li
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..fileio import atomic_write_text
 from ..simulator.units import parse_bandwidth
 from .units import parse_bytes
 
@@ -257,26 +256,4 @@ def write_platform(p: DragonflyParams, path: str | Path) -> Path:
     nothing is written if `p` is impossible or the write fails. Raises InputError."""
     text = dragonfly_xml(p)  # checks p before touching the disk
     path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise InputError(str(path), "file", exc.strerror or str(exc)) from None
-    try:
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise InputError(str(path), "file", exc.strerror or str(exc)) from None
-        raise
-    return path
+    return atomic_write_text(path, text)

@@ -13,13 +13,12 @@ reason), whose str() is one line.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..fileio import atomic_write_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,29 +111,7 @@ def write_workload(path: str | Path, workload: Workload | dict[str, Any]) -> Pat
     path = Path(path)
     doc = workload.to_dict() if isinstance(workload, Workload) else workload
     text = _dumps(doc)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise InputError(str(path), "file", exc.strerror or str(exc)) from None
-    try:
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)       # mkstemp makes 0600; give the usual permissions
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise InputError(str(path), "file", exc.strerror or str(exc)) from None
-        raise
-    return path
+    return atomic_write_text(path, text)
 
 
 # --- reading and validation ---------------------------------------------------------------------

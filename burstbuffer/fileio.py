@@ -1,0 +1,40 @@
+"""Writing output files without ever leaving one half-written."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import InputError
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write `text` to `path` atomically: a temporary file in the same folder (usual permissions),
+    fsync, then rename over `path`. Creates the folder. Returns the path.
+
+    Raises InputError(path, "file", reason) if it cannot be written; no temporary file is left.
+    """
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise InputError(str(path), "file", exc.strerror or str(exc)) from None
+    try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)       # mkstemp makes 0600; give the usual permissions
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise InputError(str(path), "file", exc.strerror or str(exc)) from None
+        raise
+    return path
