@@ -236,11 +236,11 @@ def test_bad_parameters_leave_an_existing_file_alone(tmp_path):
 
 
 def test_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
-    import burstbuffer.platforms.generator as gen
+    import burstbuffer.fileio as fileio
 
     def boom(src, dst):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(gen.os, "replace", boom)
+    monkeypatch.setattr(fileio.os, "replace", boom)
     with pytest.raises(InputError, match="No space left"):
         write_platform(DragonflyParams(3, 4, 3, 3), tmp_path / "p.xml")
     assert list(tmp_path.iterdir()) == []
