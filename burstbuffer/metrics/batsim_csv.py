@@ -1,0 +1,105 @@
+"""Per original job from a real Batsim `_jobs.csv` of an I/O-aware run (SPEC §1b, §5).
+
+The paper's scheduler rejects every static job (workload ``w0``) in the message that registers its
+first sub-job, so Batsim lists each static job as REJECTED and its steps (stage-in, compute
+phases, checkpoints, drains, stage-out) as dynamic jobs of a workload named after it
+(``w0%15`` holds ``w0%15!0``, ``w0%15!1``, … of static job ``w0!15``). Per original job:
+start = the first sub-job's start, end = the last sub-job's end (SPEC §5); the job's state is
+COMPLETED_SUCCESSFULLY if every sub-job was, else the first other state met in the order
+WALLTIME_REACHED, KILLED, FAILED; a static job without sub-jobs stays REJECTED (it never ran).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from procset import ProcSet
+
+#: Batsim `_jobs.csv` columns (SPEC §1)
+BATSIM_COLUMNS = ["job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
+                  "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
+                  "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy",
+                  "metadata"]
+_BAD_STATES = ("COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED", "COMPLETED_FAILED")
+
+
+def is_subjob_csv(jobs: pd.DataFrame) -> bool:
+    """True if `jobs` is a Batsim `_jobs.csv` whose original jobs ran as dynamic sub-jobs
+    (some workload name has the form ``<static workload>%<job id>``)."""
+    if "workload_name" not in jobs:
+        return False
+    return bool(jobs["workload_name"].astype(str).str.contains("%", regex=False).any())
+
+
+def _union(allocs: pd.Series) -> str:
+    ps = ProcSet()
+    for a in allocs.dropna().astype(str):
+        if a.strip():
+            ps |= ProcSet.from_str(a)
+    return str(ps)
+
+
+def rebuild_original_jobs(jobs: pd.DataFrame, bb_per_node: dict | None = None) -> pd.DataFrame:
+    """One row per static job (Batsim `_jobs.csv` columns plus `bb_per_node`, `bounded_slowdown`,
+    `nb_subjobs`), in submission order, from a sub-job `_jobs.csv` (module docstring for the rules).
+
+    `allocated_resources` is the union of the compute sub-jobs' allocations (data stagings, which
+    allocate the BB and PFS storage machines, are left out). `bb_per_node`: optional
+    {job id (str): bytes per node}, e.g. from the workload file; NaN otherwise.
+    Raises ValueError if a sub-job workload names a static job that is not in the table.
+    """
+    from .summary import bounded_slowdown
+
+    jobs = jobs.copy()
+    jobs["job_id"] = jobs["job_id"].astype(str)
+    wl = jobs["workload_name"].astype(str)
+    is_sub = wl.str.contains("%", regex=False)
+    static = jobs[~is_sub].copy()
+    sub = jobs[is_sub].copy()
+    parent_wl = wl[is_sub].str.split("%", n=1).str[0]
+    sub["parent"] = parent_wl + "!" + wl[is_sub].str.split("%", n=1).str[1]
+    static["key"] = static["workload_name"].astype(str) + "!" + static["job_id"]
+    missing = set(sub["parent"]) - set(static["key"])
+    if missing:
+        raise ValueError(f"sub-jobs of unknown static jobs: {', '.join(sorted(missing)[:5])}")
+    for c in ("starting_time", "finish_time", "submission_time", "requested_time"):
+        jobs[c] = pd.to_numeric(jobs[c], errors="coerce")
+        sub[c] = pd.to_numeric(sub[c], errors="coerce")
+        static[c] = pd.to_numeric(static[c], errors="coerce")
+    g = sub.groupby("parent")
+    first = g["starting_time"].min()
+    last = g["finish_time"].max()
+    count = g.size()
+    compute = sub[~sub["profile"].astype(str).str.startswith("data_staging")]
+    alloc = compute.groupby("parent")["allocated_resources"].agg(_union)
+
+    def state_of(states: pd.Series) -> str:
+        s = set(states.astype(str))
+        for bad in _BAD_STATES:
+            if bad in s:
+                return bad
+        if s <= {"COMPLETED_SUCCESSFULLY"}:
+            return "COMPLETED_SUCCESSFULLY"
+        return sorted(s - {"COMPLETED_SUCCESSFULLY"})[0]
+    state = g["final_state"].agg(state_of)
+
+    out = static[BATSIM_COLUMNS].copy()
+    key = static["key"]
+    ran = key.isin(first.index)
+    st = key.map(first)
+    fin = key.map(last)
+    out["starting_time"] = st
+    out["finish_time"] = fin
+    out["final_state"] = np.where(ran, key.map(state), static["final_state"])
+    out["success"] = (out["final_state"] == "COMPLETED_SUCCESSFULLY").astype(int)
+    sub_t = static["submission_time"]
+    out["execution_time"] = fin - st
+    out["waiting_time"] = st - sub_t
+    out["turnaround_time"] = fin - sub_t
+    run = out["execution_time"]
+    out["stretch"] = (out["turnaround_time"] / run).where(run > 0)
+    out["allocated_resources"] = key.map(alloc).fillna("")
+    out["metadata"] = ""
+    out["bb_per_node"] = static["job_id"].map(bb_per_node) if bb_per_node else np.nan
+    out["bounded_slowdown"] = pd.Series(bounded_slowdown(out["turnaround_time"], run), index=out.index).where(ran)
+    out["nb_subjobs"] = key.map(count).fillna(0).astype(int)
+    return out.sort_values(["submission_time"], kind="stable").reset_index(drop=True)

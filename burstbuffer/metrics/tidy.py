@@ -1,0 +1,81 @@
+"""Per original job metrics (SPEC §5) as one tidy table.
+
+`load_jobs` reads any run's per-job table: this project's ``jobs.csv`` (already one row per
+original job) or a real Batsim ``_jobs.csv`` (one row per job, or, for an I/O-aware run, static
+jobs REJECTED and sub-jobs in workloads ``w0%<id>``: rebuilt by `batsim_csv`).
+`job_metrics` turns it into the metrics table; `describe` summarises one metric column.
+Times in seconds unless a column name says ``_h`` (hours).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .batsim_csv import is_subjob_csv, rebuild_original_jobs
+from .stats import QUANTILES, mean_ci, quantiles
+from .summary import TAU, bounded_slowdown
+
+#: columns of the tidy table, in order (`scope` and `policy` are added by the caller)
+METRIC_COLUMNS = ["job_id", "submission_time", "starting_time", "finish_time", "requested_number_of_resources",
+                  "requested_time", "bb_per_node", "final_state", "waiting_time", "turnaround_time", "runtime",
+                  "bounded_slowdown"]
+
+
+def load_jobs(path: str | Path, bb_per_node: dict | None = None) -> pd.DataFrame:
+    """One row per original job (Batsim `_jobs.csv` columns) from a run's jobs table at `path`.
+
+    Raises KeyError/ValueError (from pandas or `rebuild_original_jobs`) if it is not such a table.
+    """
+    df = pd.read_csv(path, dtype={"job_id": str, "workload_name": str, "profile": str,
+                                  "allocated_resources": str, "metadata": str, "bb_allocation": str})
+    missing = {"job_id", "submission_time", "starting_time", "finish_time", "final_state"} - set(df.columns)
+    if missing:
+        raise KeyError(f"missing column(s) {', '.join(sorted(missing))}")
+    if is_subjob_csv(df):
+        return rebuild_original_jobs(df, bb_per_node)
+    if bb_per_node and "bb_per_node" not in df:
+        df["bb_per_node"] = df["job_id"].map(bb_per_node)
+    return df
+
+
+def job_metrics(jobs: pd.DataFrame, tau: float = TAU) -> pd.DataFrame:
+    """The metrics of each original job (SPEC §5): waiting time = start − submission, turnaround =
+    end − submission, runtime = turnaround − waiting, bounded slowdown = max(turnaround /
+    max(runtime, τ), 1), all NaN for a job that never started (rejected). Columns `METRIC_COLUMNS`."""
+    out = pd.DataFrame({"job_id": jobs["job_id"].astype(str)})
+    for c in ("submission_time", "starting_time", "finish_time", "requested_number_of_resources",
+              "requested_time", "bb_per_node"):
+        out[c] = pd.to_numeric(jobs[c], errors="coerce") if c in jobs else np.nan
+    out["final_state"] = jobs["final_state"].fillna("").astype(str)
+    ok = out["starting_time"].notna() & out["finish_time"].notna()
+    out["waiting_time"] = (out["starting_time"] - out["submission_time"]).where(ok)
+    out["turnaround_time"] = (out["finish_time"] - out["submission_time"]).where(ok)
+    out["runtime"] = out["turnaround_time"] - out["waiting_time"]
+    out["bounded_slowdown"] = pd.Series(bounded_slowdown(out["turnaround_time"], out["runtime"], tau),
+                                        index=out.index).where(ok)
+    return out[METRIC_COLUMNS]
+
+
+def describe(values, *, scale: float = 1.0) -> dict[str, float]:
+    """n, mean, 95 % CI (low, high, ± half width), quantiles (`stats.QUANTILES`, keys ``q0.5`` …)
+    and max of one metric, each value divided by `scale` (3600 for hours)."""
+    a = np.asarray(values, dtype=float) / scale
+    ci = mean_ci(a)
+    d = {"n": ci.n, "mean": ci.mean, "ci_low": ci.low, "ci_high": ci.high, "ci_half": ci.half_width}
+    d.update({f"q{q:g}": v for q, v in quantiles(a).items()})
+    d["max"] = float(np.nanmax(a)) if ci.n else float("nan")
+    return d
+
+
+def describe_lines(metrics: pd.DataFrame) -> list[str]:
+    """Text lines for the CLI: waiting time [h] and bounded slowdown, mean ± CI, quantiles, max."""
+    lines = []
+    for col, scale, label in (("waiting_time", 3600.0, "waiting time [h]"), ("bounded_slowdown", 1.0,
+                                                                            "bounded slowdown")):
+        d = describe(metrics[col], scale=scale)
+        lines.append(f"{label:<22} mean {d['mean']:.4g} ± {d['ci_half']:.3g} (95 % CI, n = {d['n']})")
+        qs = "  ".join(f"q{q:g} {d[f'q{q:g}']:.4g}" for q in QUANTILES)
+        lines.append(f"{'':<22} {qs}  max {d['max']:.4g}")
+    return lines
