@@ -55,18 +55,7 @@ class Filler(ProfileScheduler):
     name = "filler"
 
     def _schedule(self, now: float) -> list[Start]:
-        starts: list[Start] = []
-        free_procs = self.profile.nb_free_at(now)
-        for job in list(self._queue.values()):
-            if free_procs == 0:
-                break
-            if job.res > free_procs:
-                continue
-            fit = self._fits_now(job, now)
-            if fit is not None:
-                starts.append(self._start(job, fit, now))
-                free_procs -= job.res
-        return starts
+        return self._backfill(list(self._queue.values()), now)
 
 
 class EasyBackfilling(Fcfs):
@@ -93,16 +82,7 @@ class EasyBackfilling(Fcfs):
         rest = [j for j in self._queue.values() if j is not head]
         if self.sjf:                                               # lines 15-16
             rest.sort(key=lambda j: (j.walltime, self._submission_index(j)))
-        free_procs = self.profile.nb_free_at(now)
-        for job in rest:                                           # line 17: BACKFILL
-            if free_procs == 0:
-                break
-            if job.res > free_procs:
-                continue
-            fit = self._fits_now(job, now)
-            if fit is not None:
-                starts.append(self._start(job, fit, now))
-                free_procs -= job.res
+        starts += self._backfill(rest, now)                        # line 17: BACKFILL
         self._unreserve()                                          # line 18
         return starts
 

@@ -181,6 +181,22 @@ class ProfileScheduler(Scheduler):
     def _schedule(self, now: float) -> list[Start]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _backfill(self, jobs: list[Job], now: float) -> list[Start]:
+        """BACKFILL of Algorithm 1 (papers/001): start, in the given order, every job whose processors
+        and BB fit now on the profile (so around any reservation it holds). Returns the starts."""
+        starts: list[Start] = []
+        free_procs = self.profile.nb_free_at(now)
+        for job in jobs:
+            if free_procs == 0:
+                break
+            if job.res > free_procs:
+                continue
+            fit = self._fits_now(job, now)
+            if fit is not None:
+                starts.append(self._start(job, fit, now))
+                free_procs -= job.res
+        return starts
+
     def _fits_now(self, job: Job, now: float) -> Fit | None:
         """Processors and BB free for `job` over [now, now + walltime), given holds and reservation."""
         return self.profile.fit_at(job, now, bb_aware=True)
