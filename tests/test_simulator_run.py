@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -152,9 +151,13 @@ def test_protocol_violation_stops_with_one_line(tmp_path):
     assert len(lines) == 1 and "w0!1" in lines[0] and "allocation is invalid" in lines[0]
 
 
-def test_same_exchange_as_real_batsim(tmp_path):
+@pytest.mark.parametrize("handoff", [None, "1"])
+def test_same_exchange_as_real_batsim(tmp_path, monkeypatch, handoff):
     """Replaying the scheduler replies of a real Batsim 4.2.1 run (I/O-aware model, dynamic jobs, data
-    staging, PFS/BB transfers, metadata) yields the same 124 messages byte for byte and the same jobs.csv."""
+    staging, PFS/BB transfers, metadata) yields the same 124 messages byte for byte and the same jobs.csv;
+    also when the server actor hands its loop over to a fresh actor after every withdrawn receive."""
+    if handoff is not None:
+        monkeypatch.setenv("BURSTBUFFER_SERVER_HANDOFF", handoff)
     capture = [json.loads(line) for line in (CAPTURE_DIR / "protocol-full-run.jsonl").read_text().splitlines()]
     res = run_simulation(tmp_path, CAPTURE_DIR / "kth-io-aware-first10.json",
                          platform=SHARED / "reference" / "dragonfly96.xml",
@@ -209,12 +212,10 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys, case, expect):
     assert len(err) == 1 and expect in err[0] and "Traceback" not in err[0]
 
 
-def test_kth1000_fcfs_runs_in_seconds(tmp_path):
-    """Performance: the 1000 KTH jobs (parallel_homogeneous, alloc-only) under a trivial FCFS."""
-    start = time.time()
+def test_kth1000_fcfs_alloc_only(tmp_path):
+    """The 1000 KTH jobs (parallel_homogeneous, alloc-only) under a trivial FCFS all complete (their
+    speed is measured by benchmarks/bench_run.py, not here)."""
     res = run_simulation(tmp_path, REPO / "workloads" / "kth-1000.json", scheduler=("fcfs",))
-    wall = time.time() - start
     assert res.returncode == 0, res.stderr
     assert len(res.jobs) == 1000
     assert all(r["final_state"].startswith("COMPLETED") for r in res.jobs)
-    assert wall < 60, f"1000 jobs took {wall:.1f} s"

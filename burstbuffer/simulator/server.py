@@ -49,6 +49,10 @@ from .workload import DefinitionError, Job, Workload, load_workload, parse_job, 
 
 LD = np.longdouble
 
+#: A server actor hands its loop over to a new one after this many withdrawn receives (see `_serve_loop`);
+#: the environment variable BURSTBUFFER_SERVER_HANDOFF overrides it (tests force hand-overs with 1).
+_HANDOFF_AFTER = 1000
+
 #: Exit status of a run stopped by a protocol violation of the scheduler (bad input files give 2).
 EXIT_PROTOCOL = 1
 
@@ -167,6 +171,11 @@ class Simulator:
             self.workloads[f"w{i}"] = load_workload(path, f"w{i}")
         self.static_names = list(self.workloads)
         self.gc_profiles = not (config.dynamic_jobs and config.profile_reuse)
+        value = os.environ.get("BURSTBUFFER_SERVER_HANDOFF", str(_HANDOFF_AFTER))
+        try:
+            self.handoff_after = int(value)
+        except ValueError:
+            raise InputError("BURSTBUFFER_SERVER_HANDOFF", value, "not an integer") from None
         self._seq = itertools.count()
 
     # ------------------------------------------------------------------------------------ running
@@ -243,6 +252,7 @@ class Simulator:
         self.posts: deque = deque()       # (post time, job) of job messages not yet received, FIFO
         self.get_comm = None
         self.get_data = None
+        self.withdrawn = 0                # receives cancelled by the current server actor
         self.reached = 0.0                # latest timer target reached (see _next_message)
         self.to_delete: list[Job] = []
         self.idle_workers: list[_Worker] = []
@@ -294,7 +304,17 @@ class Simulator:
     def _serve(self) -> None:
         self._append(0.0, "SIMULATION_BEGINS", self._simulation_begins())
         self._send()
+        self._serve_loop()
+
+    def _serve_loop(self) -> None:
         while not self.end_ack:
+            if self.withdrawn >= self.handoff_after:
+                # SimGrid 3.32 keeps every cancelled receive in its actor's activity list, which each later
+                # completion scans: hand the loop over to a fresh server actor at the same instant (the
+                # old one ends, and its list with it) so that the cost per message stays flat.
+                self.withdrawn = 0
+                self.sg.Actor.create("server", self.master_host, self._guarded, self._serve_loop)
+                return
             kind, payload = self._next_message()
             self._handle(kind, payload)
             if self.sched_ready and not self.end_ack and self._mailbox_empty():
@@ -339,6 +359,7 @@ class Simulator:
                     not self.posts or self.posts[0][0] >= self.internal[0][0]):
                 if self.get_comm is not None:  # unmatched (no job message posted): withdraw it
                     self.get_comm.cancel()
+                    self.withdrawn += 1
                     self.get_comm = self.get_data = None
                 _, _, kind, payload = heapq.heappop(self.internal)
                 return kind, payload
