@@ -255,7 +255,7 @@ class Simulator:
         self.withdrawn = 0                # receives cancelled by the current server actor
         self.reached = 0.0                # latest timer target reached (see _next_message)
         self.to_delete: list[Job] = []
-        self.idle_workers: list[_Worker] = []
+        self.idle_workers: dict = {}      # host -> parked job actors on it (moving an actor costs a simcall)
         self.submitters_left = 0
         for name in self.static_names:
             wl = self.workloads[name]
@@ -864,10 +864,13 @@ class Simulator:
 
     def _dispatch(self, job: Job, host) -> None:
         """Run `job` in an actor on `host` (its first allocated machine), as Batsim does. Finished job
-        actors are kept, parked on a semaphore, and moved to the next job's host: creating a SimGrid
-        actor (a thread) per job costs more than the job's own activities."""
-        if self.idle_workers:
-            w = self.idle_workers.pop()
+        actors are kept, parked on a semaphore, and reused (one parked on `host` first, else one moved
+        there): creating a SimGrid actor (a thread) per job costs more than the job's own activities."""
+        idle = self.idle_workers.get(host) or next(iter(self.idle_workers.values()), None)
+        if idle:
+            w = idle.pop()
+            if not idle:
+                del self.idle_workers[w.host]
         else:
             w = _Worker(self.sg.Semaphore(0))
             w.actor = self.sg.Actor.create("job_executor", host, self._worker_loop, w)
@@ -885,7 +888,7 @@ class Simulator:
                 this_actor.set_host(w.host)
             job, w.job = w.job, None
             self._guarded(self._job_body, job)
-            self.idle_workers.append(w)
+            self.idle_workers.setdefault(w.host, []).append(w)
 
     def _job_body(self, job: Job) -> None:
         job.composed_stack = []
@@ -944,8 +947,7 @@ class Simulator:
         else:
             hosts, flops, nbytes = self._ptask(job, prof)
             ex = sg.this_actor.exec_init(hosts, flops, nbytes)
-            job.activity, job.activity_kind = ex, "exec"
-            ex.start()
+            job.activity, job.activity_kind = ex, "exec"  # wait/wait_for start it (one simcall less)
         rem = remaining[0]
         if rem < 0:
             ex.wait()
