@@ -158,60 +158,37 @@ def select_workloads(args, work: Path) -> tuple[Path | None, list[Path], list[st
 
 # --- workers ----------------------------------------------------------------------------------------
 _QUEUE = None
-_KEY = None
 
 
-class _QueueBar:
-    """Stands in for tqdm inside a worker: runner.run's per-run bar reports its count to the parent
-    through a queue (at most every 0.5 s, and at the end)."""
+class _QueueReporter:
+    """Inside a worker: passes runner.run's progress (jobs started or rejected, total) to the parent's
+    bars through a queue, at most every 0.5 s and always on the last job."""
 
-    def __init__(self, *args, total=None, **kwargs):
-        self.total = total
-        self.n = 0
+    def __init__(self, key: str):
+        self.key = key
         self._last = 0.0
-        self._send(force=True)
 
-    def _send(self, force: bool = False):
+    def __call__(self, done: int, total: int | None) -> None:
         now = time.monotonic()
-        if _QUEUE is not None and (force or now - self._last >= 0.5 or (self.total and self.n >= self.total)):
-            self._last = now
-            try:
-                _QUEUE.put_nowait((_KEY, self.n, self.total))
-            except Exception:
-                pass
-
-    def update(self, k=1):
-        self.n += k
-        self._send()
-
-    def close(self):
-        self._send(force=True)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __getattr__(self, name):   # set_postfix, refresh, … : nothing to do
-        return lambda *a, **k: None
+        if _QUEUE is None or not (now - self._last >= 0.5 or (total and done >= total)):
+            return
+        self._last = now
+        try:
+            _QUEUE.put_nowait((self.key, done, total))
+        except Exception:  # noqa: BLE001 - a full or closed queue only loses a bar update
+            pass
 
 
 def _init_worker(q) -> None:
-    """Worker start: an idle worker ignores Ctrl-C (the parent cancels what has not started); with a
-    progress queue, runner.run's bar becomes a `_QueueBar` (runner imports `tqdm.tqdm` at call time)."""
+    """Worker start: an idle worker ignores Ctrl-C (the parent cancels what has not started); `q` (or
+    None: no progress bars) carries the runs' progress to the parent."""
     global _QUEUE
     _QUEUE = q
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if q is not None:
-        import tqdm as tqdm_mod
-        tqdm_mod.tqdm = _QueueBar
 
 
 def _run_one(spec: RunSpec, platform: str, seed: int, timeout: float) -> dict:
     """Worker: simulate one run, write its marker last; return the marker's content or an error."""
-    global _KEY
-    _KEY = spec.key
     from .runner import run
     out = Path(spec.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -222,7 +199,8 @@ def _run_one(spec: RunSpec, platform: str, seed: int, timeout: float) -> dict:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         res = run(spec.policy, Path(spec.workload), Path(platform), out, model=spec.model, seed=seed,
-                  progress=_QUEUE is not None, timeout=timeout)
+                  progress=False, on_progress=_QueueReporter(spec.key) if _QUEUE is not None else None,
+                  timeout=timeout)
     except BaseException as exc:   # noqa: BLE001 - reported, the other runs go on
         msg = f"{type(exc).__name__}: {exc}"
         (out / "error.txt").write_text(msg + "\n\n" + traceback.format_exc())

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,12 +88,14 @@ class SchedulerSession:
     transport, then `output`/jobs.csv and the summary.
 
     Raises InputError for an unknown model or policy. `total` (jobs in the workload, if known) sizes
-    the progress bar.
+    the progress bar; `on_progress(done, total)` (jobs started or rejected so far, `total`) is called
+    after every message that changes them, with or without the bar.
     """
 
     def __init__(self, policy: str, output: Path, *, model: str = "io-aware", seed: int = 0,
                  bb_capacity: str | None = None, policy_options: dict | None = None, total: int | None = None,
-                 progress: bool = True, platform_source: str = "SIMULATION_BEGINS"):
+                 progress: bool = True, platform_source: str = "SIMULATION_BEGINS",
+                 on_progress: Callable[[int, int | None], None] | None = None):
         from .schedulers import POLICIES, make_scheduler  # registry of policies
 
         self.executor = make_executor(model)
@@ -111,10 +114,14 @@ class SchedulerSession:
                                 self.executor, bb_capacity=bb_capacity, on_progress=self._progress,
                                 platform_source=platform_source)
         self.messages = 0
+        self.total = total
+        self.on_progress = on_progress
 
     def _progress(self, done: int, known: int) -> None:
         if self.bar is not None:
             self.bar.update(done - self.bar.n)
+        if self.on_progress is not None:
+            self.on_progress(done, self.total)
 
     @property
     def jobs_csv(self) -> Path:
@@ -150,10 +157,13 @@ class SchedulerSession:
 def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str = "io-aware",
         seed: int = 0, bb_capacity: str | None = None, storage: str | None = None,
         progress: bool = True, timeout: float = 600.0, policy_options: dict | None = None,
-        check_protocol: bool | None = None) -> RunResult:
+        check_protocol: bool | None = None,
+        on_progress: Callable[[int, int | None], None] | None = None) -> RunResult:
     """Simulate `workload` on `platform` under `policy`; write `output`/jobs.csv (one row per
     original job) and the simulator's Batsim-format `output`/batsim_jobs.csv, batsim_schedule.csv.
 
+    `progress`: a tqdm bar on stderr; `on_progress(done, total)`: a callback with the jobs started or
+    rejected so far and the workload's job count (see `SchedulerSession`).
     `check_protocol`: check every answer against protocol v4 (`burstbuffer.batsim.conformance`;
     default: the environment variable CHECK_PROTOCOL_ENV). Raises InputError on bad input, BatsimDied
     if the simulator stops or stays silent for `timeout` seconds, ProtocolViolation if checked answers
@@ -165,7 +175,7 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
     total = count_jobs(workload)
     session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity,
                                policy_options=policy_options, total=total, progress=progress,
-                               platform_source=str(platform))
+                               platform_source=str(platform), on_progress=on_progress)
     executor = session.executor
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="burstbuffer-") as tmp:

@@ -56,9 +56,14 @@ def test_impossible_jobs_are_rejected_and_counted(model, kth_subset, tmp_path):
         w["jobs"][1]["res"] = 200                        # more processors than the 96 of the platform
         w["profiles"][w["jobs"][2]["profile"]]["bb"] = 50 * 10**9   # more BB per node than a 40 GB BB node
     wl = kth_subset(10, edit)
-    res = run("sjf-bb", wl, PLATFORM, tmp_path / "o", model=model, progress=False, timeout=120)
+    seen = []
+    res = run("sjf-bb", wl, PLATFORM, tmp_path / "o", model=model, progress=False, timeout=120,
+              on_progress=lambda done, total: seen.append((done, total)))
     jobs = pd.read_csv(res.jobs_csv)
     assert res.summary.rejected == 2 and res.summary.completed == 8
+    # the progress callback counts started and rejected jobs, never backwards, up to all 10
+    assert seen and seen[-1] == (10, 10)
+    assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:]))
     assert len(jobs) == 10
     assert set(jobs[jobs.final_state == "REJECTED"].job_id.astype(str)) == {"16", "17"}
     bat = pd.read_csv(tmp_path / "o" / "batsim_jobs.csv")
