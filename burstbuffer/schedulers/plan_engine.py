@@ -85,13 +85,13 @@ class PlanEngine:
         self._vmask = (1 << (F - 1)) - 1
         self._guard = sum(1 << (s + F - 1) for s in self._shifts)
         base_keys, base_vals = [], []
-        for t, (m, bb, c) in profile._slots.items():
+        for t, m, bb, c in profile.packed_breakpoints():
             base_keys.append(t)
             base_vals.append((m, c, self._pack(bb), sum(bb)))
         self._keys = base_keys
         self._vals = base_vals
         # BB placement preference (SPEC §2) per compute id, as BB indices
-        self._pref: dict[int, tuple[int, ...]] = {p: profile._pref_index(p) for p in profile.platform.compute}
+        self._pref: dict[int, tuple[int, ...]] = {p: profile.bb_preference_index(p) for p in profile.platform.compute}
         groups: dict[int, int] = {}
         for p, pr in self._pref.items():
             if pr:

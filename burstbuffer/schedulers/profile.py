@@ -170,6 +170,23 @@ class AvailabilityProfile:
         for t, (m, bb, _) in self._slots.items():
             yield t, procset_of(m), dict(zip(self._bb_ids, bb))
 
+    def packed_breakpoints(self) -> Iterator[tuple[float, int, tuple[int, ...], int]]:
+        """Iterate over the breakpoints in their packed form, ascending time: (time [s], free-processor
+        bitmask (bit i = compute id i), free bytes per BB node in `bb_ids` order, number of free
+        processors). For engines that copy the profile (plan_engine)."""
+        for t, (m, bb, c) in self._slots.items():
+            yield t, m, bb, c
+
+    def bb_preference_index(self, compute_id: int) -> tuple[int, ...]:
+        """Indices into `bb_ids` of the BB nodes `compute_id` prefers, best first (same chassis, same
+        group, any: SPEC §2, `Platform.bb_preference`); cached per compute id."""
+        pref = self._pref.get(compute_id)
+        if pref is None:
+            pref = tuple(self._bb_index[b] for b in self.platform.bb_preference(compute_id)
+                         if b in self._bb_index)
+            self._pref[compute_id] = pref
+        return pref
+
     # ------------------------------------------------------------------ time
     def advance(self, now: float) -> None:
         """Forget the past: breakpoints before `now` are dropped and the value in force at `now`
@@ -429,14 +446,6 @@ class AvailabilityProfile:
                 return True
         return False
 
-    def _pref_index(self, compute_id: int) -> tuple[int, ...]:
-        pref = self._pref.get(compute_id)
-        if pref is None:
-            pref = tuple(self._bb_index[b] for b in self.platform.bb_preference(compute_id)
-                         if b in self._bb_index)
-            self._pref[compute_id] = pref
-        return pref
-
     def _make_fit(self, t: float, free: int, bb: tuple[int, ...], job: Job, bb_aware: bool) -> Fit:
         chosen = _lowest_mask(free, job.res)
         procs = procset_of(chosen)
@@ -446,7 +455,7 @@ class AvailabilityProfile:
         need = job.bb
         bb_of_node: dict[int, int] = {}
         for p in procs:
-            for i in self._pref_index(p):
+            for i in self.bb_preference_index(p):
                 if left[i] >= need:
                     left[i] -= need
                     bb_of_node[p] = self._bb_ids[i]
