@@ -938,11 +938,11 @@ class Simulator:
                     if ret != 0:
                         return ret
             return prof.ret
-        if t == "data_staging" and self._staging_as_comm(job, d):
+        ends = self._staging_ends(job, d) if t == "data_staging" else None
+        if ends is not None:
             # A 2-host transfer: the same L07 action as Batsim's 2-host parallel task (ptask_L07 builds
-            # every host-to-host communication as one), in 2 simcalls instead of 5.
-            ex = sg.Comm.sendto_async(self.mstate[job.staging[0]].host, self.mstate[job.staging[1]].host,
-                                      int(d["nb_bytes"]))
+            # every host-to-host communication as one), started by one simcall instead of four.
+            ex = sg.Comm.sendto_async(ends[0], ends[1], int(d["nb_bytes"]))
             job.activity, job.activity_kind, job.activity_amount = ex, "comm", float(d["nb_bytes"])
         else:
             hosts, flops, nbytes = self._ptask(job, prof)
@@ -962,16 +962,16 @@ class Simulator:
         remaining[0] = rem - (self.now - t0)
         return prof.ret
 
-    def _staging_as_comm(self, job: Job, d: dict) -> bool:
-        """Whether a data_staging profile can run as a plain host-to-host comm: a positive whole number of
-        bytes (SimGrid's sendto takes an integer) between two different machines. Sets ``job.staging``."""
+    def _staging_ends(self, job: Job, d: dict):
+        """(source host, destination host) of a data_staging profile that can run as a plain host-to-host
+        comm — a positive whole number of bytes (SimGrid's sendto takes an integer) between two different
+        machines —, else None (it runs as a parallel task, `_ptask`)."""
         nb = float(d["nb_bytes"])
         if not (nb > 0 and nb.is_integer()):
-            return False
+            return None
         src = self._storage_machine(job, d["from"], "a data staging task")
         dst = self._storage_machine(job, d["to"], "a data staging task")
-        job.staging = (src, dst)
-        return src != dst
+        return (self.mstate[src].host, self.mstate[dst].host) if src != dst else None
 
     def _storage_machine(self, job: Job, label: str, what: str) -> int:
         sm = job.storage_mapping

@@ -172,7 +172,6 @@ class Job:
     composed_stack: list = field(default_factory=list)
     mapping: list | None = None
     storage_mapping: dict = field(default_factory=dict)
-    staging: tuple | None = None          # (source, destination) machine ids of a data_staging run
 
     @property
     def is_complete(self) -> bool:
