@@ -44,7 +44,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else Path("out") / label
     res = run(policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
               bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
-              timeout=args.timeout, policy_options=options)
+              timeout=args.timeout, policy_options=options, cpu=args.cpu)
     print_summary(f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}",
                   res, f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv")
     return 0
@@ -125,6 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated BB storage hosts (default: the platform's storage_nodes property)")
     r.add_argument("--timeout", type=float, default=600.0, metavar="S",
                    help="give up if the simulator stays silent this long (default: 600 s)")
+    r.add_argument("--cpu", default="auto", metavar="auto|off|N",
+                   help="CPU core shared by the scheduler and the simulator, which take turns: auto (the "
+                        "current one), off (no pinning) or a number (default: auto; twice as fast as "
+                        "unpinned on a 2-core machine)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     r.set_defaults(func=_cmd_run)
 

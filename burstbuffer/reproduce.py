@@ -32,6 +32,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .affinity import resolve_cpu
 from .errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,6 +159,7 @@ def select_workloads(args, work: Path) -> tuple[Path | None, list[Path], list[st
 
 # --- workers ----------------------------------------------------------------------------------------
 _QUEUE = None
+_CPU = None
 
 
 class _QueueReporter:
@@ -179,12 +181,17 @@ class _QueueReporter:
             pass
 
 
-def _init_worker(q) -> None:
+def _init_worker(q, counter, pin: bool) -> None:
     """Worker start: an idle worker ignores Ctrl-C (the parent cancels what has not started); `q` (or
-    None: no progress bars) carries the runs' progress to the parent."""
-    global _QUEUE
+    None: no progress bars) carries the runs' progress to the parent; with `pin`, the k-th worker
+    started (`counter`) runs its simulations on the k-th available CPU core (`burstbuffer.affinity`)."""
+    global _QUEUE, _CPU
     _QUEUE = q
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with counter.get_lock():
+        slot = counter.value
+        counter.value += 1
+    _CPU = resolve_cpu("auto", slot=slot) if pin else None
 
 
 def _run_one(spec: RunSpec, platform: str, seed: int, timeout: float) -> dict:
@@ -200,7 +207,7 @@ def _run_one(spec: RunSpec, platform: str, seed: int, timeout: float) -> dict:
     try:
         res = run(spec.policy, Path(spec.workload), Path(platform), out, model=spec.model, seed=seed,
                   progress=False, on_progress=_QueueReporter(spec.key) if _QUEUE is not None else None,
-                  timeout=timeout)
+                  timeout=timeout, cpu=_CPU)
     except BaseException as exc:   # noqa: BLE001 - reported, the other runs go on
         msg = f"{type(exc).__name__}: {exc}"
         (out / "error.txt").write_text(msg + "\n\n" + traceback.format_exc())
@@ -241,8 +248,9 @@ def read_marker(spec: RunSpec) -> dict | None:
 
 
 def execute(specs: list[RunSpec], *, platform: str, seed: int, workers: int, progress: bool,
-            timeout: float, log=print) -> dict[str, dict]:
-    """Run every spec whose marker is missing, `workers` at a time; return key → marker or error."""
+            timeout: float, pin: bool = True, log=print) -> dict[str, dict]:
+    """Run every spec whose marker is missing, `workers` at a time (each on a CPU core of its own when
+    `pin`); return key → marker or error."""
     results: dict[str, dict] = {}
     todo = []
     for s in specs:
@@ -287,7 +295,7 @@ def execute(specs: list[RunSpec], *, platform: str, seed: int, workers: int, pro
                 b.update(n - b.n)
 
     pool = ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo))), mp_context=ctx, initializer=_init_worker,
-                               initargs=(q,))
+                               initargs=(q, ctx.Value("i", 0), pin))
     futures = {pool.submit(_run_one, s, platform, seed, timeout): s for s in todo}
     pending_keys = {s.key for s in todo}
     try:
@@ -582,7 +590,7 @@ def reproduce(args) -> int:
         analyse(out, specs_done, results, manifest)
         return 0
     results = execute(specs, platform=str(platform), seed=args.seed, workers=workers,
-                      progress=not args.quiet, timeout=args.timeout)
+                      progress=not args.quiet, timeout=args.timeout, pin=args.cpu == "auto")
     wall = time.perf_counter() - t0
     history = _history(out)
     history.append({"started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - wall)),
@@ -633,6 +641,9 @@ def register(subparsers) -> None:
                    help="Fig. 3: fcfs-easy, alloc-only, on the first N jobs of the workload (default 3500; 0: no)")
     r.add_argument("--timeout", type=float, default=600.0, metavar="S",
                    help="a run fails if its simulator stays silent this long (default: 600 s)")
+    r.add_argument("--cpu", choices=("auto", "off"), default="auto",
+                   help="auto: each worker's scheduler and simulator share one CPU core of their own (they take "
+                        "turns; twice as fast as unpinned on 2 cores); off: no pinning (default: auto)")
     r.add_argument("--report-only", action="store_true",
                    help="simulate nothing: tables, figures and report from the runs finished so far")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bars")

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .affinity import pinned, resolve_cpu
 from .app import SchedulerApp
 from .batsim.conformance import CheckedTransport
 from .batsim.loop import BatsimDied, run_loop
@@ -158,12 +159,15 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
         seed: int = 0, bb_capacity: str | None = None, storage: str | None = None,
         progress: bool = True, timeout: float = 600.0, policy_options: dict | None = None,
         check_protocol: bool | None = None,
-        on_progress: Callable[[int, int | None], None] | None = None) -> RunResult:
+        on_progress: Callable[[int, int | None], None] | None = None,
+        cpu: str | int | None = "auto") -> RunResult:
     """Simulate `workload` on `platform` under `policy`; write `output`/jobs.csv (one row per
     original job) and the simulator's Batsim-format `output`/batsim_jobs.csv, batsim_schedule.csv.
 
     `progress`: a tqdm bar on stderr; `on_progress(done, total)`: a callback with the jobs started or
     rejected so far and the workload's job count (see `SchedulerSession`).
+    `cpu`: the CPU core the scheduler and the simulator share during the run ("auto": the one this
+    process runs on; "off"/None: no pinning; see `burstbuffer.affinity`, which says why).
     `check_protocol`: check every answer against protocol v4 (`burstbuffer.batsim.conformance`;
     default: the environment variable CHECK_PROTOCOL_ENV). Raises InputError on bad input, BatsimDied
     if the simulator stops or stays silent for `timeout` seconds, ProtocolViolation if checked answers
@@ -172,13 +176,14 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
     for p, what in ((workload, "workload"), (platform, "platform")):
         if not Path(p).is_file():
             raise InputError(str(p), what, "file not found")
+    core = resolve_cpu(cpu)
     total = count_jobs(workload)
     session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity,
                                policy_options=policy_options, total=total, progress=progress,
                                platform_source=str(platform), on_progress=on_progress)
     executor = session.executor
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="burstbuffer-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="burstbuffer-") as tmp, pinned(core):
         endpoint = f"ipc://{tmp}/batsim.sock"
         sock = ReplySocket(endpoint, timeout=0.5)
         cmd = simulator_command(str(platform), str(workload), export_prefix=str(output / "batsim"),
