@@ -4,7 +4,8 @@ A run is sequential by construction: the scheduler and the simulator take turns 
 inside the simulator SimGrid 3.32's Python actors are threads that run one at a time, handing over to
 each other at every simulation call. When those hand-overs cross cores, each one pays a cross-core
 wake-up; on one core they are plain switches. Measured on the 2-core development machine (3000 KTH
-jobs, sjf-bb, io-aware): 80-88 s unpinned, 42 s pinned, the same outputs.
+jobs, sjf-bb, io-aware, `burstbuffer run`, single runs, nothing else running): 80-88 s unpinned, 38-42 s
+pinned, the same outputs.
 
 `pinned(cpu)` pins every thread of this process to `cpu` for the duration of a `with` block (threads
 and child processes started inside inherit it: the simulator process, ZeroMQ's I/O thread) and then

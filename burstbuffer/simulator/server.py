@@ -969,9 +969,13 @@ class Simulator:
         nb = float(d["nb_bytes"])
         if not (nb > 0 and nb.is_integer()):
             return None
-        src = self._storage_machine(job, d["from"], "a data staging task")
-        dst = self._storage_machine(job, d["to"], "a data staging task")
+        src, dst = self._staging_machines(job, d)
         return (self.mstate[src].host, self.mstate[dst].host) if src != dst else None
+
+    def _staging_machines(self, job: Job, d: dict) -> tuple[int, int]:
+        """(source, destination) machine ids of a data_staging profile, from the job's storage_mapping."""
+        return (self._storage_machine(job, d["from"], "a data staging task"),
+                self._storage_machine(job, d["to"], "a data staging task"))
 
     def _storage_machine(self, job: Job, label: str, what: str) -> int:
         sm = job.storage_mapping
@@ -1036,8 +1040,7 @@ class Simulator:
                 nbytes = []
             return hosts, flops, nbytes
         elif t == "data_staging":
-            src = self._storage_machine(job, d["from"], "a data staging task")
-            dst = self._storage_machine(job, d["to"], "a data staging task")
+            src, dst = self._staging_machines(job, d)
             hosts = [self.mstate[src].host, self.mstate[dst].host]
             nb = float(d["nb_bytes"])
             return hosts, [0.0, 0.0], ([0.0, nb, 0.0, 0.0] if nb > 0 else [])
