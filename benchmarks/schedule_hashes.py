@@ -1,0 +1,71 @@
+"""Schedules that must not move by accident: sha256 of `jobs.csv` per policy and job model.
+
+Runs `burstbuffer run --policy P --model M --seed 0` on the bundled workload (workloads/kth-1000.json, or its
+first N jobs with --jobs N) and the bundled platform, for every registered policy and both job models, and
+prints one line per run: `policy model sha256`. With --record FILE the hashes are written as JSON; with
+--check FILE they are compared with a recorded file and the script exits 1 on any difference.
+
+    .venv/bin/python benchmarks/schedule_hashes.py --record benchmarks/schedule_hashes_1000.json
+    .venv/bin/python benchmarks/schedule_hashes.py --check benchmarks/schedule_hashes_1000.json
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+POLICIES = ["fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3", "conservative-bb"]
+MODELS = ["io-aware", "alloc-only"]
+
+
+def _one(args: tuple[str, str, int | None]) -> tuple[str, str, str]:
+    policy, model, jobs = args
+    from burstbuffer.runner import DEFAULT_PLATFORM, DEFAULT_WORKLOAD, run
+
+    with tempfile.TemporaryDirectory() as tmp:
+        workload = DEFAULT_WORKLOAD
+        if jobs is not None:
+            data = json.loads(Path(DEFAULT_WORKLOAD).read_text())
+            data["jobs"] = data["jobs"][:jobs]
+            workload = Path(tmp) / "w.json"
+            workload.write_text(json.dumps(data))
+        out = Path(tmp) / "out"
+        run(policy, workload, DEFAULT_PLATFORM, out, model=model, progress=False, timeout=3600, seed=0, cpu=None)
+        digest = hashlib.sha256((out / "jobs.csv").read_bytes()).hexdigest()
+    return policy, model, digest
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=None, help="first N jobs of the bundled workload (default: all)")
+    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--workers", type=int, default=2)
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--record", type=Path)
+    g.add_argument("--check", type=Path)
+    args = ap.parse_args()
+    todo = [(p, m, args.jobs) for p in args.policies.split(",") for m in MODELS]
+    got: dict[str, str] = {}
+    with ProcessPoolExecutor(args.workers) as pool:
+        for policy, model, digest in pool.map(_one, todo):
+            got[f"{policy} {model}"] = digest
+            print(f"{policy:16} {model:10} {digest}", flush=True)
+    if args.record:
+        args.record.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    if args.check:
+        want = json.loads(args.check.read_text())
+        bad = [k for k in got if want.get(k) != got[k]]
+        for k in bad:
+            print(f"CHANGED: {k}: {want.get(k)} -> {got[k]}")
+        print(f"{len(got) - len(bad)} of {len(got)} schedules unchanged")
+        return 1 if bad else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
