@@ -205,13 +205,18 @@ class SchedulerApp:
             out.add(NotifyBatsim("registration_finished"), now)
 
     # ------------------------------------------------------------------ outputs
-    def write_jobs_csv(self, path: str) -> None:
+    def write_jobs_csv(self, path: str, *, mark_unfinished: bool = False) -> None:
         """One row per original job (Batsim `_jobs.csv` columns + bb_per_node, bb_allocation,
-        bounded_slowdown), in submission order; written atomically."""
+        bounded_slowdown), in submission order; written atomically. `mark_unfinished` (a run that
+        stopped before SIMULATION_ENDS): a job without a final state gets final_state RUNNING (started)
+        or PENDING (not started), Slurm's names for them."""
         tmp = f"{path}.tmp"
         with open(tmp, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=JOB_COLUMNS)
             w.writeheader()
             for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
-                w.writerow(rec.row())
+                row = rec.row()
+                if mark_unfinished and not row["final_state"]:
+                    row["final_state"] = "PENDING" if rec.start is None else "RUNNING"
+                w.writerow(row)
         os.replace(tmp, path)

@@ -39,14 +39,25 @@ def policy_and_options(policy: str, alpha: float | None) -> tuple[str, dict]:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .runner import run
+    from .signals import Interrupted, interruptible
     policy, options = policy_and_options(args.policy, args.alpha)
     label = args.policy if args.alpha is None else f"plan-{args.alpha:g}"
     out = Path(args.output) if args.output else Path("out") / label
-    res = run(policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
-              bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
-              timeout=args.timeout, policy_options=options, cpu=args.cpu)
-    print_summary(f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}",
-                  res, f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv")
+    header = f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}"
+    outputs = f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv"
+    try:
+        with interruptible():
+            res = run(policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
+                      bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
+                      timeout=args.timeout, policy_options=options, cpu=args.cpu)
+    except Interrupted as exc:
+        if exc.result is not None:
+            print_summary(header + " (interrupted)", exc.result, f"{out}/jobs.csv (per job; unfinished jobs "
+                          "marked RUNNING or PENDING)")
+        sys.stdout.flush()
+        print(f"burstbuffer: interrupted by {exc}; outputs so far written", file=sys.stderr)
+        return exc.status
+    print_summary(header, res, outputs)
     return 0
 
 

@@ -23,6 +23,7 @@ from .batsim.transport import ReplySocket
 from .errors import InputError
 from .io_model.alloc_only import AllocOnlyExecutor
 from .metrics.summary import Summary, summarize_csv
+from .signals import Interrupted, die_with_parent
 from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
 
@@ -146,7 +147,8 @@ class SchedulerSession:
         finally:
             if self.bar is not None:
                 self.bar.close()
-            self.app.write_jobs_csv(str(self.jobs_csv))
+            # unfinished jobs (an interrupted or failed run) are marked RUNNING / PENDING
+            self.app.write_jobs_csv(str(self.jobs_csv), mark_unfinished=not self.app.simulation_ended)
         return self.messages
 
     def summary(self) -> Summary:
@@ -171,7 +173,9 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
     `check_protocol`: check every answer against protocol v4 (`burstbuffer.batsim.conformance`;
     default: the environment variable CHECK_PROTOCOL_ENV). Raises InputError on bad input, BatsimDied
     if the simulator stops or stays silent for `timeout` seconds, ProtocolViolation if checked answers
-    break the protocol.
+    break the protocol, `Interrupted` (from `burstbuffer.signals`, with its `result` set to the
+    partial RunResult once jobs.csv is written and the simulator stopped) if a signal arrived within
+    `signals.interruptible()`.
     """
     for p, what in ((workload, "workload"), (platform, "platform")):
         if not Path(p).is_file():
@@ -191,7 +195,8 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
                                 dynamic_jobs=executor.uses_dynamic_jobs, profile_reuse=executor.uses_dynamic_jobs)
         log_path = output / "simulator.log"
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+            # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
             try:
                 messages = session.loop(sock, alive=lambda: proc.poll() is None, timeout=timeout,
                                         check_protocol=check_protocol)
@@ -203,6 +208,11 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
                     raise
                 _simulator_failed(rc, log_path)
                 raise exc
+            except Interrupted as exc:
+                _stop(proc)
+                exc.result = RunResult(session.summary(), session.jobs_csv, time.perf_counter() - t0,
+                                       session.messages)
+                raise
             except BaseException:
                 _stop(proc)
                 raise

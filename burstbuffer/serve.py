@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import logging
 import shlex
-import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from .batsim.loop import BatsimDied
 from .batsim.protocol import ProtocolError
 from .batsim.transport import ReplySocket
 from .errors import InputError
+from .signals import Interrupted, interruptible
 
 DEFAULT_SOCKET = "tcp://*:28000"
 #: Seconds a lost Batsim connection may take to come back before Batsim is taken for dead.
@@ -120,20 +120,6 @@ def batsim_command(platform: str, workload: str, export_prefix: str, socket_endp
     return argv
 
 
-class Interrupted(BaseException):
-    """SIGINT or SIGTERM arrived while serving (BaseException: nothing on the way may swallow it)."""
-
-    def __init__(self, signum: int):
-        self.signum = signum
-        super().__init__(signal.Signals(signum).name)
-
-
-def _raise_interrupted(signum, frame) -> None:
-    for s in (signal.SIGINT, signal.SIGTERM):   # a second signal must not cut the flushing short
-        signal.signal(s, signal.SIG_IGN)
-    raise Interrupted(signum)
-
-
 @dataclass
 class ServeOutcome:
     """`result`: a runner.RunResult (summary so far); `status`: 0 ended, 1 Batsim died or broke the
@@ -168,26 +154,21 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
         raise InputError("--socket", socket, f"cannot bind ({exc})") from None
     t0 = time.perf_counter()
     status, message = 0, ""
-    try:
-        previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
-    except ValueError:   # not the main thread: signals stay as they are
-        previous = {}
-    try:
-        if on_listen is not None:
-            on_listen(session)
-        session.loop(sock, alive=sock.peer_alive, timeout=timeout, check_protocol=check_protocol)
-    except BatsimDied as exc:
-        status, message = 1, str(exc)
-        if not sock.peer_alive():
-            message = "Batsim closed its connection before SIMULATION_ENDS (did it exit?)"
-    except ProtocolError as exc:
-        status, message = 1, str(exc)
-    except Interrupted as exc:
-        status, message = 128 + exc.signum, f"interrupted by {exc}; outputs so far written"
-    finally:
-        sock.close()
-        for s, h in previous.items():
-            signal.signal(s, h)
+    with interruptible():
+        try:
+            if on_listen is not None:
+                on_listen(session)
+            session.loop(sock, alive=sock.peer_alive, timeout=timeout, check_protocol=check_protocol)
+        except BatsimDied as exc:
+            status, message = 1, str(exc)
+            if not sock.peer_alive():
+                message = "Batsim closed its connection before SIMULATION_ENDS (did it exit?)"
+        except ProtocolError as exc:
+            status, message = 1, str(exc)
+        except Interrupted as exc:
+            status, message = exc.status, f"interrupted by {exc}; outputs so far written"
+        finally:
+            sock.close()
     wall = time.perf_counter() - t0
     return ServeOutcome(RunResult(session.summary(), session.jobs_csv, wall, session.messages), status, message)
 

@@ -83,7 +83,7 @@ def summarize(jobs: pd.DataFrame, nb_compute: int | None = None, total_bb: int |
         completed=int((state == "COMPLETED_SUCCESSFULLY").sum()),
         killed=int(state.isin(["COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED", "COMPLETED_FAILED"]).sum()),
         rejected=int((state == "REJECTED").sum()),
-        unfinished=int((state == "").sum()),
+        unfinished=int(state.isin(["", "RUNNING", "PENDING"]).sum()),
         mean_waiting_h=float(wait.mean() / 3600) if len(started) else float("nan"),
         max_waiting_h=float(wait.max() / 3600) if len(started) else float("nan"),
         mean_bounded_slowdown=float(np.mean(bsld)),
