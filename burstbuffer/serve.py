@@ -1,6 +1,8 @@
 """`burstbuffer serve`: the scheduler process alone, for an external Batsim 4.x (SPEC §1).
 
-It binds the ZeroMQ REP socket (default ``tcp://*:28000``), prints the batsim command line that
+It binds the ZeroMQ REP socket (default ``tcp://127.0.0.1:28000``: this machine only — the protocol has no
+authentication, so any peer that reaches the socket can drive the scheduler; pass ``--socket tcp://*:28000``
+to listen on every interface on purpose, as the Docker image does inside its compose network), prints the batsim command line that
 matches it (platform, workload, ``-r`` storage roles, ``--enable-dynamic-jobs --enable-profile-reuse``
 for the io-aware model, ``-e`` prefix), answers Batsim until SIMULATION_ENDS, writes `OUTPUT`/jobs.csv
 and prints the same summary as `burstbuffer run`. Batsim can be the real one (binary, Docker: see
@@ -8,7 +10,7 @@ docker/) or the embedded simulator (``burstbuffer simulate ... -s tcp://127.0.0.
 
 Faults: Batsim silent for ``--timeout`` seconds, or gone (its connection closed and not back within
 a second) → one line and exit status 1; an unknown event type → a warning, then ignored; SIGINT or
-SIGTERM → jobs.csv with the jobs so far, the summary so far, exit status 130 / 143. Whatever the end,
+SIGTERM or SIGHUP → jobs.csv with the jobs so far, the summary so far, exit status 130 / 143 / 129. Whatever the end,
 jobs.csv is written. Bad input (unknown policy, missing file, address in use) → exit status 2.
 """
 from __future__ import annotations
@@ -29,7 +31,7 @@ from .batsim.transport import ReplySocket
 from .errors import InputError
 from .signals import Interrupted, interruptible
 
-DEFAULT_SOCKET = "tcp://*:28000"
+DEFAULT_SOCKET = "tcp://127.0.0.1:28000"
 #: Seconds a lost Batsim connection may take to come back before Batsim is taken for dead.
 RECONNECT_GRACE = 1.0
 

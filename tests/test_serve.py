@@ -8,6 +8,8 @@ import sys
 import time
 
 import pandas as pd
+from pathlib import Path
+
 import pytest
 import zmq
 
@@ -207,3 +209,29 @@ def test_bad_policy_and_busy_socket_are_one_line_errors(tmp_path):
         busy.close(linger=0)
         ctx.term()
     assert r.returncode == 2 and "cannot bind" in err and "Traceback" not in err
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """Local IPv4 addresses with a TCP socket listening on `port` (from /proc/net/tcp)."""
+    out = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, _, state = line.split()[1:4]
+        addr, p = local.split(":")
+        if int(p, 16) == port and state == "0A":     # 0A: LISTEN
+            out.add(".".join(str(int(addr[i:i + 2], 16)) for i in (6, 4, 2, 0)))
+    return out
+
+
+def test_serve_binds_to_loopback_by_default(tmp_path):
+    from burstbuffer.serve import DEFAULT_SOCKET
+    port = int(DEFAULT_SOCKET.rsplit(":", 1)[1])
+    if _listening_addresses(port):
+        pytest.skip(f"port {port} is in use")
+    proc = _serve("--policy", "fcfs", "--output", tmp_path, "-q", "--timeout", "20")
+    try:
+        line = proc.stdout.readline()
+        assert "listening on tcp://127.0.0.1:28000" in line
+        assert _listening_addresses(port) == {"127.0.0.1"}
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=60)
