@@ -9,7 +9,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from . import __version__
+from . import __version__, cliargs
 from .errors import InputError
 
 #: Subsystems that add their own subcommands through `register(subparsers)`.
@@ -77,8 +77,7 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
     from .metrics.tidy import describe_lines, job_metrics, load_jobs
     from .platforms.units import parse_bytes
     path = Path(args.jobs_csv)
-    if not path.is_file():
-        raise InputError(str(path), "jobs.csv", "file not found")
+    cliargs.input_file(path, "jobs.csv")
     bb = None
     if args.workload:
         from .workloads.batsim_json import load_workload
@@ -104,7 +103,7 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .runner import DEFAULT_PLATFORM, DEFAULT_WORKLOAD, MODELS
-    p = argparse.ArgumentParser(
+    p = cliargs.Parser(
         prog="burstbuffer",
         description="Burst-buffer-aware batch scheduling (Kopanski & Rzadca, Euro-Par 2021) beside Batsim "
                     "or the embedded SimGrid simulator.")
@@ -126,17 +125,17 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--model", default="io-aware", choices=MODELS,
                    help="job model: io-aware (stage-in, compute phases, checkpoints with drains, stage-out as "
                         "Batsim dynamic jobs; SPEC §4) or alloc-only (compute only) (default: io-aware)")
-    r.add_argument("--alpha", type=float, metavar="A",
+    r.add_argument("--alpha", type=cliargs.positive_float, metavar="A",
                    help="plan-α with any positive real α (exponent of the waiting times in the plan score, "
                         "papers/001 Eq. 1); with --policy plan")
-    r.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
+    r.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every random choice (default: 0)")
     r.add_argument("--bb-capacity", metavar="SIZE",
                    help="BB capacity per storage node when the platform does not give it, e.g. 40GB")
     r.add_argument("--storage", metavar="HOSTS",
                    help="comma-separated BB storage hosts (default: the platform's storage_nodes property)")
-    r.add_argument("--timeout", type=float, default=600.0, metavar="S",
+    r.add_argument("--timeout", type=cliargs.positive_float, default=600.0, metavar="S",
                    help="give up if the simulator stays silent this long (default: 600 s)")
-    r.add_argument("--cpu", default="auto", metavar="auto|off|N",
+    r.add_argument("--cpu", default="auto", type=cliargs.cpu, metavar="auto|off|N",
                    help="CPU core shared by the scheduler and the simulator, which take turns: auto (the "
                         "current one), off (no pinning) or a number (default: auto; twice as fast as "
                         "unpinned on a 2-core machine)")
@@ -145,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("metrics", help="summarise a jobs.csv (ours or Batsim's _jobs.csv)")
     m.add_argument("jobs_csv", metavar="JOBS.csv")
-    m.add_argument("--nb-compute", type=int, help="number of processors, for the utilisation")
+    m.add_argument("--nb-compute", type=cliargs.positive_int, help="number of processors, for the utilisation")
     m.add_argument("--total-bb", metavar="SIZE", help="total burst-buffer capacity (e.g. 480GB), for the "
                                                       "BB utilisation")
     m.add_argument("--workload", metavar="FILE",

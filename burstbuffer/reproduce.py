@@ -32,6 +32,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from . import cliargs
 from .affinity import resolve_cpu
 from .errors import InputError
 
@@ -626,20 +627,20 @@ def register(subparsers) -> None:
     r.add_argument("--parts", action="store_true", help="also run the 16 three-week parts (Fig. 11-12)")
     r.add_argument("--policies", metavar="LIST",
                    help="comma-separated policies (default: " + ",".join(PAPER_POLICIES) + ")")
-    r.add_argument("--workers", type=int, default=0, metavar="N",
+    r.add_argument("--workers", type=cliargs.nonneg_int, default=0, metavar="N",
                    help="parallel worker processes (default: one per core)")
     r.add_argument("--output", required=True, metavar="DIR", help="output folder (reused: finished runs kept)")
     r.add_argument("--workload", metavar="FILE", help="a Batsim workload instead of the KTH selection of --jobs")
     r.add_argument("--parts-from", metavar="DIR", help="with --parts: the part-N.json files of this folder")
-    r.add_argument("--split", type=int, metavar="N",
+    r.add_argument("--split", type=cliargs.positive_int, metavar="N",
                    help="with --parts: cut the workload into N parts of equal duration instead of the paper's "
                         "16 KTH parts (with --workload: default the three-week rule)")
     r.add_argument("--platform", metavar="FILE", help="SimGrid platform (default: the bundled Dragonfly)")
     r.add_argument("--model", default="io-aware", choices=MODELS, help="job model (default: io-aware)")
-    r.add_argument("--seed", type=int, default=0, help="seed of every policy (default: 0)")
-    r.add_argument("--gantt-jobs", type=int, default=3500, metavar="N",
+    r.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every policy (default: 0)")
+    r.add_argument("--gantt-jobs", type=cliargs.positive_int, default=3500, metavar="N",
                    help="Fig. 3: fcfs-easy, alloc-only, on the first N jobs of the workload (default 3500; 0: no)")
-    r.add_argument("--timeout", type=float, default=600.0, metavar="S",
+    r.add_argument("--timeout", type=cliargs.positive_float, default=600.0, metavar="S",
                    help="a run fails if its simulator stays silent this long (default: 600 s)")
     r.add_argument("--cpu", choices=("auto", "off"), default="auto",
                    help="auto: each worker's scheduler and simulator share one CPU core of their own (they take "

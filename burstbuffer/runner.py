@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .affinity import pinned, resolve_cpu
+from .cliargs import input_file
 from .app import SchedulerApp
 from .batsim.conformance import CheckedTransport
 from .batsim.loop import BatsimDied, run_loop
@@ -177,9 +178,8 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
     partial RunResult once jobs.csv is written and the simulator stopped) if a signal arrived within
     `signals.interruptible()`.
     """
-    for p, what in ((workload, "workload"), (platform, "platform")):
-        if not Path(p).is_file():
-            raise InputError(str(p), what, "file not found")
+    input_file(workload, "workload")
+    input_file(platform, "platform")
     core = resolve_cpu(cpu)
     total = count_jobs(workload)
     session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity,

@@ -28,6 +28,7 @@ import zmq
 from .batsim.loop import BatsimDied
 from .batsim.protocol import ProtocolError
 from .batsim.transport import ReplySocket
+from . import cliargs
 from .errors import InputError
 from .signals import Interrupted, interruptible
 
@@ -145,8 +146,7 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
 
     total = None
     if workload is not None:
-        if not Path(workload).is_file():
-            raise InputError(str(workload), "workload", "file not found")
+        cliargs.input_file(workload, "workload")
         total = count_jobs(Path(workload))
     session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity, total=total,
                                progress=progress)
@@ -187,8 +187,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         log.propagate = False
     out = Path(args.output) if args.output else Path("out") / args.policy
     platform = args.platform or str(DEFAULT_PLATFORM)
-    if args.platform and not Path(args.platform).exists():
-        raise InputError(args.platform, "platform", "file not found")
+    if args.platform:
+        cliargs.input_file(args.platform, "platform")
     hosts, hosts_from = storage_hosts(platform, args.storage)
 
     def listening(session) -> None:
@@ -225,7 +225,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--model", default="io-aware", choices=MODELS,
                    help="job model: io-aware (Batsim needs --enable-dynamic-jobs --enable-profile-reuse) or "
                         "alloc-only (default: io-aware)")
-    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
+    p.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every random choice (default: 0)")
     p.add_argument("--output", metavar="DIR", help="folder of jobs.csv (default: out/POLICY)")
     p.add_argument("--workload", metavar="FILE",
                    help="Batsim's workload: counted for the progress bar and put in the printed batsim command")
@@ -236,7 +236,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--export", metavar="PREFIX", help="Batsim's -e prefix in the printed command (default: DIR/batsim)")
     p.add_argument("--bb-capacity", metavar="SIZE",
                    help="BB capacity per storage node when Batsim's resources do not carry it, e.g. 40GB")
-    p.add_argument("--timeout", type=float, default=600.0, metavar="S",
+    p.add_argument("--timeout", type=cliargs.nonneg_float, default=600.0, metavar="S",
                    help="give up when Batsim stays silent this long, also before its first message "
                         "(0: wait forever; default: 600 s)")
     p.add_argument("--check-protocol", action="store_true",

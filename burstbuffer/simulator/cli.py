@@ -16,6 +16,7 @@ import json
 import signal
 import sys
 
+from .. import cliargs
 from ..errors import InputError
 
 PROG = "burstbuffer simulate"
@@ -48,7 +49,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--disable-storage-sharing", action="store_true",
                    help="forbid several jobs on one storage node at a time")
     p.add_argument("--sched-cfg", default="", metavar="STRING", help="string forwarded as config.sched-config")
-    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--timeout", type=cliargs.positive_float, default=None, metavar="SECONDS",
                    help="give up if the scheduler does not answer within SECONDS (default: wait forever)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--dump-platform", action="store_true",
@@ -139,7 +140,7 @@ def run_args(ns: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m burstbuffer.simulator [options]`` (same options as ``burstbuffer simulate``)."""
-    p = argparse.ArgumentParser(prog="python -m burstbuffer.simulator", description=__doc__,
+    p = cliargs.Parser(prog="python -m burstbuffer.simulator", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p)
     return run_args(p.parse_args(argv))
