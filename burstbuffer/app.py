@@ -14,8 +14,8 @@ from typing import Callable
 
 from procset import ProcSet
 
-from .batsim.loop import Outbox
-from .batsim.protocol import (CallMeLater, Event, JobCompleted, JobKilled, JobSubmitted, Notify,
+from .batsim.loop import Outbox, peer_error
+from .batsim.protocol import (CallMeLater, Event, ExecuteJob, JobCompleted, JobKilled, JobSubmitted, Notify,
                               NotifyBatsim, RejectJob, RequestedCall, SimulationBegins, SimulationEnds,
                               UnknownEvent)
 from .errors import InputError
@@ -101,6 +101,10 @@ class SchedulerApp:
         self.last_event_time = 0.0
         self.unknown_events: list[str] = []
         self._pending_calls: set[float] = set()
+        #: Batsim job ids (original and dynamic sub-jobs) sent in EXECUTE_JOB and not completed or killed yet
+        self._executing: set[str] = set()
+        #: a Batsim message that breaks the protocol raises ProtocolError (True) or is logged (False)
+        self.strict_peer = False
         # The policy is consulted only after a message that changed its inputs (a submission, a job
         # end, a requested call): most io-aware messages are sub-job completions that change nothing.
         self._dirty = False
@@ -123,7 +127,7 @@ class SchedulerApp:
         elif isinstance(ev, SimulationEnds):
             self.simulation_ended = True
         elif isinstance(ev, JobKilled):
-            pass  # the matching JOB_COMPLETED carries the final state
+            self._executing.difference_update(ev.job_ids)   # the JOB_COMPLETED, if any, carries the final state
         elif isinstance(ev, UnknownEvent):
             if ev.type not in self.unknown_events:   # logged once per type, then ignored
                 logging.getLogger("burstbuffer").warning("ignoring unknown Batsim event type %r (t=%g)", ev.type, ts)
@@ -153,7 +157,11 @@ class SchedulerApp:
         return job, workload
 
     def _submitted(self, ev: JobSubmitted, ts: float, out: Outbox) -> None:
-        assert self.scheduler is not None, "JOB_SUBMITTED before SIMULATION_BEGINS"
+        if self.scheduler is None:
+            peer_error(f"JOB_SUBMITTED at t={ts:g} for job {ev.job_id} before SIMULATION_BEGINS", True)
+        if ev.job_id in self.records:
+            peer_error(f"JOB_SUBMITTED at t={ts:g} for job {ev.job_id}, which was already submitted", self.strict_peer)
+            return
         job, workload = self._job(ev)
         rec = JobRecord(job, workload)
         self.records[job.id] = rec
@@ -167,6 +175,11 @@ class SchedulerApp:
         self._dirty = True
 
     def _completed(self, ev: JobCompleted, ts: float, out: Outbox) -> None:
+        if ev.job_id not in self._executing:
+            peer_error(f"JOB_COMPLETED at t={ts:g} for job {ev.job_id}, which is not executing (unknown, never "
+                       "started or already ended)", self.strict_peer)
+            return
+        self._executing.discard(ev.job_id)
         done = self.executor.on_completed(ev, ts, out)
         if done is None:
             return
@@ -203,6 +216,7 @@ class SchedulerApp:
                 and not sched.queue and not self.executor.busy):
             self.registration_finished = True
             out.add(NotifyBatsim("registration_finished"), now)
+        self._executing.update(d.job_id for _, d in out.items if isinstance(d, ExecuteJob))
 
     # ------------------------------------------------------------------ outputs
     def write_jobs_csv(self, path: str, *, mark_unfinished: bool = False) -> None:

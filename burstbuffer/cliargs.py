@@ -37,7 +37,7 @@ def positive_float(text: str) -> float:
     """A finite number > 0 (e.g. --alpha, --weeks, a run's --timeout)."""
     v = _number(text, float)
     if v <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+        raise argparse.ArgumentTypeError(f"{text!r} must be positive (> 0)")
     return v
 
 
@@ -53,7 +53,7 @@ def positive_int(text: str) -> int:
     """An integer >= 1 (e.g. --nb-compute, --parts, --jobs)."""
     v = _number(text, int)
     if v < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive integer")
     return v
 
 
@@ -77,8 +77,11 @@ def cpu(text: str) -> str | int:
     """``auto``, ``off`` or the number of an online CPU core (see `burstbuffer.affinity`)."""
     if text in ("auto", "off"):
         return text
-    v = _number(text, int)
     allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+    try:
+        v = int(text)
+    except ValueError:
+        v = None
     if v not in allowed:
         raise argparse.ArgumentTypeError(f"{text!r} is not auto, off or a usable core ({', '.join(map(str, allowed))})")
     return v

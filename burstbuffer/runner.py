@@ -143,8 +143,9 @@ class SchedulerSession:
         def count(received: bytes, answer: bytes) -> None:
             self.messages += 1
 
+        self.app.strict_peer = check_protocol
         try:
-            run_loop(transport, self.app, alive=alive, timeout=timeout, on_message=count)
+            run_loop(transport, self.app, alive=alive, timeout=timeout, on_message=count, strict=check_protocol)
         finally:
             if self.bar is not None:
                 self.bar.close()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import zmq
 
-from burstbuffer.runner import run
+from burstbuffer.runner import CHECK_PROTOCOL_ENV, run
 from burstbuffer.serve import batsim_command, connect_endpoint, storage_hosts
 from burstbuffer.simulator import free_tcp_endpoint
 
@@ -235,3 +235,45 @@ def test_serve_binds_to_loopback_by_default(tmp_path):
     finally:
         proc.terminate()
         proc.communicate(timeout=60)
+
+
+def _completed(t, job_id):
+    return {"timestamp": t, "type": "JOB_COMPLETED",
+            "data": {"job_id": job_id, "job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0, "alloc": "0-3"}}
+
+
+#: Batsim messages that break the protocol, sent after w0!15 was submitted (t = 1) and started.
+PEER_FAULTS = {
+    "unknown job completed": (5.0, [_completed(5.0, "w0!999")], "w0!999, which is not executing"),
+    "now goes backwards": (0.5, [], "now = 0.5 is earlier than the previous message's 1.0"),
+    "submitted twice": (2.0, lambda: _captured("JOB_SUBMITTED")["events"], "w0!15, which was already submitted"),
+    "event after now": (2.0, [_completed(3.0, "w0!15")], "timestamp 3.0 is after now = 2.0"),
+}
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["check-protocol", "lenient"])
+@pytest.mark.parametrize("fault", list(PEER_FAULTS))
+def test_a_batsim_that_breaks_the_protocol(fake, monkeypatch, fault, strict):
+    """Under --check-protocol (here: the environment variable) a protocol error of Batsim ends serve with one
+    line and status 1; without it, a logged warning, and serving goes on."""
+    monkeypatch.setenv(CHECK_PROTOCOL_ENV, "1" if strict else "0")
+    proc, fb, out = fake()
+    fb.begin_and_submit()
+    now, events, said = PEER_FAULTS[fault]
+    events = events() if callable(events) else events
+    if strict:
+        fb.sock.setsockopt(zmq.RCVTIMEO, 5000)
+        with pytest.raises(zmq.Again):     # serve stops without answering
+            fb.send(now, *events)
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 1
+        assert "Traceback" not in stderr
+        assert stderr.strip().splitlines()[-1].startswith("burstbuffer serve: protocol error from Batsim: ")
+        assert said in stderr
+    else:
+        fb.send(now, *events)
+        fb.send(max(now, 10.0), {"timestamp": max(now, 10.0), "type": "SIMULATION_ENDS", "data": {}})
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 0, stderr
+        assert "Batsim broke the protocol" in stderr and said in stderr
+    assert (out / "jobs.csv").exists()
