@@ -15,7 +15,7 @@ from typing import Callable
 from procset import ProcSet
 
 from .batsim.loop import Outbox, peer_error
-from .batsim.protocol import (CallMeLater, Event, ExecuteJob, JobCompleted, JobKilled, JobSubmitted, Notify,
+from .batsim.protocol import (CallMeLater, Event, ExecuteJob, JobCompleted, ProtocolError, JobKilled, JobSubmitted, Notify,
                               NotifyBatsim, RejectJob, RequestedCall, SimulationBegins, SimulationEnds,
                               UnknownEvent)
 from .errors import InputError
@@ -134,8 +134,13 @@ class SchedulerApp:
             self.unknown_events.append(ev.type)
 
     def _begins(self, data: dict) -> None:
-        self.platform = Platform.from_simulation_begins(data, bb_capacity=self.bb_capacity, dragonfly=self.dragonfly,
-                                                        source=self.platform_source)
+        if self.platform is not None:
+            peer_error("a second SIMULATION_BEGINS", True)
+        try:
+            self.platform = Platform.from_simulation_begins(data, bb_capacity=self.bb_capacity,
+                                                            dragonfly=self.dragonfly, source=self.platform_source)
+        except (TypeError, AttributeError, KeyError, ValueError) as exc:
+            raise ProtocolError(f"malformed SIMULATION_BEGINS ({exc.__class__.__name__}: {exc})") from None
         self.scheduler = self.make_scheduler(self.platform)
         self.profiles = data.get("profiles") or {}
         if hasattr(self.executor, "begin"):

@@ -78,7 +78,8 @@ def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = 
     BatsimDied is raised. `timeout` [s]: total silence after which BatsimDied is raised.
     `on_message(received, answer)` sees every exchange (used by conformance checks and traces).
     A message whose `now` is earlier than the previous one's, or with an event timestamp after its `now`,
-    goes to `peer_error` (ProtocolError if `strict`, else a warning).
+    goes to `peer_error` (ProtocolError if `strict`; else a warning, and the times are moved forward so that
+    the handler never sees time go backwards).
     """
     n = 0
     last_now = -math.inf
@@ -96,9 +97,16 @@ def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = 
         now, events = decode(raw)
         if now < last_now:
             peer_error(f"message {n + 1}: now = {now!r} is earlier than the previous message's {last_now!r}", strict)
-        last_now = max(now, last_now)
-        if events and events[-1][0] > now:
-            peer_error(f"message {n + 1}: an event's timestamp {events[-1][0]!r} is after now = {now!r}", strict)
+            now = last_now                     # lenient: time never goes backwards for the policy
+        t = last_now
+        for i, (ts, ev) in enumerate(events):
+            if ts > now:
+                peer_error(f"message {n + 1}: an event's timestamp {ts!r} is after now = {now!r}", strict)
+                now = ts
+            if ts < t:                         # before the previous event or message: lenient, moved forward
+                events[i] = (t, ev)
+            t = max(t, ts)
+        last_now = now
         out = Outbox(now)
         ended = False
         for ts, ev in events:

@@ -81,7 +81,7 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
     impossible parameters.
     """
     model = model or BBModel()
-    sel = select_records(records, from_job=from_job, max_records=max_records)
+    sel = select_records(records, from_job=from_job, max_records=max_records, source=source)
     kept, subtimes = sel.kept, sel.subtimes
     seen: set[int] = set()
     for rec in kept:

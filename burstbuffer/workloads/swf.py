@@ -65,6 +65,13 @@ class SWFRecord:
     line: int = 0
 
 
+#: Largest magnitude per SWF field: times up to 1e9 s (31 years: the BB model's flop counts stay in int64),
+#: processor counts up to 2**31 - 1; any other field up to 2**53 (exact in a double).
+_LIMITS = {**{f: 1e9 for f in ("submit_time", "wait_time", "run_time", "average_cpu_time", "requested_time",
+                               "think_time")},
+           **{f: 2 ** 31 - 1 for f in ("allocated_processors", "requested_processors")}}
+
+
 def _number(text: str) -> int | float:
     try:
         return int(text)
@@ -95,6 +102,12 @@ def parse_swf_line(text: str, source: str = "<swf>", lineno: int = 0) -> SWFReco
             values.append(_number(p))
         except ValueError:
             raise InputError(source, f"line {lineno}", f"field {name} is not a number: {p!r}") from None
+    for name, v in zip(SWF_FIELDS, values):
+        if abs(v) > _LIMITS.get(name, 2 ** 53):
+            raise InputError(source, f"line {lineno}", f"field {name} is out of range: {v!r} (at most "
+                             f"{_LIMITS.get(name, 2 ** 53):g})")
+    if not isinstance(values[0], int):     # the job number names the job: an integer (SWF standard)
+        raise InputError(source, f"line {lineno}", f"field {SWF_FIELDS[0]} is not an integer: {parts[0]!r}")
     return SWFRecord(*values, line=lineno)
 
 
@@ -160,7 +173,7 @@ def ignore_reason(rec: SWFRecord) -> str | None:
 
 
 def select_records(records: Iterable[SWFRecord], *, from_job: int = 0,
-                   max_records: int | None = None) -> Selection:
+                   max_records: int | None = None, source: str = "<swf>") -> Selection:
     """Apply SPEC §3's filters and time shift to SWF records.
 
     Records with job number < `from_job` are skipped. Then at most `max_records` records are
@@ -168,7 +181,9 @@ def select_records(records: Iterable[SWFRecord], *, from_job: int = 0,
     ``from_job=K, max_records=N`` selects the records numbered K … K+N−1 of a trace whose job
     numbers are consecutive); each is ignored if its job number, submit time, requested time,
     run time or requested processors is ≤ 0 (counted by reason), else kept. Submit times are
-    shifted so that the first kept record is submitted at t = 1 s.
+    shifted so that the first kept record is submitted at t = 1 s. Raises InputError(source, "line N", …)
+    if a kept record is submitted before the previous kept one (the SWF standard orders records by
+    submit time; a shifted time would otherwise be negative).
     """
     sel = Selection()
     first_submit = None
@@ -185,6 +200,9 @@ def select_records(records: Iterable[SWFRecord], *, from_job: int = 0,
             continue
         if first_submit is None:
             first_submit = rec.submit_time
+        elif rec.submit_time < sel.kept[-1].submit_time:
+            raise InputError(source, f"line {rec.line}", f"submit_time {rec.submit_time} is earlier than the previous "
+                             f"job's {sel.kept[-1].submit_time} (SWF records must be in submission order)")
         sel.kept.append(rec)
         sel.subtimes.append(rec.submit_time - first_submit + 1)
     return sel
