@@ -50,7 +50,8 @@ class JobRecord:
         local_id = j.id.split("!", 1)[1] if "!" in j.id else j.id
         r = {"job_id": local_id, "workload_name": self.workload, "profile": j.profile,
              "submission_time": f"{j.subtime:.6f}", "requested_number_of_resources": j.res,
-             "requested_time": f"{j.walltime:.6f}", "success": int(self.state == "COMPLETED_SUCCESSFULLY"),
+             "requested_time": f"{j.walltime:.6f}" if j.walltime != math.inf else "-1.000000",  # Batsim's "none"
+             "success": int(self.state == "COMPLETED_SUCCESSFULLY"),
              "final_state": self.state, "starting_time": "", "execution_time": "", "finish_time": "",
              "waiting_time": "", "turnaround_time": "", "stretch": "", "allocated_resources": str(self.procs),
              "consumed_energy": "-1.000000", "metadata": self.reason, "bb_per_node": j.bb,
@@ -105,6 +106,8 @@ class SchedulerApp:
         self._executing: set[str] = set()
         #: a Batsim message that breaks the protocol raises ProtocolError (True) or is logged (False)
         self.strict_peer = False
+        #: Batsim job ids of the EXECUTE_JOBs of the last answer that had any (named if the simulator aborts)
+        self.last_started: list[str] = []
         # The policy is consulted only after a message that changed its inputs (a submission, a job
         # end, a requested call): most io-aware messages are sub-job completions that change nothing.
         self._dirty = False
@@ -221,7 +224,10 @@ class SchedulerApp:
                 and not sched.queue and not self.executor.busy):
             self.registration_finished = True
             out.add(NotifyBatsim("registration_finished"), now)
-        self._executing.update(d.job_id for _, d in out.items if isinstance(d, ExecuteJob))
+        started = [d.job_id for _, d in out.items if isinstance(d, ExecuteJob)]
+        if started:
+            self._executing.update(started)
+            self.last_started = started
 
     # ------------------------------------------------------------------ outputs
     def write_jobs_csv(self, path: str, *, mark_unfinished: bool = False) -> None:

@@ -60,14 +60,28 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.kill()
 
 
-def _simulator_failed(rc: int, log_path: Path) -> None:
-    """Raise the simulator's own one-line error: InputError for bad input (status 2), else BatsimDied."""
+def _simulator_failed(rc: int, log_path: Path, started: list[str] | None = None) -> None:
+    """Raise the simulator's own one-line error: InputError for bad input (status 2), else BatsimDied.
+
+    A simulator killed by a signal (negative `rc`, e.g. SimGrid's abort on an error of its own) is reported
+    with SimGrid's CRITICAL line from `log_path` and the jobs `started` by the scheduler's last answer (the
+    ones SimGrid was setting up), instead of the last line of a C++ backtrace."""
     lines = [ln for ln in log_path.read_text(errors="replace").strip().splitlines() if ln.strip()]
     last = lines[-1] if lines else "(no output)"
     if rc == 2:
         msg = last.split("error: ", 1)[1] if "error: " in last else last
         parts = msg.split(": ", 2)
         raise InputError(*parts) if len(parts) == 3 else InputError("simulator", "input", msg)
+    if rc < 0:
+        critical = next((ln for ln in lines if "/CRITICAL]" in ln), None)
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        what = critical.split("/CRITICAL]", 1)[1].strip() if critical else last
+        when = critical.split("]", 1)[0].lstrip("[") if critical and critical.startswith("[") else "?"
+        jobs = f" while executing {', '.join(started)}" if started else ""
+        raise BatsimDied(f"simulator aborted ({name}) at t={when}{jobs}: SimGrid: {what}")
     raise BatsimDied(f"simulator exited with status {rc}: {last}")
 
 
@@ -207,7 +221,7 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
                 if rc is None:
                     _stop(proc)
                     raise
-                _simulator_failed(rc, log_path)
+                _simulator_failed(rc, log_path, session.app.last_started)
                 raise exc
             except Interrupted as exc:
                 _stop(proc)
@@ -220,6 +234,6 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
             finally:
                 sock.close()
         if rc != 0:
-            _simulator_failed(rc, log_path)
+            _simulator_failed(rc, log_path, session.app.last_started)
     wall = time.perf_counter() - t0
     return RunResult(session.summary(), session.jobs_csv, wall, messages)

@@ -19,6 +19,8 @@ the job in that state (its other running sub-jobs are killed).
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 
 from procset import ProcSet
@@ -124,8 +126,9 @@ class IOAwareExecutor:
         sub = f"{run.workload}!{run.next_sub}"
         run.next_sub += 1
         self.subjobs += 1
-        walltime = run.deadline - now
-        out.add(RegisterJob(sub, {"id": sub, "subtime": now, "walltime": walltime, "res": res,
+        walltime = run.deadline - now       # infinite for a job without walltime: Batsim's -1, no limit
+        out.add(RegisterJob(sub, {"id": sub, "subtime": now, "walltime": walltime if walltime != math.inf else -1,
+                                  "res": res,
                                   "profile": profile}), now)
         out.add(ExecuteJob(sub, alloc, storage_mapping=storage_mapping), now)
         self._owner[sub] = run.start.job.id
