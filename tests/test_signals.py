@@ -53,16 +53,19 @@ def _start_run(out: Path) -> tuple[subprocess.Popen, int]:
     pytest.fail("the simulator child never started")
 
 
-def _tmp_socket_dirs() -> set[str]:
-    import tempfile
-    return {p.name for p in Path(tempfile.gettempdir()).glob("burstbuffer-*")}
+def _socket_dir(child: int) -> Path:
+    """The run's private socket folder, from its simulator's command line (``… ipc://DIR/batsim.sock …``)."""
+    argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+    endpoint = next(a.decode() for a in argv if a.startswith(b"ipc://"))
+    return Path(endpoint[len("ipc://"):]).parent
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_signal_ends_run_with_outputs(tmp_path, sig):
-    before = _tmp_socket_dirs()
     out = tmp_path / "out"
     proc, child = _start_run(out)
+    sock_dir = _socket_dir(child)
+    assert sock_dir.is_dir()
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 128 + sig, stderr
@@ -72,7 +75,7 @@ def test_signal_ends_run_with_outputs(tmp_path, sig):
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child), "the simulator outlived the run"
-    assert _tmp_socket_dirs() <= before, "the temporary socket folder was left behind"
+    assert not sock_dir.exists(), "the temporary socket folder was left behind"
     rows = list(csv.DictReader((out / "jobs.csv").open()))
     states = {r["final_state"] for r in rows}
     assert rows and len({r["job_id"] for r in rows}) == len(rows)
