@@ -108,6 +108,8 @@ class SchedulerApp:
         self.strict_peer = False
         #: Batsim job ids of the EXECUTE_JOBs of the last answer that had any (named if the simulator aborts)
         self.last_started: list[str] = []
+        #: (workload, profile) of the submitted jobs whose profile has no ``bb`` field (treated as 0 B)
+        self.profiles_without_bb: set[tuple[str, str]] = set()
         # The policy is consulted only after a message that changed its inputs (a submission, a job
         # end, a requested call): most io-aware messages are sub-job completions that change nothing.
         self._dirty = False
@@ -160,6 +162,8 @@ class SchedulerApp:
             walltime = float(j.get("walltime", -1))
             job = Job(ev.job_id, float(j.get("subtime", 0.0)), walltime if walltime > 0 else math.inf,
                       int(j["res"]), int(profile.get("bb", 0) or 0), pname)
+            if "bb" not in profile:
+                self.profiles_without_bb.add((workload, pname))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError("JOB_SUBMITTED", ev.job_id, f"bad job description ({exc})") from None
         return job, workload

@@ -6,6 +6,7 @@ connects to it, exactly as Batsim would (SPEC §1).
 """
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -165,6 +166,11 @@ class SchedulerSession:
                 self.bar.close()
             # unfinished jobs (an interrupted or failed run) are marked RUNNING / PENDING
             self.app.write_jobs_csv(str(self.jobs_csv), mark_unfinished=not self.app.simulation_ended)
+            if self.app.profiles_without_bb:
+                n = len(self.app.profiles_without_bb)
+                logging.getLogger("burstbuffer").warning(
+                    "%d profile%s no bb: treated as 0 B (no burst buffer, no data staging)", n,
+                    " has" if n == 1 else "s have")
         return self.messages
 
     def summary(self) -> Summary:

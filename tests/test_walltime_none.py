@@ -38,3 +38,19 @@ def test_a_simgrid_abort_is_one_line_naming_the_jobs(tmp_path):
         _simulator_failed(-6, log, ["w0%15!0", "w0%15!1"])
     assert str(err.value) == ("simulator aborted (SIGABRT) at t=1.000000 while executing w0%15!0, w0%15!1: "
                               "SimGrid: timeout is not finite!")
+
+
+def test_profiles_without_bb_are_counted_once(kth_subset, tmp_path):
+    import subprocess
+    import sys
+
+    def drop_bb(w):
+        for name in sorted(w["profiles"])[:3]:
+            del w["profiles"][name]["bb"]
+    wl = kth_subset(10, edit=drop_bb)
+    r = subprocess.run([sys.executable, "-m", "burstbuffer", "run", "-q", "--cpu", "off", "--workload", str(wl),
+                        "--output", str(tmp_path / "o")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("3 profiles have no bb: treated as 0 B") == 1
+    jobs = pd.read_csv(tmp_path / "o" / "jobs.csv")
+    assert (jobs.bb_per_node == 0).sum() == 3 and (jobs.final_state == "COMPLETED_SUCCESSFULLY").sum() >= 9
