@@ -7,8 +7,7 @@ mirrors, function by function, the single definition of the rule in
 
 - ``chunks_ok``   = `placement.bb_room`;
 - ``fit``         = `placement.earliest_window` (same candidates, same jumps past a breakpoint
-  that alone cannot host the job; the per-BB-node minimum is taken once the processors fit,
-  which gives the same first fitting start);
+  that alone cannot host the job, per-BB-node minimum taken once the processors fit);
 - ``choose``      = `placement.lowest_mask` + `placement.place_bb`;
 - ``reserve``     = `PlanEngine._reserve` (undo = give the reservation back and drop the
   breakpoints it inserted).

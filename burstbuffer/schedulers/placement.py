@@ -129,17 +129,20 @@ def earliest_window(keys: Sequence[float], vals: Sequence[Slot], i: int, t0: flo
         res, walltime, need: processors, walltime [s], BB bytes per processor (0 = processors only).
     Returns (start [s], bitmask of ids free over the window, per-BB-node minimum free bytes over
     the window) or None if no candidate fits. A breakpoint that alone cannot host the job rules
-    out every candidate whose window contains it, so the search jumps past it.
+    out every candidate whose window contains it, so the search jumps past it. The BB minimum is
+    taken once the processors fit over the window (a BB failure moves to the next candidate, as
+    a processor failure does), which finds the same first fitting start as checking both at each
+    breakpoint. With ``need = 0`` the returned BB vector is breakpoint i's (unused).
     """
     n = len(keys)
     first = i
-    alone: dict[int, bool] = {}  # cache: can breakpoint j alone host the job?
+    alone: list[bool | None] = [None] * (n - first)  # cache: can breakpoint j alone host the job?
 
     def alone_ok(j: int) -> bool:
-        a = alone.get(j)
+        a = alone[j - first]
         if a is None:
             v = vals[j]
-            a = alone[j] = v[2] >= res and (need <= 0 or bb_room(v[1], need, res))
+            a = alone[j - first] = v[2] >= res and (need <= 0 or bb_room(v[1], need, res))
         return a
 
     while i < n:
@@ -150,25 +153,25 @@ def earliest_window(keys: Sequence[float], vals: Sequence[Slot], i: int, t0: flo
         m, bb, _ = vals[i]
         end = t + walltime
         j = i + 1
-        nxt = -1  # next candidate index; -1 = the window fits
+        nxt = -1  # next candidate index; -1 = the processors fit over the window
         while j < n and keys[j] < end:
             if not alone_ok(j):
                 nxt = j + 1  # breakpoint j blocks every start up to keys[j]
                 break
-            vj = vals[j]
-            m &= vj[0]
+            m &= vals[j][0]
             if m.bit_count() < res:
                 nxt = i + 1
                 break
-            if need > 0:
-                bb = tuple(map(min, bb, vj[1]))
-                if not bb_room(bb, need, res):
-                    nxt = i + 1
-                    break
             j += 1
-        if nxt < 0:
-            return t, m, bb
-        i = nxt
+        if nxt >= 0:
+            i = nxt
+            continue
+        if need > 0 and j > i + 1:  # per-BB-node minimum over the window's breakpoints i .. j-1
+            bb = tuple(map(min, *[vals[q][1] for q in range(i, j)]))
+            if need > 0 and not bb_room(bb, need, res):
+                i += 1
+                continue
+        return t, m, bb
     return None
 
 
