@@ -22,8 +22,9 @@ REPRODUCED, PARTLY, NOT, MISSING = "reproduced", "partly", "not reproduced", "no
 
 @dataclass
 class Verdict:
-    """One claim: its text and place in the paper, what was measured, the verdict and how far the
-    measurement is from the claim."""
+    """One claim: its text and place in the paper, what was measured, the verdict (one of the four
+    strings above) and how far the measurement is from the claim; `id` and `paper_value` come from the
+    claim's row (`burstbuffer.metrics.claims.Claim`)."""
 
     claim: str
     source: str
@@ -130,6 +131,8 @@ class Report:
 
 
 def verdict_rows(verdicts: list[Verdict]) -> list[list[str]]:
+    """The report's claims table: one row per verdict (number from 1, claim, where, measured, verdict,
+    by how much), the columns of `VERDICT_HEADER`."""
     return [[str(i), x.claim, x.source, x.measured, x.verdict, x.by_how_much] for i, x in enumerate(verdicts, 1)]
 
 
