@@ -54,3 +54,6 @@ def test_profiles_without_bb_are_counted_once(kth_subset, tmp_path):
     assert r.stderr.count("3 profiles have no bb: treated as 0 B") == 1
     jobs = pd.read_csv(tmp_path / "o" / "jobs.csv")
     assert (jobs.bb_per_node == 0).sum() == 3 and (jobs.final_state == "COMPLETED_SUCCESSFULLY").sum() >= 9
+    # a 0-B job is given no BB node
+    assert jobs.bb_allocation[jobs.bb_per_node == 0].isna().all()
+    assert jobs.bb_allocation[jobs.bb_per_node > 0].notna().all()

@@ -183,10 +183,13 @@ def place_bb(chosen: int, free: Sequence[int], need: int,
     Args:
         chosen: bitmask of the chosen compute ids.
         free: free bytes per BB node over the window (index = BB index); not modified.
-        need: bytes per compute id (≥ 0; with 0 every id gets its first preference).
+        need: bytes per compute id (≥ 0; with 0 no id gets a BB node: a job without a burst buffer
+            holds none, and the io-aware model stages nothing for it).
         pref: compute id → BB indices, best first (chassis → group → any).
     Raises AssertionError if a share finds no room (impossible after `bb_room` held).
     """
+    if need <= 0:
+        return []
     left = list(free)
     out: list[tuple[int, int]] = []
     y = chosen

@@ -351,7 +351,7 @@ class AvailabilityProfile:
 
     def _make_fit(self, t: float, free: int, bb: tuple[int, ...], job: Job, bb_aware: bool) -> Fit:
         """Rule steps 3-4 (`placement`): lowest free ids, then each id's BB share by preference
-        (with ``job.bb == 0`` each id maps to its first-preference BB node)."""
+        (with ``job.bb == 0`` no id gets a BB node)."""
         chosen = lowest_mask(free, job.res)
         procs = procset_of(chosen)
         if not bb_aware:
