@@ -147,7 +147,8 @@ def worker_load(platform: str) -> dict:
     """Load `platform` as the simulator and as the scheduler do; times in seconds."""
     from burstbuffer.platforms.model import Platform
     from burstbuffer.schedulers import make_scheduler
-    from burstbuffer.simulator.platform import load_into_engine, parse_platform, resolve_machines
+    from burstbuffer.platforms.simgrid_xml import parse_platform, resolve_machines
+    from burstbuffer.simulator.platform_loader import load_into_engine
     from burstbuffer.simulator.server import _import_simgrid
 
     out = {}

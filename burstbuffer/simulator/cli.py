@@ -80,7 +80,8 @@ def config_from_args(ns: argparse.Namespace):
 
 def dump_platform(ns: argparse.Namespace) -> dict:
     """The platform as the simulator sees it: loader used, resources, master, requested routes."""
-    from .platform import load_into_engine, parse_platform, parse_roles_option, resolve_machines, route
+    from ..platforms.simgrid_xml import parse_platform, parse_roles_option, resolve_machines
+    from .platform_loader import load_into_engine, route
     from .server import _import_simgrid
 
     spec = parse_platform(ns.platform)

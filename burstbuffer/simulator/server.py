@@ -43,7 +43,8 @@ import numpy as np
 from .. import __version__
 from ..errors import InputError
 from .outputs import JobsWriter
-from .platform import Machines, load_into_engine, parse_platform, parse_roles_option, resolve_machines
+from ..platforms.simgrid_xml import Machines, parse_platform, parse_roles_option, resolve_machines
+from .platform_loader import load_into_engine
 from .protocol import dumps, event, parse_interval_set
 from .workload import DefinitionError, Job, Workload, load_workload, parse_job, parse_profile, split_job_id
 
