@@ -147,7 +147,7 @@ def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:
 def staging_ends(st: SimState, job: Job, d: dict):
     """(source host, destination host) of a data_staging profile that can run as a plain host-to-host
     comm — a positive whole number of bytes (SimGrid's sendto takes an integer) between two different
-    machines —, else None (it runs as a parallel task, `_ptask`)."""
+    machines —, else None (it runs as a parallel task, `ptask`)."""
     nb = float(d["nb_bytes"])
     if not (nb > 0 and nb.is_integer()):
         return None
