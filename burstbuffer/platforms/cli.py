@@ -49,7 +49,8 @@ def register(subparsers) -> None:
                     "storage host behind one shared link and a 'master' host. --groups 3 --chassis 4 "
                     "--routers 3 --nodes-per-router 3 is the paper's platform (platforms/dragonfly96.xml). "
                     "The file loads in SimGrid <= 3.27 as is and in SimGrid 3.32 through burstbuffer's "
-                    "Batsim-compatible engine (burstbuffer run / simulate). SimGrid's Dragonfly routing needs G <= R.")
+                    "Batsim-compatible engine (burstbuffer run / simulate). SimGrid's Dragonfly routing needs "
+                    "G <= R.")
     d.add_argument("--groups", required=True, metavar="G", help="number of groups")
     d.add_argument("--chassis", required=True, metavar="C", help="chassis per group")
     d.add_argument("--routers", required=True, metavar="R", help="routers (blades) per chassis")

@@ -10,8 +10,8 @@ place of ``routing="None"`` ones. Errors are `InputError` (one line: file, item,
 from __future__ import annotations
 
 from ..errors import InputError
-from ..platforms.simgrid_xml import (ROUTERLESS_TOPOLOGIES, ClusterSpec, HostSpec, LinkSpec, PlatformSpec, RouterSpec,
-                                      RouteSpec, ZoneSpec)
+from ..platforms.simgrid_xml import (ROUTERLESS_TOPOLOGIES, ClusterSpec, HostSpec, LinkSpec, PlatformSpec,
+                                     RouterSpec, RouteSpec, ZoneSpec)
 from ..platforms.units import parse_bandwidth, parse_latency, parse_speed
 
 
