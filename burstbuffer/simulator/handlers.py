@@ -45,8 +45,8 @@ def killing_done(st: SimState, to_kill: list[Job], killed: list[Job], progress: 
         st.nb_running -= 1
         st.nb_completed += 1
         st.append(st.now, "JOB_COMPLETED", {"job_id": job.id, "job_state": job.state,
-                                                  "return_code": job.return_code,
-                                                  "alloc": str(job.allocation)})
+                                            "return_code": job.return_code,
+                                            "alloc": str(job.allocation)})
         st.job_ended(job)
     st.append(st.now, "JOB_KILLED", {"job_ids": [j.id for j in to_kill], "job_progress": progress})
 
