@@ -147,15 +147,16 @@ def worker_load(platform: str) -> dict:
     """Load `platform` as the simulator and as the scheduler do; times in seconds."""
     from burstbuffer.platforms.model import Platform
     from burstbuffer.schedulers import make_scheduler
-    from burstbuffer.simulator.platform import load_into_engine, parse_platform, resolve_machines
-    from burstbuffer.simulator.server import _import_simgrid
+    from burstbuffer.platforms.simgrid_xml import parse_platform, resolve_machines
+    from burstbuffer.simulator.platform_loader import load_into_engine
+    from burstbuffer.simulator.server import import_simgrid
 
     out = {}
     t = time.perf_counter()
     spec = parse_platform(platform)
     machines = resolve_machines(spec)
     out["parse_s"] = time.perf_counter() - t
-    sg = _import_simgrid(True)
+    sg = import_simgrid(True)
     t = time.perf_counter()
     engine = sg.Engine(["bench", "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
     out["loader"] = load_into_engine(engine, spec)

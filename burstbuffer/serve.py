@@ -98,7 +98,7 @@ def storage_hosts(platform: str | None, storage: str | None) -> tuple[list[str],
     if storage:
         return [h.strip() for h in storage.split(",") if h.strip()], "--storage"
     from .runner import DEFAULT_PLATFORM
-    from .simulator.platform import parse_platform
+    from .platforms.simgrid_xml import parse_platform
 
     src = platform if platform and str(platform).endswith(".xml") else None
     try:

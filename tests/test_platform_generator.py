@@ -18,7 +18,7 @@ from burstbuffer.errors import InputError
 from burstbuffer.platforms.generator import DragonflyParams, dragonfly_xml, write_platform
 from burstbuffer.platforms.model import Dragonfly, Platform
 from burstbuffer.runner import run
-from burstbuffer.simulator.platform import parse_platform, resolve_machines
+from burstbuffer.platforms.simgrid_xml import parse_platform, resolve_machines
 from burstbuffer.workloads import bundled
 from burstbuffer.workloads.batsim_json import load_workload, write_workload
 from burstbuffer.workloads.bb_model import BBModel

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from burstbuffer.errors import InputError
-from burstbuffer.simulator.platform import parse_platform, parse_radical, parse_roles_option, resolve_machines
-from burstbuffer.simulator.units import parse_bandwidth, parse_latency, parse_speed
+from burstbuffer.platforms.simgrid_xml import parse_platform, parse_radical, parse_roles_option, resolve_machines
+from burstbuffer.platforms.units import parse_bandwidth, parse_latency, parse_speed
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"

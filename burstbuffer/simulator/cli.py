@@ -81,12 +81,13 @@ def config_from_args(ns: argparse.Namespace):
 
 def dump_platform(ns: argparse.Namespace) -> dict:
     """The platform as the simulator sees it: loader used, resources, master, requested routes."""
-    from .platform import load_into_engine, parse_platform, parse_roles_option, resolve_machines, route
-    from .server import _import_simgrid
+    from ..platforms.simgrid_xml import parse_platform, parse_roles_option, resolve_machines
+    from .platform_loader import load_into_engine, route
+    from .server import import_simgrid
 
     spec = parse_platform(ns.platform)
     machines = resolve_machines(spec, parse_roles_option(ns.add_role_to_hosts), ns.master_host)
-    sg = _import_simgrid(True)
+    sg = import_simgrid(True)
     engine = sg.Engine(["burstbuffer-simulate", "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
     loader = load_into_engine(engine, spec)
     out = {"loader": loader, "hosts": [h.name for h in engine.all_hosts], "master": machines.master.name,

@@ -82,3 +82,8 @@ def event(timestamp: float, etype: str, data: dict) -> dict:
 def message(now: float, events: list[dict]) -> str:
     """A whole Batsim → scheduler message, serialised."""
     return dumps({"now": float(now), "events": events})
+
+
+def is_number(x) -> bool:
+    """A finite JSON number (not a boolean): what a timestamp or ``now`` must be."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
