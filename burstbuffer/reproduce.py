@@ -36,9 +36,9 @@ from .affinity import resolve_cpu
 from .errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ROOT.parent / "shared" / "reference"
-KTH_SWF = REFERENCE / "KTH-SP2-1996-2.1-cln.swf"
-KTH_SPLIT = REFERENCE / "KTH-split"
+KTH_SWF = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf.gz"
+#: the artifact's 16 three-week KTH parts, gzip-compressed (part-N.json.gz, part-N.yaml)
+KTH_SPLIT = ROOT / "workloads" / "KTH-split"
 KTH_1000 = ROOT / "workloads" / "kth-1000.json"
 #: the policies of papers/001 §4.2, in its order
 PAPER_POLICIES = ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3")
@@ -115,6 +115,27 @@ def _split(src: Path, n: int | None, folder: Path) -> list[Path]:
     return write_parts(parts, folder)
 
 
+def _unpack_parts(src: Path, folder: Path) -> list[Path]:
+    """The part-N.json.gz files of `src` decompressed into `folder` (kept if already there), in N order.
+    Raises InputError if `src` holds none."""
+    import gzip
+    import shutil
+    packed = sorted(src.glob("part-*.json.gz"), key=lambda p: int(p.name.split(".")[0].split("-")[1]))
+    if not packed:
+        raise InputError(str(src), "parts", "no part-N.json.gz in this folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for gz in packed:
+        dst = folder / gz.name.removesuffix(".gz")
+        if not dst.is_file():
+            tmp = dst.with_suffix(".tmp")
+            with gzip.open(gz, "rb") as f, open(tmp, "wb") as g:
+                shutil.copyfileobj(f, g)
+            tmp.replace(dst)
+        out.append(dst)
+    return out
+
+
 def select_workloads(args, work: Path) -> tuple[Path | None, list[Path], list[str]]:
     """(whole workload or None, part workloads, notes) for the command line `args`."""
     notes = []
@@ -146,8 +167,8 @@ def select_workloads(args, work: Path) -> tuple[Path | None, list[Path], list[st
         elif args.workload:
             parts = _split(Path(args.workload), args.split, work / "parts")
             notes.append(f"parts: {args.workload} cut into {len(parts)} parts of equal duration")
-        elif not args.split and KTH_SPLIT.is_dir() and len(list(KTH_SPLIT.glob("part-*.json"))) == 16:
-            parts = sorted(KTH_SPLIT.glob("part-*.json"), key=lambda p: int(p.stem.split("-")[1]))
+        elif not args.split and len(list(KTH_SPLIT.glob("part-*.json.gz"))) == 16:
+            parts = _unpack_parts(KTH_SPLIT, work / "kth-split")
             notes.append(f"parts: the paper's 16 three-week KTH parts ({KTH_SPLIT})")
         else:
             parts = _split(whole_trace(work), args.split, work / "parts")

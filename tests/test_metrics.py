@@ -14,10 +14,10 @@ from burstbuffer.metrics.summary import bounded_slowdown
 from burstbuffer.metrics.tables import part_means, summary_table
 from burstbuffer.metrics.tidy import describe, job_metrics, load_jobs
 
-from .conftest import SHARED
+from .conftest import CAPTURE_DIR
 
-CAPTURE = SHARED / "batsim-4.2.1" / "capture10_jobs.csv"
-CAPTURE_WL = SHARED / "batsim-4.2.1" / "kth-io-aware-first10.json"
+CAPTURE = CAPTURE_DIR / "capture10_jobs.csv"
+CAPTURE_WL = CAPTURE_DIR / "kth-io-aware-first10.json"
 
 
 # --- bounded slowdown, per-job metrics -------------------------------------------------------------------

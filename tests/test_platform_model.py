@@ -8,13 +8,11 @@ from burstbuffer.errors import InputError
 from burstbuffer.platforms.model import Dragonfly, Platform
 from burstbuffer.platforms.units import parse_bytes
 
-CAPTURE = Path(__file__).resolve().parents[2] / "shared" / "batsim-4.2.1" / "protocol-full-run.jsonl"
+CAPTURE = Path(__file__).resolve().parent / "data" / "batsim-4.2.1" / "protocol-full-run.jsonl"
 
 
 @pytest.fixture(scope="module")
 def begins():
-    if not CAPTURE.exists():
-        pytest.skip("../shared/batsim-4.2.1 not present")
     raw = json.loads(CAPTURE.open().readline())["raw"]
     return json.loads(raw)["events"][0]["data"]
 

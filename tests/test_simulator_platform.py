@@ -14,10 +14,9 @@ from burstbuffer.simulator.platform import parse_platform, parse_radical, parse_
 from burstbuffer.simulator.units import parse_bandwidth, parse_latency, parse_speed
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
 PLATFORM = REPO / "platforms" / "dragonfly96.xml"
-REFERENCE = SHARED / "reference" / "dragonfly96.xml"
-CAPTURE = SHARED / "batsim-4.2.1" / "protocol-full-run.jsonl"
+REFERENCE = REPO / "tests" / "data" / "reference" / "dragonfly96.xml"     # the paper artifact's own file
+CAPTURE = REPO / "tests" / "data" / "batsim-4.2.1" / "protocol-full-run.jsonl"
 BB_NODES = [f"node_{9 * k}" for k in range(12)]
 ROLES = [",".join(BB_NODES) + ":storage"]
 

@@ -1,8 +1,7 @@
 """Workloads produced on demand from the reference trace (SPEC §3): the whole KTH trace.
 
 ``ensure_kth_workload()`` returns ``workloads/kth-all.json``, converting
-``../shared/reference/KTH-SP2-1996-2.1-cln.swf`` (both relative to the repository) first if the file is
-missing. The conversion is deterministic: the same seed gives the same bytes. It keeps every selected
+``workloads/KTH-SP2-1996-2.1-cln.swf.gz`` (both in the repository) first if the file is missing. The conversion is deterministic: the same seed gives the same bytes. It keeps every selected
 record — 28,467 jobs, of which 14 ask for more than the paper's 96 compute nodes and are rejected (and
 counted) at run time (DESIGN: valid jobs are never silently dropped). With ``drop_oversized=True`` it
 gives the paper's 28,453 jobs; the BB and communication draws then differ from the 14th-dropped job on, as
@@ -21,7 +20,7 @@ from .convert import convert_swf
 #: The repository (this file is burstbuffer/workloads/bundled.py).
 REPO = Path(__file__).resolve().parents[2]
 #: The Parallel Workloads Archive's cleaned KTH SP2 trace, as the paper used it (SPEC §3).
-KTH_SWF = REPO.parent / "shared" / "reference" / "KTH-SP2-1996-2.1-cln.swf"
+KTH_SWF = REPO / "workloads" / "KTH-SP2-1996-2.1-cln.swf.gz"
 #: Where the whole converted trace lives (git-ignored: produced on demand).
 KTH_ALL = REPO / "workloads" / "kth-all.json"
 #: Jobs of the whole trace after SPEC §3's filters, and without the 14 that ask for > 96 nodes.
@@ -46,7 +45,7 @@ def ensure_kth_workload(path: str | Path = KTH_ALL, seed: int = 0, *, swf: str |
     if not swf.is_file():
         raise InputError(str(swf), "KTH trace",
                          f"not found; {path.name} is converted from it (the Parallel Workloads Archive's "
-                         "KTH-SP2-1996-2.1-cln.swf, expected in ../shared/reference/ beside the repository, "
+                         "KTH-SP2-1996-2.1-cln.swf, shipped as workloads/KTH-SP2-1996-2.1-cln.swf.gz, "
                          "or named by BURSTBUFFER_KTH_SWF)")
     conv = convert_swf(swf, nb_res=96, model=BBModel(), seed=seed, drop_oversized=drop_oversized)
     write_workload(path, conv.workload)

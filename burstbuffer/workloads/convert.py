@@ -116,6 +116,7 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
 
 def convert_swf(path: str | Path, *, name: str | None = None, **kwargs) -> Conversion:
     """Convert the SWF file at `path` (see :func:`convert_records`; `name` defaults to the file
-    name without ``.swf``, as the artifact). Raises InputError for a malformed trace."""
+    name without ``.swf`` or ``.swf.gz``, as the artifact). Raises InputError for a malformed trace."""
     path = Path(path)
-    return convert_records(iter_swf(path), name=name or path.stem, source=str(path), **kwargs)
+    stem = Path(path.name.removesuffix(".gz")).stem
+    return convert_records(iter_swf(path), name=name or stem, source=str(path), **kwargs)

@@ -11,6 +11,8 @@ Every bad line raises :class:`~burstbuffer.errors.InputError` naming the file an
 """
 from __future__ import annotations
 
+import gzip
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,18 +103,26 @@ def parse_swf_line(text: str, source: str = "<swf>", lineno: int = 0) -> SWFReco
 def iter_swf(path: str | Path) -> Iterator[SWFRecord]:
     """Yield the records of the SWF file at `path`, in file order (header lines skipped).
 
-    Raises InputError for an unreadable file or a malformed line (file and line number named).
+    A name ending in ``.gz`` is read through gzip (the repository ships the KTH trace compressed).
+    Raises InputError for an unreadable or corrupt file or a malformed line (file and line number named).
     """
     source = str(path)
     try:
-        f = open(path, encoding="utf-8", errors="replace")
+        if source.endswith(".gz"):
+            f = gzip.open(path, "rt", encoding="utf-8", errors="replace")
+        else:
+            f = open(path, encoding="utf-8", errors="replace")
     except OSError as exc:
         raise InputError(source, "file", exc.strerror or str(exc)) from None
     with f:
-        for lineno, text in enumerate(f, 1):
-            rec = parse_swf_line(text, source, lineno)
-            if rec is not None:
-                yield rec
+        lineno = 0
+        try:
+            for lineno, text in enumerate(f, 1):
+                rec = parse_swf_line(text, source, lineno)
+                if rec is not None:
+                    yield rec
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(source, f"line {lineno + 1}", f"cannot decompress: {exc}") from None
 
 
 def read_swf(path: str | Path) -> list[SWFRecord]:
