@@ -1,13 +1,13 @@
-"""`burstbuffer reproduce`: the experiments of papers/001 §4.2 — every policy on the io-aware model
+"""`burstbuffer reproduce`: the experiments of Kopanski & Rzadca 2021, §4.2 — every policy on the io-aware model
 over the whole KTH trace (or its first 1000 jobs) and/or its 16 three-week parts, in parallel
 worker processes, resumable — then the per-job metrics, the summary tables, Fig. 3 and 5-12 and
-the report that sets the paper's claims beside the measurements (SPEC §5-6).
+the report that sets the paper's claims beside the measurements (docs/metrics.md, docs/policies.md).
 
 Output folder::
 
     runs/<scope>/<policy>/   one run each (runner.run outputs; summary.json written last = done)
     workloads/               workloads made for the reproduction (trace subsets, parts, Gantt subset)
-    job_metrics.csv          tidy: one row per (scope, policy, original job), SPEC §5 metrics
+    job_metrics.csv          tidy: one row per (scope, policy, original job), docs/metrics.md metrics
     summary.csv              one row per (scope, policy): means ± 95 % CI, quantiles, max, utilisations
     part_means.csv           per part and policy: means and means normalised by sjf-bb
     figures/                 fig03 … fig12, PNG and SVG
@@ -40,7 +40,7 @@ KTH_SWF = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf.gz"
 #: the artifact's 16 three-week KTH parts, gzip-compressed (part-N.json.gz, part-N.yaml)
 KTH_SPLIT = ROOT / "workloads" / "KTH-split"
 KTH_1000 = ROOT / "workloads" / "kth-1000.json"
-#: the policies of papers/001 §4.2, in its order
+#: the policies of Kopanski & Rzadca 2021, §4.2, in its order
 PAPER_POLICIES = ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3")
 GANTT_POLICY = "fcfs-easy"
 MARKER = "summary.json"
@@ -77,7 +77,7 @@ def _njobs(path: Path) -> int:
 
 def whole_trace(work: Path) -> Path:
     """The whole KTH trace as a Batsim workload: `burstbuffer.workloads.bundled.ensure_kth_workload()`
-    when that module exists, else converted here from the SWF (SPEC §3, seed 0) into `work`."""
+    when that module exists, else converted here from the SWF (docs/workload.md, seed 0) into `work`."""
     try:
         from .workloads.bundled import ensure_kth_workload  # type: ignore[import-not-found]
     except ImportError:

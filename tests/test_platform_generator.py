@@ -1,5 +1,5 @@
-"""`burstbuffer platform dragonfly` (burstbuffer.platforms.generator; SPEC §2), larger platforms in the
-embedded simulator, and the on-demand whole-KTH workload (burstbuffer.workloads.bundled; SPEC §3)."""
+"""`burstbuffer platform dragonfly` (burstbuffer.platforms.generator; docs/platform.md), larger platforms in the
+embedded simulator, and the on-demand whole-KTH workload (burstbuffer.workloads.bundled; docs/workload.md)."""
 from __future__ import annotations
 
 import dataclasses

@@ -1,4 +1,5 @@
-"""The scheduler's platform view, built from a real Batsim 4.2.1 SIMULATION_BEGINS (SPEC §1b, §2)."""
+"""The scheduler's platform view, built from a real Batsim 4.2.1 SIMULATION_BEGINS (docs/protocol.md,
+docs/platform.md)."""
 import json
 from pathlib import Path
 

@@ -1,4 +1,5 @@
-"""Platform reading for the embedded simulator (SPEC §1b, §2): XML parsing, Batsim's resources, SimGrid
+"""Platform reading for the embedded simulator (docs/protocol.md, docs/platform.md): XML parsing, Batsim's
+resources, SimGrid
 loading (in a subprocess: one SimGrid engine per process)."""
 from __future__ import annotations
 

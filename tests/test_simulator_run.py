@@ -1,5 +1,5 @@
 """The embedded simulator end to end: test schedulers (tests/sim_sched.py) in their own process talk to
-`python -m burstbuffer.simulator` over ZeroMQ on loopback TCP (SPEC §1, §1b)."""
+`python -m burstbuffer.simulator` over ZeroMQ on loopback TCP (docs/protocol.md)."""
 from __future__ import annotations
 
 import json

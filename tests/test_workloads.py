@@ -1,4 +1,4 @@
-"""Workloads against the paper's data (SPEC §3; shared/reference): SWF selection, BB model,
+"""Workloads against the paper's data (docs/workload.md; workloads/, tests/data/reference/): SWF selection, BB model,
 Batsim JSON, split."""
 import argparse
 import gzip
@@ -93,7 +93,7 @@ def test_whole_trace_counts(full, records):
     assert dict(sel.ignored) == {"run time <= 0": 8, "requested processors <= 0": 1}
     assert full.oversized == 14                                   # > 96 processors: kept, rejected at run time
     dropped = convert_records(records, name="kth", seed=0, drop_oversized=True)
-    assert len(dropped.workload.jobs) == 28453                    # the paper's count (SPEC §3)
+    assert len(dropped.workload.jobs) == 28453                    # the paper's count (docs/workload.md)
     assert dropped.workload.jobs[0].subtime == 1
 
 

@@ -1,4 +1,4 @@
-"""The reproduction report: each claim of papers/001 §4.2 (SPEC §6) beside the measured numbers,
+"""The reproduction report: each claim of Kopanski & Rzadca 2021, §4.2 (docs/policies.md) beside the measured numbers,
 with a verdict, as ``report.md`` and ``report.html`` (with the figures).
 
 `evaluate_claims` turns the summary table (`tables.summary_table`) and the per-part means
@@ -54,7 +54,7 @@ def _missing(claim: str, source: str, need: str) -> Verdict:
 
 
 def evaluate_claims(whole: pd.DataFrame, parts: pd.DataFrame | None = None) -> list[Verdict]:
-    """Verdicts on the claims of papers/001 §4.2 (SPEC §6).
+    """Verdicts on the claims of Kopanski & Rzadca 2021, §4.2 (docs/policies.md).
 
     `whole`: `summary_table` rows of the main scope (one per policy). `parts`: `part_means` rows
     (may be empty). Claims about the whole trace are judged on `whole`, claims about the 16 parts on

@@ -1,6 +1,6 @@
 """Execution plans over a scratch copy of the availability profile (the hot path of plan-α).
 
-An *execution plan* of a permutation P of the queued jobs (papers/001 §3.3) puts each job, in P's
+An *execution plan* of a permutation P of the queued jobs (Kopanski & Rzadca 2021, §3.3) puts each job, in P's
 order, at the earliest time ≥ now at which its processors and its burst buffers (BB) are free for
 its whole walltime, given the running jobs' holds and the jobs placed before it, and reserves them
 there. Its score is Eq. 1: S = Σ_j W_j^α with W_j = planned start − subtime [s].
@@ -13,7 +13,7 @@ again (`revert`). The profile itself is never modified.
 
 The placement rule is exactly `AvailabilityProfile.earliest_fit` + `reserve` (processors: the
 lowest ids free over the whole window; BB: each node's share on one BB node following the
-chassis → group → any preference, SPEC §2), on a faster representation: parallel Python lists,
+chassis → group → any preference, docs/platform.md), on a faster representation: parallel Python lists,
 BB free bytes packed in one int (one field per BB node, so a reservation subtracts all nodes at
 once and a per-node minimum is a few big-int operations). tests/test_plan.py checks plans against
 the profile's own `earliest_fit`/`reserve`.
@@ -21,7 +21,7 @@ the profile's own `earliest_fit`/`reserve`.
 A native implementation of the same engine (`burstbuffer.schedulers._plan_native`, C compiled on
 first use) is used when available; it returns bit-identical results (tests compare them).
 
-Units: seconds, bytes. Source: papers/001 §3.3 (execution plan, Eq. 1), SPEC §6.
+Units: seconds, bytes. Source: Kopanski & Rzadca 2021, §3.3 (execution plan, Eq. 1), docs/policies.md.
 """
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ class PlanEngine:
             base_vals.append((m, c, self._pack(bb), sum(bb)))
         self._keys = base_keys
         self._vals = base_vals
-        # BB placement preference (SPEC §2) per compute id, as BB indices
+        # BB placement preference (docs/platform.md) per compute id, as BB indices
         self._pref: dict[int, tuple[int, ...]] = {p: profile.bb_preference_index(p) for p in profile.platform.compute}
         groups: dict[int, int] = {}
         for p, pr in self._pref.items():
@@ -262,7 +262,7 @@ class PlanEngine:
 
     def _choose(self, res: int, need: int, m: int, A: int) -> tuple[int, int]:
         """Lowest `res` ids of mask `m` and the packed bytes taken per BB node (greedy per node in
-        ascending id, first BB node of its preference with `need` bytes left; SPEC §2)."""
+        ascending id, first BB node of its preference with `need` bytes left; docs/platform.md)."""
         chosen = 0
         x = m
         for _ in range(res):

@@ -1,6 +1,6 @@
 """The availability profile: free processors and free burst-buffer bytes as a step function of time.
 
-DESIGN.md ("The availability profile"): a `sortedcontainers.SortedDict` keyed by time [s]; the
+docs/README.md ("The availability profile"): a `sortedcontainers.SortedDict` keyed by time [s]; the
 value at breakpoint ``t`` holds the free compute resources and the free bytes of every
 burst-buffer (BB) node from ``t`` until the next breakpoint. The last breakpoint extends to +inf.
 Reservations (running jobs until start + walltime, the EASY head job's reservation at the shadow
@@ -25,7 +25,8 @@ restores them in reverse order — cost proportional to the breakpoints touched,
 Policies that try a whole plan of reservations and keep none (plan-α, conservative backfilling)
 reserve inside a transaction and roll it back.
 
-Source: SPEC §2 (BB capacity, chassis → group → any preference), §6 and papers/001 Algorithm 1
+Source: docs/platform.md §2 (BB capacity, chassis → group → any preference), docs/policies.md and
+Kopanski & Rzadca 2021, Algorithm 1
 (earliest time at which processors [and burst buffers] are free for the whole walltime).
 """
 from __future__ import annotations
@@ -179,7 +180,7 @@ class AvailabilityProfile:
 
     def bb_preference_index(self, compute_id: int) -> tuple[int, ...]:
         """Indices into `bb_ids` of the BB nodes `compute_id` prefers, best first (same chassis, same
-        group, any: SPEC §2, `Platform.bb_preference`); cached per compute id."""
+        group, any: docs/platform.md, `Platform.bb_preference`); cached per compute id."""
         pref = self._pref.get(compute_id)
         if pref is None:
             pref = tuple(self._bb_index[b] for b in self.platform.bb_preference(compute_id)
@@ -212,7 +213,7 @@ class AvailabilityProfile:
 
         Processors: ``job.res`` ids free over ``[t, t + walltime)`` (lowest ids chosen). With
         `bb_aware`, also each chosen node's ``job.bb`` bytes on one BB node free over the whole
-        window, following ``platform.bb_preference`` (own chassis → group → any; SPEC §2).
+        window, following ``platform.bb_preference`` (own chassis → group → any; docs/platform.md).
         Raises ValueError if `t` is before the origin.
         """
         if t < self.origin:
@@ -238,7 +239,7 @@ class AvailabilityProfile:
         return self._make_fit(t, m, bb, job, bb_aware)
 
     def earliest_fit(self, job: Job, t0: float, *, bb_aware: bool = True) -> Fit | None:
-        """Earliest fit of `job` at a time ≥ `t0` (papers/001 Algorithm 1 line 14).
+        """Earliest fit of `job` at a time ≥ `t0` (Kopanski & Rzadca 2021, Algorithm 1 line 14).
 
         Returns the `Fit` at the earliest start time t ≥ t0 at which ``job.res`` processors and,
         with `bb_aware`, the BB (each compute node's ``job.bb`` bytes on one BB node) are free for

@@ -6,7 +6,7 @@ Three steps, kept apart so that the first two need no SimGrid engine:
 1. `parse_platform(path)` reads the XML with xml.etree into a `PlatformSpec` (zones, clusters, hosts with
    their `<prop>`s, links, routes); every host gets the zone properties of its zone and of the zones above
    it, as Batsim forwards them (`zone_properties`).
-2. `resolve_machines(spec, roles)` gives Batsim's view (SPEC §1b, Batsim `machines.cpp`): hosts in
+2. `resolve_machines(spec, roles)` gives Batsim's view (docs/protocol.md, Batsim `machines.cpp`): hosts in
    SimGrid's order (names sorted as strings); the master (role ``master``) is left out; compute resources
    get ids 0..C-1, storage resources ids C..C+S-1. Storage roles come from `-r HOSTS:storage`, else from
    the zone property ``storage_nodes`` (this project's extension, see platforms/dragonfly96.xml), and a
@@ -15,7 +15,7 @@ Three steps, kept apart so that the first two need no SimGrid engine:
    SimGrid 3.32 can read the file, otherwise — a TORUS / FAT_TREE / DRAGONFLY ``<cluster>`` whose implicit
    router ``<prefix><id>_router<suffix>`` (created by SimGrid 3.25, no longer by >= 3.28) is used as a route
    gateway, like the paper's platform — through SimGrid's Python API exactly as
-   ``batsim-4.2.1/dragonfly96_sg332.cpp`` does (SPEC §2): the cluster zone plus an explicit router whose
+   ``docker/dragonfly96_sg332.cpp`` does (docs/platform.md): the cluster zone plus an explicit router whose
    routes inside the cluster are empty, Full zones in place of ``routing="None"`` ones.
 
 Errors are `InputError` (one line: file, item, reason).

@@ -1,4 +1,4 @@
-"""The embedded Batsim-compatible simulator: the Batsim side of protocol v4 on SimGrid 3.32 (SPEC §1, §1b).
+"""The embedded Batsim-compatible simulator: the Batsim side of protocol v4 on SimGrid 3.32 (docs/protocol.md).
 
 What runs: one *server* actor on the ``master`` host, and one actor per running job on the job's first
 allocated host (kept between jobs and moved to the next job's host, as creating threads is costly). The server does what Batsim's server, job submitters, waiters, killers and REQ-REP actor
@@ -7,7 +7,7 @@ as SimGrid activities (a parallel task on the allocated hosts, or a sleep), unde
 sends a 1-byte message to the server's mailbox on ``master``. That message crosses the platform, so a
 completion reaches the server one route latency after the job ended (0.0001 s on the paper's platform),
 and messages are received one at a time, in the order they were posted, as Batsim's are: that is why
-Batsim's completions come at +0.0001 s steps (shared/batsim-4.2.1/protocol-full-run.jsonl).
+Batsim's completions come at +0.0001 s steps (tests/data/batsim-4.2.1/protocol-full-run.jsonl).
 
 Batsim's rules kept (its ``server.cpp``, ``jobs_execution.cpp``, ``protocol.cpp``):
 - a message goes to the scheduler only when the scheduler is ready, nothing else waits in the server's
