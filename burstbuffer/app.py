@@ -28,13 +28,13 @@ JOB_COLUMNS = ["job_id", "workload_name", "profile", "submission_time", "request
                "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy", "metadata",
                "bb_per_node", "bb_allocation", "bounded_slowdown"]
 
-#: SPEC §5: bounded slowdown threshold τ [s].
+#: docs/metrics.md: bounded slowdown threshold τ [s].
 TAU = 600.0
 
 
 @dataclass
 class JobRecord:
-    """Accounting of one original job (SPEC §5): times in seconds, `bb_alloc` {BB node id: bytes}."""
+    """Accounting of one original job (docs/metrics.md): times in seconds, `bb_alloc` {BB node id: bytes}."""
 
     job: Job
     workload: str

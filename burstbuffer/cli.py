@@ -27,7 +27,7 @@ def _policy_names() -> list[str]:
 
 def policy_and_options(policy: str, alpha: float | None) -> tuple[str, dict]:
     """`--policy` and `--alpha` → (registry name, options). `--alpha A` selects plan-α with any
-    positive real α (papers/001 Eq. 1); it is only valid with `plan`/`plan-N`."""
+    positive real α (Kopanski & Rzadca 2021, Eq. 1); it is only valid with `plan`/`plan-N`."""
     if alpha is None:
         return policy, {}
     if not policy.startswith("plan"):
@@ -62,7 +62,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def print_summary(header: str, res, outputs: str) -> None:
-    """The end-of-run report shared by `run` and `serve`: a header line, the summary (SPEC §5), the
+    """The end-of-run report shared by `run` and `serve`: a header line, the summary (docs/metrics.md), the
     wall time and message count of `res` (a `runner.RunResult`), and where the outputs are."""
     print(header)
     print(res.summary)
@@ -72,7 +72,7 @@ def print_summary(header: str, res, outputs: str) -> None:
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
     """Summary of one run's per-job table: ours, or a Batsim `_jobs.csv` (with sub-jobs
-    ``w0%<id>`` of an I/O-aware run rebuilt per original job, SPEC §1b)."""
+    ``w0%<id>`` of an I/O-aware run rebuilt per original job, docs/protocol.md)."""
     from .metrics.summary import summarize
     from .metrics.tidy import describe_lines, job_metrics, load_jobs
     from .platforms.units import parse_bytes
@@ -124,10 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--output", metavar="DIR", help="output folder (default: out/POLICY)")
     r.add_argument("--model", default="io-aware", choices=MODELS,
                    help="job model: io-aware (stage-in, compute phases, checkpoints with drains, stage-out as "
-                        "Batsim dynamic jobs; SPEC §4) or alloc-only (compute only) (default: io-aware)")
+                        "Batsim dynamic jobs; docs/io-model.md) or alloc-only (compute only) (default: io-aware)")
     r.add_argument("--alpha", type=cliargs.positive_float, metavar="A",
                    help="plan-α with any positive real α (exponent of the waiting times in the plan score, "
-                        "papers/001 Eq. 1); with --policy plan")
+                        "Kopanski & Rzadca 2021, Eq. 1); with --policy plan")
     r.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every random choice (default: 0)")
     r.add_argument("--bb-capacity", metavar="SIZE",
                    help="BB capacity per storage node when the platform does not give it, e.g. 40GB")

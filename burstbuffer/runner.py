@@ -2,7 +2,7 @@
 
 The scheduler binds a REP socket (ipc in a private temporary folder), then starts the embedded
 simulator (`python -m burstbuffer.simulator`, the Batsim side) as a separate process that
-connects to it, exactly as Batsim would (SPEC §1).
+connects to it, exactly as Batsim would (docs/protocol.md).
 """
 from __future__ import annotations
 
@@ -174,7 +174,7 @@ class SchedulerSession:
         return self.messages
 
     def summary(self) -> Summary:
-        """Summary of jobs.csv (SPEC §5), with the platform's size once SIMULATION_BEGINS was seen."""
+        """Summary of jobs.csv (docs/metrics.md), with the platform's size once SIMULATION_BEGINS was seen."""
         plat = self.app.platform
         return summarize_csv(str(self.jobs_csv), plat.nb_compute if plat else None, plat.total_bb if plat else None)
 

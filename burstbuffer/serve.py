@@ -1,17 +1,17 @@
-"""`burstbuffer serve`: the scheduler process alone, for an external Batsim 4.x (SPEC §1).
+"""burstbuffer serve: the scheduler process alone, for an external Batsim 4.x (docs/protocol.md).
 
-It binds the ZeroMQ REP socket (default ``tcp://127.0.0.1:28000``: this machine only — the protocol has no
-authentication, so any peer that reaches the socket can drive the scheduler; pass ``--socket tcp://*:28000``
-to listen on every interface on purpose, as the Docker image does inside its compose network), prints the batsim command line that
-matches it (platform, workload, ``-r`` storage roles, ``--enable-dynamic-jobs --enable-profile-reuse``
-for the io-aware model, ``-e`` prefix), answers Batsim until SIMULATION_ENDS, writes `OUTPUT`/jobs.csv
-and prints the same summary as `burstbuffer run`. Batsim can be the real one (binary, Docker: see
-docker/) or the embedded simulator (``burstbuffer simulate ... -s tcp://127.0.0.1:28000``).
+It binds the ZeroMQ REP socket (default tcp://127.0.0.1:28000: this machine only; the protocol has no
+authentication, so any peer that reaches the socket can drive the scheduler: pass --socket tcp://*:28000
+to listen on every interface on purpose, as the Docker image does inside its compose network), prints the
+batsim command line that matches it (platform, workload, -r storage roles, --enable-dynamic-jobs
+--enable-profile-reuse for the io-aware model, -e prefix), answers Batsim until SIMULATION_ENDS, writes
+OUTPUT/jobs.csv and prints the same summary as 'burstbuffer run'. Batsim can be the real one (binary,
+Docker: see docker/) or the embedded simulator ('burstbuffer simulate ... -s tcp://127.0.0.1:28000').
 
-Faults: Batsim silent for ``--timeout`` seconds, or gone (its connection closed and not back within
-a second) → one line and exit status 1; an unknown event type → a warning, then ignored; SIGINT or
-SIGTERM or SIGHUP → jobs.csv with the jobs so far, the summary so far, exit status 130 / 143 / 129. Whatever the end,
-jobs.csv is written. Bad input (unknown policy, missing file, address in use) → exit status 2.
+Faults: Batsim silent for --timeout seconds, or gone (its connection closed and not back within
+a second) → one line and exit status 1; an unknown event type → a warning, then ignored; SIGINT,
+SIGTERM or SIGHUP → jobs.csv with the jobs so far, the summary so far, exit status 130 / 143 / 129.
+Whatever the end, jobs.csv is written. Bad input (unknown policy, missing file, address in use) → exit status 2.
 """
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def storage_hosts(platform: str | None, storage: str | None) -> tuple[list[str],
 
 def batsim_command(platform: str, workload: str, export_prefix: str, socket_endpoint: str,
                    storage: list[str], dynamic_jobs: bool) -> list[str]:
-    """The batsim (4.x) argv matching this scheduler (SPEC §1; Batsim's page "cli")."""
+    """The batsim (4.x) argv matching this scheduler (docs/protocol.md; Batsim's page "cli")."""
     argv = ["batsim", "-p", str(platform), "-w", str(workload), "-e", str(export_prefix), "-s", socket_endpoint]
     if storage:
         argv += ["-r", ",".join(storage) + ":storage"]

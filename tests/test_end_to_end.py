@@ -30,7 +30,7 @@ def test_first_100_kth_jobs_complete_under_every_policy(policy, model, kth_subse
     assert (jobs.finish_time > jobs.starting_time).all()
     # the simulator's own Batsim-format outputs agree with the scheduler's accounting
     bat = pd.read_csv(tmp_path / policy / "batsim_jobs.csv")
-    if model == "io-aware":   # Batsim lists the static jobs as REJECTED, then each sub-job (SPEC §1b)
+    if model == "io-aware":   # Batsim lists the static jobs as REJECTED, then each sub-job (docs/protocol.md)
         static = bat[bat.workload_name == "w0"]
         assert len(static) == 100 and (static.final_state == "REJECTED").all()
         sub = bat[bat.workload_name != "w0"].copy()

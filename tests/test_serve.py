@@ -17,9 +17,9 @@ from burstbuffer.runner import CHECK_PROTOCOL_ENV, run
 from burstbuffer.serve import batsim_command, connect_endpoint, storage_hosts
 from burstbuffer.simulator import free_tcp_endpoint
 
-from .conftest import PLATFORM, SHARED
+from .conftest import CAPTURE_DIR, PLATFORM
 
-CAPTURE = SHARED / "batsim-4.2.1" / "protocol-full-run.jsonl"
+CAPTURE = CAPTURE_DIR / "protocol-full-run.jsonl"
 BB_NODES = "node_0,node_9,node_18,node_27,node_36,node_45,node_54,node_63,node_72,node_81,node_90,node_99"
 
 

@@ -13,7 +13,7 @@ from burstbuffer.simulator.workload import (DefinitionError, Workload, load_work
 
 
 def test_dumps_like_batsim():
-    # Batsim prints every double with %f and integers as integers, compactly (SPEC §1b)
+    # Batsim prints every double with %f and integers as integers, compactly (docs/protocol.md)
     assert dumps({"now": 1.0, "events": [{"timestamp": 4.0551964, "data": {"res": 4, "ok": True}}]}) == \
         '{"now":1.000000,"events":[{"timestamp":4.055196,"data":{"res":4,"ok":true}}]}'
     assert dumps({"s": "w0%15!0", "x": None, "l": [1, 2.5]}) == '{"s":"w0%15!0","x":null,"l":[1,2.500000]}'
@@ -32,7 +32,7 @@ def test_profiles_batsim4_fields():
     assert parse_profile("s", {"type": "data_staging", "nb_bytes": 10, "from": "a", "to": "b"}).type == "data_staging"
     p = parse_profile("c", {"type": "parallel_homogeneous_pfs", "bytes_to_write": 5})
     assert p.data.get("storage", "pfs") == "pfs"
-    # pybatsim 3.2's data-staging helper writes size/direction, which Batsim 4 rejects (SPEC §1)
+    # pybatsim 3.2's data-staging helper writes size/direction, which Batsim 4 rejects (docs/protocol.md)
     with pytest.raises(DefinitionError, match="nb_bytes"):
         parse_profile("s", {"type": "data_staging", "size": 10, "direction": "to_storage"})
     with pytest.raises(DefinitionError, match="n x n"):

@@ -1,6 +1,6 @@
 """The decision loop: receive a Batsim message, let a handler react to each event, answer once.
 
-Ordering rules of protocol v4 (SPEC §1) are enforced here, once, for every handler:
+Ordering rules of protocol v4 (docs/protocol.md) are enforced here, once, for every handler:
 - the answer's `now` = max(received `now`, last decision time);
 - decision timestamps are non-decreasing and ≤ the answer's `now`;
 - a CALL_ME_LATER is sent only if strictly later than the answer's `now` (else dropped: the

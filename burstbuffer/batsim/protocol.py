@@ -1,7 +1,7 @@
 """Batsim protocol v4: typed events (Batsim → scheduler) and decisions (scheduler → Batsim).
 
 Every message is ``{"now": float, "events": [{"timestamp": float, "type": str, "data": {...}}]}``
-(SPEC §1; Batsim's documentation, page "protocol"). This module only converts between bytes and
+(docs/protocol.md; Batsim's documentation, page "protocol"). This module only converts between bytes and
 typed objects; it knows no policy and no socket.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The "alloc-only" job model (SPEC §4, last line): a started job simply runs its own Batsim profile
+"""The "alloc-only" job model (docs/io-model.md §2): a started job simply runs its own Batsim profile
 on its compute nodes; no I/O phase. Its BB space is held (in the scheduler's profile) for the
 job's whole run.
 """

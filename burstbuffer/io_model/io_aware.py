@@ -1,7 +1,7 @@
-"""The I/O-aware job model (SPEC §4; papers/001 §4.1, Fig. 4) as Batsim dynamic sub-jobs.
+"""The I/O-aware job model (docs/io-model.md; Kopanski & Rzadca 2021, §4.1, Fig. 4) as Batsim dynamic sub-jobs.
 
 A started job is replaced by sub-jobs registered in its own workload ``<workload>%<job>``
-(SPEC §1b), carried out in this order:
+(docs/protocol.md), carried out in this order:
 
 1. stage-in: PFS → BB node, ``data_staging``; one sub-job per BB node the job uses, carrying the
    bytes of all its compute nodes placed there (fewer activities than one per compute node; the PFS
@@ -29,17 +29,17 @@ from ..batsim.loop import Outbox
 from ..batsim.protocol import ExecuteJob, JobCompleted, KillJob, RegisterJob, RegisterProfile, RejectJob
 from ..schedulers.base import Start
 
-#: SPEC §4: one compute phase per 3600 Gflop per node, between 1 and 10 phases.
+#: docs/io-model.md: one compute phase per 3600 Gflop per node, between 1 and 10 phases.
 FLOPS_PER_PHASE = 3600e9
 MAX_PHASES = 10
-#: SPEC §4: a checkpoint writes this fraction of the BB request per node.
+#: docs/io-model.md: a checkpoint writes this fraction of the BB request per node.
 CHECKPOINT_FRACTION = 0.5
 #: Storage label of checkpoint profiles, and of data-staging endpoints (as the paper's artifact).
 BB_LABEL, SRC_LABEL, DST_LABEL = "burstbuffer", "source", "destination"
 
 
 def nb_phases(cpu_per_node: float) -> int:
-    """Number of compute phases of a job with `cpu_per_node` flops per node (SPEC §4)."""
+    """Number of compute phases of a job with `cpu_per_node` flops per node (docs/io-model.md)."""
     return min(max(round(cpu_per_node / FLOPS_PER_PHASE), 1), MAX_PHASES)
 
 
@@ -108,7 +108,7 @@ class IOAwareExecutor:
                 groups.setdefault(bbn, []).append(node)
         run.groups = {b: ProcSet(*nodes) for b, nodes in sorted(groups.items())}
         self._runs[job.id] = run
-        # The static job is replaced by its sub-jobs (as the paper's artifact does, SPEC §1b).
+        # The static job is replaced by its sub-jobs (as the paper's artifact does, docs/protocol.md).
         out.add(RejectJob(job.id), now)
         self._stage(run, now, out, "stage-in", job.bb)
 

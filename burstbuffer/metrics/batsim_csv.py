@@ -1,10 +1,10 @@
-"""Per original job from a real Batsim `_jobs.csv` of an I/O-aware run (SPEC §1b, §5).
+"""Per original job from a real Batsim `_jobs.csv` of an I/O-aware run (docs/protocol.md, docs/metrics.md).
 
 The paper's scheduler rejects every static job (workload ``w0``) in the message that registers its
 first sub-job, so Batsim lists each static job as REJECTED and its steps (stage-in, compute
 phases, checkpoints, drains, stage-out) as dynamic jobs of a workload named after it
 (``w0%15`` holds ``w0%15!0``, ``w0%15!1``, … of static job ``w0!15``). Per original job:
-start = the first sub-job's start, end = the last sub-job's end (SPEC §5); the job's state is
+start = the first sub-job's start, end = the last sub-job's end (docs/metrics.md); the job's state is
 COMPLETED_SUCCESSFULLY if every sub-job was, else the first other state met in the order
 WALLTIME_REACHED, KILLED, FAILED; a static job without sub-jobs stays REJECTED (it never ran).
 """
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from procset import ProcSet
 
-#: Batsim `_jobs.csv` columns (SPEC §1)
+#: Batsim `_jobs.csv` columns (docs/protocol.md)
 BATSIM_COLUMNS = ["job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
                   "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
                   "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy",

@@ -136,4 +136,4 @@ def verdict_rows(verdicts: list[Verdict]) -> list[list[str]]:
     return [[str(i), x.claim, x.source, x.measured, x.verdict, x.by_how_much] for i, x in enumerate(verdicts, 1)]
 
 
-VERDICT_HEADER = ["#", "claim (papers/001)", "where", "measured", "verdict", "by how much"]
+VERDICT_HEADER = ["#", "claim (Kopanski & Rzadca 2021)", "where", "measured", "verdict", "by how much"]

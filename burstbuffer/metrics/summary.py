@@ -1,4 +1,4 @@
-"""Per-run summary from a per-job table (SPEC §5).
+"""Per-run summary from a per-job table (docs/metrics.md).
 
 Input: a jobs.csv with Batsim's `_jobs.csv` columns (the scheduler's own, one row per original
 job; `bb_per_node` optional). Times in seconds in the table, waiting times reported in hours.
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-#: SPEC §5: bounded slowdown threshold τ [s].
+#: docs/metrics.md: bounded slowdown threshold τ [s].
 TAU = 600.0
 
 
@@ -49,7 +49,7 @@ class Summary:
 
 
 def bounded_slowdown(turnaround, runtime, tau: float = TAU):
-    """max(turnaround / max(runtime, τ), 1) (SPEC §5); works on scalars and arrays [s]."""
+    """max(turnaround / max(runtime, τ), 1) (docs/metrics.md); works on scalars and arrays [s]."""
     return np.maximum(np.asarray(turnaround, float) / np.maximum(np.asarray(runtime, float), tau), 1.0)
 
 

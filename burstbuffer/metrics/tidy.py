@@ -1,4 +1,4 @@
-"""Per original job metrics (SPEC §5) as one tidy table.
+"""Per original job metrics (docs/metrics.md) as one tidy table.
 
 `load_jobs` reads any run's per-job table: this project's ``jobs.csv`` (already one row per
 original job) or a real Batsim ``_jobs.csv`` (one row per job, or, for an I/O-aware run, static
@@ -41,7 +41,7 @@ def load_jobs(path: str | Path, bb_per_node: dict | None = None) -> pd.DataFrame
 
 
 def job_metrics(jobs: pd.DataFrame, tau: float = TAU) -> pd.DataFrame:
-    """The metrics of each original job (SPEC §5): waiting time = start − submission, turnaround =
+    """The metrics of each original job (docs/metrics.md): waiting time = start − submission, turnaround =
     end − submission, runtime = turnaround − waiting, bounded slowdown = max(turnaround /
     max(runtime, τ), 1), all NaN for a job that never started (rejected). Columns `METRIC_COLUMNS`."""
     out = pd.DataFrame({"job_id": jobs["job_id"].astype(str)})

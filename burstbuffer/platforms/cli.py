@@ -1,4 +1,4 @@
-"""``burstbuffer platform …``: generate SimGrid platforms (SPEC §2).
+"""``burstbuffer platform …``: generate SimGrid platforms (docs/platform.md).
 
     burstbuffer platform dragonfly --groups G --chassis C --routers R --nodes-per-router K
                                    [--bb-nodes-per-chassis 1] [--bb-capacity 40GB] [--pfs-bandwidth 5GBps]
@@ -34,7 +34,7 @@ def register(subparsers) -> None:
     """Add the ``platform`` command group (``dragonfly``) to an argparse subparsers object; each action
     sets ``func(args) -> int`` (raises InputError on bad input)."""
     pp = subparsers.add_parser("platform", help="generate SimGrid platforms (Dragonfly with burst buffers)",
-                               description="Platform tools (SPEC §2).")
+                               description="Platform tools (docs/platform.md).")
     sub = pp.add_subparsers(dest="platform_command", metavar="ACTION")
 
     def _help(args: argparse.Namespace) -> int:

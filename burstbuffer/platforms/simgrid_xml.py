@@ -6,7 +6,7 @@ Two steps, neither needs a SimGrid engine:
 1. `parse_platform(path)` reads the XML with xml.etree into a `PlatformSpec` (zones, clusters, hosts with
    their `<prop>`s, links, routes); every host gets the zone properties of its zone and of the zones above
    it, as Batsim forwards them (`zone_properties`).
-2. `resolve_machines(spec, roles)` gives Batsim's view (SPEC §1b, Batsim `machines.cpp`): hosts in
+2. `resolve_machines(spec, roles)` gives Batsim's view (docs/protocol.md, Batsim `machines.cpp`): hosts in
    SimGrid's order (names sorted as strings); the master (role ``master``) is left out; compute resources
    get ids 0..C-1, storage resources ids C..C+S-1. Storage roles come from `-r HOSTS:storage`, else from
    the zone property ``storage_nodes`` (this project's extension, see platforms/dragonfly96.xml), and a

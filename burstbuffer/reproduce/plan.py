@@ -16,9 +16,9 @@ from ..errors import InputError
 from .study import Study
 
 ROOT = Path(__file__).resolve().parents[2]
-REFERENCE = ROOT.parent / "shared" / "reference"
-KTH_SWF = REFERENCE / "KTH-SP2-1996-2.1-cln.swf"
-KTH_SPLIT = REFERENCE / "KTH-split"
+KTH_SWF = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf.gz"
+#: the artifact's 16 three-week KTH parts, gzip-compressed (part-N.json.gz, part-N.yaml)
+KTH_SPLIT = ROOT / "workloads" / "KTH-split"
 KTH_1000 = ROOT / "workloads" / "kth-1000.json"
 
 
@@ -117,6 +117,27 @@ def split(src: Path, n: int | None, folder: Path) -> list[Path]:
     return write_parts(parts, folder)
 
 
+def _unpack_parts(src: Path, folder: Path) -> list[Path]:
+    """The part-N.json.gz files of `src` decompressed into `folder` (kept if already there), in N order.
+    Raises InputError if `src` holds none."""
+    import gzip
+    import shutil
+    packed = sorted(src.glob("part-*.json.gz"), key=lambda p: int(p.name.split(".")[0].split("-")[1]))
+    if not packed:
+        raise InputError(str(src), "parts", "no part-N.json.gz in this folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for gz in packed:
+        dst = folder / gz.name.removesuffix(".gz")
+        if not dst.is_file():
+            tmp = dst.with_suffix(".tmp")
+            with gzip.open(gz, "rb") as f, open(tmp, "wb") as g:
+                shutil.copyfileobj(f, g)
+            tmp.replace(dst)
+        out.append(dst)
+    return out
+
+
 def select_workloads(args, work: Path) -> tuple[Path | None, list[Path], list[str]]:
     """(whole workload or None, part workloads, notes) for the command line `args` (``jobs``,
     ``workload``, ``parts``, ``parts_from``, ``split``). InputError for a missing file, a bad ``--jobs``
@@ -150,8 +171,8 @@ def select_workloads(args, work: Path) -> tuple[Path | None, list[Path], list[st
         elif args.workload:
             parts = split(Path(args.workload), args.split, work / "parts")
             notes.append(f"parts: {args.workload} cut into {len(parts)} parts of equal duration")
-        elif not args.split and KTH_SPLIT.is_dir() and len(list(KTH_SPLIT.glob("part-*.json"))) == 16:
-            parts = _parts_in(KTH_SPLIT)
+        elif not args.split and len(list(KTH_SPLIT.glob("part-*.json.gz"))) == 16:
+            parts = _unpack_parts(KTH_SPLIT, work / "kth-split")
             notes.append(f"parts: the paper's 16 three-week KTH parts ({KTH_SPLIT})")
         else:
             parts = split(whole_trace(work), args.split, work / "parts")

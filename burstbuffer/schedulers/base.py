@@ -1,6 +1,6 @@
 """What a policy works with: jobs, start decisions, and the Scheduler interface the decision loop drives.
 
-A policy is pure decision logic (DESIGN.md): no I/O, no JSON, no sockets, no clock reads, no global
+A policy is pure decision logic (docs/README.md): no I/O, no JSON, no sockets, no clock reads, no global
 random state. The decision loop (`burstbuffer.batsim.loop`) calls `submit`, `job_ended` and `decide`.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ class Job:
         subtime: submission time [s].
         walltime: user's upper bound on the run time [s] (> 0).
         res: number of compute nodes (processors) requested.
-        bb: burst-buffer request per compute node [bytes] (SPEC §3; 0 if none).
+        bb: burst-buffer request per compute node [bytes] (docs/workload.md; 0 if none).
         profile: Batsim profile name (opaque to policies).
     """
 
@@ -42,7 +42,7 @@ class Start:
     """Decision: start `job` now on compute nodes `procs`.
 
     `bb_of_node` maps each compute node id of `procs` to the BB node (storage resource id) that
-    holds its `job.bb` bytes (SPEC §2 chassis → group → any preference). `bb_per_storage` is the
+    holds its `job.bb` bytes (docs/platform.md chassis → group → any preference). `bb_per_storage` is the
     derived total bytes per BB node.
     """
 

@@ -1,4 +1,4 @@
-"""The embedded Batsim-compatible simulator (SPEC §1, §1b, §2): the Batsim side of protocol v4 on
+"""The embedded Batsim-compatible simulator (docs/protocol.md, docs/platform.md): the Batsim side of protocol v4 on
 SimGrid 3.32, run as its own process.
 
 Start the scheduler first (it binds a ZeroMQ REP socket), then the simulator, which connects to it::

@@ -1,12 +1,12 @@
-"""``burstbuffer simulate`` / ``python -m burstbuffer.simulator``: the embedded simulator's command line.
+"""burstbuffer simulate (or python -m burstbuffer.simulator): the embedded simulator's command line.
 
-Options follow Batsim 4's (``batsim --help``; SPEC §1): ``-p PLATFORM -w WORKLOAD [-w ...] [-e PREFIX]
+Options follow Batsim 4's (batsim --help; docs/protocol.md): -p PLATFORM -w WORKLOAD [-w ...] [-e PREFIX]
 [-s ENDPOINT] [-r HOSTS:ROLE ...] [--enable-dynamic-jobs] [--acknowledge-dynamic-jobs]
-[--enable-profile-reuse] [--forward-profiles-on-submission] [-q]``. As with Batsim, start the scheduler
+[--enable-profile-reuse] [--forward-profiles-on-submission] [-q]. As with Batsim, start the scheduler
 first (it binds its REP socket), then this process connects to it.
 
 Exit status: 0 done; 2 bad input (missing or malformed platform/workload file, bad option), with one line
-``burstbuffer simulate: error: FILE: ITEM: REASON``; 1 the scheduler broke the protocol (one line saying
+'burstbuffer simulate: error: FILE: ITEM: REASON'; 1 the scheduler broke the protocol (one line saying
 how, as Batsim aborts) or the simulation deadlocked.
 """
 from __future__ import annotations

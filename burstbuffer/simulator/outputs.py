@@ -1,5 +1,5 @@
-"""Batsim's output files, written the way Batsim 4.2.1 writes them (`export.cpp`, SPEC §1,
-shared/batsim-4.2.1/capture10_jobs.csv and outputs-excerpt.txt).
+"""Batsim's output files, written the way Batsim 4.2.1 writes them (`export.cpp`, docs/protocol.md,
+tests/data/batsim-4.2.1/capture10_jobs.csv and outputs-excerpt.txt).
 
 ``PREFIX_jobs.csv``: one row per job, in the order jobs end (completion or rejection), columns
 `JOBS_COLUMNS`. Times are ``%f`` seconds; `job_id` is the name without the workload; `success` is 1 only

@@ -4,7 +4,7 @@
 otherwise — a TORUS / FAT_TREE / DRAGONFLY ``<cluster>`` whose implicit router ``<prefix><id>_router<suffix>``
 (created by SimGrid 3.25, no longer by >= 3.28) is used as a route gateway, like the paper's platform — it
 rebuilds the platform through SimGrid's Python API exactly as ``batsim-4.2.1/dragonfly96_sg332.cpp`` does
-(SPEC §2): the cluster zone plus an explicit router whose routes inside the cluster are empty, Full zones in
+(docs/platform.md): the cluster zone plus an explicit router whose routes inside the cluster are empty, Full zones in
 place of ``routing="None"`` ones. Errors are `InputError` (one line: file, item, reason).
 """
 from __future__ import annotations

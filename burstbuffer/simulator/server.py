@@ -1,4 +1,4 @@
-"""The embedded Batsim-compatible simulator: the Batsim side of protocol v4 on SimGrid 3.32 (SPEC §1, §1b).
+"""The embedded Batsim-compatible simulator: the Batsim side of protocol v4 on SimGrid 3.32 (docs/protocol.md).
 
 What runs: one *server* actor on the ``master`` host, and one actor per running job on the job's first
 allocated host. The server does what Batsim's server, job submitters, waiters, killers and REQ-REP actor

@@ -1,4 +1,4 @@
-"""Workloads (SPEC §3): SWF reader, burst-buffer request model, Batsim JSON reader/writer, splitter.
+"""Workloads (docs/workload.md): SWF reader, burst-buffer request model, Batsim JSON reader/writer, splitter.
 
 Public API:
     read_swf, iter_swf, select_records, SWFRecord, Selection     (swf)

@@ -1,4 +1,4 @@
-"""Batsim workload JSON: write one atomically, read and validate one (SPEC §1, §3).
+"""Batsim workload JSON: write one atomically, read and validate one (docs/protocol.md, docs/workload.md).
 
 Format (Batsim's "input-workload" page, plus this project's `bb` profile field)::
 

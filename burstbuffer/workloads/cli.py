@@ -1,4 +1,4 @@
-"""``burstbuffer workload …``: convert an SWF trace, split a workload (SPEC §3).
+"""``burstbuffer workload …``: convert an SWF trace, split a workload (docs/workload.md).
 
     burstbuffer workload from-swf TRACE.swf --output W.json [--jobs N] [--from-job K] [--seed S]
                                   [--platform P | --bb-capacity 40GB --bb-nodes 12 --nb-res 96]
@@ -20,7 +20,7 @@ from .bb_model import GB, BBModel
 from .convert import convert_swf
 from .split import split_workload, write_parts
 
-#: The paper's platform (SPEC §2): 96 compute nodes, 12 BB nodes of 40 GB.
+#: The paper's platform (docs/platform.md): 96 compute nodes, 12 BB nodes of 40 GB.
 PAPER_PLATFORM = {"nb_res": 96, "bb_nodes": 12, "bb_capacity": 40 * GB}
 
 
@@ -172,8 +172,8 @@ def register(subparsers) -> None:
     """Add the ``workload`` command group (``from-swf``, ``split``) to an argparse subparsers
     object; each action sets ``func(args) -> int`` (raises InputError on bad input)."""
     wp = subparsers.add_parser("workload", help="convert an SWF trace to a Batsim workload; split a workload",
-                               description="Workload tools (SPEC §3): SWF → Batsim JSON with the burst-buffer "
-                                           "request model, and splitting into equal-duration parts.")
+                               description="Workload tools (docs/workload.md): SWF → Batsim JSON with the "
+                                           "burst-buffer request model, and splitting into equal-duration parts.")
     sub = wp.add_subparsers(dest="workload_command", metavar="ACTION")
 
     def _help(args: argparse.Namespace) -> int:
@@ -183,7 +183,7 @@ def register(subparsers) -> None:
 
     f = sub.add_parser("from-swf", help="convert an SWF trace (Parallel Workloads Archive)",
                        description="Convert an SWF trace to a Batsim workload with per-node burst-buffer "
-                                   "requests, compute and communication (SPEC §3). Records with job number, "
+                                   "requests, compute and communication (docs/workload.md). Records with job number, "
                                    "submit time, requested time, run time or requested processors <= 0 are "
                                    "ignored (counted by reason); the first kept job is submitted at t = 1.")
     f.add_argument("trace", metavar="TRACE.swf")

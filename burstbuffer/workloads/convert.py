@@ -1,4 +1,4 @@
-"""SWF trace → Batsim workload with burst-buffer requests (SPEC §3, papers/001 §4.1).
+"""SWF trace → Batsim workload with burst-buffer requests (docs/workload.md, Kopanski & Rzadca 2021, §4.1).
 
 Field mapping, checked against the paper's reference files (every job of
 ``KTH-SP2-1996-2.1-cln-io-aware-1000.json`` and of the 16 ``KTH-split`` parts):
@@ -16,7 +16,7 @@ Batsim             SWF
 =================  ========================================================================
 
 Jobs requesting more processors than the platform has are kept (the scheduler rejects and
-counts them; DESIGN: valid jobs are never silently dropped) unless `drop_oversized` is set.
+counts them; docs/README.md: valid jobs are never silently dropped) unless `drop_oversized` is set.
 """
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
                     model: BBModel | None = None, seed: int | np.random.Generator | None = 0,
                     from_job: int = 0, max_records: int | None = None,
                     drop_oversized: bool = False, source: str = "<swf>") -> Conversion:
-    """Select SWF records (SPEC §3 filters and shift; see
+    """Select SWF records (docs/workload.md filters and shift; see
     :func:`~burstbuffer.workloads.swf.select_records` for `from_job` / `max_records`, which count
     SWF records as the artifact's ``from_job_number`` / ``num_jobs`` do) and build the Batsim
     workload with the BB model drawn under `seed`.
@@ -116,6 +116,7 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
 
 def convert_swf(path: str | Path, *, name: str | None = None, **kwargs) -> Conversion:
     """Convert the SWF file at `path` (see :func:`convert_records`; `name` defaults to the file
-    name without ``.swf``, as the artifact). Raises InputError for a malformed trace."""
+    name without ``.swf`` or ``.swf.gz``, as the artifact). Raises InputError for a malformed trace."""
     path = Path(path)
-    return convert_records(iter_swf(path), name=name or path.stem, source=str(path), **kwargs)
+    stem = Path(path.name.removesuffix(".gz")).stem
+    return convert_records(iter_swf(path), name=name or stem, source=str(path), **kwargs)

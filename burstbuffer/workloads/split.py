@@ -1,4 +1,4 @@
-"""Split a workload into non-overlapping parts of equal duration (SPEC §3, papers/001 §4.2,
+"""Split a workload into non-overlapping parts of equal duration (docs/workload.md, Kopanski & Rzadca 2021, §4.2,
 the artifact's ``KTH-SP2-1996-2.1-Split`` notebook).
 
 Rule (reproduces the artifact's 16 KTH parts): with first / last the earliest / latest
