@@ -150,11 +150,8 @@ def test_mutated_swf_traces_convert_or_are_refused_in_one_line(text):
 
 def _capture() -> list[str]:
     """Batsim → scheduler messages of the captured real Batsim 4.2.1 run (io-aware, 10 jobs)."""
-    for p in (ROOT / "tests" / "data" / "batsim-4.2.1" / "protocol-full-run.jsonl",
-              ROOT.parent / "shared" / "batsim-4.2.1" / "protocol-full-run.jsonl"):
-        if p.is_file():
-            return [r["raw"] for r in map(json.loads, p.read_text().splitlines()) if r["dir"] == "batsim->scheduler"]
-    pytest.fail("the Batsim capture is missing")
+    p = ROOT / "tests" / "data" / "batsim-4.2.1" / "protocol-full-run.jsonl"
+    return [r["raw"] for r in map(json.loads, p.read_text().splitlines()) if r["dir"] == "batsim->scheduler"]
 
 
 def _replay(messages: list[str], strict: bool) -> None:
