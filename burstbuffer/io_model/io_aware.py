@@ -61,7 +61,7 @@ class _Run:
 
 
 class IOAwareExecutor:
-    """Job model "io-aware": see the module docstring.
+    """Job model "io-aware" (implements `JobModel`, docs/io-model.md): see the module docstring.
 
     Needs Batsim's dynamic jobs and profile reuse (``--enable-dynamic-jobs --enable-profile-reuse``)
     and the storage roles of the BB nodes and the PFS. `begin(platform, profiles)` is called at
