@@ -31,7 +31,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import json
-import math
 import os
 import sys
 import time
@@ -42,10 +41,12 @@ import numpy as np
 
 from .. import __version__
 from ..errors import InputError
+from ..jsonvalues import is_num as _is_num
 from .outputs import JobsWriter
 from .platform import Machines, load_into_engine, parse_platform, parse_roles_option, resolve_machines
 from .protocol import dumps, event, parse_interval_set
-from .workload import DefinitionError, Job, Workload, load_workload, parse_job, parse_profile, split_job_id
+from .workload import DefinitionError, Workload, load_workload, parse_job, parse_profile, split_job_id
+from .workload import SimJob as Job
 
 LD = np.longdouble
 
@@ -1081,7 +1082,3 @@ class Simulator:
 _REPLY_TYPES = frozenset(("EXECUTE_JOB", "REJECT_JOB", "KILL_JOB", "CALL_ME_LATER", "REGISTER_JOB",
                           "REGISTER_PROFILE", "SET_JOB_METADATA", "NOTIFY", "CHANGE_JOB_STATE", "TO_JOB_MSG",
                           "SET_RESOURCE_STATE", "QUERY"))
-
-
-def _is_num(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
