@@ -44,7 +44,8 @@ class JobRecord:
         local_id = j.id.split("!", 1)[1] if "!" in j.id else j.id
         r = {"job_id": local_id, "workload_name": self.workload, "profile": j.profile,
              "submission_time": f"{j.subtime:.6f}", "requested_number_of_resources": j.res,
-             "requested_time": f"{j.walltime:.6f}", "success": int(self.state == "COMPLETED_SUCCESSFULLY"),
+             "requested_time": f"{j.walltime if j.walltime != math.inf else -1.0:.6f}",   # -1: none, as Batsim
+             "success": int(self.state == "COMPLETED_SUCCESSFULLY"),
              "final_state": self.state, "starting_time": "", "execution_time": "", "finish_time": "",
              "waiting_time": "", "turnaround_time": "", "stretch": "", "allocated_resources": str(self.procs),
              "consumed_energy": "-1.000000", "metadata": self.reason, "bb_per_node": j.bb,

@@ -14,11 +14,12 @@ A started job is replaced by sub-jobs registered in its own workload ``<workload
 4. stage-out: bb per compute node BB → PFS (``data_staging``, one per BB node).
 
 The job ends when its stage-out and every drain have finished. The walltime bounds the whole job:
-each sub-job gets what is left of it; a sub-job ending in any state but COMPLETED_SUCCESSFULLY ends
+each sub-job gets what is left of it (none, −1, for a job without walltime); a sub-job ending in any state but COMPLETED_SUCCESSFULLY ends
 the job in that state (its other running sub-jobs are killed).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from procset import ProcSet
@@ -124,7 +125,7 @@ class IOAwareExecutor:
         sub = f"{run.workload}!{run.next_sub}"
         run.next_sub += 1
         self.subjobs += 1
-        walltime = run.deadline - now
+        walltime = run.deadline - now if run.deadline != math.inf else -1   # -1: no walltime (Batsim)
         out.add(RegisterJob(sub, {"id": sub, "subtime": now, "walltime": walltime, "res": res,
                                   "profile": profile}), now)
         out.add(ExecuteJob(sub, alloc, storage_mapping=storage_mapping), now)
