@@ -19,22 +19,16 @@ from .batsim.protocol import (CallMeLater, Event, ExecuteJob, JobCompleted, Prot
                               NotifyBatsim, RejectJob, RequestedCall, SimulationBegins, SimulationEnds,
                               UnknownEvent)
 from .errors import InputError
+from .io_model.base import JobModel
+from .metrics.definitions import JOBS_CSV_COLUMNS, bounded_slowdown, runtime, turnaround_time, waiting_time
 from .platforms.model import Platform
-from .schedulers.base import Job, Scheduler, Start
-
-#: Columns of the scheduler's per-job output: Batsim's `_jobs.csv` columns, then ours.
-JOB_COLUMNS = ["job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
-               "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
-               "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy", "metadata",
-               "bb_per_node", "bb_allocation", "bounded_slowdown"]
-
-#: docs/metrics.md: bounded slowdown threshold τ [s].
-TAU = 600.0
-
+from .schedulers.base import Job, Scheduler
+from .workloads.batsim_rules import DefinitionError, check_job
 
 @dataclass
 class JobRecord:
-    """Accounting of one original job (docs/metrics.md): times in seconds, `bb_alloc` {BB node id: bytes}."""
+    """Accounting of one original job: times in seconds, `bb_alloc` {BB node id: bytes}; `row()` is its
+    jobs.csv row (columns `JOBS_CSV_COLUMNS`, metrics as defined in `burstbuffer.metrics.definitions`)."""
 
     job: Job
     workload: str
@@ -50,7 +44,7 @@ class JobRecord:
         local_id = j.id.split("!", 1)[1] if "!" in j.id else j.id
         r = {"job_id": local_id, "workload_name": self.workload, "profile": j.profile,
              "submission_time": f"{j.subtime:.6f}", "requested_number_of_resources": j.res,
-             "requested_time": f"{j.walltime:.6f}" if j.walltime != math.inf else "-1.000000",  # Batsim's "none"
+             "requested_time": f"{j.walltime if j.walltime != math.inf else -1.0:.6f}",   # -1: none, as Batsim
              "success": int(self.state == "COMPLETED_SUCCESSFULLY"),
              "final_state": self.state, "starting_time": "", "execution_time": "", "finish_time": "",
              "waiting_time": "", "turnaround_time": "", "stretch": "", "allocated_resources": str(self.procs),
@@ -58,13 +52,13 @@ class JobRecord:
              "bb_allocation": " ".join(f"{k}:{v}" for k, v in sorted(self.bb_alloc.items())),
              "bounded_slowdown": ""}
         if self.start is not None and self.end is not None:
-            wait = self.start - j.subtime
-            run = self.end - self.start
-            turn = self.end - j.subtime
+            wait = waiting_time(j.subtime, self.start)
+            run = runtime(self.start, self.end)
+            turn = turnaround_time(j.subtime, self.end)
             r.update(starting_time=f"{self.start:.6f}", execution_time=f"{run:.6f}", finish_time=f"{self.end:.6f}",
                      waiting_time=f"{wait:.6f}", turnaround_time=f"{turn:.6f}",
                      stretch=f"{turn / run:.6f}" if run > 0 else "",
-                     bounded_slowdown=f"{max(turn / max(run, TAU), 1.0):.6f}")
+                     bounded_slowdown=f"{bounded_slowdown(turn, run):.6f}")
         return r
 
 
@@ -73,15 +67,14 @@ class SchedulerApp:
 
     Args:
         make_scheduler: platform → Scheduler (the policy), called at SIMULATION_BEGINS.
-        executor: the job model (`io_model`), with `start(Start, now, out)`,
-            `on_completed(JobCompleted, now, out) -> (job_id, state) | None`, `busy`,
-            `uses_dynamic_jobs`.
+        executor: the job model (`burstbuffer.io_model.base.JobModel`; see that module for the
+            calls and their order).
         bb_capacity / dragonfly: platform options (see `Platform.from_simulation_begins`).
         on_progress: called with (jobs ended, jobs known) whenever a job ends or is rejected.
         platform_source: names the platform in error messages (e.g. its file).
     """
 
-    def __init__(self, make_scheduler: Callable[[Platform], Scheduler], executor, *,
+    def __init__(self, make_scheduler: Callable[[Platform], Scheduler], executor: JobModel, *,
                  bb_capacity: str | int | None = None, dragonfly: str | None = None,
                  on_progress: Callable[[int, int], None] | None = None, platform_source: str = "SIMULATION_BEGINS"):
         self.platform_source = platform_source
@@ -148,23 +141,28 @@ class SchedulerApp:
             raise ProtocolError(f"malformed SIMULATION_BEGINS ({exc.__class__.__name__}: {exc})") from None
         self.scheduler = self.make_scheduler(self.platform)
         self.profiles = data.get("profiles") or {}
-        if hasattr(self.executor, "begin"):
-            self.executor.begin(self.platform, self.profiles)
+        self.executor.begin(self.platform, self.profiles)
         cfg = data.get("config") or {}
         self.dynamic_jobs = bool(cfg.get("dynamic-jobs-enabled", False))
 
     def _job(self, ev: JobSubmitted) -> tuple[Job, str]:
+        """The job request of a JOB_SUBMITTED and its workload name. The job object is checked by the
+        workload rules (`burstbuffer.workloads.batsim_rules.check_job`, docs/workload.md); a walltime of
+        −1 (none) becomes +inf, the profile's ``bb`` (bytes per node) the request's `bb`.
+        Raises InputError("JOB_SUBMITTED", job id, reason)."""
         j = ev.job
         workload, _, _ = ev.job_id.partition("!")
-        pname = str(j.get("profile", ""))
+        try:
+            _, subtime, walltime, res, pname = check_job(j, f"job {ev.job_id}")
+        except DefinitionError as exc:
+            raise InputError("JOB_SUBMITTED", ev.job_id, f"bad job description ({exc.reason})") from None
         profile = ev.profile or (self.profiles.get(workload) or {}).get(pname) or {}
         try:
-            walltime = float(j.get("walltime", -1))
-            job = Job(ev.job_id, float(j.get("subtime", 0.0)), walltime if walltime > 0 else math.inf,
-                      int(j["res"]), int(profile.get("bb", 0) or 0), pname)
+            job = Job(ev.job_id, float(subtime), float(walltime) if walltime > 0 else math.inf, res,
+                      int(profile.get("bb", 0) or 0), pname)
             if "bb" not in profile:
                 self.profiles_without_bb.add((workload, pname))
-        except (KeyError, TypeError, ValueError) as exc:
+        except (TypeError, ValueError) as exc:
             raise InputError("JOB_SUBMITTED", ev.job_id, f"bad job description ({exc})") from None
         return job, workload
 
@@ -212,8 +210,7 @@ class SchedulerApp:
         sched = self.scheduler
         if sched is None:
             return
-        if hasattr(self.executor, "flush"):
-            self.executor.flush(now, out)
+        self.executor.flush(now, out)
         if self._dirty:
             self._dirty = False
             for start in sched.decide(now):
@@ -235,13 +232,13 @@ class SchedulerApp:
 
     # ------------------------------------------------------------------ outputs
     def write_jobs_csv(self, path: str, *, mark_unfinished: bool = False) -> None:
-        """One row per original job (Batsim `_jobs.csv` columns + bb_per_node, bb_allocation,
-        bounded_slowdown), in submission order; written atomically. `mark_unfinished` (a run that
-        stopped before SIMULATION_ENDS): a job without a final state gets final_state RUNNING (started)
+        """One row per original job (`JOBS_CSV_COLUMNS`: Batsim's `_jobs.csv` columns + bb_per_node,
+        bb_allocation, bounded_slowdown), in submission order; written atomically. `mark_unfinished` (a run
+        that stopped before SIMULATION_ENDS): a job without a final state gets final_state RUNNING (started)
         or PENDING (not started), Slurm's names for them."""
         tmp = f"{path}.tmp"
         with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=JOB_COLUMNS)
+            w = csv.DictWriter(f, fieldnames=JOBS_CSV_COLUMNS)
             w.writeheader()
             for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
                 row = rec.row()

@@ -102,7 +102,8 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .runner import DEFAULT_PLATFORM, DEFAULT_WORKLOAD, MODELS
+    from .io_model.registry import model_names
+    from .runner import DEFAULT_PLATFORM, DEFAULT_WORKLOAD
     p = cliargs.Parser(
         prog="burstbuffer",
         description="Burst-buffer-aware batch scheduling (Kopanski & Rzadca, Euro-Par 2021) beside Batsim "
@@ -122,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--platform", default=str(DEFAULT_PLATFORM), metavar="FILE",
                    help="SimGrid platform XML (default: bundled platforms/dragonfly96.xml)")
     r.add_argument("--output", metavar="DIR", help="output folder (default: out/POLICY)")
-    r.add_argument("--model", default="io-aware", choices=MODELS,
+    r.add_argument("--model", default="io-aware", choices=model_names(),
                    help="job model: io-aware (stage-in, compute phases, checkpoints with drains, stage-out as "
                         "Batsim dynamic jobs; docs/io-model.md) or alloc-only (compute only) (default: io-aware)")
     r.add_argument("--alpha", type=cliargs.positive_float, metavar="A",

@@ -23,7 +23,8 @@ from .batsim.conformance import CheckedTransport
 from .batsim.loop import BatsimDied, run_loop
 from .batsim.transport import ReplySocket
 from .errors import InputError
-from .io_model.alloc_only import AllocOnlyExecutor
+from .io_model.base import JobModel
+from .io_model.registry import make_model, model_names
 from .metrics.summary import Summary, summarize_csv
 from .signals import Interrupted, die_with_parent
 from .simulator import command as simulator_command
@@ -32,7 +33,8 @@ from .workloads.batsim_json import load_workload
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_WORKLOAD = ROOT / "workloads" / "kth-1000.json"
 DEFAULT_PLATFORM = ROOT / "platforms" / "dragonfly96.xml"
-MODELS = ("alloc-only", "io-aware")
+#: The registered job models (`burstbuffer.io_model.registry`), derived: `reproduce` takes its choices here.
+MODELS = tuple(model_names())
 #: Environment variable that turns on the protocol-conformance check of every answer
 #: (`burstbuffer.batsim.conformance`) when `check_protocol` is not given; the tests set it.
 CHECK_PROTOCOL_ENV = "BURSTBUFFER_CHECK_PROTOCOL"
@@ -86,13 +88,13 @@ def _simulator_failed(rc: int, log_path: Path, started: list[str] | None = None)
     raise BatsimDied(f"simulator exited with status {rc}: {last}")
 
 
-def make_executor(model: str):
-    if model == "alloc-only":
-        return AllocOnlyExecutor()
-    if model == "io-aware":
-        from .io_model.io_aware import IOAwareExecutor
-        return IOAwareExecutor()
-    raise InputError("--model", model, f"unknown job model (choose from {', '.join(MODELS)})")
+def make_executor(model: str) -> JobModel:
+    """The job model registered as `model` (`burstbuffer.io_model.registry`). Raises
+    InputError("--model", model, reason naming the valid models) if there is none."""
+    try:
+        return make_model(model)
+    except ValueError:
+        raise InputError("--model", model, f"unknown job model (choose from {', '.join(model_names())})") from None
 
 
 def check_protocol_default() -> bool:

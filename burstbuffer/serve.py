@@ -215,14 +215,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``serve`` subcommand to the `burstbuffer` command's subparsers."""
     from .cli import _policy_names
-    from .runner import MODELS
+    from .io_model.registry import model_names
 
     p = subparsers.add_parser("serve", help="the scheduler alone, for an external Batsim 4.x",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--policy", required=True, metavar="NAME", help="scheduling policy: " + ", ".join(_policy_names()))
     p.add_argument("--socket", default=DEFAULT_SOCKET, metavar="ENDPOINT",
                    help=f"ZeroMQ endpoint to bind; Batsim connects to it with -s (default: {DEFAULT_SOCKET})")
-    p.add_argument("--model", default="io-aware", choices=MODELS,
+    p.add_argument("--model", default="io-aware", choices=model_names(),
                    help="job model: io-aware (Batsim needs --enable-dynamic-jobs --enable-profile-reuse) or "
                         "alloc-only (default: io-aware)")
     p.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every random choice (default: 0)")

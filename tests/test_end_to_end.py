@@ -87,11 +87,23 @@ def test_unknown_policy_and_missing_file_are_one_line_errors(kth_subset, tmp_pat
 
 def test_workload_with_a_missing_field_is_a_one_line_error(kth_subset, tmp_path):
     def edit(w):
-        del w["jobs"][2]["walltime"]
+        del w["jobs"][2]["res"]
     r = _cli("run", "--workload", str(kth_subset(5, edit)), "--output", str(tmp_path), "-q")
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0
-    assert "walltime" in r.stderr and "17" in r.stderr
+    assert "job 17: missing field 'res'" in r.stderr
+
+
+@pytest.mark.parametrize("model", ["alloc-only", "io-aware"])
+def test_a_job_without_walltime_runs_unbounded(kth_subset, tmp_path, model):
+    """Batsim's walltime is optional (absent or -1: none); such a job runs to its end under both models."""
+    def edit(w):
+        del w["jobs"][2]["walltime"]
+        w["jobs"][3]["walltime"] = -1
+    res = run("fcfs-bb", kth_subset(5, edit), PLATFORM, tmp_path / "o", model=model, progress=False, timeout=120)
+    assert (res.summary.submitted, res.summary.completed) == (5, 5)
+    jobs = pd.read_csv(res.jobs_csv, dtype={"job_id": str}).set_index("job_id")
+    assert jobs.loc["17", "requested_time"] == -1 and jobs.loc["17", "final_state"] == "COMPLETED_SUCCESSFULLY"
 
 
 def test_platform_without_storage_is_a_one_line_error(kth_subset, tmp_path):

@@ -179,10 +179,10 @@ def test_same_exchange_as_real_batsim(tmp_path, monkeypatch, handoff):
 @pytest.mark.parametrize("case, expect", [
     ("no_platform", "missing.xml: platform: file not found"),
     ("no_workload", "nowhere.json: workload: file not found"),
-    ("malformed", "bad.json: line 1 column 2: malformed JSON"),
-    ("missing_res", "job 'w0!3': has no 'res' field"),
-    ("unknown_type", "profile 'p': unknown profile type 'gpu'"),
-    ("unknown_profile", "job 'w0!1': uses profile 'zz', which does not exist"),
+    ("malformed", "bad.json: line 1 column 2: invalid JSON"),
+    ("missing_res", "job 3: missing field 'res'"),
+    ("unknown_type", "profile p: unknown profile type 'gpu'"),
+    ("unknown_profile", "job 1: profile 'zz' is not defined in 'profiles'"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys, case, expect):
     good = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],

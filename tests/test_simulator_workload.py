@@ -67,7 +67,7 @@ def test_load_workload_errors(tmp_path):
     f.write_text(json.dumps({"nb_res": 2, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"},
                                                    {"id": 1, "subtime": 1, "res": 1, "profile": "p"}],
                              "profiles": {"p": {"type": "delay", "delay": 1}}}))
-    with pytest.raises(InputError, match=r"w\.json: job 'w0!1': id defined twice"):
+    with pytest.raises(InputError, match=r"w\.json: job 1: duplicate job id$"):
         load_workload(str(f), "w0")
     f.write_text(json.dumps({"jobs": [], "profiles": {}}))
     with pytest.raises(InputError, match="nb_res"):

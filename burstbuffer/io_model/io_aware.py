@@ -14,13 +14,12 @@ A started job is replaced by sub-jobs registered in its own workload ``<workload
 4. stage-out: bb per compute node BB → PFS (``data_staging``, one per BB node).
 
 The job ends when its stage-out and every drain have finished. The walltime bounds the whole job:
-each sub-job gets what is left of it; a sub-job ending in any state but COMPLETED_SUCCESSFULLY ends
+each sub-job gets what is left of it (none, −1, for a job without walltime); a sub-job ending in any state but COMPLETED_SUCCESSFULLY ends
 the job in that state (its other running sub-jobs are killed).
 """
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field
 
 from procset import ProcSet
@@ -63,7 +62,7 @@ class _Run:
 
 
 class IOAwareExecutor:
-    """Job model "io-aware": see the module docstring.
+    """Job model "io-aware" (implements `JobModel`, docs/io-model.md): see the module docstring.
 
     Needs Batsim's dynamic jobs and profile reuse (``--enable-dynamic-jobs --enable-profile-reuse``)
     and the storage roles of the BB nodes and the PFS. `begin(platform, profiles)` is called at
@@ -126,9 +125,8 @@ class IOAwareExecutor:
         sub = f"{run.workload}!{run.next_sub}"
         run.next_sub += 1
         self.subjobs += 1
-        walltime = run.deadline - now       # infinite for a job without walltime: Batsim's -1, no limit
-        out.add(RegisterJob(sub, {"id": sub, "subtime": now, "walltime": walltime if walltime != math.inf else -1,
-                                  "res": res,
+        walltime = run.deadline - now if run.deadline != math.inf else -1   # -1: no walltime (Batsim)
+        out.add(RegisterJob(sub, {"id": sub, "subtime": now, "walltime": walltime, "res": res,
                                   "profile": profile}), now)
         out.add(ExecuteJob(sub, alloc, storage_mapping=storage_mapping), now)
         self._owner[sub] = run.start.job.id

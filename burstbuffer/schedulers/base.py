@@ -13,7 +13,13 @@ from procset import ProcSet
 
 @dataclass
 class Job:
-    """A rigid job as the scheduler sees it.
+    """A rigid job as the scheduler sees it: the one typed job request of the scheduler side.
+
+    `burstbuffer.app.SchedulerApp` builds it from Batsim's JOB_SUBMITTED (the job object and its
+    profile's ``bb`` field; a walltime of −1, none, becomes +inf). Distinct concepts with their own
+    names: `burstbuffer.workloads.WorkloadJob` (an entry of a workload file, as written) and
+    `burstbuffer.simulator.workload.SimJob` (the embedded simulator's state of a job).
+    The BB request model: ``docs/workload.md``.
 
     Attributes:
         id: Batsim job id, e.g. ``"w0!15"``.

@@ -16,7 +16,7 @@ once (`kill_jobs`); its progress is reported as Batsim's KILL_JOB does (`job_pro
 from __future__ import annotations
 
 from .state import LD, SimState, SimulationError
-from .workload import Job
+from .workload import SimJob as Job
 
 
 class _Worker:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from .execution import dispatch, kill_jobs
 from .protocol import dumps, is_number, parse_interval_set
 from .state import LD, SimState, SimulationError
-from .workload import DefinitionError, Job, Workload, parse_job, parse_profile, split_job_id
+from .workload import DefinitionError, Workload, parse_job, parse_profile, split_job_id
+from .workload import SimJob as Job
 
 
 def job_of(st: SimState, i: int, etype: str, job_id) -> Job:

@@ -22,7 +22,7 @@ import time
 from .handlers import HANDLERS, killing_done
 from .protocol import dumps, is_number
 from .state import SimState, SimulationError
-from .workload import Job
+from .workload import SimJob as Job
 
 _REPLY_TYPES = frozenset(("EXECUTE_JOB", "REJECT_JOB", "KILL_JOB", "CALL_ME_LATER", "REGISTER_JOB",
                           "REGISTER_PROFILE", "SET_JOB_METADATA", "NOTIFY", "CHANGE_JOB_STATE", "TO_JOB_MSG",

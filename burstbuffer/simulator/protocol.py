@@ -7,6 +7,8 @@ Resource sets are Batsim interval sets, ``"0-3 7"`` (`procset.ProcSet`'s string 
 """
 from __future__ import annotations
 
+from ..jsonvalues import is_num as is_number  # noqa: F401  (a finite JSON number, not a boolean)
+
 import json
 import math
 
@@ -82,8 +84,3 @@ def event(timestamp: float, etype: str, data: dict) -> dict:
 def message(now: float, events: list[dict]) -> str:
     """A whole Batsim → scheduler message, serialised."""
     return dumps({"now": float(now), "events": events})
-
-
-def is_number(x) -> bool:
-    """A finite JSON number (not a boolean): what a timestamp or ``now`` must be."""
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

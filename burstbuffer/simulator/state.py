@@ -17,7 +17,7 @@ import numpy as np
 
 from ..platforms.simgrid_xml import Machines, PlatformSpec
 from .protocol import event
-from .workload import Job, Workload
+from .workload import SimJob as Job, Workload
 
 LD = np.longdouble
 

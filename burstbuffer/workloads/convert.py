@@ -28,7 +28,7 @@ from typing import Iterable
 import numpy as np
 
 from ..errors import InputError
-from .batsim_json import Job, Workload
+from .batsim_json import WorkloadJob, Workload
 from .bb_model import BBModel
 from .swf import SWFRecord, Selection, iter_swf, select_records
 
@@ -104,7 +104,7 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
     jobs, profiles = [], {}
     for rec, sub, b, c, m in zip(kept, subtimes, bb.tolist(), cpu.tolist(), com.tolist()):
         pname = str(rec.job_number)
-        jobs.append(Job(rec.job_number, sub, rec.requested_time, int(rec.requested_processors), pname))
+        jobs.append(WorkloadJob(rec.job_number, sub, rec.requested_time, int(rec.requested_processors), pname))
         profiles[pname] = {"type": "parallel_homogeneous", "cpu": c, "com": m, "bb": b}
     desc = (f"{len(jobs)} jobs from swf job number {jobs[0].id} to {jobs[-1].id} inclusive"
             if jobs else "0 jobs")
