@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import csv
 import os
+import re
+import select
 import signal
 import subprocess
 import sys
@@ -36,21 +38,26 @@ def _alive(pid: int) -> bool:
     return "Z" not in state.split()[1]
 
 
-def _start_run(out: Path) -> tuple[subprocess.Popen, int]:
-    """A `burstbuffer run` of the bundled 1000 jobs; returns it once its simulator child runs and the
-    first jobs have been scheduled, with the child's PID."""
-    proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "run", "-q", "--cpu", "off", "--workload",
+def _start_run(out: Path) -> tuple[subprocess.Popen, int, bytes]:
+    """A `burstbuffer run` of the bundled 1000 jobs; returns it once its simulator child runs and its
+    progress bar shows jobs started, with the child's PID and the stderr read so far."""
+    proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "run", "--cpu", "off", "--workload",
                              str(KTH1000), "--output", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=ROOT)
-    deadline = time.monotonic() + 60
+                            cwd=ROOT)
+    seen = b""
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
-        kids = _children(proc.pid)
-        if kids and (out / "simulator.log").exists():
-            time.sleep(1.5)           # let the simulation get going
-            return proc, kids[0]
-        time.sleep(0.05)
+        ready, _, _ = select.select([proc.stderr], [], [], 0.5)
+        if ready:
+            chunk = os.read(proc.stderr.fileno(), 65536)
+            if not chunk:
+                break
+            seen += chunk
+            kids = _children(proc.pid)
+            if kids and re.search(rb"\s[1-9]\d*/1000", seen):     # tqdm: "sjf-bb: 12%| | 120/1000"
+                return proc, kids[0], seen
     proc.kill()
-    pytest.fail("the simulator child never started")
+    pytest.fail("the run never got going: " + seen[-300:].decode(errors="replace"))
 
 
 def _socket_dir(child: int) -> Path:
@@ -63,11 +70,12 @@ def _socket_dir(child: int) -> Path:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_signal_ends_run_with_outputs(tmp_path, sig):
     out = tmp_path / "out"
-    proc, child = _start_run(out)
+    proc, child, seen = _start_run(out)
     sock_dir = _socket_dir(child)
     assert sock_dir.is_dir()
     proc.send_signal(sig)
-    stdout, stderr = proc.communicate(timeout=60)
+    stdout, stderr = proc.communicate(timeout=120)
+    stdout, stderr = stdout.decode(), (seen + stderr).decode(errors="replace")
     assert proc.returncode == 128 + sig, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
     assert "jobs submitted" in stdout                       # the summary was printed
@@ -85,7 +93,7 @@ def test_signal_ends_run_with_outputs(tmp_path, sig):
 
 
 def test_killed_parent_takes_its_simulator_along(tmp_path):
-    proc, child = _start_run(tmp_path / "out")
+    proc, child, _ = _start_run(tmp_path / "out")
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=30)
     deadline = time.monotonic() + 10
