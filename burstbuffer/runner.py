@@ -147,6 +147,9 @@ class SchedulerSession:
             if self.bar is not None:
                 self.bar.close()
             self.app.write_jobs_csv(str(self.jobs_csv))
+            sched = self.app.scheduler
+            if sched is not None and hasattr(sched, "write_outputs"):   # e.g. a window policy's decisions.csv
+                sched.write_outputs(self.output)
         return self.messages
 
     def summary(self) -> Summary:
