@@ -320,28 +320,41 @@ def ga_front(nodes, bb, cap_nodes: int, cap_bb: int, rng: np.random.Generator, *
     birth[P:] = 0
     later = np.triu(np.ones((2 * P, 2 * P), bool), 1)               # later[i, j]: row i precedes row j
     ch = buf[:P]
-    lev = np.zeros(2 * P, np.int64)
+    # views and scratch buffers made once (the loop only writes into them)
+    f1r, f2r, sr, kr = F[:, 0], F[:, 1], F[:, 2], F[:, 3]
+    f1c, f2c, sc, kc = f1r[:, None], f2r[:, None], sr[:, None], kr[:, None]
+    A = np.empty((2 * P, 2 * P), bool)
+    Bm = np.empty((2 * P, 2 * P), bool)
+    big = G + 2
+
+    def levels() -> np.ndarray:
+        """0: non-dominated and first copy, 1: dominated, 2: a later copy of an identical chromosome."""
+        np.greater_equal(f1c, f1r, out=A)
+        np.greater_equal(f2c, f2r, out=Bm)
+        np.logical_and(A, Bm, out=A)
+        np.greater(sc, sr, out=Bm)
+        np.logical_and(A, Bm, out=A)
+        dom = A.any(axis=0)
+        np.equal(kc, kr, out=Bm)
+        np.logical_and(Bm, later, out=Bm)
+        return np.where(Bm.any(axis=0), 2, dom)
+
     for g in range(G):
         np.copyto(ch, np.where(cmask[g], buf[ia[g]], buf[ib[g]]))
         ch ^= mut[g]
         repair(ch)
         np.matmul(ch, V, out=F[:P])
         birth[:P] = g + 1
-        f1, f2, s, key = F[:, 0], F[:, 1], F[:, 2], F[:, 3]
-        dom = ((f1[:, None] >= f1) & (f2[:, None] >= f2) & (s[:, None] > s)).any(axis=0)
-        dup = ((key[:, None] == key) & later).any(axis=0)
-        lev = np.where(dup, 2, dom.astype(np.int64))
-        order = np.argsort(lev * (G + 2) - birth, kind="stable")[:P]
+        lev = levels()
+        order = np.argsort(lev * big - birth, kind="stable")[:P]
         buf[P:] = buf[order]
         F[P:] = F[order]
         birth[P:] = birth[order]
-        lev[P:] = lev[order]
     if G == 0:
         f1, f2, s = F[P:, 0], F[P:, 1], F[P:, 2]
-        domp = ((f1[:, None] >= f1) & (f2[:, None] >= f2) & (s[:, None] > s)).any(axis=0)
-        final = ~domp
+        final = ~((f1[:, None] >= f1) & (f2[:, None] >= f2) & (s[:, None] > s)).any(axis=0)
     else:
-        final = lev[P:] == 0
+        final = lev[order] == 0                                      # Set 1 among the survivors
     popF = F[P:][final]
     return _make_front(popF[:, 0].astype(np.int64), popF[:, 1].astype(np.int64),
                        popF[:, 3], buf[P:][final].copy())
