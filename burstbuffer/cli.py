@@ -40,7 +40,9 @@ def policy_and_options(policy: str, alpha: float | None) -> tuple[str, dict]:
 def _cmd_run(args: argparse.Namespace) -> int:
     from .runner import run
     from .signals import Interrupted, interruptible
+    from .schedulers.window_cli import window_options
     policy, options = policy_and_options(args.policy, args.alpha)
+    options.update(window_options(policy, args))
     label = args.policy if args.alpha is None else f"plan-{args.alpha:g}"
     out = Path(args.output) if args.output else Path("out") / label
     header = f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}"
@@ -141,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "current one), off (no pinning) or a number (default: auto; twice as fast as "
                         "unpinned on a 2-core machine)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    from .schedulers.window_cli import add_window_options
+    add_window_options(r)
     r.set_defaults(func=_cmd_run)
 
     m = sub.add_parser("metrics", help="summarise a jobs.csv (ours or Batsim's _jobs.csv)")

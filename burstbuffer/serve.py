@@ -135,11 +135,13 @@ class ServeOutcome:
 
 def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str = "io-aware", seed: int = 0,
           bb_capacity: str | None = None, workload: str | None = None, timeout: float | None = 600.0,
-          progress: bool = False, check_protocol: bool | None = None, on_listen=None) -> ServeOutcome:
+          progress: bool = False, check_protocol: bool | None = None, on_listen=None,
+          policy_options: dict | None = None) -> ServeOutcome:
     """Serve one external Batsim simulation on `socket` (see the module docstring).
 
     `workload` (optional) only sizes the progress bar; `timeout` [s] of silence (None: wait forever);
-    `on_listen(session)` is called once the socket is bound (prints the batsim command line).
+    `on_listen(session)` is called once the socket is bound (prints the batsim command line);
+    `policy_options` are passed to the policy (e.g. a window policy's ``window``).
     Raises InputError on bad input.
     """
     from .runner import RunResult, SchedulerSession, count_jobs
@@ -149,7 +151,7 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
         cliargs.input_file(workload, "workload")
         total = count_jobs(Path(workload))
     session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity, total=total,
-                               progress=progress)
+                               progress=progress, policy_options=policy_options)
     try:
         sock = MonitoredReplySocket(socket, timeout=0.5)
     except zmq.ZMQError as exc:
@@ -201,9 +203,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
               "README, 'Beside a real Batsim')", flush=True)
 
     timeout = args.timeout if args.timeout and args.timeout > 0 else None
+    from .schedulers.window_cli import window_options
+    options = window_options(args.policy, args)
     res = serve(args.policy, out, socket=args.socket, model=args.model, seed=args.seed, bb_capacity=args.bb_capacity,
                 workload=args.workload, timeout=timeout, progress=not args.quiet and sys.stderr.isatty(),
-                check_protocol=True if args.check_protocol else None, on_listen=listening)
+                check_protocol=True if args.check_protocol else None, on_listen=listening,
+                policy_options=options)
     print_summary(f"policy {args.policy}, model {args.model}, served on {args.socket}", res.result,
                   f"{out}/jobs.csv (per job); Batsim's own at its -e prefix")
     sys.stdout.flush()
@@ -242,5 +247,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--check-protocol", action="store_true",
                    help="check every answer against protocol v4 before sending it (burstbuffer.batsim.conformance)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    from .schedulers.window_cli import add_window_options
+    add_window_options(p)
     p.set_defaults(func=_cmd_serve)
     return p

@@ -8,6 +8,12 @@ Plan-based policies (Kopanski & Rzadca 2021, §3.3): ``plan-1``, ``plan-2``, ``p
 ``make_scheduler("plan", platform, alpha=1.5)``. Their other options: ``cooling_rate`` (r),
 ``cooling_steps`` (N), ``temperature_steps`` (M), ``exhaustive_limit``, ``native`` (see
 `PlanScheduler`). ``conservative-bb`` is conservative backfilling with processor + BB reservations.
+
+Window policies (Fan et al. 2019, BBSched, and its §4.3 baselines; `burstbuffer.schedulers.bbsched`,
+docs/bbsched.md): ``bbsched``, ``bbsched-exact``, ``bbsched-nsga2``, ``bbsched-naive``, ``weighted``,
+``weighted-cpu``, ``weighted-bb``, ``constrained-cpu``, ``constrained-bb``, ``bin-packing``; options
+``window``, ``starvation_bound``, ``record_gd`` and, for the GA policies, ``population``,
+``generations``, ``mutation_rate``.
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from typing import Callable
 
 from ..platforms.model import Platform
 from .base import Scheduler
+from .bbsched import WINDOW_POLICIES
 from .conservative import ConservativeBB
 from .plan import PlanScheduler
 from .policies import Fcfs, FcfsBB, FcfsEasy, Filler, SjfBB
@@ -49,6 +56,7 @@ POLICIES: dict[str, Callable[..., Scheduler]] = {
     "plan-3": _plan_alpha(3),
     "plan": PlanScheduler,
     "conservative-bb": ConservativeBB,
+    **WINDOW_POLICIES,
 }
 
 
