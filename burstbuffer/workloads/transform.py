@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from .batsim_json import Job, Workload
+from .batsim_json import Workload, WorkloadJob
 
 __all__ = ["FROM_ABOVE", "SCENARIOS", "TransformResult", "transform_bb"]
 
@@ -81,7 +81,7 @@ def transform_bb(workload: Workload, *, share: float, from_above: float, seed: i
             per, capped = cap, capped + 1
         new_bb[i] = per
     profiles = dict(workload.profiles)
-    jobs: list[Job] = []
+    jobs: list[WorkloadJob] = []
     for i, j in enumerate(workload.jobs):
         if i in new_bb:
             bb = new_bb[i]
@@ -97,7 +97,7 @@ def transform_bb(workload: Workload, *, share: float, from_above: float, seed: i
             prof = copy.deepcopy(workload.profiles[j.profile])
             prof["bb"] = bb
             profiles[name] = prof
-        jobs.append(Job(j.id, j.subtime, j.walltime, j.res, name))
+        jobs.append(WorkloadJob(j.id, j.subtime, j.walltime, j.res, name))
     desc = (f"{workload.description}; BB requests: {share:g} of jobs drawn from originals > {from_above:g} of "
             f"the total BB, seed {seed}" + ("" if not keep_others else ", others kept"))
     out = Workload(workload.name, desc, workload.nb_res, jobs, profiles)
