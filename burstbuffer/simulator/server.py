@@ -42,6 +42,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import InputError
+from .fidelity import CompletionOrder
 from .outputs import JobsWriter
 from .platform import Machines, load_into_engine, parse_platform, parse_roles_option, resolve_machines
 from .protocol import dumps, event, parse_interval_set
@@ -250,6 +251,7 @@ class Simulator:
         self.internal: list = []          # heap of (due, seq, kind, payload)
         self.deferred: list = []          # items handled after the send check (submitter goodbye)
         self.posts: deque = deque()       # (post time, job) of job messages not yet received, FIFO
+        self.completion_order = CompletionOrder()  # same-clock job messages: Batsim's order (fidelity.py)
         self.get_comm = None
         self.get_data = None
         self.withdrawn = 0                # receives cancelled by the current server actor
@@ -380,12 +382,11 @@ class Simulator:
             return self._take_job_message()
 
     def _take_job_message(self):
-        job = self.get_data.get()
+        self.get_data.get()  # one job's message; which job it stands for: Batsim's order (fidelity.py)
         self.get_comm = self.get_data = None
-        for i, (_, j) in enumerate(self.posts):
-            if j is job:
-                del self.posts[i]
-                break
+        i = self.completion_order.pick(self.posts)
+        job = self.posts[i][1]
+        del self.posts[i]
         return "JOB_DONE", job
 
     def _deadlock_reason(self) -> str:
@@ -914,6 +915,7 @@ class Simulator:
         t = prof.type
         d = prof.data
         if t == "delay":
+            self.completion_order.started(job)
             delay = float(d["delay"])
             job.activity_kind, job.activity_start, job.activity_amount = "sleep", self.now, delay
             rem = remaining[0]
@@ -939,6 +941,7 @@ class Simulator:
                         return ret
             return prof.ret
         ends = self._staging_ends(job, d) if t == "data_staging" else None
+        self.completion_order.started(job)
         if ends is not None:
             # A 2-host transfer: the same L07 action as Batsim's 2-host parallel task (ptask_L07 builds
             # every host-to-host communication as one), started by one simcall instead of four.
