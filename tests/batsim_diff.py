@@ -98,12 +98,15 @@ def run_one(tmp: Path, name: str, sim_cmd: list[str], scheduler_cmd: list[str], 
     th = threading.Thread(target=_proxy, args=(front, back, log, ready, stop), daemon=True)
     th.start()
     ready.wait(10)
+    sim = None
     try:
         sim = subprocess.run([c.format(socket=front, prefix=prefix) for c in sim_cmd], cwd=str(work), env=env,
                              capture_output=True, text=True, timeout=timeout)
     finally:
         stop.set()
         th.join(5)
+        if sim is None or sim.returncode != 0:  # the scheduler would wait for a message that never comes
+            sched.kill()
         try:
             sched.wait(timeout=20)
         except subprocess.TimeoutExpired:

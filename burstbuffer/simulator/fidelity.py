@@ -11,8 +11,8 @@ steps, so float rounding of the activities' remaining work can split such a tie 
 at the *same* clock value, in the opposite order. The rule kept here: among the job messages posted at
 the very same clock value, the job whose current activity started first is received first.
 
-`submission_groups`: how Batsim's static job submitter (`job_submitter.cpp`,
-`static_job_submitter_process`) splits a workload into JOB_SUBMITTED messages.
+Batsim's job submitter (`job_submitter.cpp`) is *not* reproduced bit for bit: why, and the bound on the
+difference, are in docs/batsim-fidelity.md §3.
 """
 from __future__ import annotations
 
@@ -46,35 +46,3 @@ class CompletionOrder:
         self._key.pop(posts[best][1], None)
         return best
 
-
-def submission_groups(jobs, first_clock: float = 0.0):
-    """Batsim's split of static jobs into submission messages.
-
-    `jobs`: the workload's jobs sorted by (subtime, id), each with `subtime` [s]. The submitter keeps
-    ``current`` = the clock (a double, widened to long double) after its last wake-up and, for each job in
-    turn, if ``subtime > current`` sends the jobs gathered so far and sleeps ``double(subtime - current)``
-    (long double difference rounded to double). Returns the list of groups (lists of jobs), each sent in
-    one message. `first_clock` is the clock after the submitter's hello message.
-
-    The wake-up clock is modelled as ``current + double(subtime - current)`` rounded to double: SimGrid
-    advances its clock by the sums of its solve steps, which this function cannot see (other actors' steps
-    in between can change the last bit), so the result is exact only when that sum rounds as one
-    addition; the deviation is at most one ulp of the clock per wake-up (docs/batsim-fidelity.md)."""
-    import numpy as np
-
-    LD = np.longdouble
-    groups: list[list] = []
-    cur_group: list = []
-    current = LD(first_clock)
-    for job in jobs:
-        st = LD(job.subtime)
-        if st > current:
-            if cur_group:
-                groups.append(cur_group)
-            cur_group = []
-            clock = float(current) + float(st - current)
-            current = LD(clock)
-        cur_group.append(job)
-    if cur_group:
-        groups.append(cur_group)
-    return groups
