@@ -33,6 +33,10 @@ class CompletionOrder:
     def started(self, job) -> None:
         self._key[job] = next(self._seq)
 
+    def forget(self, job) -> None:
+        """`job` ended without a message of its own (killed): drop its start rank."""
+        self._key.pop(job, None)
+
     def pick(self, posts) -> int:
         t0 = posts[0][0]
         best, best_key = 0, self._key.get(posts[0][1], -1)

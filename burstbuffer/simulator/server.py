@@ -518,6 +518,7 @@ class Simulator:
     def _forget(self, job: Job) -> None:
         """Batsim deletes a job once its end was sent, and (without profile reuse) its profile too."""
         job.workload.jobs.pop(job.name, None)
+        self.completion_order.forget(job)
         if self.gc_profiles:
             job.profile.collected = True
 
