@@ -44,6 +44,8 @@ class JobRecord:
     procs: ProcSet = field(default_factory=ProcSet)
     bb_alloc: dict[int, int] = field(default_factory=dict)
     reason: str = ""
+    #: (queue, priority at start) when the run uses queues or a priority order (docs/orders-and-queues.md)
+    facts: tuple[str, float | None] = ("", None)
 
     def row(self) -> dict:
         j = self.job
@@ -147,7 +149,9 @@ class SchedulerApp:
         try:
             walltime = float(j.get("walltime", -1))
             job = Job(ev.job_id, float(j.get("subtime", 0.0)), walltime if walltime > 0 else math.inf,
-                      int(j["res"]), int(profile.get("bb", 0) or 0), pname)
+                      int(j["res"]), int(profile.get("bb", 0) or 0), pname,
+                      float(j.get("project_weight", profile.get("project_weight", 1.0))),
+                      str(j.get("queue", profile.get("queue", "")) or ""))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError("JOB_SUBMITTED", ev.job_id, f"bad job description ({exc})") from None
         return job, workload
@@ -194,6 +198,9 @@ class SchedulerApp:
             for start in sched.decide(now):
                 rec = self.records[start.job.id]
                 rec.start, rec.procs, rec.bb_alloc = now, start.procs, start.bb_per_storage
+                facts = getattr(sched, "job_facts", None)
+                if facts:
+                    rec.facts = facts.pop(start.job.id, rec.facts)
                 self.executor.start(start, now, out)
             wake = sched.wakeup(now)
             if wake is not None and wake > now and wake not in self._pending_calls:
@@ -207,11 +214,19 @@ class SchedulerApp:
     # ------------------------------------------------------------------ outputs
     def write_jobs_csv(self, path: str) -> None:
         """One row per original job (Batsim `_jobs.csv` columns + bb_per_node, bb_allocation,
-        bounded_slowdown), in submission order; written atomically."""
+        bounded_slowdown), in submission order; written atomically. With queues or a priority order
+        (wfp) two more columns, `queue` and `priority` (at start, "" if none), and only then: other
+        runs' files are unchanged (docs/orders-and-queues.md)."""
+        extra = list(getattr(self.scheduler, "extra_job_columns", []) or [])
         tmp = f"{path}.tmp"
         with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=JOB_COLUMNS)
+            w = csv.DictWriter(f, fieldnames=JOB_COLUMNS + extra)
             w.writeheader()
             for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
-                w.writerow(rec.row())
+                row = rec.row()
+                if extra:
+                    q, prio = rec.facts
+                    row["queue"] = q
+                    row["priority"] = "" if prio is None else f"{prio:.9g}"
+                w.writerow(row)
         os.replace(tmp, path)

@@ -146,11 +146,13 @@ class ServeOutcome:
 
 def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str = "io-aware", seed: int = 0,
           bb_capacity: str | None = None, workload: str | None = None, timeout: float | None = 600.0,
-          progress: bool = False, check_protocol: bool | None = None, on_listen=None) -> ServeOutcome:
+          progress: bool = False, check_protocol: bool | None = None, on_listen=None,
+          policy_options: dict | None = None) -> ServeOutcome:
     """Serve one external Batsim simulation on `socket` (see the module docstring).
 
     `workload` (optional) only sizes the progress bar; `timeout` [s] of silence (None: wait forever);
-    `on_listen(session)` is called once the socket is bound (prints the batsim command line).
+    `on_listen(session)` is called once the socket is bound (prints the batsim command line);
+    `policy_options`: the policy's options (e.g. order, queues; see `make_scheduler`).
     Raises InputError on bad input.
     """
     from .runner import RunResult, SchedulerSession, count_jobs
@@ -161,7 +163,7 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
             raise InputError(str(workload), "workload", "file not found")
         total = count_jobs(Path(workload))
     session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity, total=total,
-                               progress=progress)
+                               progress=progress, policy_options=policy_options)
     try:
         sock = MonitoredReplySocket(socket, timeout=0.5)
     except zmq.ZMQError as exc:
@@ -193,7 +195,7 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from .cli import print_summary
+    from .cli import order_options, print_summary
     from .runner import DEFAULT_PLATFORM
 
     log = logging.getLogger("burstbuffer")
@@ -202,6 +204,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         handler.setFormatter(logging.Formatter("burstbuffer serve: %(message)s"))
         log.addHandler(handler)
         log.propagate = False
+    options = order_options(args, args.policy)
     out = Path(args.output) if args.output else Path("out") / args.policy
     platform = args.platform or str(DEFAULT_PLATFORM)
     if args.platform and not Path(args.platform).exists():
@@ -220,7 +223,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     timeout = args.timeout if args.timeout and args.timeout > 0 else None
     res = serve(args.policy, out, socket=args.socket, model=args.model, seed=args.seed, bb_capacity=args.bb_capacity,
                 workload=args.workload, timeout=timeout, progress=not args.quiet and sys.stderr.isatty(),
-                check_protocol=True if args.check_protocol else None, on_listen=listening)
+                check_protocol=True if args.check_protocol else None, on_listen=listening, policy_options=options)
     print_summary(f"policy {args.policy}, model {args.model}, served on {args.socket}", res.result,
                   f"{out}/jobs.csv (per job); Batsim's own at its -e prefix")
     sys.stdout.flush()
@@ -231,7 +234,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``serve`` subcommand to the `burstbuffer` command's subparsers."""
-    from .cli import _policy_names
+    from .cli import _policy_names, add_order_options
     from .runner import MODELS
 
     p = subparsers.add_parser("serve", help="the scheduler alone, for an external Batsim 4.x",
@@ -258,6 +261,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "(0: wait forever; default: 600 s)")
     p.add_argument("--check-protocol", action="store_true",
                    help="check every answer against protocol v4 before sending it (burstbuffer.batsim.conformance)")
+    add_order_options(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_serve)
     return p

@@ -22,6 +22,9 @@ class Job:
         res: number of compute nodes (processors) requested.
         bb: burst-buffer request per compute node [bytes] (SPEC §3; 0 if none).
         profile: Batsim profile name (opaque to policies).
+        weight: project weight of the WFP order (papers/002 §4 eq. 1; 1 unless the job carries one).
+        queue: the queue the job asks for by name ("" = routed by its processors and walltime;
+            docs/orders-and-queues.md).
     """
 
     id: str
@@ -30,6 +33,8 @@ class Job:
     res: int
     bb: int = 0
     profile: str = ""
+    weight: float = 1.0
+    queue: str = ""
 
     @property
     def bb_total(self) -> int:
