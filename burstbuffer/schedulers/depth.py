@@ -77,6 +77,7 @@ class DepthBackfilling(ConservativeBB):
                 continue
             kept[job.id] = h
         starting: dict[str, int] = {}
+        now_ids: set[str] = set()
         future = 0
         rest = []
         for i, job in enumerate(queue):                         # the first jobs: reservations
@@ -88,17 +89,20 @@ class DepthBackfilling(ConservativeBB):
                 prof.release(h.fit.start, h.end, h.fit.procs, h.bbs)
             if not self._plain and not self._eligible(job, starting):
                 continue
-            fit = prof.fit_at(job, now)
-            if fit is None:
-                fit = prof.earliest_fit(job, now, bb_aware=self.reserve_bb)
-                if fit is None:
+            fit = prof.fit_at(job, now)                         # processors and BB free now: start
+            starts_now = fit is not None
+            if fit is None:                                     # else a reservation (BB too if reserve_bb;
+                fit = prof.earliest_fit(job, now, bb_aware=self.reserve_bb)   # it may start at `now`
+                if fit is None:                                 # on processors only: not startable)
                     continue
             end = fit.start + job.walltime
-            bbs = fit.bb_per_storage(job.bb) if (fit.start == now or self.reserve_bb) else {}
+            bbs = fit.bb_per_storage(job.bb) if (starts_now or self.reserve_bb) else {}
             prof.reserve(fit.start, end, fit.procs, bbs)
             made = h.made_at if (h is not None and fit == h.fit) else now
             self._resv[job.id] = _Held(fit, end, bbs, made)
-            if fit.start > now:
+            if starts_now:
+                now_ids.add(job.id)
+            if not starts_now:
                 if future == 0:
                     self.last_reservation = Reservation(job.id, fit.start, end, fit.procs, dict(bbs), now)
                 future += 1
@@ -113,7 +117,7 @@ class DepthBackfilling(ConservativeBB):
         starts: list[Start] = []
         for job in queue:                                       # start the reservations of now
             h = self._resv.get(job.id)
-            if h is not None and h.fit.start == now:
+            if h is not None and job.id in now_ids:
                 del self._resv[job.id]
                 prof.release(now, h.end, h.fit.procs, h.bbs)
                 starts.append(self._start(job, h.fit, now))
