@@ -306,3 +306,53 @@ def test_cli_rejects_bad_order_options_in_one_line(capsys, args, words, command)
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------- from the CLI
+def _run_cli(*args):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "burstbuffer.cli", "run", *map(str, args)], capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_cli_queues_jobs_csv_columns_limits_and_rejections(kth_subset, tmp_path):
+    """`run --queues` on 60 KTH jobs (one edited to ask for 30 processors for 30 h: no queue takes it,
+    one to ask for the backfill queue): jobs.csv gains queue and priority, the routed-nowhere job is
+    rejected with its reason, prod-long never holds more than 32 processors; a run without queues or
+    wfp keeps the Batsim columns only."""
+    import csv
+
+    from burstbuffer.app import JOB_COLUMNS
+
+    def edit(w):
+        w["jobs"][3].update(res=30, walltime=30 * 3600)
+        w["jobs"][5]["queue"] = "backfill"
+
+    wl = kth_subset(60, edit=edit)
+    r = _run_cli("--policy", "fcfs-bb", "--queues", QUEUE_FILE, "--model", "alloc-only", "--workload", wl,
+                 "--output", tmp_path / "q", "-q")
+    assert r.returncode == 0, r.stderr
+    assert "rejected             1" in r.stdout
+    with open(tmp_path / "q" / "jobs.csv", newline="") as f:
+        reader = csv.DictReader(f)
+        assert reader.fieldnames == JOB_COLUMNS + ["queue", "priority"]
+        rows = list(reader)
+    rej = [x for x in rows if x["final_state"] == "REJECTED"]
+    assert len(rej) == 1 and "no queue accepts it" in rej[0]["metadata"]
+    started = [x for x in rows if x["starting_time"]]
+    assert len(started) == 59 and all(x["queue"] and x["priority"] for x in started)
+    assert {x["queue"] for x in started} >= {"prod-short", "prod-long", "backfill"}
+    cfg = load_queues(QUEUE_FILE)
+    for q in cfg.queues:
+        ev = []
+        for x in started:
+            if x["queue"] == q.name:
+                n = int(x["requested_number_of_resources"])
+                ev += [(float(x["starting_time"]), n), (float(x["finish_time"]), -n)]
+        assert max_held(ev) <= q.cap(96), q.name
+    r = _run_cli("--policy", "fcfs-bb", "--order", "sjf", "--model", "alloc-only", "--workload", wl,
+                 "--output", tmp_path / "plain", "-q")
+    assert r.returncode == 0, r.stderr
+    with open(tmp_path / "plain" / "jobs.csv", newline="") as f:
+        assert next(csv.reader(f)) == JOB_COLUMNS
