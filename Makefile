@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 APT_PACKAGES := python3-simgrid python3-venv python3-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup system-deps run test bench clean
+.PHONY: setup system-deps run test bench clean constraints
 
 system-deps:
 	@if ! $(PY_SYS) -c 'import simgrid, venv, ensurepip' >/dev/null 2>&1; then \
@@ -15,10 +15,10 @@ system-deps:
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
 	fi
 
-$(VENV)/.installed: setup.cfg pyproject.toml | system-deps
+$(VENV)/.installed: setup.cfg pyproject.toml constraints.txt | system-deps
 	$(PY_SYS) -m venv --system-site-packages $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
 	# pybatsim 3.2.1 (Batsim's own Python client, used by the tests as "a scheduler nobody here wrote")
 	# pins pyzmq<23, which does not build for Python 3.11: install it without its pins.
 	$(PY) -m pip install -q --no-deps pybatsim==3.2.1
@@ -34,3 +34,9 @@ test: setup
 
 clean:
 	rm -rf $(VENV) *.egg-info out
+
+# constraints.txt: the versions `make setup` and docker/Dockerfile install (pip -c); regenerate after a
+# change of setup.cfg's requirements, from a venv made by `make setup`.
+constraints: setup
+	( echo "# Versions installed by make setup and docker/Dockerfile (pip -c). Regenerate: make constraints"; \
+	  $(PY) -m pip freeze --local --exclude-editable | grep -v '^burstbuffer' ) > constraints.txt

@@ -1,6 +1,6 @@
-"""Benchmark of one plan-2 decision (papers/001 §3.3, Algorithm 2) against the queue length.
+"""Benchmark of one plan-2 decision (Kopanski & Rzadca 2021, §3.3, Algorithm 2) against the queue length.
 
-Platform: SPEC §2 — 96 compute nodes, 12 BB nodes of 40 GB (built as in bench_profile.py).
+Platform: docs/platform.md — 96 compute nodes, 12 BB nodes of 40 GB (built as in bench_profile.py).
 State of each sample: a window of consecutive KTH jobs from workloads/kth-1000.json (their `bb`
 from the profiles; jobs asking for more than 96 nodes are skipped) is the queue, `now` is just
 after the last submission; the jobs submitted before the window are running (each already ran a

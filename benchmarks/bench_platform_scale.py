@@ -16,7 +16,7 @@ hosts    G × C × R × K       B     compute   BB nodes  PFS link
 10800    10 × 12 × 10 × 9    10    9,600     1,200     500 GB/s (platforms/dragonfly9600.xml)
 =======  ==================  ====  ========  ========  ===========
 
-Workload: the first ``--jobs`` records of the KTH trace (SPEC §3), converted with nb_res = the platform's
+Workload: the first ``--jobs`` records of the KTH trace (docs/workload.md), converted with nb_res = the platform's
 compute nodes and its BB nodes and capacity, after scaling each record so that the larger machine is used
 as the paper's is: with s = compute nodes / 96, every job gets ``w = round(sqrt(s))`` times its requested
 processors (same compute per node, and ``com / w`` bytes per pair of hosts so that each node sends as much
@@ -60,7 +60,7 @@ Findings (2-core shared AMD EPYC, load average 4-7 from other jobs; README "Plat
   1000-job run puts 88 % of the simulator's CPU in libsimgrid, 67 % in ``lmm::FairBottleneck::do_solve``
   (ptask_L07's max-min solver) and 3 % in Python. Every I/O step of every running job crosses the one PFS
   link, so each event re-solves one system holding all running I/O; and a compute phase of an N-node job is
-  one parallel task with N² host-to-host flows (``com`` per pair, SPEC §3): the 200-job, width-10 run costs
+  one parallel task with N² host-to-host flows (``com`` per pair, docs/workload.md): the 200-job, width-10 run costs
   277 s of simulator CPU with communication and 31 s without it. The scheduler's CPU stays small (4-12 s).
 """
 from __future__ import annotations
@@ -147,15 +147,16 @@ def worker_load(platform: str) -> dict:
     """Load `platform` as the simulator and as the scheduler do; times in seconds."""
     from burstbuffer.platforms.model import Platform
     from burstbuffer.schedulers import make_scheduler
-    from burstbuffer.simulator.platform import load_into_engine, parse_platform, resolve_machines
-    from burstbuffer.simulator.server import _import_simgrid
+    from burstbuffer.platforms.simgrid_xml import parse_platform, resolve_machines
+    from burstbuffer.simulator.platform_loader import load_into_engine
+    from burstbuffer.simulator.server import import_simgrid
 
     out = {}
     t = time.perf_counter()
     spec = parse_platform(platform)
     machines = resolve_machines(spec)
     out["parse_s"] = time.perf_counter() - t
-    sg = _import_simgrid(True)
+    sg = import_simgrid(True)
     t = time.perf_counter()
     engine = sg.Engine(["bench", "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
     out["loader"] = load_into_engine(engine, spec)

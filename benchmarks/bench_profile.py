@@ -1,6 +1,6 @@
 """Benchmark of the availability profile (burstbuffer.schedulers.profile) on the paper's platform.
 
-Platform: SPEC §2 — 108-host Dragonfly (3 groups × 4 chassis × 3 routers × 3 nodes), 96 compute
+Platform: docs/platform.md — 108-host Dragonfly (3 groups × 4 chassis × 3 routers × 3 nodes), 96 compute
 nodes, 12 BB nodes of 40 GB, Batsim ids in host-name order. A profile of ~N breakpoints is built the
 way a plan is (each random job reserved at its earliest processors + BB fit), then the median
 time of `earliest_fit` (BB-aware and processor-only), `fit_at(now)` and `reserve` + `release` of a

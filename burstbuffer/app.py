@@ -14,27 +14,21 @@ from typing import Callable
 
 from procset import ProcSet
 
-from .batsim.loop import Outbox
-from .batsim.protocol import (CallMeLater, Event, JobCompleted, JobKilled, JobSubmitted, Notify,
+from .batsim.loop import Outbox, peer_error
+from .batsim.protocol import (CallMeLater, Event, ExecuteJob, JobCompleted, ProtocolError, JobKilled, JobSubmitted, Notify,
                               NotifyBatsim, RejectJob, RequestedCall, SimulationBegins, SimulationEnds,
                               UnknownEvent)
 from .errors import InputError
+from .io_model.base import JobModel
+from .metrics.definitions import JOBS_CSV_COLUMNS, bounded_slowdown, runtime, turnaround_time, waiting_time
 from .platforms.model import Platform
-from .schedulers.base import Job, Scheduler, Start
-
-#: Columns of the scheduler's per-job output: Batsim's `_jobs.csv` columns, then ours.
-JOB_COLUMNS = ["job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
-               "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
-               "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy", "metadata",
-               "bb_per_node", "bb_allocation", "bounded_slowdown"]
-
-#: SPEC §5: bounded slowdown threshold τ [s].
-TAU = 600.0
-
+from .schedulers.base import Job, Scheduler
+from .workloads.batsim_rules import DefinitionError, check_job
 
 @dataclass
 class JobRecord:
-    """Accounting of one original job (SPEC §5): times in seconds, `bb_alloc` {BB node id: bytes}."""
+    """Accounting of one original job: times in seconds, `bb_alloc` {BB node id: bytes}; `row()` is its
+    jobs.csv row (columns `JOBS_CSV_COLUMNS`, metrics as defined in `burstbuffer.metrics.definitions`)."""
 
     job: Job
     workload: str
@@ -52,20 +46,21 @@ class JobRecord:
         local_id = j.id.split("!", 1)[1] if "!" in j.id else j.id
         r = {"job_id": local_id, "workload_name": self.workload, "profile": j.profile,
              "submission_time": f"{j.subtime:.6f}", "requested_number_of_resources": j.res,
-             "requested_time": f"{j.walltime:.6f}", "success": int(self.state == "COMPLETED_SUCCESSFULLY"),
+             "requested_time": f"{j.walltime if j.walltime != math.inf else -1.0:.6f}",   # -1: none, as Batsim
+             "success": int(self.state == "COMPLETED_SUCCESSFULLY"),
              "final_state": self.state, "starting_time": "", "execution_time": "", "finish_time": "",
              "waiting_time": "", "turnaround_time": "", "stretch": "", "allocated_resources": str(self.procs),
              "consumed_energy": "-1.000000", "metadata": self.reason, "bb_per_node": j.bb,
              "bb_allocation": " ".join(f"{k}:{v}" for k, v in sorted(self.bb_alloc.items())),
              "bounded_slowdown": ""}
         if self.start is not None and self.end is not None:
-            wait = self.start - j.subtime
-            run = self.end - self.start
-            turn = self.end - j.subtime
+            wait = waiting_time(j.subtime, self.start)
+            run = runtime(self.start, self.end)
+            turn = turnaround_time(j.subtime, self.end)
             r.update(starting_time=f"{self.start:.6f}", execution_time=f"{run:.6f}", finish_time=f"{self.end:.6f}",
                      waiting_time=f"{wait:.6f}", turnaround_time=f"{turn:.6f}",
                      stretch=f"{turn / run:.6f}" if run > 0 else "",
-                     bounded_slowdown=f"{max(turn / max(run, TAU), 1.0):.6f}")
+                     bounded_slowdown=f"{bounded_slowdown(turn, run):.6f}")
         return r
 
 
@@ -74,15 +69,14 @@ class SchedulerApp:
 
     Args:
         make_scheduler: platform → Scheduler (the policy), called at SIMULATION_BEGINS.
-        executor: the job model (`io_model`), with `start(Start, now, out)`,
-            `on_completed(JobCompleted, now, out) -> (job_id, state) | None`, `busy`,
-            `uses_dynamic_jobs`.
+        executor: the job model (`burstbuffer.io_model.base.JobModel`; see that module for the
+            calls and their order).
         bb_capacity / dragonfly: platform options (see `Platform.from_simulation_begins`).
         on_progress: called with (jobs ended, jobs known) whenever a job ends or is rejected.
         platform_source: names the platform in error messages (e.g. its file).
     """
 
-    def __init__(self, make_scheduler: Callable[[Platform], Scheduler], executor, *,
+    def __init__(self, make_scheduler: Callable[[Platform], Scheduler], executor: JobModel, *,
                  bb_capacity: str | int | None = None, dragonfly: str | None = None,
                  on_progress: Callable[[int, int], None] | None = None, platform_source: str = "SIMULATION_BEGINS"):
         self.platform_source = platform_source
@@ -103,6 +97,14 @@ class SchedulerApp:
         self.last_event_time = 0.0
         self.unknown_events: list[str] = []
         self._pending_calls: set[float] = set()
+        #: Batsim job ids (original and dynamic sub-jobs) sent in EXECUTE_JOB and not completed or killed yet
+        self._executing: set[str] = set()
+        #: a Batsim message that breaks the protocol raises ProtocolError (True) or is logged (False)
+        self.strict_peer = False
+        #: Batsim job ids of the EXECUTE_JOBs of the last answer that had any (named if the simulator aborts)
+        self.last_started: list[str] = []
+        #: (workload, profile) of the submitted jobs whose profile has no ``bb`` field (treated as 0 B)
+        self.profiles_without_bb: set[tuple[str, str]] = set()
         # The policy is consulted only after a message that changed its inputs (a submission, a job
         # end, a requested call): most io-aware messages are sub-job completions that change nothing.
         self._dirty = False
@@ -125,39 +127,55 @@ class SchedulerApp:
         elif isinstance(ev, SimulationEnds):
             self.simulation_ended = True
         elif isinstance(ev, JobKilled):
-            pass  # the matching JOB_COMPLETED carries the final state
+            self._executing.difference_update(ev.job_ids)   # the JOB_COMPLETED, if any, carries the final state
         elif isinstance(ev, UnknownEvent):
             if ev.type not in self.unknown_events:   # logged once per type, then ignored
                 logging.getLogger("burstbuffer").warning("ignoring unknown Batsim event type %r (t=%g)", ev.type, ts)
             self.unknown_events.append(ev.type)
 
     def _begins(self, data: dict) -> None:
-        self.platform = Platform.from_simulation_begins(data, bb_capacity=self.bb_capacity, dragonfly=self.dragonfly,
-                                                        source=self.platform_source)
+        if self.platform is not None:
+            peer_error("a second SIMULATION_BEGINS", True)
+        try:
+            self.platform = Platform.from_simulation_begins(data, bb_capacity=self.bb_capacity,
+                                                            dragonfly=self.dragonfly, source=self.platform_source)
+        except (TypeError, AttributeError, KeyError, ValueError) as exc:
+            raise ProtocolError(f"malformed SIMULATION_BEGINS ({exc.__class__.__name__}: {exc})") from None
         self.scheduler = self.make_scheduler(self.platform)
         self.profiles = data.get("profiles") or {}
-        if hasattr(self.executor, "begin"):
-            self.executor.begin(self.platform, self.profiles)
+        self.executor.begin(self.platform, self.profiles)
         cfg = data.get("config") or {}
         self.dynamic_jobs = bool(cfg.get("dynamic-jobs-enabled", False))
 
     def _job(self, ev: JobSubmitted) -> tuple[Job, str]:
+        """The job request of a JOB_SUBMITTED and its workload name. The job object is checked by the
+        workload rules (`burstbuffer.workloads.batsim_rules.check_job`, docs/workload.md); a walltime of
+        −1 (none) becomes +inf, the profile's ``bb`` (bytes per node) the request's `bb`.
+        Raises InputError("JOB_SUBMITTED", job id, reason)."""
         j = ev.job
         workload, _, _ = ev.job_id.partition("!")
-        pname = str(j.get("profile", ""))
+        try:
+            _, subtime, walltime, res, pname = check_job(j, f"job {ev.job_id}")
+        except DefinitionError as exc:
+            raise InputError("JOB_SUBMITTED", ev.job_id, f"bad job description ({exc.reason})") from None
         profile = ev.profile or (self.profiles.get(workload) or {}).get(pname) or {}
         try:
-            walltime = float(j.get("walltime", -1))
-            job = Job(ev.job_id, float(j.get("subtime", 0.0)), walltime if walltime > 0 else math.inf,
-                      int(j["res"]), int(profile.get("bb", 0) or 0), pname,
+            job = Job(ev.job_id, float(subtime), float(walltime) if walltime > 0 else math.inf, res,
+                      int(profile.get("bb", 0) or 0), pname,
                       float(j.get("project_weight", profile.get("project_weight", 1.0))),
                       str(j.get("queue", profile.get("queue", "")) or ""))
-        except (KeyError, TypeError, ValueError) as exc:
+            if "bb" not in profile:
+                self.profiles_without_bb.add((workload, pname))
+        except (TypeError, ValueError) as exc:
             raise InputError("JOB_SUBMITTED", ev.job_id, f"bad job description ({exc})") from None
         return job, workload
 
     def _submitted(self, ev: JobSubmitted, ts: float, out: Outbox) -> None:
-        assert self.scheduler is not None, "JOB_SUBMITTED before SIMULATION_BEGINS"
+        if self.scheduler is None:
+            peer_error(f"JOB_SUBMITTED at t={ts:g} for job {ev.job_id} before SIMULATION_BEGINS", True)
+        if ev.job_id in self.records:
+            peer_error(f"JOB_SUBMITTED at t={ts:g} for job {ev.job_id}, which was already submitted", self.strict_peer)
+            return
         job, workload = self._job(ev)
         rec = JobRecord(job, workload)
         self.records[job.id] = rec
@@ -171,6 +189,11 @@ class SchedulerApp:
         self._dirty = True
 
     def _completed(self, ev: JobCompleted, ts: float, out: Outbox) -> None:
+        if ev.job_id not in self._executing:
+            peer_error(f"JOB_COMPLETED at t={ts:g} for job {ev.job_id}, which is not executing (unknown, never "
+                       "started or already ended)", self.strict_peer)
+            return
+        self._executing.discard(ev.job_id)
         done = self.executor.on_completed(ev, ts, out)
         if done is None:
             return
@@ -191,8 +214,7 @@ class SchedulerApp:
         sched = self.scheduler
         if sched is None:
             return
-        if hasattr(self.executor, "flush"):
-            self.executor.flush(now, out)
+        self.executor.flush(now, out)
         if self._dirty:
             self._dirty = False
             for start in sched.decide(now):
@@ -210,20 +232,28 @@ class SchedulerApp:
                 and not sched.queue and not self.executor.busy):
             self.registration_finished = True
             out.add(NotifyBatsim("registration_finished"), now)
+        started = [d.job_id for _, d in out.items if isinstance(d, ExecuteJob)]
+        if started:
+            self._executing.update(started)
+            self.last_started = started
 
     # ------------------------------------------------------------------ outputs
-    def write_jobs_csv(self, path: str) -> None:
-        """One row per original job (Batsim `_jobs.csv` columns + bb_per_node, bb_allocation,
-        bounded_slowdown), in submission order; written atomically. With queues or a priority order
-        (wfp) two more columns, `queue` and `priority` (at start, "" if none), and only then: other
-        runs' files are unchanged (docs/orders-and-queues.md)."""
+    def write_jobs_csv(self, path: str, *, mark_unfinished: bool = False) -> None:
+        """One row per original job (`JOBS_CSV_COLUMNS`: Batsim's `_jobs.csv` columns + bb_per_node,
+        bb_allocation, bounded_slowdown), in submission order; written atomically. `mark_unfinished` (a run
+        that stopped before SIMULATION_ENDS): a job without a final state gets final_state RUNNING (started)
+        or PENDING (not started), Slurm's names for them. With queues or a priority order (wfp) two more
+        columns, `queue` and `priority` (at start, "" if none), and only then: other runs' files are
+        unchanged (docs/orders-and-queues.md)."""
         extra = list(getattr(self.scheduler, "extra_job_columns", []) or [])
         tmp = f"{path}.tmp"
         with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=JOB_COLUMNS + extra)
+            w = csv.DictWriter(f, fieldnames=list(JOBS_CSV_COLUMNS) + extra)
             w.writeheader()
             for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
                 row = rec.row()
+                if mark_unfinished and not row["final_state"]:
+                    row["final_state"] = "PENDING" if rec.start is None else "RUNNING"
                 if extra:
                     q, prio = rec.facts
                     row["queue"] = q

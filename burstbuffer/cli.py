@@ -9,7 +9,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from . import __version__
+from . import __version__, cliargs
 from .errors import InputError
 
 #: Subsystems that add their own subcommands through `register(subparsers)`.
@@ -27,7 +27,7 @@ def _policy_names() -> list[str]:
 
 def policy_and_options(policy: str, alpha: float | None) -> tuple[str, dict]:
     """`--policy` and `--alpha` → (registry name, options). `--alpha A` selects plan-α with any
-    positive real α (papers/001 Eq. 1); it is only valid with `plan`/`plan-N`."""
+    positive real α (Kopanski & Rzadca 2021, Eq. 1); it is only valid with `plan`/`plan-N`."""
     if alpha is None:
         return policy, {}
     if not policy.startswith("plan"):
@@ -101,20 +101,31 @@ def order_options(args: argparse.Namespace, policy: str) -> dict:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .runner import run
+    from .signals import Interrupted, interruptible
     policy, options = policy_and_options(args.policy, args.alpha)
     options.update(order_options(args, policy))
     label = args.policy if args.alpha is None else f"plan-{args.alpha:g}"
     out = Path(args.output) if args.output else Path("out") / label
-    res = run(policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
-              bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
-              timeout=args.timeout, policy_options=options, cpu=args.cpu)
-    print_summary(f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}",
-                  res, f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv")
+    header = f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}"
+    outputs = f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv"
+    try:
+        with interruptible():
+            res = run(policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
+                      bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
+                      timeout=args.timeout, policy_options=options, cpu=args.cpu)
+    except Interrupted as exc:
+        if exc.result is not None:
+            print_summary(header + " (interrupted)", exc.result, f"{out}/jobs.csv (per job; unfinished jobs "
+                          "marked RUNNING or PENDING)")
+        sys.stdout.flush()
+        print(f"burstbuffer: interrupted by {exc}; outputs so far written", file=sys.stderr)
+        return exc.status
+    print_summary(header, res, outputs)
     return 0
 
 
 def print_summary(header: str, res, outputs: str) -> None:
-    """The end-of-run report shared by `run` and `serve`: a header line, the summary (SPEC §5), the
+    """The end-of-run report shared by `run` and `serve`: a header line, the summary (docs/metrics.md), the
     wall time and message count of `res` (a `runner.RunResult`), and where the outputs are."""
     print(header)
     print(res.summary)
@@ -124,13 +135,12 @@ def print_summary(header: str, res, outputs: str) -> None:
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
     """Summary of one run's per-job table: ours, or a Batsim `_jobs.csv` (with sub-jobs
-    ``w0%<id>`` of an I/O-aware run rebuilt per original job, SPEC §1b)."""
+    ``w0%<id>`` of an I/O-aware run rebuilt per original job, docs/protocol.md)."""
     from .metrics.summary import summarize
     from .metrics.tidy import describe_lines, job_metrics, load_jobs
     from .platforms.units import parse_bytes
     path = Path(args.jobs_csv)
-    if not path.is_file():
-        raise InputError(str(path), "jobs.csv", "file not found")
+    cliargs.input_file(path, "jobs.csv")
     bb = None
     if args.workload:
         from .workloads.batsim_json import load_workload
@@ -155,8 +165,9 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .runner import DEFAULT_PLATFORM, DEFAULT_WORKLOAD, MODELS
-    p = argparse.ArgumentParser(
+    from .io_model.registry import model_names
+    from .runner import DEFAULT_PLATFORM, DEFAULT_WORKLOAD
+    p = cliargs.Parser(
         prog="burstbuffer",
         description="Burst-buffer-aware batch scheduling (Kopanski & Rzadca, Euro-Par 2021) beside Batsim "
                     "or the embedded SimGrid simulator.")
@@ -175,20 +186,20 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--platform", default=str(DEFAULT_PLATFORM), metavar="FILE",
                    help="SimGrid platform XML (default: bundled platforms/dragonfly96.xml)")
     r.add_argument("--output", metavar="DIR", help="output folder (default: out/POLICY)")
-    r.add_argument("--model", default="io-aware", choices=MODELS,
+    r.add_argument("--model", default="io-aware", choices=model_names(),
                    help="job model: io-aware (stage-in, compute phases, checkpoints with drains, stage-out as "
-                        "Batsim dynamic jobs; SPEC §4) or alloc-only (compute only) (default: io-aware)")
-    r.add_argument("--alpha", type=float, metavar="A",
+                        "Batsim dynamic jobs; docs/io-model.md) or alloc-only (compute only) (default: io-aware)")
+    r.add_argument("--alpha", type=cliargs.positive_float, metavar="A",
                    help="plan-α with any positive real α (exponent of the waiting times in the plan score, "
-                        "papers/001 Eq. 1); with --policy plan")
-    r.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
+                        "Kopanski & Rzadca 2021, Eq. 1); with --policy plan")
+    r.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every random choice (default: 0)")
     r.add_argument("--bb-capacity", metavar="SIZE",
                    help="BB capacity per storage node when the platform does not give it, e.g. 40GB")
     r.add_argument("--storage", metavar="HOSTS",
                    help="comma-separated BB storage hosts (default: the platform's storage_nodes property)")
-    r.add_argument("--timeout", type=float, default=600.0, metavar="S",
+    r.add_argument("--timeout", type=cliargs.positive_float, default=600.0, metavar="S",
                    help="give up if the simulator stays silent this long (default: 600 s)")
-    r.add_argument("--cpu", default="auto", metavar="auto|off|N",
+    r.add_argument("--cpu", default="auto", type=cliargs.cpu, metavar="auto|off|N",
                    help="CPU core shared by the scheduler and the simulator, which take turns: auto (the "
                         "current one), off (no pinning) or a number (default: auto; twice as fast as "
                         "unpinned on a 2-core machine)")
@@ -198,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("metrics", help="summarise a jobs.csv (ours or Batsim's _jobs.csv)")
     m.add_argument("jobs_csv", metavar="JOBS.csv")
-    m.add_argument("--nb-compute", type=int, help="number of processors, for the utilisation")
+    m.add_argument("--nb-compute", type=cliargs.positive_int, help="number of processors, for the utilisation")
     m.add_argument("--total-bb", metavar="SIZE", help="total burst-buffer capacity (e.g. 480GB), for the "
                                                       "BB utilisation")
     m.add_argument("--workload", metavar="FILE",

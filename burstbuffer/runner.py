@@ -2,10 +2,11 @@
 
 The scheduler binds a REP socket (ipc in a private temporary folder), then starts the embedded
 simulator (`python -m burstbuffer.simulator`, the Batsim side) as a separate process that
-connects to it, exactly as Batsim would (SPEC §1).
+connects to it, exactly as Batsim would (docs/protocol.md).
 """
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -16,20 +17,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .affinity import pinned, resolve_cpu
+from .cliargs import input_file
 from .app import SchedulerApp
 from .batsim.conformance import CheckedTransport
 from .batsim.loop import BatsimDied, run_loop
 from .batsim.transport import ReplySocket
 from .errors import InputError
-from .io_model.alloc_only import AllocOnlyExecutor
+from .io_model.base import JobModel
+from .io_model.registry import make_model, model_names
 from .metrics.summary import Summary, summarize_csv
+from .signals import Interrupted, die_with_parent
 from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_WORKLOAD = ROOT / "workloads" / "kth-1000.json"
 DEFAULT_PLATFORM = ROOT / "platforms" / "dragonfly96.xml"
-MODELS = ("alloc-only", "io-aware")
+#: The registered job models (`burstbuffer.io_model.registry`), derived: `reproduce` takes its choices here.
+MODELS = tuple(model_names())
 #: Environment variable that turns on the protocol-conformance check of every answer
 #: (`burstbuffer.batsim.conformance`) when `check_protocol` is not given; the tests set it.
 CHECK_PROTOCOL_ENV = "BURSTBUFFER_CHECK_PROTOCOL"
@@ -58,24 +63,38 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.kill()
 
 
-def _simulator_failed(rc: int, log_path: Path) -> None:
-    """Raise the simulator's own one-line error: InputError for bad input (status 2), else BatsimDied."""
+def _simulator_failed(rc: int, log_path: Path, started: list[str] | None = None) -> None:
+    """Raise the simulator's own one-line error: InputError for bad input (status 2), else BatsimDied.
+
+    A simulator killed by a signal (negative `rc`, e.g. SimGrid's abort on an error of its own) is reported
+    with SimGrid's CRITICAL line from `log_path` and the jobs `started` by the scheduler's last answer (the
+    ones SimGrid was setting up), instead of the last line of a C++ backtrace."""
     lines = [ln for ln in log_path.read_text(errors="replace").strip().splitlines() if ln.strip()]
     last = lines[-1] if lines else "(no output)"
     if rc == 2:
         msg = last.split("error: ", 1)[1] if "error: " in last else last
         parts = msg.split(": ", 2)
         raise InputError(*parts) if len(parts) == 3 else InputError("simulator", "input", msg)
+    if rc < 0:
+        critical = next((ln for ln in lines if "/CRITICAL]" in ln), None)
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        what = critical.split("/CRITICAL]", 1)[1].strip() if critical else last
+        when = critical.split("]", 1)[0].lstrip("[") if critical and critical.startswith("[") else "?"
+        jobs = f" while executing {', '.join(started)}" if started else ""
+        raise BatsimDied(f"simulator aborted ({name}) at t={when}{jobs}: SimGrid: {what}")
     raise BatsimDied(f"simulator exited with status {rc}: {last}")
 
 
-def make_executor(model: str):
-    if model == "alloc-only":
-        return AllocOnlyExecutor()
-    if model == "io-aware":
-        from .io_model.io_aware import IOAwareExecutor
-        return IOAwareExecutor()
-    raise InputError("--model", model, f"unknown job model (choose from {', '.join(MODELS)})")
+def make_executor(model: str) -> JobModel:
+    """The job model registered as `model` (`burstbuffer.io_model.registry`). Raises
+    InputError("--model", model, reason naming the valid models) if there is none."""
+    try:
+        return make_model(model)
+    except ValueError:
+        raise InputError("--model", model, f"unknown job model (choose from {', '.join(model_names())})") from None
 
 
 def check_protocol_default() -> bool:
@@ -141,16 +160,23 @@ class SchedulerSession:
         def count(received: bytes, answer: bytes) -> None:
             self.messages += 1
 
+        self.app.strict_peer = check_protocol
         try:
-            run_loop(transport, self.app, alive=alive, timeout=timeout, on_message=count)
+            run_loop(transport, self.app, alive=alive, timeout=timeout, on_message=count, strict=check_protocol)
         finally:
             if self.bar is not None:
                 self.bar.close()
-            self.app.write_jobs_csv(str(self.jobs_csv))
+            # unfinished jobs (an interrupted or failed run) are marked RUNNING / PENDING
+            self.app.write_jobs_csv(str(self.jobs_csv), mark_unfinished=not self.app.simulation_ended)
+            if self.app.profiles_without_bb:
+                n = len(self.app.profiles_without_bb)
+                logging.getLogger("burstbuffer").warning(
+                    "%d profile%s no bb: treated as 0 B (no burst buffer, no data staging)", n,
+                    " has" if n == 1 else "s have")
         return self.messages
 
     def summary(self) -> Summary:
-        """Summary of jobs.csv (SPEC §5), with the platform's size once SIMULATION_BEGINS was seen."""
+        """Summary of jobs.csv (docs/metrics.md), with the platform's size once SIMULATION_BEGINS was seen."""
         plat = self.app.platform
         return summarize_csv(str(self.jobs_csv), plat.nb_compute if plat else None, plat.total_bb if plat else None)
 
@@ -171,11 +197,12 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
     `check_protocol`: check every answer against protocol v4 (`burstbuffer.batsim.conformance`;
     default: the environment variable CHECK_PROTOCOL_ENV). Raises InputError on bad input, BatsimDied
     if the simulator stops or stays silent for `timeout` seconds, ProtocolViolation if checked answers
-    break the protocol.
+    break the protocol, `Interrupted` (from `burstbuffer.signals`, with its `result` set to the
+    partial RunResult once jobs.csv is written and the simulator stopped) if a signal arrived within
+    `signals.interruptible()`.
     """
-    for p, what in ((workload, "workload"), (platform, "platform")):
-        if not Path(p).is_file():
-            raise InputError(str(p), what, "file not found")
+    input_file(workload, "workload")
+    input_file(platform, "platform")
     core = resolve_cpu(cpu)
     total = count_jobs(workload)
     session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity,
@@ -191,7 +218,8 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
                                 dynamic_jobs=executor.uses_dynamic_jobs, profile_reuse=executor.uses_dynamic_jobs)
         log_path = output / "simulator.log"
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+            # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
             try:
                 messages = session.loop(sock, alive=lambda: proc.poll() is None, timeout=timeout,
                                         check_protocol=check_protocol)
@@ -201,14 +229,19 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
                 if rc is None:
                     _stop(proc)
                     raise
-                _simulator_failed(rc, log_path)
+                _simulator_failed(rc, log_path, session.app.last_started)
                 raise exc
+            except Interrupted as exc:
+                _stop(proc)
+                exc.result = RunResult(session.summary(), session.jobs_csv, time.perf_counter() - t0,
+                                       session.messages)
+                raise
             except BaseException:
                 _stop(proc)
                 raise
             finally:
                 sock.close()
         if rc != 0:
-            _simulator_failed(rc, log_path)
+            _simulator_failed(rc, log_path, session.app.last_started)
     wall = time.perf_counter() - t0
     return RunResult(session.summary(), session.jobs_csv, wall, messages)

@@ -1,22 +1,23 @@
-"""`burstbuffer serve`: the scheduler process alone, for an external Batsim 4.x (SPEC §1).
+"""burstbuffer serve: the scheduler process alone, for an external Batsim 4.x (docs/protocol.md).
 
-It binds the ZeroMQ REP socket (default ``tcp://*:28000``), prints the batsim command line that
-matches it (platform, workload, ``-r`` storage roles, ``--enable-dynamic-jobs --enable-profile-reuse``
-for the io-aware model, ``-e`` prefix), answers Batsim until SIMULATION_ENDS, writes `OUTPUT`/jobs.csv
-and prints the same summary as `burstbuffer run`. Batsim can be the real one (binary, Docker: see
-docker/) or the embedded simulator (``burstbuffer simulate ... -s tcp://127.0.0.1:28000``).
+It binds the ZeroMQ REP socket (default tcp://127.0.0.1:28000: this machine only; the protocol has no
+authentication, so any peer that reaches the socket can drive the scheduler: pass --socket tcp://*:28000
+to listen on every interface on purpose, as the Docker image does inside its compose network), prints the
+batsim command line that matches it (platform, workload, -r storage roles, --enable-dynamic-jobs
+--enable-profile-reuse for the io-aware model, -e prefix), answers Batsim until SIMULATION_ENDS, writes
+OUTPUT/jobs.csv and prints the same summary as 'burstbuffer run'. Batsim can be the real one (binary,
+Docker: see docker/) or the embedded simulator ('burstbuffer simulate ... -s tcp://127.0.0.1:28000').
 
-Faults: Batsim silent for ``--timeout`` seconds, or gone (its connection closed and not back within
-a second) → one line and exit status 1; an unknown event type → a warning, then ignored; SIGINT or
-SIGTERM → jobs.csv with the jobs so far, the summary so far, exit status 130 / 143. Whatever the end,
-jobs.csv is written. Bad input (unknown policy, missing file, address in use) → exit status 2.
+Faults: Batsim silent for --timeout seconds, or gone (its connection closed and not back within
+a second) → one line and exit status 1; an unknown event type → a warning, then ignored; SIGINT,
+SIGTERM or SIGHUP → jobs.csv with the jobs so far, the summary so far, exit status 130 / 143 / 129.
+Whatever the end, jobs.csv is written. Bad input (unknown policy, missing file, address in use) → exit status 2.
 """
 from __future__ import annotations
 
 import argparse
 import logging
 import shlex
-import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -27,9 +28,11 @@ import zmq
 from .batsim.loop import BatsimDied
 from .batsim.protocol import ProtocolError
 from .batsim.transport import ReplySocket
+from . import cliargs
 from .errors import InputError
+from .signals import Interrupted, interruptible
 
-DEFAULT_SOCKET = "tcp://*:28000"
+DEFAULT_SOCKET = "tcp://127.0.0.1:28000"
 #: Seconds a lost Batsim connection may take to come back before Batsim is taken for dead.
 RECONNECT_GRACE = 1.0
 
@@ -95,7 +98,7 @@ def storage_hosts(platform: str | None, storage: str | None) -> tuple[list[str],
     if storage:
         return [h.strip() for h in storage.split(",") if h.strip()], "--storage"
     from .runner import DEFAULT_PLATFORM
-    from .simulator.platform import parse_platform
+    from .platforms.simgrid_xml import parse_platform
 
     src = platform if platform and str(platform).endswith(".xml") else None
     try:
@@ -111,27 +114,13 @@ def storage_hosts(platform: str | None, storage: str | None) -> tuple[list[str],
 
 def batsim_command(platform: str, workload: str, export_prefix: str, socket_endpoint: str,
                    storage: list[str], dynamic_jobs: bool) -> list[str]:
-    """The batsim (4.x) argv matching this scheduler (SPEC §1; Batsim's page "cli")."""
+    """The batsim (4.x) argv matching this scheduler (docs/protocol.md; Batsim's page "cli")."""
     argv = ["batsim", "-p", str(platform), "-w", str(workload), "-e", str(export_prefix), "-s", socket_endpoint]
     if storage:
         argv += ["-r", ",".join(storage) + ":storage"]
     if dynamic_jobs:
         argv += ["--enable-dynamic-jobs", "--enable-profile-reuse"]
     return argv
-
-
-class Interrupted(BaseException):
-    """SIGINT or SIGTERM arrived while serving (BaseException: nothing on the way may swallow it)."""
-
-    def __init__(self, signum: int):
-        self.signum = signum
-        super().__init__(signal.Signals(signum).name)
-
-
-def _raise_interrupted(signum, frame) -> None:
-    for s in (signal.SIGINT, signal.SIGTERM):   # a second signal must not cut the flushing short
-        signal.signal(s, signal.SIG_IGN)
-    raise Interrupted(signum)
 
 
 @dataclass
@@ -159,8 +148,7 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
 
     total = None
     if workload is not None:
-        if not Path(workload).is_file():
-            raise InputError(str(workload), "workload", "file not found")
+        cliargs.input_file(workload, "workload")
         total = count_jobs(Path(workload))
     session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity, total=total,
                                progress=progress, policy_options=policy_options)
@@ -170,26 +158,21 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
         raise InputError("--socket", socket, f"cannot bind ({exc})") from None
     t0 = time.perf_counter()
     status, message = 0, ""
-    try:
-        previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
-    except ValueError:   # not the main thread: signals stay as they are
-        previous = {}
-    try:
-        if on_listen is not None:
-            on_listen(session)
-        session.loop(sock, alive=sock.peer_alive, timeout=timeout, check_protocol=check_protocol)
-    except BatsimDied as exc:
-        status, message = 1, str(exc)
-        if not sock.peer_alive():
-            message = "Batsim closed its connection before SIMULATION_ENDS (did it exit?)"
-    except ProtocolError as exc:
-        status, message = 1, str(exc)
-    except Interrupted as exc:
-        status, message = 128 + exc.signum, f"interrupted by {exc}; outputs so far written"
-    finally:
-        sock.close()
-        for s, h in previous.items():
-            signal.signal(s, h)
+    with interruptible():
+        try:
+            if on_listen is not None:
+                on_listen(session)
+            session.loop(sock, alive=sock.peer_alive, timeout=timeout, check_protocol=check_protocol)
+        except BatsimDied as exc:
+            status, message = 1, str(exc)
+            if not sock.peer_alive():
+                message = "Batsim closed its connection before SIMULATION_ENDS (did it exit?)"
+        except ProtocolError as exc:
+            status, message = 1, str(exc)
+        except Interrupted as exc:
+            status, message = exc.status, f"interrupted by {exc}; outputs so far written"
+        finally:
+            sock.close()
     wall = time.perf_counter() - t0
     return ServeOutcome(RunResult(session.summary(), session.jobs_csv, wall, session.messages), status, message)
 
@@ -207,8 +190,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     options = order_options(args, args.policy)
     out = Path(args.output) if args.output else Path("out") / args.policy
     platform = args.platform or str(DEFAULT_PLATFORM)
-    if args.platform and not Path(args.platform).exists():
-        raise InputError(args.platform, "platform", "file not found")
+    if args.platform:
+        cliargs.input_file(args.platform, "platform")
     hosts, hosts_from = storage_hosts(platform, args.storage)
 
     def listening(session) -> None:
@@ -235,17 +218,17 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``serve`` subcommand to the `burstbuffer` command's subparsers."""
     from .cli import _policy_names, add_order_options
-    from .runner import MODELS
+    from .io_model.registry import model_names
 
     p = subparsers.add_parser("serve", help="the scheduler alone, for an external Batsim 4.x",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--policy", required=True, metavar="NAME", help="scheduling policy: " + ", ".join(_policy_names()))
     p.add_argument("--socket", default=DEFAULT_SOCKET, metavar="ENDPOINT",
                    help=f"ZeroMQ endpoint to bind; Batsim connects to it with -s (default: {DEFAULT_SOCKET})")
-    p.add_argument("--model", default="io-aware", choices=MODELS,
+    p.add_argument("--model", default="io-aware", choices=model_names(),
                    help="job model: io-aware (Batsim needs --enable-dynamic-jobs --enable-profile-reuse) or "
                         "alloc-only (default: io-aware)")
-    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
+    p.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every random choice (default: 0)")
     p.add_argument("--output", metavar="DIR", help="folder of jobs.csv (default: out/POLICY)")
     p.add_argument("--workload", metavar="FILE",
                    help="Batsim's workload: counted for the progress bar and put in the printed batsim command")
@@ -256,7 +239,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--export", metavar="PREFIX", help="Batsim's -e prefix in the printed command (default: DIR/batsim)")
     p.add_argument("--bb-capacity", metavar="SIZE",
                    help="BB capacity per storage node when Batsim's resources do not carry it, e.g. 40GB")
-    p.add_argument("--timeout", type=float, default=600.0, metavar="S",
+    p.add_argument("--timeout", type=cliargs.nonneg_float, default=600.0, metavar="S",
                    help="give up when Batsim stays silent this long, also before its first message "
                         "(0: wait forever; default: 600 s)")
     p.add_argument("--check-protocol", action="store_true",

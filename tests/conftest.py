@@ -7,7 +7,9 @@ import pytest
 from burstbuffer.runner import CHECK_PROTOCOL_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+#: inputs the tests read: a real Batsim 4.2.1 run (batsim-4.2.1/) and the paper artifact's platform (reference/)
+DATA = ROOT / "tests" / "data"
+CAPTURE_DIR = DATA / "batsim-4.2.1"
 KTH1000 = ROOT / "workloads" / "kth-1000.json"
 PLATFORM = ROOT / "platforms" / "dragonfly96.xml"
 

@@ -11,9 +11,9 @@ from burstbuffer.batsim.protocol import ExecuteJob
 from burstbuffer.io_model.alloc_only import AllocOnlyExecutor
 from burstbuffer.runner import run
 
-from .conftest import PLATFORM, SHARED
+from .conftest import CAPTURE_DIR, PLATFORM
 
-CAPTURE = SHARED / "batsim-4.2.1" / "protocol-full-run.jsonl"
+CAPTURE = CAPTURE_DIR / "protocol-full-run.jsonl"
 
 
 def test_every_scheduler_message_of_the_real_batsim_capture_passes():

@@ -62,7 +62,7 @@ def test_dockerfile_runs_burstbuffer_serve_on_port_28000():
             assert (ROOT / src).exists(), src
     # what the build copies is not excluded by the Dockerfile's own .dockerignore
     ignore = (DOCKER / "Dockerfile.dockerignore").read_text().splitlines()
-    for src in ("pyproject.toml", "setup.cfg", "README.md", "burstbuffer/"):
+    for src in ("pyproject.toml", "setup.cfg", "README.md", "constraints.txt", "burstbuffer/"):
         assert f"!{src}" in ignore
 
 
@@ -143,3 +143,15 @@ def test_the_policy_is_a_parameter():
 def test_the_cpp_platform_for_newer_simgrid_is_shipped():
     src = (DOCKER / "dragonfly96_sg332.cpp").read_text()
     assert 'extern "C" void load_platform' in src and "node_cluster_router" in src
+
+
+def test_image_has_a_c_compiler_and_pinned_packages():
+    """The plan engine compiles with the image's cc; pip installs with the constraints `make setup` uses."""
+    d = _dockerfile()
+    assert any("gcc" in r and "libc6-dev" in r for r in d["RUN"])
+    assert any("-c constraints.txt" in r for r in d["RUN"] if "pip install" in r)
+    assert "-c constraints.txt" in (ROOT / "Makefile").read_text()
+    pins = [ln for ln in (ROOT / "constraints.txt").read_text().splitlines() if ln and not ln.startswith("#")]
+    assert pins and all(re.fullmatch(r"[A-Za-z0-9_.\-]+==[\w.\-+]+", ln) for ln in pins), pins
+    names = {ln.split("==")[0].lower() for ln in pins}
+    assert {"pyzmq", "numpy", "sortedcontainers", "procset"} <= names

@@ -30,7 +30,7 @@ def test_first_100_kth_jobs_complete_under_every_policy(policy, model, kth_subse
     assert (jobs.finish_time > jobs.starting_time).all()
     # the simulator's own Batsim-format outputs agree with the scheduler's accounting
     bat = pd.read_csv(tmp_path / policy / "batsim_jobs.csv")
-    if model == "io-aware":   # Batsim lists the static jobs as REJECTED, then each sub-job (SPEC §1b)
+    if model == "io-aware":   # Batsim lists the static jobs as REJECTED, then each sub-job (docs/protocol.md)
         static = bat[bat.workload_name == "w0"]
         assert len(static) == 100 and (static.final_state == "REJECTED").all()
         sub = bat[bat.workload_name != "w0"].copy()
@@ -82,16 +82,28 @@ def test_unknown_policy_and_missing_file_are_one_line_errors(kth_subset, tmp_pat
     r = _cli("run", "--workload", str(tmp_path / "missing.json"), "--output", str(tmp_path))
     assert r.returncode == 2 and "missing.json" in r.stderr and "Traceback" not in r.stderr
     r = _cli("run", "--cpu", "fast", "--workload", str(kth_subset(3)), "--output", str(tmp_path))
-    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "--cpu: fast" in r.stderr
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "--cpu: 'fast' is not auto, off or a usable core" in r.stderr
 
 
 def test_workload_with_a_missing_field_is_a_one_line_error(kth_subset, tmp_path):
     def edit(w):
-        del w["jobs"][2]["walltime"]
+        del w["jobs"][2]["res"]
     r = _cli("run", "--workload", str(kth_subset(5, edit)), "--output", str(tmp_path), "-q")
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0
-    assert "walltime" in r.stderr and "17" in r.stderr
+    assert "job 17: missing field 'res'" in r.stderr
+
+
+@pytest.mark.parametrize("model", ["alloc-only", "io-aware"])
+def test_a_job_without_walltime_runs_unbounded(kth_subset, tmp_path, model):
+    """Batsim's walltime is optional (absent or -1: none); such a job runs to its end under both models."""
+    def edit(w):
+        del w["jobs"][2]["walltime"]
+        w["jobs"][3]["walltime"] = -1
+    res = run("fcfs-bb", kth_subset(5, edit), PLATFORM, tmp_path / "o", model=model, progress=False, timeout=120)
+    assert (res.summary.submitted, res.summary.completed) == (5, 5)
+    jobs = pd.read_csv(res.jobs_csv, dtype={"job_id": str}).set_index("job_id")
+    assert jobs.loc["17", "requested_time"] == -1 and jobs.loc["17", "final_state"] == "COMPLETED_SUCCESSFULLY"
 
 
 def test_platform_without_storage_is_a_one_line_error(kth_subset, tmp_path):

@@ -1,4 +1,4 @@
-"""The io-aware job model (SPEC §4) as sub-jobs: phases, checkpoint and drain sizes, ordering."""
+"""The io-aware job model (docs/io-model.md) as sub-jobs: phases, checkpoint and drain sizes, ordering."""
 import pytest
 from procset import ProcSet
 

@@ -1,6 +1,7 @@
-"""Hand-computed I/O times in the embedded simulator (SPEC §1, §2, §4): data staging over the shared PFS
-link, checkpoints bound by the BB node's link. Static jobs with I/O profiles are started by a scripted
-scheduler (this test process) with chosen allocations and storage mappings, over real ZeroMQ."""
+"""Hand-computed I/O times in the embedded simulator (docs/protocol.md, docs/platform.md, docs/io-model.md):
+data staging over the shared PFS link, checkpoints bound by the BB node's link. Static jobs with I/O profiles
+are started by a scripted scheduler (this test process) with chosen allocations and storage mappings, over real
+ZeroMQ."""
 from __future__ import annotations
 
 import csv
@@ -19,7 +20,7 @@ from burstbuffer.simulator import command
 
 from .conftest import PLATFORM
 
-PFS_BW, LINK_BW = 5000e6, 1250e6        # SPEC §2: PFS link 5 GB/s (100 µs), Dragonfly links 1250 MB/s (50 µs)
+PFS_BW, LINK_BW = 5000e6, 1250e6        # docs/platform.md: PFS link 5 GB/s (100 µs), links 1250 MB/s (50 µs)
 PFS_LAT = 100e-6
 
 
@@ -75,7 +76,7 @@ def test_two_concurrent_stage_ins_share_the_pfs_link(tmp_path):
     t = simulate(tmp_path, {"s": STAGE(5 * 10**9)},
                  [(1, "s", ["node_0", "pfs"], {"source": "pfs", "destination": "node_0"}),
                   (2, "s", ["node_99", "pfs"], {"source": "pfs", "destination": "node_99"})])
-    # both flows cross only the 5 GB/s PFS link (SPEC §2): each gets half of it
+    # both flows cross only the 5 GB/s PFS link (docs/platform.md): each gets half of it
     assert t[1] == pytest.approx(2 * 5e9 / PFS_BW + PFS_LAT, rel=1e-6)
     assert t[2] == pytest.approx(t[1], rel=1e-9)
 

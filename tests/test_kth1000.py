@@ -1,4 +1,4 @@
-"""The paper's 1000-job KTH workload, io-aware model, under every policy of SPEC §6's first five
+"""The paper's 1000-job KTH workload, io-aware model, under the first five policies of docs/policies.md
 (about 20 s per policy on 2 cores)."""
 import pandas as pd
 import pytest
@@ -30,7 +30,7 @@ def test_every_job_ends(runs, policy):
 
 
 def test_fcfs_easy_waits_far_longer_than_sjf_bb(runs):
-    # papers/001 §4.2: without BB reservations EASY lets large-BB jobs block the machine.
+    # Kopanski & Rzadca 2021, §4.2: without BB reservations EASY lets large-BB jobs block the machine.
     # Beside a real Batsim 4.2.1 the paper's scheduler gives 10.15 h vs 2.66 h on these jobs.
     easy, sjf = runs["fcfs-easy"].summary, runs["sjf-bb"].summary
     assert easy.mean_waiting_h >= 2 * sjf.mean_waiting_h

@@ -1,4 +1,4 @@
-"""Metric functions on hand-computed cases (SPEC §5), the Batsim sub-job table rebuild (SPEC §1b)
+"""Metric functions on hand-computed cases (docs/metrics.md), the Batsim sub-job table rebuild (docs/protocol.md)
 and the `metrics` command."""
 import math
 
@@ -14,10 +14,10 @@ from burstbuffer.metrics.summary import bounded_slowdown
 from burstbuffer.metrics.tables import part_means, summary_table
 from burstbuffer.metrics.tidy import describe, job_metrics, load_jobs
 
-from .conftest import SHARED
+from .conftest import CAPTURE_DIR
 
-CAPTURE = SHARED / "batsim-4.2.1" / "capture10_jobs.csv"
-CAPTURE_WL = SHARED / "batsim-4.2.1" / "kth-io-aware-first10.json"
+CAPTURE = CAPTURE_DIR / "capture10_jobs.csv"
+CAPTURE_WL = CAPTURE_DIR / "kth-io-aware-first10.json"
 
 
 # --- bounded slowdown, per-job metrics -------------------------------------------------------------------
@@ -188,7 +188,7 @@ def test_claims_over_parts():
     assert v[10].verdict == REPRODUCED and "3 of 4" in v[10].measured
 
 
-# --- Batsim sub-job tables (SPEC §1b) ---------------------------------------------------------------------
+# --- Batsim sub-job tables (docs/protocol.md) ---------------------------------------------------------------------
 def test_rebuild_capture10_from_real_batsim():
     jobs = load_jobs(CAPTURE)
     assert len(jobs) == 10 and jobs.job_id.tolist() == [str(i) for i in range(15, 25)]

@@ -332,7 +332,7 @@ def test_cli_queues_jobs_csv_columns_limits_and_rejections(kth_subset, tmp_path)
     wfp keeps the Batsim columns only."""
     import csv
 
-    from burstbuffer.app import JOB_COLUMNS
+    from burstbuffer.metrics.definitions import JOBS_CSV_COLUMNS as JOB_COLUMNS
 
     def edit(w):
         w["jobs"][3].update(res=30, walltime=30 * 3600)
@@ -345,7 +345,7 @@ def test_cli_queues_jobs_csv_columns_limits_and_rejections(kth_subset, tmp_path)
     assert "rejected             1" in r.stdout
     with open(tmp_path / "q" / "jobs.csv", newline="") as f:
         reader = csv.DictReader(f)
-        assert reader.fieldnames == JOB_COLUMNS + ["queue", "priority"]
+        assert reader.fieldnames == list(JOB_COLUMNS) + ["queue", "priority"]
         rows = list(reader)
     rej = [x for x in rows if x["final_state"] == "REJECTED"]
     assert len(rej) == 1 and "no queue accepts it" in rej[0]["metadata"]
@@ -364,4 +364,4 @@ def test_cli_queues_jobs_csv_columns_limits_and_rejections(kth_subset, tmp_path)
                  "--output", tmp_path / "plain", "-q")
     assert r.returncode == 0, r.stderr
     with open(tmp_path / "plain" / "jobs.csv", newline="") as f:
-        assert next(csv.reader(f)) == JOB_COLUMNS
+        assert next(csv.reader(f)) == list(JOB_COLUMNS)

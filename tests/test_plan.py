@@ -1,4 +1,4 @@
-"""plan-α (papers/001 §3.3, Algorithm 2, Eq. 1) and conservative-bb (papers/004).
+"""plan-α (Kopanski & Rzadca 2021, §3.3, Algorithm 2, Eq. 1) and conservative-bb (docs/policies.md).
 
 - the exhaustive search returns the optimum of Eq. 1 computed by an independent brute force;
 - the plan engines (pure Python, native C) give exactly `AvailabilityProfile.earliest_fit` +
@@ -284,7 +284,7 @@ def kth_jobs(n, skip=0):
 
 
 def paper_platform():
-    """SPEC §2 as Batsim announces it: 96 compute nodes, 12 BB nodes of 40 GB (host-name order)."""
+    """docs/platform.md as Batsim announces it: 96 compute nodes, 12 BB nodes of 40 GB (host-name order)."""
     bb_hosts = {f"node_{k}" for k in range(0, 108, 9)}
     names = sorted(f"node_{k}" for k in range(108))
     compute = [n for n in names if n not in bb_hosts]
@@ -471,7 +471,8 @@ def test_conservative_keeps_the_reservation_easy_loses():
 @given(workloads(), st.booleans())
 def test_conservative_never_delays_a_reservation(wl, periodic):
     """runtime ≤ walltime ⇒ every job starts no later than its first reservation, and every
-    reservation only moves earlier (papers/004: no job is delayed by a backfilled one)."""
+    reservation only moves earlier (docs/policies.md, conservative-bb: no job is delayed by a
+    backfilled one)."""
     plat, jobs, runtime = wl
     tr = simulate(make_scheduler("conservative-bb", plat), jobs, runtime, period=1.0 if periodic else None)
     first: dict[str, float] = {}

@@ -1,5 +1,5 @@
-"""`burstbuffer platform dragonfly` (burstbuffer.platforms.generator; SPEC §2), larger platforms in the
-embedded simulator, and the on-demand whole-KTH workload (burstbuffer.workloads.bundled; SPEC §3)."""
+"""`burstbuffer platform dragonfly` (burstbuffer.platforms.generator; docs/platform.md), larger platforms in the
+embedded simulator, and the on-demand whole-KTH workload (burstbuffer.workloads.bundled; docs/workload.md)."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,7 +18,7 @@ from burstbuffer.errors import InputError
 from burstbuffer.platforms.generator import DragonflyParams, dragonfly_xml, write_platform
 from burstbuffer.platforms.model import Dragonfly, Platform
 from burstbuffer.runner import run
-from burstbuffer.simulator.platform import parse_platform, resolve_machines
+from burstbuffer.platforms.simgrid_xml import parse_platform, resolve_machines
 from burstbuffer.workloads import bundled
 from burstbuffer.workloads.batsim_json import load_workload, write_workload
 from burstbuffer.workloads.bb_model import BBModel
@@ -283,5 +283,5 @@ def test_ensure_kth_workload_without_trace(tmp_path, monkeypatch):
     with pytest.raises(InputError, match=r"missing\.swf: KTH trace: not found"):
         bundled.ensure_kth_workload(tmp_path / "w.json", swf=tmp_path / "missing.swf")
     assert not (tmp_path / "w.json").exists()
-    assert bundled.KTH_SWF == ROOT.parent / "shared" / "reference" / "KTH-SP2-1996-2.1-cln.swf"
+    assert bundled.KTH_SWF == ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf.gz" and bundled.KTH_SWF.is_file()
     assert bundled.KTH_ALL == ROOT / "workloads" / "kth-all.json"

@@ -1,4 +1,5 @@
-"""The scheduler's platform view, built from a real Batsim 4.2.1 SIMULATION_BEGINS (SPEC §1b, §2)."""
+"""The scheduler's platform view, built from a real Batsim 4.2.1 SIMULATION_BEGINS (docs/protocol.md,
+docs/platform.md)."""
 import json
 from pathlib import Path
 
@@ -8,13 +9,11 @@ from burstbuffer.errors import InputError
 from burstbuffer.platforms.model import Dragonfly, Platform
 from burstbuffer.platforms.units import parse_bytes
 
-CAPTURE = Path(__file__).resolve().parents[2] / "shared" / "batsim-4.2.1" / "protocol-full-run.jsonl"
+CAPTURE = Path(__file__).resolve().parent / "data" / "batsim-4.2.1" / "protocol-full-run.jsonl"
 
 
 @pytest.fixture(scope="module")
 def begins():
-    if not CAPTURE.exists():
-        pytest.skip("../shared/batsim-4.2.1 not present")
     raw = json.loads(CAPTURE.open().readline())["raw"]
     return json.loads(raw)["events"][0]["data"]
 

@@ -1,4 +1,4 @@
-"""Policies of SPEC §6 on the paper's Table 1 example and on random workloads (hypothesis)."""
+"""Policies of docs/policies.md on the paper's Table 1 example and on random workloads (hypothesis)."""
 from __future__ import annotations
 
 import heapq
@@ -81,7 +81,8 @@ def simulate(sched, jobs: list[Job], runtime: dict[str, float], *, period: float
             j = s.job
             assert j.id not in tr.start
             assert len(s.procs) == j.res and s.procs.issubset(plat.compute)
-            assert set(s.bb_of_node) == set(s.procs)
+            # every node of a job with a burst buffer has its BB node; a job without one gets none
+            assert set(s.bb_of_node) == (set(s.procs) if j.bb > 0 else set())
             assert s.procs.isdisjoint(used_procs), f"t={t}: {j.id} on busy processors"
             used_procs = used_procs | s.procs
             bb = s.bb_per_storage
@@ -109,7 +110,7 @@ def simulate(sched, jobs: list[Job], runtime: dict[str, float], *, period: float
 
 
 # ---------------------------------------------------------------------------- Table 1
-# papers/001 §3.1 Table 1: (job, submit [min], runtime [min], CPU, BB total [TB]); perfect estimates.
+# Kopanski & Rzadca 2021, §3.1 Table 1: (job, submit [min], runtime [min], CPU, BB total [TB]); perfect estimates.
 TABLE1 = [(1, 0, 10, 1, 4), (2, 0, 4, 1, 2), (3, 1, 1, 3, 8), (4, 2, 3, 2, 4),
           (5, 3, 1, 3, 4), (6, 3, 1, 2, 2), (7, 4, 5, 1, 2), (8, 4, 3, 2, 4)]
 

@@ -10,12 +10,10 @@ from burstbuffer.batsim.protocol import (CallMeLater, ExecuteJob, JobCompleted, 
                                          ProtocolError, RejectJob, SimulationBegins, SimulationEnds, decode,
                                          encode)
 
-CAPTURE = Path(__file__).resolve().parents[2] / "shared" / "batsim-4.2.1" / "protocol-full-run.jsonl"
+CAPTURE = Path(__file__).resolve().parent / "data" / "batsim-4.2.1" / "protocol-full-run.jsonl"
 
 
 def _capture():
-    if not CAPTURE.exists():
-        pytest.skip("../shared/batsim-4.2.1 not present")
     return [json.loads(line) for line in CAPTURE.open()]
 
 

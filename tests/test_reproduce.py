@@ -92,7 +92,7 @@ def test_report_lists_claims_skips_and_figures(reproduced):
     out, _ = reproduced
     md = (out / "report.md").read_text()
     assert "no-such-policy (not in the policy registry)" in md
-    assert "| # | claim (papers/001) | where | measured | verdict | by how much |" in md
+    assert "| # | claim (Kopanski & Rzadca 2021) | where | measured | verdict | by how much |" in md
     verdicts = json.loads((out / "verdicts.json").read_text())
     assert len(verdicts) == 11 and {v["verdict"] for v in verdicts} <= {"reproduced", "partly", "not reproduced",
                                                                         "not measured"}

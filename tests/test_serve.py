@@ -8,16 +8,18 @@ import sys
 import time
 
 import pandas as pd
+from pathlib import Path
+
 import pytest
 import zmq
 
-from burstbuffer.runner import run
+from burstbuffer.runner import CHECK_PROTOCOL_ENV, run
 from burstbuffer.serve import batsim_command, connect_endpoint, storage_hosts
 from burstbuffer.simulator import free_tcp_endpoint
 
-from .conftest import PLATFORM, SHARED
+from .conftest import CAPTURE_DIR, PLATFORM
 
-CAPTURE = SHARED / "batsim-4.2.1" / "protocol-full-run.jsonl"
+CAPTURE = CAPTURE_DIR / "protocol-full-run.jsonl"
 BB_NODES = "node_0,node_9,node_18,node_27,node_36,node_45,node_54,node_63,node_72,node_81,node_90,node_99"
 
 
@@ -164,7 +166,7 @@ def test_silent_batsim_ends_serve_after_the_timeout(fake):
     assert stderr.strip().splitlines()[-1] == "burstbuffer serve: no message from Batsim for 2 s"
     assert "Traceback" not in stderr and "jobs submitted         1" in stdout
     jobs = pd.read_csv(out / "jobs.csv")      # the outputs so far: the started job, not ended
-    assert list(jobs.job_id) == [15] and jobs.final_state.isna().all() and "unfinished           1" in stdout
+    assert list(jobs.job_id) == [15] and list(jobs.final_state) == ["RUNNING"] and "unfinished           1" in stdout
 
 
 def test_dead_batsim_is_noticed_long_before_the_timeout(fake):
@@ -189,7 +191,7 @@ def test_sigterm_and_sigint_flush_the_outputs_so_far(fake, sig):
     assert f"interrupted by {sig.name}" in stderr and "Traceback" not in stderr
     assert "jobs submitted         1" in stdout and "unfinished           1" in stdout
     jobs = pd.read_csv(out / "jobs.csv")
-    assert list(jobs.job_id) == [15] and jobs.final_state.isna().all()
+    assert list(jobs.job_id) == [15] and list(jobs.final_state) == ["RUNNING"]
 
 
 def test_bad_policy_and_busy_socket_are_one_line_errors(tmp_path):
@@ -207,3 +209,71 @@ def test_bad_policy_and_busy_socket_are_one_line_errors(tmp_path):
         busy.close(linger=0)
         ctx.term()
     assert r.returncode == 2 and "cannot bind" in err and "Traceback" not in err
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """Local IPv4 addresses with a TCP socket listening on `port` (from /proc/net/tcp)."""
+    out = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, _, state = line.split()[1:4]
+        addr, p = local.split(":")
+        if int(p, 16) == port and state == "0A":     # 0A: LISTEN
+            out.add(".".join(str(int(addr[i:i + 2], 16)) for i in (6, 4, 2, 0)))
+    return out
+
+
+def test_serve_binds_to_loopback_by_default(tmp_path):
+    from burstbuffer.serve import DEFAULT_SOCKET
+    port = int(DEFAULT_SOCKET.rsplit(":", 1)[1])
+    if _listening_addresses(port):
+        pytest.skip(f"port {port} is in use")
+    proc = _serve("--policy", "fcfs", "--output", tmp_path, "-q", "--timeout", "20")
+    try:
+        line = proc.stdout.readline()
+        assert "listening on tcp://127.0.0.1:28000" in line
+        assert _listening_addresses(port) == {"127.0.0.1"}
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=60)
+
+
+def _completed(t, job_id):
+    return {"timestamp": t, "type": "JOB_COMPLETED",
+            "data": {"job_id": job_id, "job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0, "alloc": "0-3"}}
+
+
+#: Batsim messages that break the protocol, sent after w0!15 was submitted (t = 1) and started.
+PEER_FAULTS = {
+    "unknown job completed": (5.0, [_completed(5.0, "w0!999")], "w0!999, which is not executing"),
+    "now goes backwards": (0.5, [], "now = 0.5 is earlier than the previous message's 1.0"),
+    "submitted twice": (2.0, lambda: _captured("JOB_SUBMITTED")["events"], "w0!15, which was already submitted"),
+    "event after now": (2.0, [_completed(3.0, "w0!15")], "timestamp 3.0 is after now = 2.0"),
+}
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["check-protocol", "lenient"])
+@pytest.mark.parametrize("fault", list(PEER_FAULTS))
+def test_a_batsim_that_breaks_the_protocol(fake, monkeypatch, fault, strict):
+    """Under --check-protocol (here: the environment variable) a protocol error of Batsim ends serve with one
+    line and status 1; without it, a logged warning, and serving goes on."""
+    monkeypatch.setenv(CHECK_PROTOCOL_ENV, "1" if strict else "0")
+    proc, fb, out = fake()
+    fb.begin_and_submit()
+    now, events, said = PEER_FAULTS[fault]
+    events = events() if callable(events) else events
+    if strict:
+        fb.sock.setsockopt(zmq.RCVTIMEO, 5000)
+        with pytest.raises(zmq.Again):     # serve stops without answering
+            fb.send(now, *events)
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 1
+        assert "Traceback" not in stderr
+        assert stderr.strip().splitlines()[-1].startswith("burstbuffer serve: protocol error from Batsim: ")
+        assert said in stderr
+    else:
+        fb.send(now, *events)
+        fb.send(max(now, 10.0), {"timestamp": max(now, 10.0), "type": "SIMULATION_ENDS", "data": {}})
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 0, stderr
+        assert "Batsim broke the protocol" in stderr and said in stderr
+    assert (out / "jobs.csv").exists()

@@ -1,4 +1,5 @@
-"""Platform reading for the embedded simulator (SPEC §1b, §2): XML parsing, Batsim's resources, SimGrid
+"""Platform reading for the embedded simulator (docs/protocol.md, docs/platform.md): XML parsing, Batsim's
+resources, SimGrid
 loading (in a subprocess: one SimGrid engine per process)."""
 from __future__ import annotations
 
@@ -10,14 +11,13 @@ from pathlib import Path
 import pytest
 
 from burstbuffer.errors import InputError
-from burstbuffer.simulator.platform import parse_platform, parse_radical, parse_roles_option, resolve_machines
-from burstbuffer.simulator.units import parse_bandwidth, parse_latency, parse_speed
+from burstbuffer.platforms.simgrid_xml import parse_platform, parse_radical, parse_roles_option, resolve_machines
+from burstbuffer.platforms.units import parse_bandwidth, parse_latency, parse_speed
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
 PLATFORM = REPO / "platforms" / "dragonfly96.xml"
-REFERENCE = SHARED / "reference" / "dragonfly96.xml"
-CAPTURE = SHARED / "batsim-4.2.1" / "protocol-full-run.jsonl"
+REFERENCE = REPO / "tests" / "data" / "reference" / "dragonfly96.xml"     # the paper artifact's own file
+CAPTURE = REPO / "tests" / "data" / "batsim-4.2.1" / "protocol-full-run.jsonl"
 BB_NODES = [f"node_{9 * k}" for k in range(12)]
 ROLES = [",".join(BB_NODES) + ":storage"]
 

@@ -1,5 +1,5 @@
 """The embedded simulator end to end: test schedulers (tests/sim_sched.py) in their own process talk to
-`python -m burstbuffer.simulator` over ZeroMQ on loopback TCP (SPEC §1, §1b)."""
+`python -m burstbuffer.simulator` over ZeroMQ on loopback TCP (docs/protocol.md)."""
 from __future__ import annotations
 
 import json
@@ -10,8 +10,8 @@ from .sim_sched import REPO, run_simulation
 
 from burstbuffer.simulator.cli import main as sim_main
 
-SHARED = REPO.parent / "shared"
-CAPTURE_DIR = SHARED / "batsim-4.2.1"
+DATA = REPO / "tests" / "data"
+CAPTURE_DIR = DATA / "batsim-4.2.1"
 BB_ROLES = ",".join(f"node_{9 * k}" for k in range(12)) + ":storage"
 
 HAND = {
@@ -160,7 +160,7 @@ def test_same_exchange_as_real_batsim(tmp_path, monkeypatch, handoff):
         monkeypatch.setenv("BURSTBUFFER_SERVER_HANDOFF", handoff)
     capture = [json.loads(line) for line in (CAPTURE_DIR / "protocol-full-run.jsonl").read_text().splitlines()]
     res = run_simulation(tmp_path, CAPTURE_DIR / "kth-io-aware-first10.json",
-                         platform=SHARED / "reference" / "dragonfly96.xml",
+                         platform=DATA / "reference" / "dragonfly96.xml",
                          scheduler=("replay", str(CAPTURE_DIR / "protocol-full-run.jsonl")),
                          sim_args=("-r", BB_ROLES, "--enable-dynamic-jobs", "--enable-profile-reuse"))
     assert res.returncode == 0, res.stderr
@@ -179,10 +179,10 @@ def test_same_exchange_as_real_batsim(tmp_path, monkeypatch, handoff):
 @pytest.mark.parametrize("case, expect", [
     ("no_platform", "missing.xml: platform: file not found"),
     ("no_workload", "nowhere.json: workload: file not found"),
-    ("malformed", "bad.json: line 1 column 2: malformed JSON"),
-    ("missing_res", "job 'w0!3': has no 'res' field"),
-    ("unknown_type", "profile 'p': unknown profile type 'gpu'"),
-    ("unknown_profile", "job 'w0!1': uses profile 'zz', which does not exist"),
+    ("malformed", "bad.json: line 1 column 2: invalid JSON"),
+    ("missing_res", "job 3: missing field 'res'"),
+    ("unknown_type", "profile p: unknown profile type 'gpu'"),
+    ("unknown_profile", "job 1: profile 'zz' is not defined in 'profiles'"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys, case, expect):
     good = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],

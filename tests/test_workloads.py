@@ -1,6 +1,7 @@
-"""Workloads against the paper's data (SPEC §3; shared/reference): SWF selection, BB model,
+"""Workloads against the paper's data (docs/workload.md; workloads/, tests/data/reference/): SWF selection, BB model,
 Batsim JSON, split."""
 import argparse
+import gzip
 import json
 import math
 import os
@@ -17,11 +18,11 @@ from burstbuffer.workloads import (BBModel, Workload, convert_records, load_work
 from burstbuffer.workloads.cli import platform_params, register
 from burstbuffer.workloads.swf import parse_swf_line
 
-REF = Path(__file__).resolve().parents[2] / "shared" / "reference"
-SWF = REF / "KTH-SP2-1996-2.1-cln.swf"
-REF1000 = REF / "KTH-SP2-1996-2.1-cln-io-aware-1000.json"
-SPLIT = REF / "KTH-split"
-need_ref = pytest.mark.skipif(not SWF.exists(), reason="../shared/reference not present")
+ROOT = Path(__file__).resolve().parents[1]
+REF = ROOT / "tests" / "data" / "reference"
+SWF = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf.gz"
+REF1000 = ROOT / "workloads" / "kth-1000.json"          # byte-identical to the artifact's io-aware-1000 file
+SPLIT = ROOT / "workloads" / "KTH-split"
 
 
 def keys(jobs):
@@ -52,7 +53,7 @@ def ref1000():
 
 @pytest.fixture(scope="module")
 def ref_parts():
-    return [json.loads((SPLIT / f"part-{k}.json").read_text()) for k in range(16)]
+    return [json.loads(gzip.decompress((SPLIT / f"part-{k}.json.gz").read_bytes())) for k in range(16)]
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +66,6 @@ def as_doc(w: Workload):
 
 
 # --- SWF selection and the 1000-job workload --------------------------------------------------
-@need_ref
 def test_1000_jobs_match_the_reference(records, ref1000):
     conv = convert_records(records, name="KTH-SP2-1996-2.1-cln", from_job=15, max_records=1000, seed=0)
     doc = as_doc(conv.workload)
@@ -86,7 +86,6 @@ def test_1000_jobs_match_the_reference(records, ref1000):
         assert all(isinstance(p[k], int) for k in ("cpu", "com", "bb"))
 
 
-@need_ref
 def test_whole_trace_counts(full, records):
     sel = full.selection
     assert sel.scanned == len(records) == 28476
@@ -94,11 +93,10 @@ def test_whole_trace_counts(full, records):
     assert dict(sel.ignored) == {"run time <= 0": 8, "requested processors <= 0": 1}
     assert full.oversized == 14                                   # > 96 processors: kept, rejected at run time
     dropped = convert_records(records, name="kth", seed=0, drop_oversized=True)
-    assert len(dropped.workload.jobs) == 28453                    # the paper's count (SPEC §3)
+    assert len(dropped.workload.jobs) == 28453                    # the paper's count (docs/workload.md)
     assert dropped.workload.jobs[0].subtime == 1
 
 
-@need_ref
 def test_compute_formula_matches_the_reference_to_the_flop(records, ref1000, ref_parts):
     """cpu = round(1e9 × max(run − 40 bb / 1.25e9, 0.05 run)); short jobs 1e9 × run.
     The artifact computed cpu before lowering a duplicate (walltime, bb) by a few bytes, so a
@@ -154,7 +152,6 @@ def _yaml_int(text, key):
     return int(re.search(rf"^{key}:\s*(\d+)", text, re.M).group(1))
 
 
-@need_ref
 def test_parts_from_the_artifact_yaml_match_exactly(records, ref_parts):
     """Each reference part was made from the SWF with from_job_number / num_jobs (SWF records)."""
     for k, ref in enumerate(ref_parts):
@@ -166,7 +163,6 @@ def test_parts_from_the_artifact_yaml_match_exactly(records, ref_parts):
         assert doc["description"] == ref["description"], k
 
 
-@need_ref
 def test_split_reproduces_the_reference_parts(full, ref_parts, tmp_path):
     path = write_workload(tmp_path / "kth.json", full.workload)
     parts = split_workload(load_workload(path), weeks=3)
@@ -219,6 +215,32 @@ def test_malformed_swf_line_names_the_line(tmp_path):
     assert parse_swf_line(good.replace(" 5 ", " 5.5 ", 1)).run_time == 5.5
 
 
+def test_gzip_swf_reads_like_the_plain_file(tmp_path):
+    lines = "; header\n" + "".join(" ".join([str(i), str(10 * i), "0", "5", "2"] + ["-1"] * 13) + "\n"
+                                   for i in range(1, 4))
+    plain, packed = tmp_path / "t.swf", tmp_path / "t.swf.gz"
+    plain.write_text(lines)
+    packed.write_bytes(gzip.compress(lines.encode()))
+    assert read_swf(packed) == read_swf(plain) and len(read_swf(plain)) == 3
+    from burstbuffer.workloads import convert_swf
+    assert convert_swf(packed).workload.name == convert_swf(plain).workload.name == "t"
+    bad = tmp_path / "bad.swf.gz"
+    bad.write_bytes(gzip.compress(lines.encode())[:-12])          # truncated: no end of stream
+    with pytest.raises(InputError) as e:
+        read_swf(bad)
+    assert str(e.value).startswith(f"{bad}: line ") and "\n" not in str(e.value)
+
+
+def test_reproduce_unpacks_the_shipped_kth_parts(tmp_path):
+    from burstbuffer.reproduce import select_workloads
+    args = argparse.Namespace(workload=None, jobs="none", parts=True, parts_from=None, split=None)
+    whole, parts, notes = select_workloads(args, tmp_path)
+    assert whole is None and [p.name for p in parts] == [f"part-{k}.json" for k in range(16)]
+    assert all(p.parent == tmp_path / "kth-split" for p in parts)
+    assert sum(len(load_workload(p).jobs) for p in parts) == 28468     # 28,467 jobs, 27154 in two parts
+    assert json.loads(parts[3].read_text()) == json.loads(gzip.decompress((SPLIT / "part-3.json.gz").read_bytes()))
+
+
 def _doc():
     return {"name": "w", "nb_res": 4,
             "jobs": [{"id": 1, "subtime": 1, "walltime": 60, "res": 2, "profile": "1"},
@@ -268,7 +290,6 @@ def _parser():
     return p
 
 
-@need_ref
 def test_cli_from_swf_and_split(tmp_path, capsys, ref1000):
     p = _parser()
     out = tmp_path / "w.json"

@@ -2,7 +2,7 @@
 
 `ConformanceChecker` follows one simulation from the scheduler's side (every message Batsim sends,
 every answer) and raises `ProtocolViolation` on the first answer that breaks a rule Batsim 4 enforces
-(SPEC §1; Batsim's documentation, page "protocol"; Batsim's own assertions). `CheckedTransport` wraps
+(docs/protocol.md; Batsim's documentation, page "protocol"; Batsim's own assertions). `CheckedTransport` wraps
 a transport (`recv() -> bytes`, `send(bytes)`) and checks each answer *before* it is sent, so a
 violation stops the scheduler with the rule it broke instead of Batsim aborting later.
 
@@ -48,7 +48,7 @@ DECISION_TYPES = frozenset({
     "NOTIFY", "SET_JOB_METADATA", "SET_RESOURCE_STATE", "CHANGE_JOB_STATE", "QUERY", "ANSWER",
     "TO_JOB_MSG"})
 
-#: Fields each registered profile type must carry (SPEC §1).
+#: Fields each registered profile type must carry (docs/protocol.md).
 PROFILE_FIELDS = {
     "delay": ("delay",),
     "parallel_homogeneous": ("cpu", "com"),

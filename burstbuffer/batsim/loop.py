@@ -1,6 +1,6 @@
 """The decision loop: receive a Batsim message, let a handler react to each event, answer once.
 
-Ordering rules of protocol v4 (SPEC §1) are enforced here, once, for every handler:
+Ordering rules of protocol v4 (docs/protocol.md) are enforced here, once, for every handler:
 - the answer's `now` = max(received `now`, last decision time);
 - decision timestamps are non-decreasing and ≤ the answer's `now`;
 - a CALL_ME_LATER is sent only if strictly later than the answer's `now` (else dropped: the
@@ -8,10 +8,12 @@ Ordering rules of protocol v4 (SPEC §1) are enforced here, once, for every hand
 """
 from __future__ import annotations
 
+import logging
+import math
 import time
 from typing import Callable, Protocol
 
-from .protocol import CallMeLater, Decision, Event, SimulationEnds, decode, encode
+from .protocol import CallMeLater, Decision, Event, ProtocolError, SimulationEnds, decode, encode
 from .transport import TransportTimeout
 
 
@@ -58,16 +60,29 @@ class BatsimDied(Exception):
     """The simulator stopped talking (timeout or dead process)."""
 
 
+def peer_error(message: str, strict: bool) -> None:
+    """A Batsim message breaks the protocol (time going backwards, an event for an unknown job or a job in
+    the wrong state): ProtocolError if `strict` (``--check-protocol``), else a logged warning and go on."""
+    if strict:
+        raise ProtocolError(f"protocol error from Batsim: {message}")
+    logging.getLogger("burstbuffer").warning("Batsim broke the protocol: %s", message)
+
+
 def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = None,
-             timeout: float | None = None, on_message: Callable[[bytes, bytes], None] | None = None) -> int:
+             timeout: float | None = None, on_message: Callable[[bytes, bytes], None] | None = None,
+             strict: bool = False) -> int:
     """Serve Batsim until SIMULATION_ENDS; return the number of messages exchanged.
 
     `transport` has `recv() -> bytes` (may raise TransportTimeout after its own poll period) and
     `send(bytes)`. `alive()` is checked whenever the transport times out: if it returns False,
     BatsimDied is raised. `timeout` [s]: total silence after which BatsimDied is raised.
     `on_message(received, answer)` sees every exchange (used by conformance checks and traces).
+    A message whose `now` is earlier than the previous one's, or with an event timestamp after its `now`,
+    goes to `peer_error` (ProtocolError if `strict`; else a warning, and the times are moved forward so that
+    the handler never sees time go backwards).
     """
     n = 0
+    last_now = -math.inf
     silent_since = time.monotonic()
     while True:
         try:
@@ -80,6 +95,18 @@ def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = 
             continue
         silent_since = time.monotonic()
         now, events = decode(raw)
+        if now < last_now:
+            peer_error(f"message {n + 1}: now = {now!r} is earlier than the previous message's {last_now!r}", strict)
+            now = last_now                     # lenient: time never goes backwards for the policy
+        t = last_now
+        for i, (ts, ev) in enumerate(events):
+            if ts > now:
+                peer_error(f"message {n + 1}: an event's timestamp {ts!r} is after now = {now!r}", strict)
+                now = ts
+            if ts < t:                         # before the previous event or message: lenient, moved forward
+                events[i] = (t, ev)
+            t = max(t, ts)
+        last_now = now
         out = Outbox(now)
         ended = False
         for ts, ev in events:

@@ -1,7 +1,7 @@
 """Batsim protocol v4: typed events (Batsim → scheduler) and decisions (scheduler → Batsim).
 
 Every message is ``{"now": float, "events": [{"timestamp": float, "type": str, "data": {...}}]}``
-(SPEC §1; Batsim's documentation, page "protocol"). This module only converts between bytes and
+(docs/protocol.md; Batsim's documentation, page "protocol"). This module only converts between bytes and
 typed objects; it knows no policy and no socket.
 """
 from __future__ import annotations
@@ -140,41 +140,68 @@ Decision = Union[ExecuteJob, RejectJob, KillJob, CallMeLater, RegisterProfile, R
                  NotifyBatsim, SetJobMetadata]
 
 
+#: Largest simulated time accepted from Batsim [s] (about 31 million years): beyond it a walltime added to a
+#: date is lost in a double's rounding, so such a date can only be a malformed message.
+MAX_TIME = 1e15
+
+
+def _time(x: Any, what: str) -> float:
+    t = float(x)
+    if not 0.0 <= t <= MAX_TIME:          # also rejects NaN
+        raise ValueError(f"{what} {x!r} is not a time in [0, {MAX_TIME:g}] s")
+    return t
+
+
+def _job_id(x: Any) -> str:
+    if not isinstance(x, str) or not x:
+        raise TypeError(f"job_id {x!r} is not a non-empty string")
+    return x
+
+
 def _event(etype: str, data: dict) -> Event:
+    if not isinstance(data, dict):
+        raise TypeError(f"{etype} data is not an object")
     if etype == "SIMULATION_BEGINS":
         return SimulationBegins(data)
     if etype == "JOB_SUBMITTED":
         job = data.get("job") or {"id": data["job_id"]}
-        return JobSubmitted(data["job_id"], job, data.get("profile"))
+        profile = data.get("profile")
+        if not isinstance(job, dict) or not (profile is None or isinstance(profile, dict)):
+            raise TypeError("JOB_SUBMITTED job/profile is not an object")
+        return JobSubmitted(_job_id(data["job_id"]), job, profile)
     if etype == "JOB_COMPLETED":
-        return JobCompleted(data["job_id"], data["job_state"], int(data.get("return_code", 0)),
+        return JobCompleted(_job_id(data["job_id"]), str(data["job_state"]), int(data.get("return_code", 0)),
                             str(data.get("alloc", "")))
     if etype == "JOB_KILLED":
-        return JobKilled(list(data.get("job_ids", [])))
+        ids = data.get("job_ids", [])
+        if not isinstance(ids, list):
+            raise TypeError("JOB_KILLED job_ids is not a list")
+        return JobKilled([_job_id(i) for i in ids])
     if etype == "REQUESTED_CALL":
         return RequestedCall()
     if etype == "NOTIFY":
-        return Notify(data["type"], data)
+        return Notify(str(data["type"]), data)
     if etype == "RESOURCE_STATE_CHANGED":
         return ResourceStateChanged(str(data.get("resources", "")), str(data.get("state", "")))
     if etype == "SIMULATION_ENDS":
         return SimulationEnds()
-    return UnknownEvent(etype, data)
+    return UnknownEvent(str(etype), data)
 
 
 def decode(raw: bytes | str) -> tuple[float, list[tuple[float, Event]]]:
     """Parse a Batsim → scheduler message into (now, [(timestamp, event), …]).
 
-    Raises ProtocolError on malformed JSON or a missing field.
+    Raises ProtocolError on malformed JSON, a missing field or a field of the wrong type, and on a `now`
+    or timestamp that is not a time in [0, MAX_TIME] s.
     """
     try:
         msg = json.loads(raw)
-        now = float(msg["now"])
+        now = _time(msg["now"], "now")
         out = []
         for ev in msg["events"]:
-            out.append((float(ev["timestamp"]), _event(ev["type"], ev.get("data") or {})))
+            out.append((_time(ev["timestamp"], "timestamp"), _event(ev["type"], ev.get("data") or {})))
         return now, out
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
         text = raw[:200] if isinstance(raw, str) else raw[:200].decode("utf-8", "replace")
         raise ProtocolError(f"malformed Batsim message ({exc.__class__.__name__}: {exc}): {text}") from None
 

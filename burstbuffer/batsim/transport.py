@@ -1,4 +1,4 @@
-"""ZeroMQ transport of the scheduler side: a REP socket that Batsim's REQ socket connects to (SPEC §1).
+"""ZeroMQ transport of the scheduler side: a REP socket that Batsim's REQ socket connects to (docs/protocol.md).
 
 The scheduler binds (start it before Batsim); every received message gets exactly one answer.
 """

@@ -1,4 +1,4 @@
-"""The "alloc-only" job model (SPEC §4, last line): a started job simply runs its own Batsim profile
+"""The "alloc-only" job model (docs/io-model.md §2): a started job simply runs its own Batsim profile
 on its compute nodes; no I/O phase. Its BB space is held (in the scheduler's profile) for the
 job's whole run.
 """
@@ -10,7 +10,8 @@ from ..schedulers.base import Start
 
 
 class AllocOnlyExecutor:
-    """Turns a policy's `Start` into one EXECUTE_JOB of the original job.
+    """Job model "alloc-only" (implements `JobModel`, docs/io-model.md): turns a policy's `Start` into one
+    EXECUTE_JOB of the original job.
 
     `on_completed` maps a JOB_COMPLETED back to (original job id, final state), or None if the
     event is not about a job this executor started.
@@ -21,6 +22,12 @@ class AllocOnlyExecutor:
 
     def __init__(self) -> None:
         self._running: set[str] = set()
+
+    def begin(self, platform, profiles: dict[str, dict[str, dict]]) -> None:
+        """Nothing to prepare: the job runs its own profile."""
+
+    def flush(self, now: float, out: Outbox) -> None:
+        """Nothing is ever deferred."""
 
     def start(self, start: Start, now: float, out: Outbox) -> None:
         self._running.add(start.job.id)

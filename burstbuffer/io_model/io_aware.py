@@ -1,7 +1,7 @@
-"""The I/O-aware job model (SPEC §4; papers/001 §4.1, Fig. 4) as Batsim dynamic sub-jobs.
+"""The I/O-aware job model (docs/io-model.md; Kopanski & Rzadca 2021, §4.1, Fig. 4) as Batsim dynamic sub-jobs.
 
 A started job is replaced by sub-jobs registered in its own workload ``<workload>%<job>``
-(SPEC §1b), carried out in this order:
+(docs/protocol.md), carried out in this order:
 
 1. stage-in: PFS → BB node, ``data_staging``; one sub-job per BB node the job uses, carrying the
    bytes of all its compute nodes placed there (fewer activities than one per compute node; the PFS
@@ -14,11 +14,12 @@ A started job is replaced by sub-jobs registered in its own workload ``<workload
 4. stage-out: bb per compute node BB → PFS (``data_staging``, one per BB node).
 
 The job ends when its stage-out and every drain have finished. The walltime bounds the whole job:
-each sub-job gets what is left of it; a sub-job ending in any state but COMPLETED_SUCCESSFULLY ends
+each sub-job gets what is left of it (none, −1, for a job without walltime); a sub-job ending in any state but COMPLETED_SUCCESSFULLY ends
 the job in that state (its other running sub-jobs are killed).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from procset import ProcSet
@@ -27,17 +28,17 @@ from ..batsim.loop import Outbox
 from ..batsim.protocol import ExecuteJob, JobCompleted, KillJob, RegisterJob, RegisterProfile, RejectJob
 from ..schedulers.base import Start
 
-#: SPEC §4: one compute phase per 3600 Gflop per node, between 1 and 10 phases.
+#: docs/io-model.md: one compute phase per 3600 Gflop per node, between 1 and 10 phases.
 FLOPS_PER_PHASE = 3600e9
 MAX_PHASES = 10
-#: SPEC §4: a checkpoint writes this fraction of the BB request per node.
+#: docs/io-model.md: a checkpoint writes this fraction of the BB request per node.
 CHECKPOINT_FRACTION = 0.5
 #: Storage label of checkpoint profiles, and of data-staging endpoints (as the paper's artifact).
 BB_LABEL, SRC_LABEL, DST_LABEL = "burstbuffer", "source", "destination"
 
 
 def nb_phases(cpu_per_node: float) -> int:
-    """Number of compute phases of a job with `cpu_per_node` flops per node (SPEC §4)."""
+    """Number of compute phases of a job with `cpu_per_node` flops per node (docs/io-model.md)."""
     return min(max(round(cpu_per_node / FLOPS_PER_PHASE), 1), MAX_PHASES)
 
 
@@ -61,7 +62,7 @@ class _Run:
 
 
 class IOAwareExecutor:
-    """Job model "io-aware": see the module docstring.
+    """Job model "io-aware" (implements `JobModel`, docs/io-model.md): see the module docstring.
 
     Needs Batsim's dynamic jobs and profile reuse (``--enable-dynamic-jobs --enable-profile-reuse``)
     and the storage roles of the BB nodes and the PFS. `begin(platform, profiles)` is called at
@@ -106,7 +107,7 @@ class IOAwareExecutor:
                 groups.setdefault(bbn, []).append(node)
         run.groups = {b: ProcSet(*nodes) for b, nodes in sorted(groups.items())}
         self._runs[job.id] = run
-        # The static job is replaced by its sub-jobs (as the paper's artifact does, SPEC §1b).
+        # The static job is replaced by its sub-jobs (as the paper's artifact does, docs/protocol.md).
         out.add(RejectJob(job.id), now)
         self._stage(run, now, out, "stage-in", job.bb)
 
@@ -124,7 +125,7 @@ class IOAwareExecutor:
         sub = f"{run.workload}!{run.next_sub}"
         run.next_sub += 1
         self.subjobs += 1
-        walltime = run.deadline - now
+        walltime = run.deadline - now if run.deadline != math.inf else -1   # -1: no walltime (Batsim)
         out.add(RegisterJob(sub, {"id": sub, "subtime": now, "walltime": walltime, "res": res,
                                   "profile": profile}), now)
         out.add(ExecuteJob(sub, alloc, storage_mapping=storage_mapping), now)

@@ -1,10 +1,10 @@
-"""Per original job from a real Batsim `_jobs.csv` of an I/O-aware run (SPEC §1b, §5).
+"""Per original job from a real Batsim `_jobs.csv` of an I/O-aware run (docs/protocol.md, docs/metrics.md).
 
 The paper's scheduler rejects every static job (workload ``w0``) in the message that registers its
 first sub-job, so Batsim lists each static job as REJECTED and its steps (stage-in, compute
 phases, checkpoints, drains, stage-out) as dynamic jobs of a workload named after it
 (``w0%15`` holds ``w0%15!0``, ``w0%15!1``, … of static job ``w0!15``). Per original job:
-start = the first sub-job's start, end = the last sub-job's end (SPEC §5); the job's state is
+start = the first sub-job's start, end = the last sub-job's end (docs/metrics.md); the job's state is
 COMPLETED_SUCCESSFULLY if every sub-job was, else the first other state met in the order
 WALLTIME_REACHED, KILLED, FAILED; a static job without sub-jobs stays REJECTED (it never ran).
 """
@@ -14,11 +14,7 @@ import numpy as np
 import pandas as pd
 from procset import ProcSet
 
-#: Batsim `_jobs.csv` columns (SPEC §1)
-BATSIM_COLUMNS = ["job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
-                  "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
-                  "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy",
-                  "metadata"]
+from .definitions import BATSIM_JOBS_COLUMNS, bounded_slowdown, runtime, turnaround_time, waiting_time
 _BAD_STATES = ("COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED", "COMPLETED_FAILED")
 
 
@@ -47,8 +43,6 @@ def rebuild_original_jobs(jobs: pd.DataFrame, bb_per_node: dict | None = None) -
     {job id (str): bytes per node}, e.g. from the workload file; NaN otherwise.
     Raises ValueError if a sub-job workload names a static job that is not in the table.
     """
-    from .summary import bounded_slowdown
-
     jobs = jobs.copy()
     jobs["job_id"] = jobs["job_id"].astype(str)
     wl = jobs["workload_name"].astype(str)
@@ -82,7 +76,7 @@ def rebuild_original_jobs(jobs: pd.DataFrame, bb_per_node: dict | None = None) -
         return sorted(s - {"COMPLETED_SUCCESSFULLY"})[0]
     state = g["final_state"].agg(state_of)
 
-    out = static[BATSIM_COLUMNS].copy()
+    out = static[list(BATSIM_JOBS_COLUMNS)].copy()
     key = static["key"]
     ran = key.isin(first.index)
     st = key.map(first)
@@ -92,9 +86,9 @@ def rebuild_original_jobs(jobs: pd.DataFrame, bb_per_node: dict | None = None) -
     out["final_state"] = np.where(ran, key.map(state), static["final_state"])
     out["success"] = (out["final_state"] == "COMPLETED_SUCCESSFULLY").astype(int)
     sub_t = static["submission_time"]
-    out["execution_time"] = fin - st
-    out["waiting_time"] = st - sub_t
-    out["turnaround_time"] = fin - sub_t
+    out["execution_time"] = runtime(st, fin)
+    out["waiting_time"] = waiting_time(sub_t, st)
+    out["turnaround_time"] = turnaround_time(sub_t, fin)
     run = out["execution_time"]
     out["stretch"] = (out["turnaround_time"] / run).where(run > 0)
     out["allocated_resources"] = key.map(alloc).fillna("")

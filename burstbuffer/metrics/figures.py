@@ -1,4 +1,4 @@
-"""The paper's figures (papers/001 §4.2, Fig. 3 and 5-12) with matplotlib, as PNG and SVG.
+"""The paper's figures (Kopanski & Rzadca 2021, §4.2, Fig. 3 and 5-12) with matplotlib, as PNG and SVG.
 
 Letter-value plots ("boxenplots", Fig. 7-8) are drawn here with plain matplotlib (`letter_value_plot`)
 from `stats.letter_values`, so seaborn is not a dependency. Every function takes the tidy per-job

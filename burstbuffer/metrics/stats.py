@@ -1,4 +1,4 @@
-"""Statistics of per-job metrics (SPEC §5, papers/001 §4.2): means with 95 % confidence
+"""Statistics of per-job metrics (docs/metrics.md, Kopanski & Rzadca 2021, §4.2): means with 95 % confidence
 intervals, quantiles, the tail, letter values (boxenplots) and per-part normalisation.
 
 Every function takes plain sequences / numpy arrays of one metric (NaN = job without a value,
@@ -15,7 +15,7 @@ from scipy import stats as _st
 
 #: quantile levels of the summary tables (the paper's "32-quantile" is 31/32 = 0.96875)
 QUANTILES = (0.25, 0.5, 0.75, 0.9, 0.96875, 0.99)
-#: SPEC §5: the tail is the 3000 largest values
+#: docs/metrics.md: the tail is the 3000 largest values
 TAIL = 3000
 
 
@@ -109,8 +109,8 @@ def letter_values(values, k: int | None = None) -> LetterValues:
 
 # --- normalisation over parts ----------------------------------------------------------------------
 def normalise_by(means: pd.DataFrame, reference: str) -> pd.DataFrame:
-    """Each part's policy means divided by the `reference` policy's mean on that part (SPEC §5,
-    papers/001 Fig. 11-12).
+    """Each part's policy means divided by the `reference` policy's mean on that part (docs/metrics.md,
+    Kopanski & Rzadca 2021, Fig. 11-12).
 
     `means`: rows = parts, columns = policies, values = that policy's mean on that part.
     Returns the same shape. Where the reference mean is 0, a mean of 0 gives 1 (equal) and any

@@ -1,4 +1,4 @@
-"""Per-run summary from a per-job table (SPEC §5).
+"""Per-run summary from a per-job table (docs/metrics.md).
 
 Input: a jobs.csv with Batsim's `_jobs.csv` columns (the scheduler's own, one row per original
 job; `bb_per_node` optional). Times in seconds in the table, waiting times reported in hours.
@@ -10,8 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-#: SPEC §5: bounded slowdown threshold τ [s].
-TAU = 600.0
+from .definitions import TAU, bounded_slowdown, runtime, turnaround_time, waiting_time
+
+__all__ = ["Summary", "summarize", "summarize_csv", "TAU", "bounded_slowdown"]
 
 
 @dataclass
@@ -48,11 +49,6 @@ class Summary:
         return "\n".join(self.lines())
 
 
-def bounded_slowdown(turnaround, runtime, tau: float = TAU):
-    """max(turnaround / max(runtime, τ), 1) (SPEC §5); works on scalars and arrays [s]."""
-    return np.maximum(np.asarray(turnaround, float) / np.maximum(np.asarray(runtime, float), tau), 1.0)
-
-
 def summarize(jobs: pd.DataFrame, nb_compute: int | None = None, total_bb: int | None = None) -> Summary:
     """Summary of a run. `jobs` has Batsim `_jobs.csv` columns; waiting time and bounded slowdown
     are over jobs that started (waiting = starting_time − submission_time). Utilisations need the
@@ -62,9 +58,9 @@ def summarize(jobs: pd.DataFrame, nb_compute: int | None = None, total_bb: int |
     sub = pd.to_numeric(started["submission_time"])
     st = pd.to_numeric(started["starting_time"])
     fin = pd.to_numeric(started["finish_time"])
-    wait = st - sub
-    turn = fin - sub
-    run = fin - st
+    wait = waiting_time(sub, st)
+    turn = turnaround_time(sub, fin)
+    run = runtime(st, fin)
     bsld = bounded_slowdown(turn, run) if len(started) else np.array([np.nan])
     if len(started):
         t0 = float(pd.to_numeric(jobs["submission_time"]).min())
@@ -83,7 +79,7 @@ def summarize(jobs: pd.DataFrame, nb_compute: int | None = None, total_bb: int |
         completed=int((state == "COMPLETED_SUCCESSFULLY").sum()),
         killed=int(state.isin(["COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED", "COMPLETED_FAILED"]).sum()),
         rejected=int((state == "REJECTED").sum()),
-        unfinished=int((state == "").sum()),
+        unfinished=int(state.isin(["", "RUNNING", "PENDING"]).sum()),
         mean_waiting_h=float(wait.mean() / 3600) if len(started) else float("nan"),
         max_waiting_h=float(wait.max() / 3600) if len(started) else float("nan"),
         mean_bounded_slowdown=float(np.mean(bsld)),

@@ -1,5 +1,5 @@
-"""Tables of a reproduction (papers/001 §4.2): the summary per scope and policy, and the per-part
-means normalised by the reference policy (SPEC §5).
+"""Tables of a reproduction (Kopanski & Rzadca 2021, §4.2): the summary per scope and policy, and the per-part
+means normalised by the reference policy (docs/metrics.md).
 
 Input: the tidy per-job table (`tidy.job_metrics` columns plus `scope` — ``whole`` or ``part-NN``
 — and `policy`) and, optionally, each run's summary (utilisations and makespan computed with the
@@ -14,7 +14,7 @@ from .figures import ordered
 from .stats import normalise_by
 from .tidy import describe
 
-#: reference policy of the normalisation (papers/001 §4.2)
+#: reference policy of the normalisation (Kopanski & Rzadca 2021, §4.2)
 REFERENCE = "sjf-bb"
 
 

@@ -1,4 +1,4 @@
-"""Per original job metrics (SPEC §5) as one tidy table.
+"""Per original job metrics (docs/metrics.md) as one tidy table.
 
 `load_jobs` reads any run's per-job table: this project's ``jobs.csv`` (already one row per
 original job) or a real Batsim ``_jobs.csv`` (one row per job, or, for an I/O-aware run, static
@@ -15,7 +15,7 @@ import pandas as pd
 
 from .batsim_csv import is_subjob_csv, rebuild_original_jobs
 from .stats import QUANTILES, mean_ci, quantiles
-from .summary import TAU, bounded_slowdown
+from .definitions import TAU, bounded_slowdown, runtime, turnaround_time, waiting_time
 
 #: columns of the tidy table, in order (`scope` and `policy` are added by the caller)
 METRIC_COLUMNS = ["job_id", "submission_time", "starting_time", "finish_time", "requested_number_of_resources",
@@ -41,7 +41,7 @@ def load_jobs(path: str | Path, bb_per_node: dict | None = None) -> pd.DataFrame
 
 
 def job_metrics(jobs: pd.DataFrame, tau: float = TAU) -> pd.DataFrame:
-    """The metrics of each original job (SPEC §5): waiting time = start − submission, turnaround =
+    """The metrics of each original job (docs/metrics.md): waiting time = start − submission, turnaround =
     end − submission, runtime = turnaround − waiting, bounded slowdown = max(turnaround /
     max(runtime, τ), 1), all NaN for a job that never started (rejected). Columns `METRIC_COLUMNS`."""
     out = pd.DataFrame({"job_id": jobs["job_id"].astype(str)})
@@ -50,9 +50,9 @@ def job_metrics(jobs: pd.DataFrame, tau: float = TAU) -> pd.DataFrame:
         out[c] = pd.to_numeric(jobs[c], errors="coerce") if c in jobs else np.nan
     out["final_state"] = jobs["final_state"].fillna("").astype(str)
     ok = out["starting_time"].notna() & out["finish_time"].notna()
-    out["waiting_time"] = (out["starting_time"] - out["submission_time"]).where(ok)
-    out["turnaround_time"] = (out["finish_time"] - out["submission_time"]).where(ok)
-    out["runtime"] = out["turnaround_time"] - out["waiting_time"]
+    out["waiting_time"] = waiting_time(out["submission_time"], out["starting_time"]).where(ok)
+    out["turnaround_time"] = turnaround_time(out["submission_time"], out["finish_time"]).where(ok)
+    out["runtime"] = runtime(out["starting_time"], out["finish_time"]).where(ok)
     out["bounded_slowdown"] = pd.Series(bounded_slowdown(out["turnaround_time"], out["runtime"], tau),
                                         index=out.index).where(ok)
     return out[METRIC_COLUMNS]

@@ -1,4 +1,4 @@
-"""``burstbuffer platform …``: generate SimGrid platforms (SPEC §2).
+"""``burstbuffer platform …``: generate SimGrid platforms (docs/platform.md).
 
     burstbuffer platform dragonfly --groups G --chassis C --routers R --nodes-per-router K
                                    [--bb-nodes-per-chassis 1] [--bb-capacity 40GB] [--pfs-bandwidth 5GBps]
@@ -26,7 +26,7 @@ def _cmd_dragonfly(args: argparse.Namespace) -> int:
           f"{p.nodes_per_router} nodes = {p.nb_hosts} hosts; {p.nb_compute} compute nodes, {p.nb_bb_nodes} BB "
           f"nodes of {format_bytes(p.bb_capacity)} ({format_bytes(p.nb_bb_nodes * p.bb_capacity)} in all), "
           f"pfs link {format_bandwidth(p.pfs_bandwidth)}, links {format_bandwidth(p.link_bandwidth)}; "
-          "for SimGrid <= 3.27, or 3.32 through the embedded simulator")
+          "for SimGrid <= 3.27, or 3.32 through burstbuffer simulate / run")
     return 0
 
 
@@ -34,7 +34,7 @@ def register(subparsers) -> None:
     """Add the ``platform`` command group (``dragonfly``) to an argparse subparsers object; each action
     sets ``func(args) -> int`` (raises InputError on bad input)."""
     pp = subparsers.add_parser("platform", help="generate SimGrid platforms (Dragonfly with burst buffers)",
-                               description="Platform tools (SPEC §2).")
+                               description="Platform tools (docs/platform.md).")
     sub = pp.add_subparsers(dest="platform_command", metavar="ACTION")
 
     def _help(args: argparse.Namespace) -> int:
@@ -48,8 +48,9 @@ def register(subparsers) -> None:
                     "(node_0 ...), the first B nodes of each chassis being burst-buffer storage nodes, a 'pfs' "
                     "storage host behind one shared link and a 'master' host. --groups 3 --chassis 4 "
                     "--routers 3 --nodes-per-router 3 is the paper's platform (platforms/dragonfly96.xml). "
-                    "The file loads in SimGrid <= 3.27 as is and in SimGrid 3.32 through the embedded "
-                    "simulator (burstbuffer run / simulate). SimGrid's Dragonfly routing needs G <= R.")
+                    "The file loads in SimGrid <= 3.27 as is and in SimGrid 3.32 through burstbuffer's "
+                    "Batsim-compatible engine (burstbuffer run / simulate). SimGrid's Dragonfly routing needs "
+                    "G <= R.")
     d.add_argument("--groups", required=True, metavar="G", help="number of groups")
     d.add_argument("--chassis", required=True, metavar="C", help="chassis per group")
     d.add_argument("--routers", required=True, metavar="R", help="routers (blades) per chassis")

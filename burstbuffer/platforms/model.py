@@ -1,6 +1,6 @@
 """The scheduler's view of the platform: compute resources, burst-buffer nodes, the PFS.
 
-Built from Batsim's SIMULATION_BEGINS (SPEC §1, §1b) — never from assumed ids: Batsim numbers
+Built from Batsim's SIMULATION_BEGINS (docs/protocol.md) — never from assumed ids: Batsim numbers
 resources in SimGrid's host order (names sorted as strings), so the scheduler maps by name.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from procset import ProcSet
 from ..errors import InputError
 from .units import parse_bytes
 
-#: SPEC §2: groups, chassis per group, routers per chassis, nodes per router of the paper's Dragonfly.
+#: docs/platform.md: groups, chassis per group, routers per chassis, nodes per router of the paper's Dragonfly.
 PAPER_DRAGONFLY = (3, 4, 3, 3)
 
 _NODE_RE = re.compile(r"^(?P<prefix>.*?)(?P<num>\d+)(?P<suffix>\D*)$")
@@ -77,7 +77,7 @@ class Platform:
         return sum(self.bb_capacity.values())
 
     def bb_preference(self, compute_id: int) -> tuple[int, ...]:
-        """BB nodes in the order a compute node prefers them (SPEC §2): its own chassis, then its
+        """BB nodes in the order a compute node prefers them (docs/platform.md): its own chassis, then its
         group, then any; ties broken by resource id. Without coordinates: resource-id order.
 
         The order depends only on the node's (group, chassis), so nodes of one chassis share one tuple

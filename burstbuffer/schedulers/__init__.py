@@ -1,4 +1,4 @@
-"""Scheduling policies over an availability profile of processors and burst buffers (SPEC §6).
+"""Scheduling policies over an availability profile of processors and burst buffers (docs/policies.md).
 
 Public API: `make_scheduler(name, platform, seed=0, **options)`, `POLICIES`, the `Scheduler`
 interface (`base`), `Job`, `Start`, and `AvailabilityProfile` for policy authors; queue orders

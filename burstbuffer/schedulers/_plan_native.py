@@ -1,16 +1,30 @@
-"""Native (C) version of `plan_engine.PlanEngine`, compiled on first use and loaded with ctypes.
+"""Native (C) plan engine: a declared mirror of the placement rule, compiled on first use (ctypes).
 
-Same state, same API (`apply`, `revert`, `placements`, `bb_of_node`, `horizon`), bit-identical
-plans and scores (tests/test_plan.py compares the two): the C code below is a line-by-line
-translation of the pure-Python engine's `_fit` / `_choose` / `_reserve` and of its undo log
-(undo = give the reservation back and drop the breakpoints it inserted). Scores are summed in
-plan order with C `pow`, the function CPython's float `**` calls.
+`NativePlanEngine` has the API of `plan_engine.PlanEngine` (`apply`, `revert`, `placements`,
+`bb_of_node`, `horizon`) and gives identical plans and scores, ~20x faster. The C code below
+mirrors, function by function, the single definition of the rule in
+`burstbuffer.schedulers.placement` (Kopanski & Rzadca, Euro-Par 2021, §3.1/§4.1):
+
+- ``chunks_ok``   = `placement.bb_room`;
+- ``fit``         = `placement.earliest_window` (same candidates, same jumps past a breakpoint
+  that alone cannot host the job, per-BB-node minimum taken once the processors fit);
+- ``choose``      = `placement.lowest_mask` + `placement.place_bb`;
+- ``reserve``     = `PlanEngine._reserve` (undo = give the reservation back and drop the
+  breakpoints it inserted).
+
+Two shortcuts do not change any result: ``alone`` first compares the total free BB with
+``res·need`` (below → no room) and ``(res + number of BB nodes)·need`` (at or above → room), and
+``choose`` first tries giving every node its first preference, which is what the greedy does
+whenever each first-preference node has room for all the chosen nodes that prefer it first.
+tests/test_placement_mirror.py checks the equality on generated profiles, jobs and platforms.
+Scores are summed in plan order with C `pow`, the function CPython's float `**` calls.
 
 Build: the C source is embedded here (so it ships with the package), compiled with ``$CC`` (default
 ``cc``) ``-O2 -std=c99 -ffp-contract=off -shared -fPIC`` into a cache directory (``$BURSTBUFFER_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/burstbuffer``, else ``~/.cache/burstbuffer``; temp directory as a last resort),
 named after a hash of the source, written atomically. No compiler, a failed build or
 ``BURSTBUFFER_NATIVE=0`` → `engine_class()` returns None and the pure-Python engine is used.
+This module imports `_plan_base`, never `plan_engine`.
 """
 from __future__ import annotations
 
@@ -26,8 +40,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ._plan_base import EngineBase, Placement
 from .base import Job
-from .plan_engine import Placement, PlanEngine
 from .profile import AvailabilityProfile
 
 __all__ = ["engine_class", "unavailable_reason", "NativePlanEngine"]
@@ -382,8 +396,12 @@ def _words(mask: int, W: int) -> list[int]:
     return [(mask >> (64 * x)) & 0xFFFFFFFFFFFFFFFF for x in range(W)]
 
 
-class NativePlanEngine(PlanEngine):
-    """`PlanEngine` with `apply` / `revert` in C (same arguments, same results)."""
+class NativePlanEngine(EngineBase):
+    """`plan_engine.PlanEngine` with `apply` / `revert` in C (same arguments, same results).
+
+    Args: as `PlanEngine` (profile, jobs, now [s], alpha > 0). Raises RuntimeError if the C
+    library cannot be built (use `engine_class()` first), ValueError from `apply` if the
+    permutation's length is not the number of jobs."""
 
     native = True
 
@@ -408,13 +426,13 @@ class NativePlanEngine(PlanEngine):
         a["cnt"] = np.zeros(cap, np.int32)
         a["bb"] = np.zeros((cap, B), np.int64)
         a["tb"] = np.zeros(cap, np.int64)
-        for i, (t, (m, c, bbp, tb)) in enumerate(zip(self._keys, self._vals)):
+        for i, (t, (m, bb, c)) in enumerate(zip(self._keys, self._vals)):
             a["keys"][i] = t
             a["mask"][i] = _words(m, W)
             a["cnt"][i] = c
             if nbb:
-                a["bb"][i] = self._unpack(bbp)
-            a["tb"][i] = tb
+                a["bb"][i] = bb
+            a["tb"][i] = sum(bb)
         jd = self._jd
         a["res"] = np.array([x[0] for x in jd], np.int32)
         a["wall"] = np.array([x[1] for x in jd], np.float64)
@@ -484,10 +502,3 @@ class NativePlanEngine(PlanEngine):
                 m |= v << (64 * x)
             out.append((perm[i], Placement(start[i], m, tuple(free[i]), tuple(used[i]))))
         return out
-
-    # the pure-Python state is not maintained by the native engine
-    def _truncate(self, c: int) -> None:  # pragma: no cover
-        raise NotImplementedError
-
-    def _extend(self, perm, c: int) -> None:  # pragma: no cover
-        raise NotImplementedError

@@ -1,6 +1,6 @@
 """What a policy works with: jobs, start decisions, and the Scheduler interface the decision loop drives.
 
-A policy is pure decision logic (DESIGN.md): no I/O, no JSON, no sockets, no clock reads, no global
+A policy is pure decision logic (docs/README.md): no I/O, no JSON, no sockets, no clock reads, no global
 random state. The decision loop (`burstbuffer.batsim.loop`) calls `submit`, `job_ended` and `decide`.
 """
 from __future__ import annotations
@@ -13,14 +13,20 @@ from procset import ProcSet
 
 @dataclass
 class Job:
-    """A rigid job as the scheduler sees it.
+    """A rigid job as the scheduler sees it: the one typed job request of the scheduler side.
+
+    `burstbuffer.app.SchedulerApp` builds it from Batsim's JOB_SUBMITTED (the job object and its
+    profile's ``bb`` field; a walltime of −1, none, becomes +inf). Distinct concepts with their own
+    names: `burstbuffer.workloads.WorkloadJob` (an entry of a workload file, as written) and
+    `burstbuffer.simulator.workload.SimJob` (the embedded simulator's state of a job).
+    The BB request model: ``docs/workload.md``.
 
     Attributes:
         id: Batsim job id, e.g. ``"w0!15"``.
         subtime: submission time [s].
         walltime: user's upper bound on the run time [s] (> 0).
         res: number of compute nodes (processors) requested.
-        bb: burst-buffer request per compute node [bytes] (SPEC §3; 0 if none).
+        bb: burst-buffer request per compute node [bytes] (docs/workload.md; 0 if none).
         profile: Batsim profile name (opaque to policies).
         weight: project weight of the WFP order (papers/002 §4 eq. 1; 1 unless the job carries one).
         queue: the queue the job asks for by name ("" = routed by its processors and walltime;
@@ -47,7 +53,7 @@ class Start:
     """Decision: start `job` now on compute nodes `procs`.
 
     `bb_of_node` maps each compute node id of `procs` to the BB node (storage resource id) that
-    holds its `job.bb` bytes (SPEC §2 chassis → group → any preference). `bb_per_storage` is the
+    holds its `job.bb` bytes (docs/platform.md chassis → group → any preference). `bb_per_storage` is the
     derived total bytes per BB node.
     """
 

@@ -1,9 +1,9 @@
 """`conservative-bb`: conservative backfilling with processor + burst-buffer reservations.
 
-Conservative backfilling (papers/004, "Conservative Backfilling"; batsched's `conservative_bf`):
+Conservative backfilling (docs/policies.md; the ICS 632 "Job Scheduling" lecture; batsched's `conservative_bf`):
 *every* queued job holds a reservation, and a job may start ahead of its reservation only if that
 delays no other reservation. Here a reservation holds processors *and* BB bytes (as in fcfs-bb,
-SPEC §6), for the job's whole walltime.
+docs/policies.md), for the job's whole walltime.
 
 Each `decide(now)`:
 1. the reservations made before are put back in the profile (those still valid: start ≥ now and
@@ -42,7 +42,7 @@ class _Held:
 
 
 class ConservativeBB(ProfileScheduler):
-    """`conservative-bb` (papers/004 conservative backfilling, with BB reservations; SPEC §6 style).
+    """`conservative-bb` (conservative backfilling with BB reservations; docs/policies.md).
 
     Args: as `ProfileScheduler` (platform, seed, period, overdue_grace, order, queues,
     order_params). Compression and starts follow the queue order (default: submission order); a

@@ -1,4 +1,4 @@
-"""Plan-based scheduling with simulated annealing: `plan-α` (papers/001 §3.3, Algorithm 2, Eq. 1).
+"""Plan-based scheduling with simulated annealing: `plan-α` (Kopanski & Rzadca 2021, §3.3, Algorithm 2, Eq. 1).
 
 At each decision the queued jobs Q (n of them, submission order) are planned:
 
@@ -52,7 +52,7 @@ MAX_EXHAUSTIVE = 8
 
 
 def candidate_orders(jobs: Sequence[Job]) -> list[list[int]]:
-    """The 9 initial candidates of papers/001 §3.3 as permutations of ``range(len(jobs))``.
+    """The 9 initial candidates of Kopanski & Rzadca 2021, §3.3 as permutations of ``range(len(jobs))``.
 
     `jobs` is in submission order. Order: (1) FCFS; (2) ascending and (3) descending requested
     processors; (4)/(5) BB per processor (``job.bb``, bytes per node) asc/desc; (6)/(7) BB per
@@ -96,7 +96,7 @@ class SearchResult:
 def plan_search(engine: PlanEngine, n: int, rng: random.Random, *, candidates: list[list[int]],
                 cooling_rate: float = 0.9, cooling_steps: int = 30, temperature_steps: int = 6,
                 exhaustive_limit: int = 5) -> SearchResult:
-    """Algorithm 2 of papers/001 (lines 2-21) over the `n` jobs of `engine`.
+    """Algorithm 2 of Kopanski & Rzadca 2021 (lines 2-21) over the `n` jobs of `engine`.
 
     Args:
         engine: a `PlanEngine` over the n queued jobs (its `apply(perm)` returns S(perm)).
@@ -163,7 +163,7 @@ def plan_on_profile(profile: AvailabilityProfile, jobs: Sequence[Job], perm: Seq
     Each job ``jobs[k]`` for k in `perm`, in that order, gets ``profile.earliest_fit(job, now)``
     (processors + BB) and is reserved there. Returns (S, fits in `perm` order, None for a job
     that cannot be placed — it counts as waiting until `horizon`, required then).
-    Source: papers/001 §3.3, Eq. 1. Slow (one `earliest_fit` + `reserve` per job); the policy
+    Source: Kopanski & Rzadca 2021, §3.3, Eq. 1. Slow (one `earliest_fit` + `reserve` per job); the policy
     uses `PlanEngine`, which gives the same result.
     """
     fits: list[Fit | None] = []
@@ -188,7 +188,7 @@ def plan_on_profile(profile: AvailabilityProfile, jobs: Sequence[Job], perm: Seq
 
 
 class PlanScheduler(ProfileScheduler):
-    """`plan-α`: plan-based scheduling with simulated annealing (papers/001 §3.3, Algorithm 2).
+    """`plan-α`: plan-based scheduling with simulated annealing (Kopanski & Rzadca 2021, §3.3, Algorithm 2).
 
     Args:
         platform, seed, period, overdue_grace: see `ProfileScheduler` (the seed drives the

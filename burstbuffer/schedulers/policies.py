@@ -1,4 +1,4 @@
-"""FCFS, filler and the EASY-backfilling family (SPEC §6; papers/001 §3.2, Algorithm 1, §4.2).
+"""FCFS, filler and the EASY-backfilling family (docs/policies.md; Kopanski & Rzadca 2021, §3.2, Algorithm 1, §4.2).
 
 - `fcfs`: start queued jobs in submission order, stop at the first that does not fit now
   (processors and BB) — Algorithm 1 procedure FCFS alone.
@@ -38,7 +38,7 @@ __all__ = ["Fcfs", "Filler", "EasyBackfilling", "FcfsEasy", "FcfsBB", "SjfBB"]
 
 
 class Fcfs(ProfileScheduler):
-    """`fcfs`: FCFS without backfilling (papers/001 Algorithm 1 procedure FCFS; SPEC §6)."""
+    """`fcfs`: FCFS without backfilling (Kopanski & Rzadca 2021, Algorithm 1 procedure FCFS; docs/policies.md)."""
 
     name = "fcfs"
 
@@ -63,7 +63,7 @@ class Fcfs(ProfileScheduler):
 
 class Filler(ProfileScheduler):
     """`filler`: start every queued job that fits now, in queue order, no reservation
-    (papers/001 §4.2: Algorithm 1 without line 14; SPEC §6)."""
+    (Kopanski & Rzadca 2021, §4.2: Algorithm 1 without line 14; docs/policies.md)."""
 
     name = "filler"
 
@@ -72,7 +72,7 @@ class Filler(ProfileScheduler):
 
 
 class EasyBackfilling(Fcfs):
-    """EASY backfilling (papers/001 Algorithm 1; SPEC §6).
+    """EASY backfilling (Kopanski & Rzadca 2021, Algorithm 1; docs/policies.md).
 
     Class attributes:
         reserve_bb: the head job's reservation includes burst buffers (fcfs-bb, sjf-bb) or only
@@ -142,21 +142,21 @@ class EasyBackfilling(Fcfs):
 
 
 class FcfsEasy(EasyBackfilling):
-    """`fcfs-easy`: EASY with a processor-only reservation for the head job (SPEC §6)."""
+    """`fcfs-easy`: EASY with a processor-only reservation for the head job (docs/policies.md)."""
 
     name = "fcfs-easy"
     reserve_bb = False
 
 
 class FcfsBB(EasyBackfilling):
-    """`fcfs-bb`: EASY with the head job's processors + BB reservation (SPEC §6)."""
+    """`fcfs-bb`: EASY with the head job's processors + BB reservation (docs/policies.md)."""
 
     name = "fcfs-bb"
     reserve_bb = True
 
 
 class SjfBB(EasyBackfilling):
-    """`sjf-bb`: `fcfs-bb` backfilling by ascending walltime (SPEC §6, Algorithm 1 lines 15-16)."""
+    """`sjf-bb`: `fcfs-bb` backfilling by ascending walltime (docs/policies.md, Algorithm 1 lines 15-16)."""
 
     name = "sjf-bb"
     reserve_bb = True

@@ -1,6 +1,6 @@
 """The availability profile: free processors and free burst-buffer bytes as a step function of time.
 
-DESIGN.md ("The availability profile"): a `sortedcontainers.SortedDict` keyed by time [s]; the
+A `sortedcontainers.SortedDict` keyed by time [s]; the
 value at breakpoint ``t`` holds the free compute resources and the free bytes of every
 burst-buffer (BB) node from ``t`` until the next breakpoint. The last breakpoint extends to +inf.
 Reservations (running jobs until start + walltime, the EASY head job's reservation at the shadow
@@ -25,8 +25,13 @@ restores them in reverse order — cost proportional to the breakpoints touched,
 Policies that try a whole plan of reservations and keep none (plan-α, conservative backfilling)
 reserve inside a transaction and roll it back.
 
-Source: SPEC §2 (BB capacity, chassis → group → any preference), §6 and papers/001 Algorithm 1
-(earliest time at which processors [and burst buffers] are free for the whole walltime).
+The placement rule itself (window, earliest start, lowest ids, BB preference) is defined once in
+`burstbuffer.schedulers.placement`; `fit_at` / `earliest_fit` call it on the breakpoints.
+
+Source: Kopanski & Rzadca, "Plan-based Job Scheduling for Supercomputers with Shared Burst
+Buffers", Euro-Par 2021: §3.1 (BB capacity per storage node, chassis → group → any preference),
+§4.1 and Algorithm 1 line 14 (earliest time at which processors and burst buffers are free for
+the whole walltime).
 """
 from __future__ import annotations
 
@@ -38,6 +43,8 @@ from sortedcontainers import SortedDict
 
 from ..platforms.model import Platform
 from .base import Job
+from .placement import (earliest_window, lowest_mask, lowest_procs, mask_of, place_bb,
+                        procset_of, window_fit)
 
 __all__ = ["AvailabilityProfile", "Fit", "lowest_procs", "mask_of", "procset_of"]
 
@@ -63,47 +70,6 @@ class Fit(NamedTuple):
         for b in self.bb_of_node.values():
             out[b] = out.get(b, 0) + bb_per_node
         return out
-
-
-# ---------------------------------------------------------------------------- bitmask helpers
-def mask_of(procs: ProcSet) -> int:
-    """Bitmask of a ProcSet (bit i set ⇔ id i in the set); ids must be ≥ 0."""
-    m = 0
-    for itv in procs.intervals():
-        m |= ((1 << (itv.sup - itv.inf + 1)) - 1) << itv.inf
-    return m
-
-
-def _runs(mask: int) -> Iterator[tuple[int, int]]:
-    """(first id, length) of each run of consecutive set bits, ascending."""
-    while mask:
-        low = (mask & -mask).bit_length() - 1
-        x = mask >> low
-        n = ((~x) & (x + 1)).bit_length() - 1  # trailing ones of x
-        yield low, n
-        mask &= ~(((1 << n) - 1) << low)
-
-
-def procset_of(mask: int) -> ProcSet:
-    """ProcSet of a bitmask."""
-    return ProcSet(*[(a, a + n - 1) for a, n in _runs(mask)])
-
-
-def _lowest_mask(mask: int, k: int) -> int:
-    """The `k` lowest set bits of `mask`."""
-    out = 0
-    for a, n in _runs(mask):
-        if k <= 0:
-            break
-        take = min(n, k)
-        out |= ((1 << take) - 1) << a
-        k -= take
-    return out
-
-
-def lowest_procs(free: ProcSet, k: int) -> ProcSet:
-    """The `k` lowest ids of `free` (requires ``len(free) >= k``); deterministic processor choice."""
-    return procset_of(_lowest_mask(mask_of(free), k))
 
 
 # ---------------------------------------------------------------------------- the profile
@@ -179,7 +145,8 @@ class AvailabilityProfile:
 
     def bb_preference_index(self, compute_id: int) -> tuple[int, ...]:
         """Indices into `bb_ids` of the BB nodes `compute_id` prefers, best first (same chassis, same
-        group, any: SPEC §2, `Platform.bb_preference`); cached per compute id."""
+        group, any: Kopanski & Rzadca, Euro-Par 2021, §3.1; `Platform.bb_preference`); cached per
+        compute id."""
         pref = self._pref.get(compute_id)
         if pref is None:
             pref = tuple(self._bb_index[b] for b in self.platform.bb_preference(compute_id)
@@ -212,33 +179,20 @@ class AvailabilityProfile:
 
         Processors: ``job.res`` ids free over ``[t, t + walltime)`` (lowest ids chosen). With
         `bb_aware`, also each chosen node's ``job.bb`` bytes on one BB node free over the whole
-        window, following ``platform.bb_preference`` (own chassis → group → any; SPEC §2).
+        window, following ``platform.bb_preference`` (own chassis → group → any;
+        Kopanski & Rzadca, Euro-Par 2021, §3.1/§4.1). Rule: `placement.window_fit`.
         Raises ValueError if `t` is before the origin.
         """
         if t < self.origin:
             raise ValueError(f"fit_at: time {t} is before the profile origin {self.origin}")
         slots = self._slots
-        it = slots.irange(self._floor_key(t), t + job.walltime, inclusive=(True, False))
-        m, bb, nfree = slots[next(it)]
-        res = job.res
-        need = job.bb if bb_aware else 0
-        if nfree < res or (need > 0 and not self._bb_ok(bb, need, res)):
-            return None
-        for k in it:
-            m2, b2, n2 = slots[k]
-            if n2 < res:
-                return None
-            m &= m2
-            if m.bit_count() < res:
-                return None
-            if need > 0:
-                bb = tuple(map(min, bb, b2))
-                if not self._bb_ok(bb, need, res):
-                    return None
-        return self._make_fit(t, m, bb, job, bb_aware)
+        keys = slots.irange(self._floor_key(t), t + job.walltime, inclusive=(True, False))
+        w = window_fit(map(slots.__getitem__, keys), job.res, job.bb if bb_aware else 0)
+        return None if w is None else self._make_fit(t, w[0], w[1], job, bb_aware)
 
     def earliest_fit(self, job: Job, t0: float, *, bb_aware: bool = True) -> Fit | None:
-        """Earliest fit of `job` at a time ≥ `t0` (papers/001 Algorithm 1 line 14).
+        """Earliest fit of `job` at a time ≥ `t0` (Kopanski & Rzadca, Euro-Par 2021, Algorithm 1 line 14;
+        rule: `placement.earliest_window`).
 
         Returns the `Fit` at the earliest start time t ≥ t0 at which ``job.res`` processors and,
         with `bb_aware`, the BB (each compute node's ``job.bb`` bytes on one BB node) are free for
@@ -251,50 +205,9 @@ class AvailabilityProfile:
             t0 = self.origin
         slots = self._slots
         i0 = slots.bisect_right(t0) - 1
-        keys = slots.keys()[i0:]
-        vals = slots.values()[i0:]
-        n = len(keys)
-        res, w = job.res, job.walltime
-        need = job.bb if bb_aware else 0
-        bb_ok = self._bb_ok
-        alone: list[bool | None] = [None] * n  # cache: can slot j alone host the job?
-
-        def alone_ok(j: int) -> bool:
-            a = alone[j]
-            if a is None:
-                v = vals[j]
-                a = alone[j] = v[2] >= res and (need <= 0 or bb_ok(v[1], need, res))
-            return a
-
-        i = 0
-        while i < n:
-            if not alone_ok(i):
-                i += 1
-                continue
-            t = t0 if i == 0 else keys[i]
-            m, bb, _ = vals[i]
-            end = t + w
-            j = i + 1
-            nxt = -1  # next candidate index; -1 = the window fits
-            while j < n and keys[j] < end:
-                if not alone_ok(j):
-                    nxt = j + 1  # slot j blocks every start up to keys[j]
-                    break
-                vj = vals[j]
-                m &= vj[0]
-                if m.bit_count() < res:
-                    nxt = i + 1
-                    break
-                if need > 0:
-                    bb = tuple(map(min, bb, vj[1]))
-                    if not bb_ok(bb, need, res):
-                        nxt = i + 1
-                        break
-                j += 1
-            if nxt < 0:
-                return self._make_fit(t, m, bb, job, bb_aware)
-            i = nxt
-        return None
+        r = earliest_window(slots.keys()[i0:], slots.values()[i0:], 0, t0, job.res, job.walltime,
+                            job.bb if bb_aware else 0)
+        return None if r is None else self._make_fit(r[0], r[1], r[2], job, bb_aware)
 
     # ------------------------------------------------------------------ updates
     def reserve(self, start: float, end: float, procs: ProcSet, bb_per_storage: dict[int, int]) -> None:
@@ -436,30 +349,12 @@ class AvailabilityProfile:
                 raise ValueError(f"storage id {b} is not a BB node of the platform") from None
         return tuple(vec)
 
-    @staticmethod
-    def _bb_ok(free: tuple[int, ...], need: int, res: int) -> bool:
-        """Can `res` chunks of `need` bytes be placed, each on a single BB node?"""
-        n = 0
-        for f in free:
-            n += f // need
-            if n >= res:
-                return True
-        return False
-
     def _make_fit(self, t: float, free: int, bb: tuple[int, ...], job: Job, bb_aware: bool) -> Fit:
-        chosen = _lowest_mask(free, job.res)
+        """Rule steps 3-4 (`placement`): lowest free ids, then each id's BB share by preference
+        (with ``job.bb == 0`` no id gets a BB node)."""
+        chosen = lowest_mask(free, job.res)
         procs = procset_of(chosen)
         if not bb_aware:
             return Fit(t, procs, {})
-        left = list(bb)
-        need = job.bb
-        bb_of_node: dict[int, int] = {}
-        for p in procs:
-            for i in self.bb_preference_index(p):
-                if left[i] >= need:
-                    left[i] -= need
-                    bb_of_node[p] = self._bb_ids[i]
-                    break
-            else:  # pragma: no cover - excluded by _bb_ok
-                raise AssertionError("BB placement failed after the feasibility check")
-        return Fit(t, procs, bb_of_node)
+        ids = self._bb_ids
+        return Fit(t, procs, {p: ids[b] for p, b in place_bb(chosen, bb, job.bb, self.bb_preference_index)})

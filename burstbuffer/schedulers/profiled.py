@@ -1,6 +1,6 @@
 """Shared state of the profile-based policies: queue, running jobs, availability profile.
 
-Every policy of SPEC §6 is a few lines on top of `ProfileScheduler` (DESIGN.md): the decision loop
+Every policy of docs/policies.md is a few lines on top of `ProfileScheduler` (docs/README.md): the decision loop
 drives `submit` / `job_ended` / `decide` (the `Scheduler` contract of `base.py`); the subclass only
 implements `_schedule(now)`, calling `_fits_now`, `_start`, `_reserve` and `_unreserve`.
 
@@ -60,7 +60,7 @@ class Reservation:
 
 
 class ProfileScheduler(Scheduler):
-    """Base of the profile-based policies (SPEC §6, papers/001 §3.2).
+    """Base of the profile-based policies (docs/policies.md, Kopanski & Rzadca 2021, §3.2).
 
     Args:
         platform: the scheduler's view of the platform.
@@ -111,7 +111,7 @@ class ProfileScheduler(Scheduler):
 
         Reasons: walltime not > 0; res < 1; res > number of compute nodes; bb per node larger than
         the largest BB node; res × bb not placeable on the BB nodes with each node's share on a
-        single BB node (SPEC §3, §6).
+        single BB node (docs/workload.md, docs/policies.md).
         """
         if not (job.walltime > 0):
             return f"walltime {job.walltime} is not > 0"
@@ -174,7 +174,7 @@ class ProfileScheduler(Scheduler):
             self.profile.release(now, run.hold_end, run.procs, run.bb_per_storage)
 
     def decide(self, now: float) -> list[Start]:
-        """The jobs to start now (SPEC §6); they leave the queue and hold their resources."""
+        """The jobs to start now (docs/policies.md); they leave the queue and hold their resources."""
         self._ensure_profile(now)
         self.profile.advance(now)
         self._extend_overdue(now)
@@ -264,7 +264,7 @@ class ProfileScheduler(Scheduler):
         raise NotImplementedError
 
     def _backfill(self, jobs: list[Job], now: float) -> list[Start]:
-        """BACKFILL of Algorithm 1 (papers/001): start, in the given order, every job whose processors
+        """BACKFILL of Algorithm 1 (Kopanski & Rzadca 2021): start, in the given order, every job whose processors
         and BB fit now on the profile (so around any reservation it holds). Returns the starts."""
         starts: list[Start] = []
         free_procs = self.profile.nb_free_at(now)
@@ -300,7 +300,7 @@ class ProfileScheduler(Scheduler):
 
     def _reserve(self, job: Job, now: float, *, bb: bool) -> Reservation | None:
         """Reserve for `job` at its earliest time ≥ now: processors and, if `bb`, burst buffers
-        (papers/001 Algorithm 1 line 14). None if it can never fit."""
+        (Kopanski & Rzadca 2021, Algorithm 1 line 14). None if it can never fit."""
         fit = self.profile.earliest_fit(job, now, bb_aware=bb)
         if fit is None:
             return None

@@ -1,9 +1,9 @@
-"""Policy name → scheduler factory (SPEC §6 names).
+"""Policy name → scheduler factory (docs/policies.md names).
 
 `make_scheduler("fcfs-bb", platform, seed=0)` is what the CLI and the decision loop call; new
 policy families register themselves by adding to `POLICIES`.
 
-Plan-based policies (papers/001 §3.3): ``plan-1``, ``plan-2``, ``plan-3`` fix α = 1, 2, 3;
+Plan-based policies (Kopanski & Rzadca 2021, §3.3): ``plan-1``, ``plan-2``, ``plan-3`` fix α = 1, 2, 3;
 ``plan`` takes any α > 0 as the option ``alpha`` (default 2), e.g.
 ``make_scheduler("plan", platform, alpha=1.5)``. Their other options: ``cooling_rate`` (r),
 ``cooling_steps`` (N), ``temperature_steps`` (M), ``exhaustive_limit``, ``native`` (see
@@ -44,7 +44,7 @@ def _plan_alpha(alpha: int) -> Callable[..., Scheduler]:
         s.name = f"plan-{alpha}"
         return s
     factory.__name__ = f"plan_{alpha}"
-    factory.__doc__ = f"`plan-{alpha}`: plan-based scheduling with α = {alpha} (papers/001 §3.3)."
+    factory.__doc__ = f"`plan-{alpha}`: plan-based scheduling with α = {alpha} (Kopanski & Rzadca 2021, §3.3)."
     return factory
 
 

@@ -1,4 +1,4 @@
-"""The embedded Batsim-compatible simulator (SPEC §1, §1b, §2): the Batsim side of protocol v4 on
+"""The embedded Batsim-compatible simulator (docs/protocol.md, docs/platform.md): the Batsim side of protocol v4 on
 SimGrid 3.32, run as its own process.
 
 Start the scheduler first (it binds a ZeroMQ REP socket), then the simulator, which connects to it::
@@ -7,8 +7,11 @@ Start the scheduler first (it binds a ZeroMQ REP socket), then the simulator, wh
         -e out/run --enable-dynamic-jobs --enable-profile-reuse -s tcp://127.0.0.1:28000 -q
 
 From Python, `command(...)` builds that command line and `spawn(...)` starts it (subprocess.Popen).
-Modules: `cli` (options), `server` (the simulation), `platform` (platform files → SimGrid and Batsim's
-resources), `workload` (jobs and profiles), `protocol` (wire format), `outputs` (jobs.csv, schedule.csv).
+Modules: `cli` (options); `server` (`Simulator`: reads the inputs, starts SimGrid, runs, writes the outputs)
+around one `state.SimState` shared by `loop` (the event loop and the exchange with the scheduler), `handlers`
+(the scheduler's requests) and `execution` (the jobs as SimGrid activities); `platform_loader` (a platform
+read by `burstbuffer.platforms.simgrid_xml` → SimGrid), `workload` (jobs and profiles), `protocol` (wire
+format), `outputs` (jobs.csv, schedule.csv). The simulator imports `burstbuffer.platforms`, never the reverse.
 This package imports SimGrid only when a simulation runs.
 """
 from __future__ import annotations

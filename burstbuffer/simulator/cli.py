@@ -1,12 +1,12 @@
-"""``burstbuffer simulate`` / ``python -m burstbuffer.simulator``: the embedded simulator's command line.
+"""burstbuffer simulate (or python -m burstbuffer.simulator): the embedded simulator's command line.
 
-Options follow Batsim 4's (``batsim --help``; SPEC §1): ``-p PLATFORM -w WORKLOAD [-w ...] [-e PREFIX]
+Options follow Batsim 4's (batsim --help; docs/protocol.md): -p PLATFORM -w WORKLOAD [-w ...] [-e PREFIX]
 [-s ENDPOINT] [-r HOSTS:ROLE ...] [--enable-dynamic-jobs] [--acknowledge-dynamic-jobs]
-[--enable-profile-reuse] [--forward-profiles-on-submission] [-q]``. As with Batsim, start the scheduler
+[--enable-profile-reuse] [--forward-profiles-on-submission] [-q]. As with Batsim, start the scheduler
 first (it binds its REP socket), then this process connects to it.
 
 Exit status: 0 done; 2 bad input (missing or malformed platform/workload file, bad option), with one line
-``burstbuffer simulate: error: FILE: ITEM: REASON``; 1 the scheduler broke the protocol (one line saying
+'burstbuffer simulate: error: FILE: ITEM: REASON'; 1 the scheduler broke the protocol (one line saying
 how, as Batsim aborts) or the simulation deadlocked.
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ import json
 import signal
 import sys
 
+from .. import cliargs
 from ..errors import InputError
 
 PROG = "burstbuffer simulate"
@@ -48,7 +49,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--disable-storage-sharing", action="store_true",
                    help="forbid several jobs on one storage node at a time")
     p.add_argument("--sched-cfg", default="", metavar="STRING", help="string forwarded as config.sched-config")
-    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--timeout", type=cliargs.positive_float, default=None, metavar="SECONDS",
                    help="give up if the scheduler does not answer within SECONDS (default: wait forever)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--dump-platform", action="store_true",
@@ -80,12 +81,13 @@ def config_from_args(ns: argparse.Namespace):
 
 def dump_platform(ns: argparse.Namespace) -> dict:
     """The platform as the simulator sees it: loader used, resources, master, requested routes."""
-    from .platform import load_into_engine, parse_platform, parse_roles_option, resolve_machines, route
-    from .server import _import_simgrid
+    from ..platforms.simgrid_xml import parse_platform, parse_roles_option, resolve_machines
+    from .platform_loader import load_into_engine, route
+    from .server import import_simgrid
 
     spec = parse_platform(ns.platform)
     machines = resolve_machines(spec, parse_roles_option(ns.add_role_to_hosts), ns.master_host)
-    sg = _import_simgrid(True)
+    sg = import_simgrid(True)
     engine = sg.Engine(["burstbuffer-simulate", "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
     loader = load_into_engine(engine, spec)
     out = {"loader": loader, "hosts": [h.name for h in engine.all_hosts], "master": machines.master.name,
@@ -139,7 +141,7 @@ def run_args(ns: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m burstbuffer.simulator [options]`` (same options as ``burstbuffer simulate``)."""
-    p = argparse.ArgumentParser(prog="python -m burstbuffer.simulator", description=__doc__,
+    p = cliargs.Parser(prog="python -m burstbuffer.simulator", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p)
     return run_args(p.parse_args(argv))

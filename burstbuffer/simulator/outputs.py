@@ -1,10 +1,11 @@
-"""Batsim's output files, written the way Batsim 4.2.1 writes them (`export.cpp`, SPEC §1,
-shared/batsim-4.2.1/capture10_jobs.csv and outputs-excerpt.txt).
+"""Batsim's output files, written the way Batsim 4.2.1 writes them (`export.cpp`, docs/protocol.md,
+tests/data/batsim-4.2.1/capture10_jobs.csv and outputs-excerpt.txt).
 
 ``PREFIX_jobs.csv``: one row per job, in the order jobs end (completion or rejection), columns
-`JOBS_COLUMNS`. Times are ``%f`` seconds; `job_id` is the name without the workload; `success` is 1 only
-for COMPLETED_SUCCESSFULLY; a rejected job has empty time/allocation/energy cells; `consumed_energy` is
--1 (no energy model); `metadata` is double-quoted. Batsim computes times in long double
+`BATSIM_JOBS_COLUMNS` (`burstbuffer.metrics.definitions`, as are the waiting and turnaround times). Times
+are ``%f`` seconds; `job_id` is the name without the workload; `success` is 1 only for
+COMPLETED_SUCCESSFULLY; a rejected job has empty time/allocation/energy cells; `consumed_energy` is -1 (no
+energy model); `metadata` is double-quoted. Batsim computes times in long double
 (`starting_time + runtime - submission_time`); so do we (numpy.longdouble) to print the same digits.
 
 ``PREFIX_schedule.csv``: one header line and one value line, keys sorted as Batsim's std::map sorts them
@@ -15,10 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-JOBS_COLUMNS = ("job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
-                "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
-                "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy",
-                "metadata")
+from ..metrics.definitions import BATSIM_JOBS_COLUMNS, turnaround_time, waiting_time
 
 SCHEDULE_COLUMNS = ("batsim_version", "consumed_joules", "makespan", "max_slowdown", "max_turnaround_time",
                     "max_waiting_time", "mean_slowdown", "mean_turnaround_time", "mean_waiting_time",
@@ -41,7 +39,7 @@ class JobsWriter:
     def __init__(self, path: str):
         self.path = path
         self.f = open(path, "w", encoding="utf-8", newline="")
-        self.f.write(",".join(JOBS_COLUMNS) + "\n")
+        self.f.write(",".join(BATSIM_JOBS_COLUMNS) + "\n")
         self.nb_jobs = self.nb_finished = self.nb_success = self.nb_killed = self.nb_rejected = 0
         self.sum_wait = self.sum_turn = self.sum_slow = LD(0)
         self.makespan = self.max_wait = self.max_turn = self.max_slow = LD(0)
@@ -71,9 +69,9 @@ class JobsWriter:
             else:
                 self.nb_killed += 1
             start, runtime = LD(job.starting_time), LD(job.runtime)
-            wait = start - sub
+            wait = waiting_time(sub, start)
             completion = start + runtime
-            turn = completion - sub
+            turn = turnaround_time(sub, completion)
             slow = turn / runtime
             self.sum_wait += wait
             self.sum_turn += turn
@@ -85,7 +83,7 @@ class JobsWriter:
             row.update({"starting_time": f6(start), "execution_time": f6(runtime), "finish_time": f6(completion),
                         "waiting_time": f6(wait), "turnaround_time": f6(turn), "stretch": f6(slow),
                         "consumed_energy": f6(-1.0)})
-        self.f.write(",".join(row[k] for k in JOBS_COLUMNS) + "\n")
+        self.f.write(",".join(row[k] for k in BATSIM_JOBS_COLUMNS) + "\n")
 
     def close(self) -> None:
         self.f.close()

@@ -1,11 +1,13 @@
 """The wire side of Batsim's protocol v4 as the embedded simulator speaks it.
 
-Source: Batsim's "protocol" documentation and a real Batsim 4.2.1 run (SPEC §1b,
-shared/batsim-4.2.1/protocol-full-run.jsonl). Batsim writes compact JSON in which every floating-point
+Source: Batsim's "protocol" documentation and a real Batsim 4.2.1 run (docs/protocol.md,
+tests/data/batsim-4.2.1/protocol-full-run.jsonl). Batsim writes compact JSON in which every floating-point
 number is printed like C's ``%f`` (``"now":1.000000``) and integers as integers; `dumps` does the same.
 Resource sets are Batsim interval sets, ``"0-3 7"`` (`procset.ProcSet`'s string form).
 """
 from __future__ import annotations
+
+from ..jsonvalues import is_num as is_number  # noqa: F401  (a finite JSON number, not a boolean)
 
 import json
 import math

@@ -1,4 +1,5 @@
-"""Batsim workload JSON: write one atomically, read and validate one (SPEC §1, §3).
+"""Batsim workload JSON: write one atomically, read and validate one — the project's one workload reader
+(docs/workload.md; the rules of a job and a profile are in `batsim_rules`).
 
 Format (Batsim's "input-workload" page, plus this project's `bb` profile field)::
 
@@ -19,11 +20,15 @@ from typing import Any
 
 from ..errors import InputError
 from ..fileio import atomic_write_text
+from ..jsonvalues import is_int as _is_int
+from ..jsonvalues import kind as _kind
+from .batsim_rules import DefinitionError, check_job, check_profile
 
 
 @dataclass(frozen=True, slots=True)
-class Job:
-    """A static job: `id` as written in the file (int or str; Batsim calls it ``w0!<id>``),
+class WorkloadJob:
+    """A job entry of a workload file (not the scheduler's request `burstbuffer.schedulers.base.Job`,
+    which Batsim's JOB_SUBMITTED becomes): `id` as written in the file (int or str; Batsim calls it ``w0!<id>``),
     `subtime` and `walltime` in seconds (walltime −1 = none), `res` requested processors,
     `profile` the profile name."""
 
@@ -45,25 +50,28 @@ class Workload:
         profiles: profile name → profile dict as in the file (for `parallel_homogeneous`:
             `cpu` flops per node, `com` bytes, `bb` bytes per node).
         source: the file it was read from ("" if built in memory).
+        job_objects: the job objects as in the file, in file order, with their extra fields (what
+            the simulator forwards in JOB_SUBMITTED); empty if built in memory.
     """
 
     name: str
     description: str
     nb_res: int
-    jobs: list[Job]
+    jobs: list[WorkloadJob]
     profiles: dict[str, dict[str, Any]]
     source: str = ""
+    job_objects: list[dict[str, Any]] = field(default_factory=list, repr=False, compare=False)
     _by_id: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def profile_of(self, job: Job) -> dict[str, Any]:
+    def profile_of(self, job: WorkloadJob) -> dict[str, Any]:
         """The profile dict of `job`."""
         return self.profiles[job.profile]
 
-    def bb_of(self, job: Job) -> int:
+    def bb_of(self, job: WorkloadJob) -> int:
         """Per-node BB request of `job` in bytes (0 if its profile has no `bb`)."""
         return int(self.profiles[job.profile].get("bb", 0))
 
-    def job(self, job_id: int | str) -> Job:
+    def job(self, job_id: int | str) -> WorkloadJob:
         """The job with this id (KeyError if none)."""
         if not self._by_id:
             self._by_id.update((j.id, j) for j in self.jobs)
@@ -115,63 +123,27 @@ def write_workload(path: str | Path, workload: Workload | dict[str, Any]) -> Pat
 
 
 # --- reading and validation ---------------------------------------------------------------------
-def _is_num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
+def validate_profile(source: str, name: str, prof: Any, *, require_bb: bool = True, simulated: bool = False,
+                     known: dict | None = None) -> None:
+    """Check one profile (`batsim_rules.check_profile`; `require_bb`: a ``parallel_homogeneous`` profile
+    needs an integer ``bb`` ≥ 0, bytes per node). Raises InputError(source, "profile <name>", reason)."""
+    try:
+        check_profile(name, prof, known, simulated=simulated, require_bb=require_bb)
+    except DefinitionError as exc:
+        raise InputError(source, exc.item, exc.reason) from None
 
 
-def _is_int(v: Any) -> bool:
-    return (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
-
-
-def _kind(v: Any) -> str:
-    return {bool: "a boolean", str: "a string", list: "a list", dict: "an object",
-            type(None): "null"}.get(type(v), type(v).__name__)
-
-
-#: Profile type → required numeric fields (Batsim input-workload page; `bb` is this project's).
-PROFILE_FIELDS = {
-    "parallel_homogeneous": ("cpu", "com"),
-    "parallel_homogeneous_total": ("cpu", "com"),
-    "delay": ("delay",),
-    "parallel_homogeneous_pfs": ("bytes_to_read", "bytes_to_write"),
-    "data_staging": ("nb_bytes",),
-}
-
-
-def validate_profile(source: str, name: str, prof: Any, *, require_bb: bool = True) -> None:
-    """Check one profile; raise InputError(source, "profile <name>", reason) if it is bad.
-
-    Every profile needs a string `type`; known types need their numeric fields ≥ 0
-    (PROFILE_FIELDS); `parallel_homogeneous` profiles need an integer `bb` ≥ 0 (bytes per node)
-    when `require_bb`.
-    """
-    item = f"profile {name}"
-    if not isinstance(prof, dict):
-        raise InputError(source, item, f"must be an object, not {_kind(prof)}")
-    typ = prof.get("type")
-    if not isinstance(typ, str):
-        raise InputError(source, item, "missing field 'type'" if typ is None else
-                         f"field 'type' must be a string, not {_kind(typ)}")
-    for f in PROFILE_FIELDS.get(typ, ()):
-        if f not in prof:
-            raise InputError(source, item, f"missing field {f!r} ({typ} profile)")
-        if not _is_num(prof[f]) or prof[f] < 0:
-            raise InputError(source, item, f"field {f!r} must be a number >= 0, not {prof[f]!r}")
-    if typ == "parallel_homogeneous" and require_bb:
-        if "bb" not in prof:
-            raise InputError(source, item, "missing field 'bb' (burst-buffer bytes per node)")
-    if "bb" in prof and (not _is_int(prof["bb"]) or not _is_num(prof["bb"]) or prof["bb"] < 0):
-        raise InputError(source, item, f"field 'bb' must be an integer number of bytes >= 0, not {prof['bb']!r}")
-
-
-def workload_from_dict(doc: Any, source: str = "<workload>", *, require_bb: bool = True) -> Workload:
-    """Validate a parsed workload document and build a :class:`Workload`.
+def workload_from_dict(doc: Any, source: str = "<workload>", *, require_bb: bool = True,
+                       simulated: bool = False) -> Workload:
+    """Validate a parsed workload document and build a :class:`Workload` (docs/workload.md).
 
     Checks: top level is an object with `nb_res` (int > 0), `jobs` (list) and `profiles`
-    (object); every job has `id` (int or str, unique), `subtime` (number ≥ 0), `walltime`
-    (number > 0, or −1 for none), `res` (int > 0) and `profile` (the name of a profile of the
-    file); every profile passes :func:`validate_profile`. `name` and `description` are
-    optional strings. Raises InputError(source, item, reason) at the first problem.
+    (object); `name` and `description`, if present, are strings; every profile passes
+    `batsim_rules.check_profile` (`require_bb`, `simulated`: see there; ``composed`` profiles name
+    profiles of the file); every job passes `batsim_rules.check_job`, names a profile of the file and
+    has an id no other job has (ids compared as Batsim does, as strings).
+    Raises InputError(source, item, reason) at the first problem, item "workload", "profile <name>",
+    "job <id>" or "job #<index>" (a job without a usable id).
     """
     if not isinstance(doc, dict):
         raise InputError(source, "workload", f"must be a JSON object, not {_kind(doc)}")
@@ -190,52 +162,42 @@ def workload_from_dict(doc: Any, source: str = "<workload>", *, require_bb: bool
         if key in doc and not isinstance(doc[key], str):
             raise InputError(source, "workload", f"field {key!r} must be a string, not {_kind(doc[key])}")
     for pname, prof in profs.items():
-        validate_profile(source, pname, prof, require_bb=require_bb)
-    jobs: list[Job] = []
-    seen: set = set()
-    for k, jd in enumerate(jobs_doc):
-        if not isinstance(jd, dict):
-            raise InputError(source, f"job #{k}", f"must be an object, not {_kind(jd)}")
-        jid = jd.get("id")
-        if jid is None:
-            raise InputError(source, f"job #{k}", "missing field 'id'")
-        if not (isinstance(jid, str) or (isinstance(jid, int) and not isinstance(jid, bool))):
-            raise InputError(source, f"job #{k}", f"field 'id' must be an integer or a string, not {jid!r}")
-        item = f"job {jid}"
-        if jid in seen:
-            raise InputError(source, item, "duplicate job id")
-        seen.add(jid)
-        for f in ("subtime", "walltime", "res", "profile"):
-            if f not in jd:
-                raise InputError(source, item, f"missing field {f!r}")
-        sub, wall, res, prof = jd["subtime"], jd["walltime"], jd["res"], jd["profile"]
-        if not _is_num(sub) or sub < 0:
-            raise InputError(source, item, f"field 'subtime' must be a number >= 0, not {sub!r}")
-        if not _is_num(wall) or not (wall > 0 or wall == -1):
-            raise InputError(source, item, f"field 'walltime' must be a number > 0 (or -1), not {wall!r}")
-        if not _is_int(res) or res <= 0:
-            raise InputError(source, item, f"field 'res' must be a positive integer, not {res!r}")
-        if not isinstance(prof, str):
-            raise InputError(source, item, f"field 'profile' must be a string, not {prof!r}")
-        if prof not in profs:
-            raise InputError(source, item, f"profile {prof!r} is not defined in 'profiles'")
-        jobs.append(Job(jid, sub, wall, int(res), prof))
-    return Workload(doc.get("name", ""), doc.get("description", ""), int(nb_res), jobs, profs, source)
+        validate_profile(source, pname, prof, require_bb=require_bb, simulated=simulated, known=profs)
+    jobs: list[WorkloadJob] = []
+    seen: set[str] = set()
+    try:
+        for k, jd in enumerate(jobs_doc):
+            jid, sub, wall, res, prof = check_job(jd, f"job #{k}")
+            item = f"job {jid}"
+            if str(jid) in seen:
+                raise DefinitionError(item, "duplicate job id")
+            seen.add(str(jid))
+            if prof not in profs:
+                raise DefinitionError(item, f"profile {prof!r} is not defined in 'profiles'")
+            jobs.append(WorkloadJob(jid, sub, wall, res, prof))
+    except DefinitionError as exc:
+        raise InputError(source, exc.item, exc.reason) from None
+    return Workload(doc.get("name", ""), doc.get("description", ""), int(nb_res), jobs, profs, source,
+                    job_objects=jobs_doc)
 
 
-def load_workload(path: str | Path, *, require_bb: bool = True) -> Workload:
-    """Read and validate the Batsim workload JSON at `path` (see :func:`workload_from_dict`).
+def load_workload(path: str | Path, *, require_bb: bool = True, simulated: bool = False) -> Workload:
+    """Read and validate the Batsim workload JSON at `path` (see :func:`workload_from_dict`): the one
+    reader of workload files, for the CLI, the scheduler side and the embedded simulator.
 
-    Raises InputError(path, item, reason): unreadable file, invalid JSON (with line/column),
-    or a missing/mistyped field of the workload, a job or a profile.
+    Raises InputError(path, item, reason): a missing file ("workload", "file not found"), an
+    unreadable one ("file"), invalid JSON ("line L column C"), or a missing/mistyped field of the
+    workload, a job or a profile.
     """
     source = str(path)
+    if not Path(path).is_file():
+        raise InputError(source, "workload", "file not found")
     try:
         text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(source, "file", exc.strerror or str(exc)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(source, "file", getattr(exc, "strerror", None) or str(exc)) from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
-    return workload_from_dict(doc, source, require_bb=require_bb)
+    return workload_from_dict(doc, source, require_bb=require_bb, simulated=simulated)

@@ -1,5 +1,5 @@
-"""Burst-buffer request model and compute/communication model of a converted job (SPEC §3,
-papers/001 §4.1, the paper's artifact).
+"""Burst-buffer request model and compute/communication model of a converted job (docs/workload.md,
+Kopanski & Rzadca 2021, §4.1, the paper's artifact).
 
 Per job, from its SWF requested time (walltime, s), run time (s) and requested processors N:
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-#: SPEC §3: log-normal fit of the BB request per processor, in KiB (scipy parameters).
+#: docs/workload.md: log-normal fit of the BB request per processor, in KiB (scipy parameters).
 LOGNORM_PARAMS = dict(s=1.0972516604048774, loc=-150361.59523836235, scale=2714115.5724594607)
 KiB = 1024
 MB = 10**6
@@ -36,11 +36,11 @@ GB = 10**9
 
 @dataclass(frozen=True)
 class BBModel:
-    """Parameters of the SPEC §3 model (defaults: the paper's platform and workload).
+    """Parameters of the docs/workload.md model (defaults: the paper's platform and workload).
 
     Attributes:
-        bb_capacity: capacity of one BB node, bytes (40 GB; SPEC §2).
-        bb_nodes: number of BB nodes (12; SPEC §2).
+        bb_capacity: capacity of one BB node, bytes (40 GB; docs/platform.md).
+        bb_nodes: number of BB nodes (12; docs/platform.md).
         speed: compute speed of a node, flops/s (1 Gflop/s).
         bandwidth: link bandwidth used to shorten the compute, bytes/s (1250 MB/s).
         runtime_factor: seconds of I/O budgeted per (bb / bandwidth) (40; artifact
@@ -52,7 +52,7 @@ class BBModel:
         com_mean, com_sd: Gaussian communication, bytes (0.1 GB, sd 0.02 GB).
         distinct_bb: reproduce the artifact's "storage interval" correction: while another job
             already has the same (walltime, bb), lower bb by 1 byte (applied after the compute is
-            computed). Off by default: SPEC §3 does not have it and this project needs it not.
+            computed). Off by default (docs/workload.md §3): this project needs it not.
     """
 
     bb_capacity: int = 40 * GB
@@ -79,7 +79,7 @@ class BBModel:
         """Per-node BB request (bytes, int64) of long jobs from draws `kib` (KiB per processor)
         and requested processors `res` (arrays of one shape): clip ``kib × 1024`` to
         [min_bb, bb_capacity], round (half to even, as Python's round), then apply the capacity
-        rule N > ⌊cap/bb⌋ × bb_nodes ⇒ bb = ⌊cap / ⌈N / bb_nodes⌉⌋ (SPEC §3, artifact).
+        rule N > ⌊cap/bb⌋ × bb_nodes ⇒ bb = ⌊cap / ⌈N / bb_nodes⌉⌋ (docs/workload.md, artifact).
         If `limited` is a list, the boolean mask of the jobs lowered by the rule is appended to it.
         Raises ValueError if a job has so many processors that its request would be 0 bytes.
         """
@@ -99,7 +99,7 @@ class BBModel:
 
     def compute(self, run_time: np.ndarray, bb: np.ndarray, short: np.ndarray) -> np.ndarray:
         """Flops per node (int64): ``round(speed × max(run − factor × bb / bandwidth,
-        fraction × run))`` for long jobs, ``round(speed × run)`` for short ones (SPEC §3; the
+        fraction × run))`` for long jobs, ``round(speed × run)`` for short ones (docs/workload.md; the
         same float operations as the artifact, so the reference's numbers match to the flop)."""
         run = np.asarray(run_time, dtype=float)
         bb = np.asarray(bb, dtype=float)

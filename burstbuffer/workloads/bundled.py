@@ -1,10 +1,9 @@
-"""Workloads produced on demand from the reference trace (SPEC §3): the whole KTH trace.
+"""Workloads produced on demand from the reference trace (docs/workload.md): the whole KTH trace.
 
 ``ensure_kth_workload()`` returns ``workloads/kth-all.json``, converting
-``../shared/reference/KTH-SP2-1996-2.1-cln.swf`` (both relative to the repository) first if the file is
-missing. The conversion is deterministic: the same seed gives the same bytes. It keeps every selected
+``workloads/KTH-SP2-1996-2.1-cln.swf.gz`` (both in the repository) first if the file is missing. The conversion is deterministic: the same seed gives the same bytes. It keeps every selected
 record — 28,467 jobs, of which 14 ask for more than the paper's 96 compute nodes and are rejected (and
-counted) at run time (DESIGN: valid jobs are never silently dropped). With ``drop_oversized=True`` it
+counted) at run time (docs/README.md: valid jobs are never silently dropped). With ``drop_oversized=True`` it
 gives the paper's 28,453 jobs; the BB and communication draws then differ from the 14th-dropped job on, as
 they follow job positions (burstbuffer.workloads.bb_model).
 """
@@ -20,11 +19,11 @@ from .convert import convert_swf
 
 #: The repository (this file is burstbuffer/workloads/bundled.py).
 REPO = Path(__file__).resolve().parents[2]
-#: The Parallel Workloads Archive's cleaned KTH SP2 trace, as the paper used it (SPEC §3).
-KTH_SWF = REPO.parent / "shared" / "reference" / "KTH-SP2-1996-2.1-cln.swf"
+#: The Parallel Workloads Archive's cleaned KTH SP2 trace, as the paper used it (docs/workload.md).
+KTH_SWF = REPO / "workloads" / "KTH-SP2-1996-2.1-cln.swf.gz"
 #: Where the whole converted trace lives (git-ignored: produced on demand).
 KTH_ALL = REPO / "workloads" / "kth-all.json"
-#: Jobs of the whole trace after SPEC §3's filters, and without the 14 that ask for > 96 nodes.
+#: Jobs of the whole trace after the filters of docs/workload.md §2, and without the 14 that ask for > 96 nodes.
 KTH_ALL_JOBS = 28_467
 KTH_ALL_JOBS_FITTING = 28_453
 
@@ -32,7 +31,7 @@ KTH_ALL_JOBS_FITTING = 28_453
 def ensure_kth_workload(path: str | Path = KTH_ALL, seed: int = 0, *, swf: str | Path | None = None,
                         drop_oversized: bool = False) -> Path:
     """The whole KTH trace as a Batsim workload for the paper's platform (96 compute nodes, 12 BB nodes of
-    40 GB; SPEC §2-3), converted under `seed` if `path` does not exist yet; returns `path`.
+    40 GB; docs/platform.md, docs/workload.md), converted under `seed` if `path` does not exist yet; returns `path`.
 
     An existing file is returned as is (delete it to convert again). `swf` defaults to
     `KTH_SWF` (the environment variable ``BURSTBUFFER_KTH_SWF`` overrides it). The file is written
@@ -46,7 +45,7 @@ def ensure_kth_workload(path: str | Path = KTH_ALL, seed: int = 0, *, swf: str |
     if not swf.is_file():
         raise InputError(str(swf), "KTH trace",
                          f"not found; {path.name} is converted from it (the Parallel Workloads Archive's "
-                         "KTH-SP2-1996-2.1-cln.swf, expected in ../shared/reference/ beside the repository, "
+                         "KTH-SP2-1996-2.1-cln.swf, shipped as workloads/KTH-SP2-1996-2.1-cln.swf.gz, "
                          "or named by BURSTBUFFER_KTH_SWF)")
     conv = convert_swf(swf, nb_res=96, model=BBModel(), seed=seed, drop_oversized=drop_oversized)
     write_workload(path, conv.workload)

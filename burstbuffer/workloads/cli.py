@@ -1,4 +1,4 @@
-"""``burstbuffer workload …``: convert an SWF trace, split a workload (SPEC §3).
+"""``burstbuffer workload …``: convert an SWF trace, split a workload (docs/workload.md).
 
     burstbuffer workload from-swf TRACE.swf --output W.json [--jobs N] [--from-job K] [--seed S]
                                   [--platform P | --bb-capacity 40GB --bb-nodes 12 --nb-res 96]
@@ -12,6 +12,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from .. import cliargs
 from ..errors import InputError
 from ..platforms.units import parse_bytes
 from .batsim_json import load_workload, write_workload
@@ -19,7 +20,7 @@ from .bb_model import GB, BBModel
 from .convert import convert_swf
 from .split import split_workload, write_parts
 
-#: The paper's platform (SPEC §2): 96 compute nodes, 12 BB nodes of 40 GB.
+#: The paper's platform (docs/platform.md): 96 compute nodes, 12 BB nodes of 40 GB.
 PAPER_PLATFORM = {"nb_res": 96, "bb_nodes": 12, "bb_capacity": 40 * GB}
 
 
@@ -154,13 +155,11 @@ def _cmd_from_swf(args: argparse.Namespace) -> int:
 
 
 def _cmd_split(args: argparse.Namespace) -> int:
-    w = load_workload(args.workload)
+    w = load_workload(cliargs.input_file(args.workload, "workload"))
     if not w.jobs:
         raise InputError(args.workload, "jobs", "empty workload, nothing to split")
-    if args.parts is not None and args.parts <= 0:
-        raise InputError("--parts", str(args.parts), "must be positive")
-    if args.parts is None and args.weeks <= 0:
-        raise InputError("--weeks", str(args.weeks), "must be positive")
+    if args.parts is not None and args.parts > len(w.jobs):
+        raise InputError("--parts", str(args.parts), f"more parts than the workload's {len(w.jobs)} jobs")
     parts = split_workload(w, weeks=args.weeks, parts=args.parts)
     paths = write_parts(parts, args.output)
     for path, part in zip(paths, parts):
@@ -173,8 +172,8 @@ def register(subparsers) -> None:
     """Add the ``workload`` command group (``from-swf``, ``split``) to an argparse subparsers
     object; each action sets ``func(args) -> int`` (raises InputError on bad input)."""
     wp = subparsers.add_parser("workload", help="convert an SWF trace to a Batsim workload; split a workload",
-                               description="Workload tools (SPEC §3): SWF → Batsim JSON with the burst-buffer "
-                                           "request model, and splitting into equal-duration parts.")
+                               description="Workload tools (docs/workload.md): SWF → Batsim JSON with the "
+                                           "burst-buffer request model, and splitting into equal-duration parts.")
     sub = wp.add_subparsers(dest="workload_command", metavar="ACTION")
 
     def _help(args: argparse.Namespace) -> int:
@@ -184,23 +183,23 @@ def register(subparsers) -> None:
 
     f = sub.add_parser("from-swf", help="convert an SWF trace (Parallel Workloads Archive)",
                        description="Convert an SWF trace to a Batsim workload with per-node burst-buffer "
-                                   "requests, compute and communication (SPEC §3). Records with job number, "
+                                   "requests, compute and communication (docs/workload.md). Records with job number, "
                                    "submit time, requested time, run time or requested processors <= 0 are "
                                    "ignored (counted by reason); the first kept job is submitted at t = 1.")
     f.add_argument("trace", metavar="TRACE.swf")
     f.add_argument("--output", "-o", required=True, metavar="W.json", help="workload file to write")
-    f.add_argument("--jobs", type=int, metavar="N",
+    f.add_argument("--jobs", type=cliargs.positive_int, metavar="N",
                    help="read at most N SWF records (kept or ignored) from --from-job on, as the artifact's "
                         "num_jobs (default: all)")
-    f.add_argument("--from-job", type=int, default=0, metavar="K",
+    f.add_argument("--from-job", type=cliargs.nonneg_int, default=0, metavar="K",
                    help="skip records whose job number is < K (default: 0)")
-    f.add_argument("--seed", type=int, default=0, help="seed of the random BB/communication draws (default: 0)")
+    f.add_argument("--seed", type=cliargs.seed, default=0, help="seed of the random BB/communication draws (default: 0)")
     f.add_argument("--platform", metavar="P",
                    help="platform giving nb_res, BB nodes and capacity (artifact YAML such as dragonfly96.yaml, "
                         "or a SimGrid XML with storage roles and burst_buffer_capacity)")
     f.add_argument("--bb-capacity", metavar="SIZE", help="capacity of one BB node (default: 40GB)")
-    f.add_argument("--bb-nodes", type=int, metavar="B", help="number of BB nodes (default: 12)")
-    f.add_argument("--nb-res", type=int, metavar="N", help="number of compute nodes (default: 96)")
+    f.add_argument("--bb-nodes", type=cliargs.positive_int, metavar="B", help="number of BB nodes (default: 12)")
+    f.add_argument("--nb-res", type=cliargs.positive_int, metavar="N", help="number of compute nodes (default: 96)")
     f.add_argument("--name", help="workload name (default: the trace's file name without .swf)")
     f.add_argument("--drop-oversized", action="store_true",
                    help="drop jobs requesting more than nb_res processors (default: keep; they are rejected "
@@ -215,7 +214,7 @@ def register(subparsers) -> None:
                                    "no longer than --weeks), re-basing each part's submission times to 1 s "
                                    "(the paper's 16 KTH parts). Writes DIR/part-K.json.")
     s.add_argument("workload", metavar="W.json")
-    s.add_argument("--weeks", type=float, default=3.0, help="longest part, in weeks (default: 3)")
-    s.add_argument("--parts", type=int, metavar="N", help="exactly N parts (overrides --weeks)")
+    s.add_argument("--weeks", type=cliargs.positive_float, default=3.0, help="longest part, in weeks (default: 3)")
+    s.add_argument("--parts", type=cliargs.positive_int, metavar="N", help="exactly N parts (overrides --weeks)")
     s.add_argument("--output", "-o", required=True, metavar="DIR")
     s.set_defaults(func=_cmd_split)

@@ -1,4 +1,4 @@
-"""SWF trace → Batsim workload with burst-buffer requests (SPEC §3, papers/001 §4.1).
+"""SWF trace → Batsim workload with burst-buffer requests (docs/workload.md, Kopanski & Rzadca 2021, §4.1).
 
 Field mapping, checked against the paper's reference files (every job of
 ``KTH-SP2-1996-2.1-cln-io-aware-1000.json`` and of the 16 ``KTH-split`` parts):
@@ -16,7 +16,7 @@ Batsim             SWF
 =================  ========================================================================
 
 Jobs requesting more processors than the platform has are kept (the scheduler rejects and
-counts them; DESIGN: valid jobs are never silently dropped) unless `drop_oversized` is set.
+counts them; docs/README.md: valid jobs are never silently dropped) unless `drop_oversized` is set.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from typing import Iterable
 import numpy as np
 
 from ..errors import InputError
-from .batsim_json import Job, Workload
+from .batsim_json import WorkloadJob, Workload
 from .bb_model import BBModel
 from .swf import SWFRecord, Selection, iter_swf, select_records
 
@@ -71,7 +71,7 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
                     model: BBModel | None = None, seed: int | np.random.Generator | None = 0,
                     from_job: int = 0, max_records: int | None = None,
                     drop_oversized: bool = False, source: str = "<swf>") -> Conversion:
-    """Select SWF records (SPEC §3 filters and shift; see
+    """Select SWF records (docs/workload.md filters and shift; see
     :func:`~burstbuffer.workloads.swf.select_records` for `from_job` / `max_records`, which count
     SWF records as the artifact's ``from_job_number`` / ``num_jobs`` do) and build the Batsim
     workload with the BB model drawn under `seed`.
@@ -81,7 +81,7 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
     impossible parameters.
     """
     model = model or BBModel()
-    sel = select_records(records, from_job=from_job, max_records=max_records)
+    sel = select_records(records, from_job=from_job, max_records=max_records, source=source)
     kept, subtimes = sel.kept, sel.subtimes
     seen: set[int] = set()
     for rec in kept:
@@ -104,7 +104,7 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
     jobs, profiles = [], {}
     for rec, sub, b, c, m in zip(kept, subtimes, bb.tolist(), cpu.tolist(), com.tolist()):
         pname = str(rec.job_number)
-        jobs.append(Job(rec.job_number, sub, rec.requested_time, int(rec.requested_processors), pname))
+        jobs.append(WorkloadJob(rec.job_number, sub, rec.requested_time, int(rec.requested_processors), pname))
         profiles[pname] = {"type": "parallel_homogeneous", "cpu": c, "com": m, "bb": b}
     desc = (f"{len(jobs)} jobs from swf job number {jobs[0].id} to {jobs[-1].id} inclusive"
             if jobs else "0 jobs")
@@ -116,6 +116,7 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
 
 def convert_swf(path: str | Path, *, name: str | None = None, **kwargs) -> Conversion:
     """Convert the SWF file at `path` (see :func:`convert_records`; `name` defaults to the file
-    name without ``.swf``, as the artifact). Raises InputError for a malformed trace."""
+    name without ``.swf`` or ``.swf.gz``, as the artifact). Raises InputError for a malformed trace."""
     path = Path(path)
-    return convert_records(iter_swf(path), name=name or path.stem, source=str(path), **kwargs)
+    stem = Path(path.name.removesuffix(".gz")).stem
+    return convert_records(iter_swf(path), name=name or stem, source=str(path), **kwargs)

@@ -1,4 +1,4 @@
-"""Split a workload into non-overlapping parts of equal duration (SPEC §3, papers/001 §4.2,
+"""Split a workload into non-overlapping parts of equal duration (docs/workload.md, Kopanski & Rzadca 2021, §4.2,
 the artifact's ``KTH-SP2-1996-2.1-Split`` notebook).
 
 Rule (reproduces the artifact's 16 KTH parts): with first / last the earliest / latest
@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .batsim_json import Job, Workload, write_workload
+from .batsim_json import WorkloadJob, Workload, write_workload
 
 WEEK = 7 * 86400
 
@@ -54,14 +54,14 @@ def split_workload(workload: Workload, *, weeks: float | None = 3, parts: int | 
     Raises ValueError for an empty workload or a non-positive `weeks`/`parts`.
     """
     first, period, n = split_bounds([j.subtime for j in workload.jobs], weeks=weeks, parts=parts)
-    buckets: list[list[Job]] = [[] for _ in range(n)]
+    buckets: list[list[WorkloadJob]] = [[] for _ in range(n)]
     for j in workload.jobs:
         buckets[min(int((j.subtime - first) // period), n - 1)].append(j)
     out = []
     for k, jobs in enumerate(buckets):
         if jobs:
             base = min(j.subtime for j in jobs) - 1
-            jobs = [Job(j.id, j.subtime - base, j.walltime, j.res, j.profile) for j in jobs]
+            jobs = [WorkloadJob(j.id, j.subtime - base, j.walltime, j.res, j.profile) for j in jobs]
             desc = (f"{len(jobs)} jobs from swf job number {jobs[0].id} to {jobs[-1].id} inclusive; "
                     f"part {k} of {n}: submitted in [{first + k * period}, "
                     f"{first + (k + 1) * period if k < n - 1 else 'end'}) of {workload.name or 'the workload'}")

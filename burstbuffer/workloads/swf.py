@@ -2,7 +2,7 @@
 
 An SWF trace is text: header/comment lines start with ``;``; every other non-blank line is one
 job record of 18 whitespace-separated numeric fields, ``-1`` meaning "unknown"
-(https://www.cs.huji.ac.il/labs/parallel/workload/swf.html). SPEC §3 adds the selection the
+(https://www.cs.huji.ac.il/labs/parallel/workload/swf.html). docs/workload.md adds the selection the
 paper's artifact applies before converting a trace to a Batsim workload: records whose job
 number, submit time, requested time, run time or requested processors is ≤ 0 are ignored, and
 submit times are shifted so that the first kept job is submitted at t = 1.
@@ -11,6 +11,8 @@ Every bad line raises :class:`~burstbuffer.errors.InputError` naming the file an
 """
 from __future__ import annotations
 
+import gzip
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +28,7 @@ SWF_FIELDS = (
     "preceding_job", "think_time",
 )
 
-#: SPEC §3 filters, in the order the artifact tests them: (field, reason counted when it is ≤ 0).
+#: docs/workload.md filters, in the order the artifact tests them: (field, reason counted when it is ≤ 0).
 FILTERS = (
     ("job_number", "job number <= 0"),
     ("submit_time", "submit time <= 0"),
@@ -65,6 +67,13 @@ class SWFRecord:
     line: int = 0
 
 
+#: Largest magnitude per SWF field: times up to 1e9 s (31 years: the BB model's flop counts stay in int64),
+#: processor counts up to 2**31 - 1; any other field up to 2**53 (exact in a double).
+_LIMITS = {**{f: 1e9 for f in ("submit_time", "wait_time", "run_time", "average_cpu_time", "requested_time",
+                               "think_time")},
+           **{f: 2 ** 31 - 1 for f in ("allocated_processors", "requested_processors")}}
+
+
 def _number(text: str) -> int | float:
     try:
         return int(text)
@@ -95,24 +104,38 @@ def parse_swf_line(text: str, source: str = "<swf>", lineno: int = 0) -> SWFReco
             values.append(_number(p))
         except ValueError:
             raise InputError(source, f"line {lineno}", f"field {name} is not a number: {p!r}") from None
+    for name, v in zip(SWF_FIELDS, values):
+        if abs(v) > _LIMITS.get(name, 2 ** 53):
+            raise InputError(source, f"line {lineno}", f"field {name} is out of range: {v!r} (at most "
+                             f"{_LIMITS.get(name, 2 ** 53):g})")
+    if not isinstance(values[0], int):     # the job number names the job: an integer (SWF standard)
+        raise InputError(source, f"line {lineno}", f"field {SWF_FIELDS[0]} is not an integer: {parts[0]!r}")
     return SWFRecord(*values, line=lineno)
 
 
 def iter_swf(path: str | Path) -> Iterator[SWFRecord]:
     """Yield the records of the SWF file at `path`, in file order (header lines skipped).
 
-    Raises InputError for an unreadable file or a malformed line (file and line number named).
+    A name ending in ``.gz`` is read through gzip (the repository ships the KTH trace compressed).
+    Raises InputError for an unreadable or corrupt file or a malformed line (file and line number named).
     """
     source = str(path)
     try:
-        f = open(path, encoding="utf-8", errors="replace")
+        if source.endswith(".gz"):
+            f = gzip.open(path, "rt", encoding="utf-8", errors="replace")
+        else:
+            f = open(path, encoding="utf-8", errors="replace")
     except OSError as exc:
         raise InputError(source, "file", exc.strerror or str(exc)) from None
     with f:
-        for lineno, text in enumerate(f, 1):
-            rec = parse_swf_line(text, source, lineno)
-            if rec is not None:
-                yield rec
+        lineno = 0
+        try:
+            for lineno, text in enumerate(f, 1):
+                rec = parse_swf_line(text, source, lineno)
+                if rec is not None:
+                    yield rec
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(source, f"line {lineno + 1}", f"cannot decompress: {exc}") from None
 
 
 def read_swf(path: str | Path) -> list[SWFRecord]:
@@ -127,8 +150,8 @@ class Selection:
     Attributes:
         kept: the kept records, in file order.
         subtimes: per kept record, its submit time shifted so the first kept job is at t = 1
-            (seconds; SPEC §3, the artifact's ``submit_time - (first_submit_time - 1)``).
-        ignored: reason → number of records ignored for it (SPEC §3 filters).
+            (seconds; docs/workload.md, the artifact's ``submit_time - (first_submit_time - 1)``).
+        ignored: reason → number of records ignored for it (docs/workload.md filters).
         scanned: number of records examined (kept + ignored), after `from_job`.
         skipped: number of records before `from_job` (not examined).
     """
@@ -152,7 +175,7 @@ class Selection:
 
 
 def ignore_reason(rec: SWFRecord) -> str | None:
-    """The SPEC §3 reason to ignore `rec` (first failing filter, artifact order), or None to keep it."""
+    """The docs/workload.md reason to ignore `rec` (first failing filter, artifact order), or None to keep it."""
     for name, reason in FILTERS:
         if getattr(rec, name) <= 0:
             return reason
@@ -160,15 +183,17 @@ def ignore_reason(rec: SWFRecord) -> str | None:
 
 
 def select_records(records: Iterable[SWFRecord], *, from_job: int = 0,
-                   max_records: int | None = None) -> Selection:
-    """Apply SPEC §3's filters and time shift to SWF records.
+                   max_records: int | None = None, source: str = "<swf>") -> Selection:
+    """Apply the filters and time shift of docs/workload.md to SWF records.
 
     Records with job number < `from_job` are skipped. Then at most `max_records` records are
     examined (kept *or* ignored — the artifact's ``num_jobs`` counts SWF records, so
     ``from_job=K, max_records=N`` selects the records numbered K … K+N−1 of a trace whose job
     numbers are consecutive); each is ignored if its job number, submit time, requested time,
     run time or requested processors is ≤ 0 (counted by reason), else kept. Submit times are
-    shifted so that the first kept record is submitted at t = 1 s.
+    shifted so that the first kept record is submitted at t = 1 s. Raises InputError(source, "line N", …)
+    if a kept record is submitted before the previous kept one (the SWF standard orders records by
+    submit time; a shifted time would otherwise be negative).
     """
     sel = Selection()
     first_submit = None
@@ -185,6 +210,9 @@ def select_records(records: Iterable[SWFRecord], *, from_job: int = 0,
             continue
         if first_submit is None:
             first_submit = rec.submit_time
+        elif rec.submit_time < sel.kept[-1].submit_time:
+            raise InputError(source, f"line {rec.line}", f"submit_time {rec.submit_time} is earlier than the previous "
+                             f"job's {sel.kept[-1].submit_time} (SWF records must be in submission order)")
         sel.kept.append(rec)
         sel.subtimes.append(rec.submit_time - first_submit + 1)
     return sel

@@ -1,0 +1,6 @@
+"""`python -m burstbuffer`: the `burstbuffer` command."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,102 @@
+"""Command-line values checked at parse time: finite, in range, or a one-line error and exit status 2.
+
+Every number a `burstbuffer` subcommand takes goes through one of these argparse `type=` functions, so that
+``--alpha inf``, ``--weeks nan`` or ``--nb-compute -5`` end with ``burstbuffer run: error: argument --alpha:
+…`` on one line (see `Parser`) instead of a traceback or a silently absurd result.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from pathlib import Path
+from typing import NoReturn
+
+from .errors import InputError
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (``PROG: error: MESSAGE``), exit status 2. Subparsers
+    made with `add_subparsers` are of the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _number(text: str, kind: type) -> float:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+    if kind is float and not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (e.g. --alpha, --weeks, a run's --timeout)."""
+    v = _number(text, float)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be positive (> 0)")
+    return v
+
+
+def nonneg_float(text: str) -> float:
+    """A finite number >= 0 (e.g. serve's --timeout, where 0 means no limit)."""
+    v = _number(text, float)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
+    return v
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 (e.g. --nb-compute, --parts, --jobs)."""
+    v = _number(text, int)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive integer")
+    return v
+
+
+def nonneg_int(text: str) -> int:
+    """An integer >= 0 (e.g. --from-job, --workers where 0 means one per core)."""
+    v = _number(text, int)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
+    return v
+
+
+def seed(text: str) -> int:
+    """A seed: an integer in [0, 2**32) (what numpy's and Python's generators both take)."""
+    v = _number(text, int)
+    if not 0 <= v < 2 ** 32:
+        raise argparse.ArgumentTypeError(f"{text!r} must be in [0, 2**32)")
+    return v
+
+
+def cpu(text: str) -> str | int:
+    """``auto``, ``off`` or the number of an online CPU core (see `burstbuffer.affinity`)."""
+    if text in ("auto", "off"):
+        return text
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+    try:
+        v = int(text)
+    except ValueError:
+        v = None
+    if v not in allowed:
+        raise argparse.ArgumentTypeError(f"{text!r} is not auto, off or a usable core ({', '.join(map(str, allowed))})")
+    return v
+
+
+def input_file(path: str | Path, what: str) -> Path:
+    """`path` as a Path if it is a readable regular file, else InputError naming why (not found, a folder,
+    not a regular file such as /dev/null, unreadable)."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(str(p), what, "file not found")
+    if p.is_dir():
+        raise InputError(str(p), what, "is a folder, not a file")
+    if not p.is_file():
+        raise InputError(str(p), what, "not a regular file")
+    if not os.access(p, os.R_OK):
+        raise InputError(str(p), what, "not readable")
+    return p

@@ -1,0 +1,137 @@
+"""`burstbuffer reproduce`: plan a study's runs (`plan`), execute them (`execute`, the local pool of
+`local`), analyse them (`analysis`). Output folder::
+
+    runs/<scope>/<policy>/   one run each (runner.run outputs; summary.json written last = done)
+    workloads/               workloads made for the reproduction (trace subsets, parts, Gantt subset)
+    job_metrics.csv          tidy: one row per (scope, policy, original job), per-job metrics
+    summary.csv              one row per (scope, policy): means ± 95 % CI, quantiles, max, utilisations
+    part_means.csv           per part and policy: means and means normalised by the study's reference
+    verdicts.json            the study's claims, one verdict each
+    figures/                 the study's figures (kopanski2021: fig03 … fig12), PNG and SVG
+    report.md, report.html   claims vs measurements
+    manifest.json            what was asked, run, skipped, failed, and the wall times
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from .. import cliargs
+from ..errors import InputError
+from .analysis import analyse
+from .execute import RunSettings, execute, read_marker
+from .local import LocalPoolExecutor
+from .plan import plan_runs
+from .study import DEFAULT_STUDY, get_study, all_studies
+
+
+def _history(out: Path) -> list[dict]:
+    """The invocations recorded in `out`/manifest.json so far (empty if none)."""
+    try:
+        return json.loads((out / "manifest.json").read_text()).get("history", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+
+
+def reproduce(args) -> int:
+    """The command: 0 when every run finished, 1 when some failed (rerun to retry them); InputError
+    (exit 2) for bad input (unknown study, missing platform or workload, nothing to run)."""
+    from ..runner import DEFAULT_PLATFORM
+    from ..schedulers import POLICIES
+
+    study = get_study(getattr(args, "study", None) or DEFAULT_STUDY)
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    platform = Path(args.platform or DEFAULT_PLATFORM)
+    if not platform.is_file():
+        raise InputError(str(platform), "platform", "file not found")
+    plan = plan_runs(study, args, out, POLICIES)
+    specs = plan.specs
+    workers = args.workers or os.cpu_count() or 1
+    manifest = {"command": " ".join(sys.argv), "study": study.name, "jobs": None if args.workload else args.jobs,
+                "workload": str(plan.whole) if plan.whole else None, "whole_label": plan.whole_label,
+                "parts": [str(p) for p in plan.parts], "parts_label": plan.parts_label,
+                "policies": plan.policies, "skipped": plan.skipped, "model": args.model, "platform": str(platform),
+                "seed": args.seed, "workers": workers, "notes": plan.notes}
+    print(f"reproduce: {len(specs)} runs ({len(plan.policies)} policies × "
+          f"{(plan.whole is not None) + len(plan.parts)} workload(s)"
+          f"{' + Fig. 3' if any(s.scope == 'gantt' for s in specs) else ''})"
+          f", {workers} worker(s), output {out}")
+    t0 = time.perf_counter()
+    markers = {s.key: read_marker(s) for s in specs}
+    kept = sum(m is not None for m in markers.values())
+    if args.report_only:
+        results = {k: m for k, m in markers.items() if m is not None}
+        print(f"report only: {kept} of {len(specs)} runs finished; the others are left out")
+        specs_done = [s for s in specs if s.key in results]
+        manifest.update(runs_done_now=0, runs_kept=kept, run_wall_s=0.0,
+                        history=_history(out), missing=[s.key for s in specs if s.key not in results])
+        analyse(out, study, specs_done, results, manifest)
+        return 0
+    executor = LocalPoolExecutor(workers, pin=args.cpu == "auto", progress=not args.quiet)
+    results = execute(specs, executor, RunSettings(str(platform), seed=args.seed, timeout=args.timeout))
+    wall = time.perf_counter() - t0
+    history = _history(out)
+    history.append({"started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - wall)),
+                    "command": manifest["command"], "runs_done": len(specs) - kept, "runs_kept": kept,
+                    "wall_s": round(wall, 1)})
+    manifest.update(run_wall_s=wall, runs_done_now=len(specs) - kept, runs_kept=kept, history=history,
+                    failed={k: v["error"] for k, v in results.items() if "error" in v},
+                    wall_times={k: v.get("wall_time") for k, v in results.items() if "error" not in v})
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    ta = time.perf_counter()
+    analyse(out, study, specs, results, manifest)
+    print(f"simulations {wall:.0f} s, analysis {time.perf_counter() - ta:.0f} s")
+    failed = manifest["failed"]
+    if failed:
+        print(f"{len(failed)} run(s) failed: {', '.join(failed)}; rerun the same command to retry them",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add the `reproduce` subcommand (cli.py plugin hook)."""
+    from ..runner import MODELS
+    default = all_studies()[DEFAULT_STUDY]
+    r = subparsers.add_parser(
+        "reproduce", help="run a study (default: the paper's experiments, §4.2) and write its figures and a report",
+        description="Simulate a study's policies over the KTH trace and/or its 16 three-week parts in "
+                    "parallel worker processes, resumably (finished runs, marked by summary.json, are kept), "
+                    "then write job_metrics.csv, summary.csv, the study's figures (PNG, SVG) and "
+                    "report.md / report.html with its claims beside the measurements. Default study: "
+                    + default.description + ".")
+    r.add_argument("--study", default=DEFAULT_STUDY, metavar="NAME",
+                   help=f"the study to run: {', '.join(sorted(all_studies()))} (default: {DEFAULT_STUDY})")
+    r.add_argument("--jobs", default="all", metavar="1000|all|N|none",
+                   help="whole-workload runs: the bundled first 1000 KTH jobs, the whole trace (default), the "
+                        "first N jobs of the trace, or none")
+    r.add_argument("--parts", action="store_true", help="also run the 16 three-week parts (Fig. 11-12)")
+    r.add_argument("--policies", metavar="LIST",
+                   help="comma-separated policies (default: the study's; " + DEFAULT_STUDY + ": "
+                        + ",".join(default.policies) + ")")
+    r.add_argument("--workers", type=cliargs.nonneg_int, default=0, metavar="N",
+                   help="parallel worker processes (default: one per core)")
+    r.add_argument("--output", required=True, metavar="DIR", help="output folder (reused: finished runs kept)")
+    r.add_argument("--workload", metavar="FILE", help="a Batsim workload instead of the KTH selection of --jobs")
+    r.add_argument("--parts-from", metavar="DIR", help="with --parts: the part-N.json files of this folder")
+    r.add_argument("--split", type=cliargs.positive_int, metavar="N",
+                   help="with --parts: cut the workload into N parts of equal duration instead of the paper's "
+                        "16 KTH parts (with --workload: default the three-week rule)")
+    r.add_argument("--platform", metavar="FILE", help="SimGrid platform (default: the bundled Dragonfly)")
+    r.add_argument("--model", default="io-aware", choices=MODELS, help="job model (default: io-aware)")
+    r.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every policy (default: 0)")
+    r.add_argument("--gantt-jobs", type=cliargs.positive_int, default=3500, metavar="N",
+                   help="Fig. 3: fcfs-easy, alloc-only, on the first N jobs of the workload (default 3500; 0: no)")
+    r.add_argument("--timeout", type=cliargs.positive_float, default=600.0, metavar="S",
+                   help="a run fails if its simulator stays silent this long (default: 600 s)")
+    r.add_argument("--cpu", choices=("auto", "off"), default="auto",
+                   help="auto: each worker's scheduler and simulator share one CPU core of their own (they take "
+                        "turns; twice as fast as unpinned on 2 cores); off: no pinning (default: auto)")
+    r.add_argument("--report-only", action="store_true",
+                   help="simulate nothing: tables, figures and report from the runs finished so far")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    r.set_defaults(func=reproduce)

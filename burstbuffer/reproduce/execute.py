@@ -1,0 +1,140 @@
+"""Execution: run a plan's simulations through a pluggable `Executor`, resumably.
+
+`execute(specs, executor, settings)` keeps every run whose ``summary.json`` marker is there (written
+last by `run_one`, so its presence means the run finished and matches the spec) and hands the others to
+the executor. `run_one(spec, settings)` is the unit of work any executor calls (in a process of its
+own: it starts a scheduler and a simulator process); `LocalPoolExecutor` runs them in a local pool of
+spawned worker processes, one CPU core each. Another engine (e.g. Dask, issue 16) implements
+`Executor.run` by submitting `run_one` for each spec and calling `on_done` with its result.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import time
+import traceback
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Protocol, Sequence
+
+from .plan import RunSpec
+
+MARKER = "summary.json"
+
+#: Progress callback of one run: (jobs started or rejected so far, total jobs or None).
+Progress = Callable[[int, "int | None"], None]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What every run of a plan shares: the SimGrid `platform` file, the policies' `seed`, `timeout`
+    [s] of simulator silence before a run fails, `cpu`: the CPU core to pin a run's scheduler and
+    simulator to (None: no pinning; a local executor sets it per worker)."""
+
+    platform: str
+    seed: int = 0
+    timeout: float = 600.0
+    cpu: int | None = None
+
+
+def read_marker(spec: RunSpec) -> dict | None:
+    """The finished run's marker (`run_one`'s dict), or None if the run is not done (no marker, an
+    unreadable one, no jobs.csv, or a marker made from another workload, model, policy or job count)."""
+    p = Path(spec.out) / MARKER
+    try:
+        info = json.loads(p.read_text())
+    except (OSError, ValueError):
+        return None
+    if (info.get("policy"), info.get("model"), info.get("workload"), info.get("jobs")) != \
+            (spec.policy, spec.model, spec.workload, spec.jobs):
+        return None
+    return info if (Path(spec.out) / "jobs.csv").is_file() else None
+
+
+def _cpu_since(ru0) -> dict[str, float]:
+    """CPU seconds (user + system) since `ru0` of this process (the scheduler) and of its finished
+    children (the simulator): on a shared machine they tell what the run costs, whatever the load."""
+    cpu = lambda r: r.ru_utime + r.ru_stime  # noqa: E731
+    return {"scheduler": round(cpu(resource.getrusage(resource.RUSAGE_SELF)) - cpu(ru0[0]), 2),
+            "simulator": round(cpu(resource.getrusage(resource.RUSAGE_CHILDREN)) - cpu(ru0[1]), 2)}
+
+
+def run_one(spec: RunSpec, settings: RunSettings, on_progress: Progress | None = None) -> dict:
+    """Simulate one run into ``spec.out`` (`burstbuffer.runner.run`) and write its marker last
+    (atomically); return the marker's content: key, scope, policy, model, workload, jobs, seed,
+    wall_time [s], messages, summary (`runner` summary fields), cpu_time [s] (scheduler, simulator),
+    finished (local time). Any failure is caught, written to ``spec.out``/error.txt and returned as
+    ``{"key", "error"}``: the other runs go on. During the run Ctrl-C interrupts it (SIGINT ignored again
+    afterwards, as in an idle pool worker)."""
+    from ..runner import run
+    out = Path(spec.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    ru0 = (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    # during a run Ctrl-C interrupts it, and its simulator (which inherits the disposition) dies with it
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        res = run(spec.policy, Path(spec.workload), Path(settings.platform), out, model=spec.model,
+                  seed=settings.seed, progress=False, on_progress=on_progress, timeout=settings.timeout,
+                  cpu=settings.cpu)
+    except BaseException as exc:   # noqa: BLE001 - reported, the other runs go on
+        msg = f"{type(exc).__name__}: {exc}"
+        (out / "error.txt").write_text(msg + "\n\n" + traceback.format_exc())
+        return {"key": spec.key, "error": msg}
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    info = {"key": spec.key, "scope": spec.scope, "policy": spec.policy, "model": spec.model,
+            "workload": spec.workload, "jobs": spec.jobs, "seed": settings.seed,
+            "wall_time": time.perf_counter() - t0, "messages": res.messages, "summary": asdict(res.summary),
+            "cpu_time": _cpu_since(ru0), "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    (out / "error.txt").unlink(missing_ok=True)
+    tmp = out / (MARKER + ".tmp")
+    tmp.write_text(json.dumps(info, indent=1))
+    os.replace(tmp, out / MARKER)
+    return info
+
+
+def describe(spec: RunSpec, info: dict) -> str:
+    """One line on a finished (or failed) run, for the console."""
+    if "error" in info:
+        return f"FAILED {spec.key}: {info['error']} (see {spec.out}/error.txt)"
+    sm = info["summary"]
+    return (f"done {spec.key}: {sm['submitted']} jobs, mean waiting time {sm['mean_waiting_h']:.3f} h, "
+            f"mean bounded slowdown {sm['mean_bounded_slowdown']:.3f}, wall {info['wall_time']:.0f} s")
+
+
+class Executor(Protocol):
+    """An execution engine. `run` executes every spec of `todo` (none of them finished), calling
+    `on_done(spec, info)` once per spec with `run_one`'s result (or ``{"key", "error"}`` when the worker
+    died), in completion order; `total` and `kept` (the plan's size and its runs finished before) are
+    for progress display. It returns when every spec is done; KeyboardInterrupt stops the runs and
+    propagates."""
+
+    def run(self, todo: Sequence[RunSpec], settings: RunSettings,
+            on_done: Callable[[RunSpec, dict], None], *, total: int, kept: int) -> None: ...
+
+
+def execute(specs: Sequence[RunSpec], executor: Executor, settings: RunSettings, *, log=print) -> dict[str, dict]:
+    """Run every spec whose marker is missing through `executor`; return key → marker (kept or new) or
+    ``{"key", "error"}``. Logs the number of runs kept when resuming and one line per run done."""
+    results: dict[str, dict] = {}
+    todo = []
+    for s in specs:
+        info = read_marker(s)
+        if info is not None:
+            results[s.key] = info
+        else:
+            todo.append(s)
+    if results:
+        log(f"resuming: {len(results)} finished run(s) kept, {len(todo)} to do")
+    if not todo:
+        return results
+
+    def on_done(spec: RunSpec, info: dict) -> None:
+        results[spec.key] = info
+
+    executor.run(sorted(todo, key=lambda s: -s.cost()), settings, on_done, total=len(specs), kept=len(results))
+    return results

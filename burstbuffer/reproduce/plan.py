@@ -1,0 +1,235 @@
+"""Run planning: which simulations a study needs — scope × policy on the selected workloads under one
+job model, plus the study's Gantt run — each with its own output directory.
+
+Scopes: ``whole`` (the selected workload: the bundled first 1000 KTH jobs, the whole KTH trace, its
+first N jobs or a given file) and ``part-00`` … (its parts: the paper's 16 three-week KTH parts, or a
+cut into N parts of equal duration, ``burstbuffer.workloads.split``); ``gantt`` is the study's extra
+run (Kopanski & Rzadca, Euro-Par 2021, §4.2, Fig. 3). A run's directory is
+``OUTPUT/runs/<scope>/<policy>/``; workloads made here go to ``OUTPUT/workloads/``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InputError
+from .study import Study
+
+ROOT = Path(__file__).resolve().parents[2]
+KTH_SWF = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf.gz"
+#: the artifact's 16 three-week KTH parts, gzip-compressed (part-N.json.gz, part-N.yaml)
+KTH_SPLIT = ROOT / "workloads" / "KTH-split"
+KTH_1000 = ROOT / "workloads" / "kth-1000.json"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One simulation: `policy` on `workload` (a Batsim JSON path, `jobs` static jobs) under job model
+    `model`, into directory `out`; `scope` names the workload's role (``whole``, ``part-NN``, ``gantt``)."""
+
+    scope: str
+    policy: str
+    workload: str
+    model: str
+    out: str
+    jobs: int
+
+    @property
+    def key(self) -> str:
+        """``scope/policy``: unique within a plan."""
+        return f"{self.scope}/{self.policy}"
+
+    def cost(self) -> float:
+        """Rough relative cost (jobs × a policy factor), to start the longest runs first."""
+        factor = 3.0 if self.policy.startswith("plan") else 1.0
+        if self.model == "alloc-only":
+            factor = 0.3
+        return self.jobs * factor
+
+
+@dataclass
+class RunPlan:
+    """The runs of one invocation. specs: in plan order (whole, then parts, then gantt); policies: the
+    policies planned; skipped: what was asked but cannot run (text); notes: how the workloads were
+    chosen (report text); whole / parts: the workload files; whole_label / parts_label: report text."""
+
+    specs: list[RunSpec]
+    policies: list[str]
+    skipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    whole: Path | None = None
+    parts: list[Path] = field(default_factory=list)
+    whole_label: str = "none"
+    parts_label: str = "none"
+
+
+# --- workloads --------------------------------------------------------------------------------------
+def njobs(path: Path) -> int:
+    """The number of static jobs of the Batsim workload `path`."""
+    from ..workloads.batsim_json import load_workload
+    return len(load_workload(path, require_bb=False).jobs)
+
+
+def whole_trace(work: Path) -> Path:
+    """The whole KTH trace as a Batsim workload: `burstbuffer.workloads.bundled.ensure_kth_workload()`
+    when that module exists, else converted here from the SWF (seed 0) into `work`. InputError when the
+    SWF is needed and absent."""
+    try:
+        from ..workloads.bundled import ensure_kth_workload  # type: ignore[import-not-found]
+    except ImportError:
+        ensure_kth_workload = None
+    if ensure_kth_workload is not None:
+        return Path(ensure_kth_workload())
+    path = work / "kth-all.json"
+    if not path.is_file():
+        if not KTH_SWF.is_file():
+            raise InputError(str(KTH_SWF), "trace", "file not found (needed for --jobs all)")
+        from ..workloads import convert_swf, write_workload
+        write_workload(path, convert_swf(KTH_SWF, name="KTH-SP2-1996-2.1-cln").workload)
+    return path
+
+
+def subset(src: Path, n: int, dst: Path) -> Path:
+    """The first `n` jobs of `src` (by file order) written to `dst` (kept if already there)."""
+    from ..workloads import Workload, load_workload, write_workload
+    if dst.is_file() and njobs(dst) == min(n, njobs(src)):
+        return dst
+    w = load_workload(src, require_bb=False)
+    jobs = w.jobs[:n]
+    desc = f"first {len(jobs)} jobs of {src.name}"
+    write_workload(dst, Workload(w.name, desc, w.nb_res, jobs, {j.profile: w.profiles[j.profile] for j in jobs}))
+    return dst
+
+
+def _parts_in(folder: Path) -> list[Path]:
+    return sorted(folder.glob("part-*.json"), key=lambda p: int(p.stem.split("-")[1]))
+
+
+def split(src: Path, n: int | None, folder: Path) -> list[Path]:
+    """`src` cut into `n` parts of equal duration (None: the three-week rule) as `folder`/part-K.json
+    (kept if the folder already holds as many)."""
+    from ..workloads import load_workload, split_workload, write_parts
+    existing = _parts_in(folder)
+    parts = split_workload(load_workload(src, require_bb=False), parts=n) if n else \
+        split_workload(load_workload(src, require_bb=False), weeks=3)
+    if len(existing) == len(parts):
+        return existing
+    return write_parts(parts, folder)
+
+
+def _unpack_parts(src: Path, folder: Path) -> list[Path]:
+    """The part-N.json.gz files of `src` decompressed into `folder` (kept if already there), in N order.
+    Raises InputError if `src` holds none."""
+    import gzip
+    import shutil
+    packed = sorted(src.glob("part-*.json.gz"), key=lambda p: int(p.name.split(".")[0].split("-")[1]))
+    if not packed:
+        raise InputError(str(src), "parts", "no part-N.json.gz in this folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for gz in packed:
+        dst = folder / gz.name.removesuffix(".gz")
+        if not dst.is_file():
+            tmp = dst.with_suffix(".tmp")
+            with gzip.open(gz, "rb") as f, open(tmp, "wb") as g:
+                shutil.copyfileobj(f, g)
+            tmp.replace(dst)
+        out.append(dst)
+    return out
+
+
+def select_workloads(args, work: Path) -> tuple[Path | None, list[Path], list[str]]:
+    """(whole workload or None, part workloads, notes) for the command line `args` (``jobs``,
+    ``workload``, ``parts``, ``parts_from``, ``split``). InputError for a missing file, a bad ``--jobs``
+    or nothing to run."""
+    notes = []
+    whole = None
+    if args.workload:
+        whole = Path(args.workload)
+        if not whole.is_file():
+            raise InputError(str(whole), "workload", "file not found")
+    elif args.jobs != "none":
+        if args.jobs == "1000":
+            whole = KTH_1000
+        elif args.jobs == "all":
+            whole = whole_trace(work)
+        else:
+            try:
+                n = int(args.jobs)
+            except ValueError:
+                raise InputError("--jobs", args.jobs, "expected a number of jobs, 'all' or 'none'") from None
+            if n <= 0:
+                raise InputError("--jobs", args.jobs, "must be > 0")
+            whole = subset(whole_trace(work), n, work / f"kth-{n}.json")
+    parts: list[Path] = []
+    if args.parts:
+        if args.parts_from:
+            folder = Path(args.parts_from)
+            parts = _parts_in(folder)
+            if not parts:
+                raise InputError(str(folder), "parts", "no part-N.json in this folder")
+        elif args.workload:
+            parts = split(Path(args.workload), args.split, work / "parts")
+            notes.append(f"parts: {args.workload} cut into {len(parts)} parts of equal duration")
+        elif not args.split and len(list(KTH_SPLIT.glob("part-*.json.gz"))) == 16:
+            parts = _unpack_parts(KTH_SPLIT, work / "kth-split")
+            notes.append(f"parts: the paper's 16 three-week KTH parts ({KTH_SPLIT})")
+        else:
+            parts = split(whole_trace(work), args.split, work / "parts")
+            notes.append(f"parts: the whole KTH trace cut into {len(parts)} parts (burstbuffer.workloads.split)")
+    if whole is None and not parts:
+        raise InputError("--jobs", args.jobs, "nothing to run: give --jobs, --workload or --parts")
+    return whole, parts, notes
+
+
+def _whole_label(args, whole: Path | None) -> str:
+    if whole is None:
+        return "none"
+    if args.workload:
+        return f"{whole} ({njobs(whole)} jobs)"
+    return {"1000": "the first 1000 KTH jobs (workloads/kth-1000.json)",
+            "all": "the whole KTH trace"}.get(args.jobs, f"the first {args.jobs} KTH jobs")
+
+
+# --- the plan ----------------------------------------------------------------------------------------
+def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
+    """The runs of `study` for the command line `args` (``policies`` — a comma-separated list or None for
+    the study's —, ``model``, ``gantt_jobs`` and the workload options of `select_workloads`) into
+    `out`: every policy of `registry` (name → policy; unknown ones are skipped with a message) on the
+    whole workload and on each non-empty part under ``args.model``, then the study's Gantt run on the
+    first ``args.gantt_jobs`` jobs (of the whole workload, else of the first part). InputError as
+    `select_workloads`."""
+    work = out / "workloads"
+    work.mkdir(parents=True, exist_ok=True)
+    asked = [p.strip() for p in (args.policies or ",".join(study.policies)).split(",") if p.strip()]
+    policies, skipped = [], []
+    for p in asked:
+        if p in registry:
+            policies.append(p)
+        else:
+            skipped.append(f"{p} (not in the policy registry)")
+            log(f"skipped: policy {p} is not in the registry (available: {', '.join(sorted(registry))})")
+    whole, parts, notes = select_workloads(args, work)
+    specs: list[RunSpec] = []
+    runs = out / "runs"
+    if whole is not None:
+        nw = njobs(whole)
+        specs += [RunSpec("whole", p, str(whole.resolve()), args.model, str(runs / "whole" / p), nw) for p in policies]
+    for k, part in enumerate(parts):
+        scope = f"part-{k:02d}"
+        n = njobs(part)
+        if n == 0:
+            notes.append(f"{scope} ({part}) has no job: not run")
+            continue
+        specs += [RunSpec(scope, p, str(part.resolve()), args.model, str(runs / scope / p), n) for p in policies]
+    gantt_src = whole if whole is not None else (parts[0] if parts else None)
+    g = study.gantt
+    if g is not None and args.gantt_jobs > 0 and gantt_src is not None:
+        if g.policy in registry:
+            n = min(args.gantt_jobs, njobs(gantt_src))
+            gw = subset(gantt_src, n, work / f"gantt-{n}.json")
+            specs.append(RunSpec("gantt", g.policy, str(gw.resolve()), g.model, str(runs / "gantt" / g.policy), n))
+        else:
+            skipped.append(f"{g.label} ({g.policy} is not in the policy registry)")
+    return RunPlan(specs, policies, skipped, notes, whole, parts, _whole_label(args, whole),
+                   f"{len(parts)} parts" if parts else "none")

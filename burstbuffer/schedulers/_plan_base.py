@@ -1,0 +1,91 @@
+"""What the Python and the native plan engines share: the decision-time copy of the profile.
+
+Holds `Placement` and `EngineBase` (the copied breakpoints, the per-job constants, the BB
+preference per compute id, the horizon of unplaceable jobs, `bb_of_node`). `plan_engine`
+(pure Python, and `make_engine`) and `_plan_native` (C) both build on it and never import each
+other the other way: ``_plan_native`` → ``_plan_base`` ← ``plan_engine`` → ``_plan_native``.
+
+Units: seconds, bytes. Source: Kopanski & Rzadca, Euro-Par 2021, §3.3 (execution plan, Eq. 1)
+and §4.1 (BB placement); the rule itself is `burstbuffer.schedulers.placement`.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Sequence
+
+from .base import Job
+from .placement import place_bb
+from .profile import AvailabilityProfile
+
+__all__ = ["EngineBase", "Placement"]
+
+
+class Placement(NamedTuple):
+    """Where a job sits in a plan.
+
+    Attributes:
+        start: planned start [s].
+        procs: bitmask of the chosen compute ids (bit i = id i).
+        bb_free: per-BB-node minimum free bytes over the window *before* the job was placed (in
+            `AvailabilityProfile.bb_ids` order); used to derive the per-node BB placement.
+        bb_used: bytes taken per BB node (same order).
+    """
+
+    start: float
+    procs: int
+    bb_free: tuple[int, ...]
+    bb_used: tuple[int, ...]
+
+
+class EngineBase:
+    """State common to the plan engines (built once per decision, O(breakpoints + jobs)).
+
+    Args:
+        profile: the availability profile at decision time (running jobs' holds); not modified.
+        jobs: the queued jobs (index k = position in this list).
+        now: decision time [s] (≥ profile origin); plans start no earlier.
+        alpha: exponent α > 0 of Eq. 1. Raises ValueError otherwise.
+
+    A job that cannot be placed at all (an infinite hold is in its way) counts as waiting until
+    `horizon` = last finite breakpoint + Σ finite walltimes + 1 s, later than any placed job can
+    start, so plans that place it are preferred.
+    """
+
+    native = False
+
+    def __init__(self, profile: AvailabilityProfile, jobs: Sequence[Job], now: float, alpha: float):
+        if not alpha > 0:
+            raise ValueError(f"alpha must be > 0, got {alpha!r}")
+        self.alpha = float(alpha)
+        self.now = float(max(now, profile.origin))
+        self.jobs = list(jobs)
+        self.nbb = nbb = len(profile.bb_ids)
+        self._keys: list[float] = []
+        self._vals: list[tuple[int, tuple[int, ...], int]] = []  # placement.Slot values
+        for t, m, bb, c in profile.packed_breakpoints():
+            self._keys.append(t)
+            self._vals.append((m, tuple(bb), c))
+        # BB placement preference (chassis → group → any) per compute id, as BB indices
+        self._pref: dict[int, tuple[int, ...]] = {p: profile.bb_preference_index(p)
+                                                  for p in profile.platform.compute}
+        groups: dict[int, int] = {}
+        for p, pr in self._pref.items():
+            if pr:
+                groups[pr[0]] = groups.get(pr[0], 0) | (1 << p)
+        #: (BB index, bitmask of the compute ids whose first preference it is), for the C mirror
+        self._first_groups = tuple(sorted(groups.items()))
+        # per-job constants: (res, walltime, bb per node, res × bb, quick-accept threshold)
+        self._jd = [(j.res, float(j.walltime), int(j.bb), j.res * int(j.bb), (j.res + nbb) * int(j.bb))
+                    for j in self.jobs]
+        self._sub = [float(j.subtime) for j in self.jobs]
+        last = max((t for t in self._keys if not math.isinf(t)), default=self.now)
+        self.horizon = max(last, self.now) + sum(j.walltime for j in self.jobs
+                                                 if not math.isinf(j.walltime)) + 1.0
+
+    def placements(self) -> list[tuple[int, Placement | None]]:  # pragma: no cover - abstract
+        """(job index, placement or None if unplaceable) of the applied plan, in plan order."""
+        raise NotImplementedError
+
+    def bb_of_node(self, pl: Placement, need: int, bb_ids: Sequence[int]) -> dict[int, int]:
+        """compute id → BB storage id for a placement (rule step 4, `placement.place_bb`)."""
+        return {p: bb_ids[b] for p, b in place_bb(pl.procs, pl.bb_free, need, self._pref.__getitem__)}

@@ -1,0 +1,207 @@
+"""The placement rule: when and where a job fits, given free processors and free burst buffers.
+
+This module is the single definition of the rule. `AvailabilityProfile.fit_at` /
+`earliest_fit` (the policies' profile) and the pure-Python `PlanEngine` (plan-α's scratch copy)
+both call these functions; the C engine in `_plan_native` is a declared mirror of them, checked
+equal on generated cases by tests/test_placement_mirror.py.
+
+The rule (Kopanski & Rzadca, "Plan-based Job Scheduling for Supercomputers with Shared Burst
+Buffers", Euro-Par 2021, §3.1 platform and BB request model, §4.1 BB placement; Algorithm 1
+line 14 for the earliest start):
+
+1. *Window.* A job asking ``res`` processors, ``need`` bytes of BB per processor, for a walltime
+   ``w`` [s], fits at start ``t`` when, over the whole window ``[t, t + w)``, at least ``res``
+   compute ids are free in every breakpoint (their intersection has ``res`` ids) and the
+   per-BB-node minimum of free bytes can host ``res`` shares of ``need`` bytes, each share on a
+   single BB node (`bb_room`).
+2. *Earliest start.* Candidate starts are ``t0`` and every breakpoint after it, in order; the
+   first candidate whose window fits is the start (`earliest_window`).
+3. *Processors.* The ``res`` lowest free ids of the window (`lowest_mask`).
+4. *BB nodes.* For each chosen compute id in ascending order, the first BB node of its
+   preference list (own chassis → own group → any, `Platform.bb_preference`) that still has
+   ``need`` bytes left over the window takes its share (`place_bb`).
+
+Representation (shared with `AvailabilityProfile`): a breakpoint value is a tuple ``(mask, bb,
+count)`` — mask: int bitmask of free compute ids (bit i = id i), bb: tuple of free bytes per BB
+node (index = position in the profile's ``bb_ids``), count: ``mask.bit_count()``. Times are
+seconds (floats, ``inf`` allowed as a key), BB amounts bytes (ints).
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable, Iterator, Sequence
+
+from procset import ProcSet
+
+__all__ = ["mask_of", "procset_of", "lowest_mask", "lowest_procs", "bb_room", "window_fit",
+           "earliest_window", "place_bb", "Slot"]
+
+#: a breakpoint value: (free-processor bitmask, free bytes per BB node, number of free processors)
+Slot = tuple[int, tuple[int, ...], int]
+
+
+# ---------------------------------------------------------------------------- bitmasks
+def mask_of(procs: ProcSet) -> int:
+    """Bitmask of a ProcSet (bit i set ⇔ id i in the set); ids must be ≥ 0."""
+    m = 0
+    for itv in procs.intervals():
+        m |= ((1 << (itv.sup - itv.inf + 1)) - 1) << itv.inf
+    return m
+
+
+def _runs(mask: int) -> Iterator[tuple[int, int]]:
+    """(first id, length) of each run of consecutive set bits, ascending."""
+    while mask:
+        low = (mask & -mask).bit_length() - 1
+        x = mask >> low
+        n = ((~x) & (x + 1)).bit_length() - 1  # trailing ones of x
+        yield low, n
+        mask &= ~(((1 << n) - 1) << low)
+
+
+def procset_of(mask: int) -> ProcSet:
+    """ProcSet of a bitmask (inverse of `mask_of`)."""
+    return ProcSet(*[(a, a + n - 1) for a, n in _runs(mask)])
+
+
+def lowest_mask(mask: int, k: int) -> int:
+    """The `k` lowest set bits of `mask` (all of them if it has fewer): rule step 3."""
+    out = 0
+    for a, n in _runs(mask):
+        if k <= 0:
+            break
+        take = min(n, k)
+        out |= ((1 << take) - 1) << a
+        k -= take
+    return out
+
+
+def lowest_procs(free: ProcSet, k: int) -> ProcSet:
+    """The `k` lowest ids of `free` (requires ``len(free) >= k``); deterministic processor choice."""
+    return procset_of(lowest_mask(mask_of(free), k))
+
+
+# ---------------------------------------------------------------------------- feasibility
+def bb_room(free: Sequence[int], need: int, res: int) -> bool:
+    """Can `res` shares of `need` bytes (> 0) be placed, each on one BB node with `free` bytes?
+
+    Σ_b ⌊free[b] / need⌋ ≥ res. The greedy of `place_bb` always succeeds when this holds: every
+    compute id's preference list names every BB node (its last level is "any")."""
+    n = 0
+    for f in free:
+        n += f // need
+        if n >= res:
+            return True
+    return False
+
+
+def window_fit(slots: Iterable[Slot], res: int, need: int) -> tuple[int, tuple[int, ...]] | None:
+    """Rule step 1 over the breakpoint values covering a window, in time order.
+
+    Returns (bitmask of the ids free over the whole window, per-BB-node minimum of free bytes)
+    or None if fewer than `res` ids stay free or (``need > 0``) the BB shares do not fit.
+    `slots` must be non-empty. ``need = 0`` ignores the BB (the returned vector is then the
+    first slot's, unused)."""
+    it = iter(slots)
+    m, bb, nfree = next(it)
+    if nfree < res or (need > 0 and not bb_room(bb, need, res)):
+        return None
+    for m2, b2, n2 in it:
+        if n2 < res:
+            return None
+        m &= m2
+        if m.bit_count() < res:
+            return None
+        if need > 0:
+            bb = tuple(map(min, bb, b2))
+            if not bb_room(bb, need, res):
+                return None
+    return m, bb
+
+
+def earliest_window(keys: Sequence[float], vals: Sequence[Slot], i: int, t0: float, res: int,
+                    walltime: float, need: int) -> tuple[float, int, tuple[int, ...]] | None:
+    """Rule step 2: the earliest start ≥ `t0` whose window fits (step 1).
+
+    Args:
+        keys: breakpoint times [s], ascending; `vals` their values (same length).
+        i: index of the breakpoint in force at `t0` (``keys[i] <= t0``, the last such one).
+        t0: earliest allowed start [s]; the candidates are `t0` and ``keys[i+1:]``.
+        res, walltime, need: processors, walltime [s], BB bytes per processor (0 = processors only).
+    Returns (start [s], bitmask of ids free over the window, per-BB-node minimum free bytes over
+    the window) or None if no candidate fits. A breakpoint that alone cannot host the job rules
+    out every candidate whose window contains it, so the search jumps past it. The BB minimum is
+    taken once the processors fit over the window (a BB failure moves to the next candidate, as
+    a processor failure does), which finds the same first fitting start as checking both at each
+    breakpoint. With ``need = 0`` the returned BB vector is breakpoint i's (unused).
+    """
+    n = len(keys)
+    first = i
+    alone: list[bool | None] = [None] * (n - first)  # cache: can breakpoint j alone host the job?
+
+    def alone_ok(j: int) -> bool:
+        a = alone[j - first]
+        if a is None:
+            v = vals[j]
+            a = alone[j - first] = v[2] >= res and (need <= 0 or bb_room(v[1], need, res))
+        return a
+
+    while i < n:
+        if not alone_ok(i):
+            i += 1
+            continue
+        t = t0 if i == first else keys[i]
+        m, bb, _ = vals[i]
+        end = t + walltime
+        j = i + 1
+        nxt = -1  # next candidate index; -1 = the processors fit over the window
+        while j < n and keys[j] < end:
+            if not alone_ok(j):
+                nxt = j + 1  # breakpoint j blocks every start up to keys[j]
+                break
+            m &= vals[j][0]
+            if m.bit_count() < res:
+                nxt = i + 1
+                break
+            j += 1
+        if nxt >= 0:
+            i = nxt
+            continue
+        if need > 0 and j > i + 1:  # per-BB-node minimum over the window's breakpoints i .. j-1
+            bb = tuple(map(min, *[vals[q][1] for q in range(i, j)]))
+            if need > 0 and not bb_room(bb, need, res):
+                i += 1
+                continue
+        return t, m, bb
+    return None
+
+
+# ---------------------------------------------------------------------------- placement
+def place_bb(chosen: int, free: Sequence[int], need: int,
+             pref: Callable[[int], Sequence[int]]) -> list[tuple[int, int]]:
+    """Rule step 4: (compute id, BB index) for each id of bitmask `chosen`, ascending id.
+
+    Args:
+        chosen: bitmask of the chosen compute ids.
+        free: free bytes per BB node over the window (index = BB index); not modified.
+        need: bytes per compute id (≥ 0; with 0 no id gets a BB node: a job without a burst buffer
+            holds none, and the io-aware model stages nothing for it).
+        pref: compute id → BB indices, best first (chassis → group → any).
+    Raises AssertionError if a share finds no room (impossible after `bb_room` held).
+    """
+    if need <= 0:
+        return []
+    left = list(free)
+    out: list[tuple[int, int]] = []
+    y = chosen
+    while y:
+        low = y & -y
+        y ^= low
+        p = low.bit_length() - 1
+        for b in pref(p):
+            if left[b] >= need:
+                left[b] -= need
+                out.append((p, b))
+                break
+        else:
+            raise AssertionError("BB placement failed after the feasibility check")
+    return out

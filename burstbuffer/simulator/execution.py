@@ -1,0 +1,278 @@
+"""The SimGrid job execution: what Batsim's ``execute_job_process`` does (its ``jobs_execution.cpp`` and
+``task_execution.cpp``).
+
+A running job has an actor on its first allocated host (kept between jobs and moved to the next job's
+host, as creating threads is costly) that executes the job's profile as SimGrid activities — a parallel
+task on the allocated hosts, a host-to-host comm for a data staging, or a sleep — under the job's walltime,
+then sends a 1-byte message to the server's mailbox on ``master``. That message crosses the platform, so a
+completion reaches the server one route latency after the job ended (0.0001 s on the paper's platform), and
+messages are received one at a time, in the order they were posted, as Batsim's are: that is why Batsim's
+completions come at +0.0001 s steps.
+
+Walltime: a job still running ``walltime`` seconds after its start is stopped → COMPLETED_WALLTIME_REACHED
+(return code -1); a ``delay`` equal to the walltime also reaches it. A killed job's actor is stopped at
+once (`kill_jobs`); its progress is reported as Batsim's KILL_JOB does (`job_progress`).
+"""
+from __future__ import annotations
+
+from .state import LD, SimState, SimulationError
+from .workload import SimJob as Job
+
+
+class _Worker:
+    """A job-executing actor and the semaphore it waits on between jobs."""
+
+    __slots__ = ("sem", "actor", "job", "host")
+
+    def __init__(self, sem):
+        self.sem, self.actor, self.job, self.host = sem, None, None, None
+
+
+def machines_release(st: SimState, job: Job) -> None:
+    now = st.now
+    for mid in job.allocation:
+        ms = st.mstate[mid]
+        ms.jobs.discard(job)
+        if not ms.jobs:
+            ms.set_state("idle", now)
+    job.runtime = LD(now) - job.starting_time
+    if job.runtime == 0:
+        job.runtime = LD("1e-5")
+
+
+def dispatch(st: SimState, job: Job, host) -> None:
+    """Run `job` in an actor on `host` (its first allocated machine), as Batsim does. Finished job
+    actors are kept, parked on a semaphore, and reused (one parked on `host` first, else one moved
+    there): creating a SimGrid actor (a thread) per job costs more than the job's own activities."""
+    idle = st.idle_workers.get(host) or next(iter(st.idle_workers.values()), None)
+    if idle:
+        w = idle.pop()
+        if not idle:
+            del st.idle_workers[w.host]
+    else:
+        w = _Worker(st.sg.Semaphore(0))
+        w.actor = st.sg.Actor.create("job_executor", host, worker_loop, st, w)
+        w.actor.daemonize()  # parked executors end with the server
+    w.job, w.host = job, host
+    job.actor = w.actor
+    st.nb_executing += 1
+    w.sem.release()
+
+
+def worker_loop(st: SimState, w: "_Worker") -> None:
+    this_actor = st.sg.this_actor
+    while True:
+        w.sem.acquire()
+        if this_actor.get_host() != w.host:
+            this_actor.set_host(w.host)
+        job, w.job = w.job, None
+        st.guarded(job_body, st, job)
+        st.idle_workers.setdefault(w.host, []).append(w)
+
+
+def job_body(st: SimState, job: Job) -> None:
+    job.composed_stack = []
+    remaining = [float(job.walltime)]
+    ret = run_profile(st, job, job.profile, remaining)
+    if ret == 0:
+        job.state = "COMPLETED_SUCCESSFULLY"
+    elif ret > 0:
+        job.state = "COMPLETED_FAILED"
+    else:
+        job.state = "COMPLETED_WALLTIME_REACHED"
+    job.return_code = ret
+    job.activity = None
+    machines_release(st, job)
+    st.posts.append((st.now, job))
+    st.mailbox.put(job, 1)
+
+
+def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:
+    """Execute `prof` for `job`; `remaining[0]` is the time left before the walltime (< 0: none).
+    Returns the return code: the profile's `ret`, or -1 when the walltime is reached."""
+    sg = st.sg
+    job.current_profile = prof
+    t = prof.type
+    d = prof.data
+    if t == "delay":
+        delay = float(d["delay"])
+        job.activity_kind, job.activity_start, job.activity_amount = "sleep", st.now, delay
+        rem = remaining[0]
+        if rem < 0 or delay < rem:
+            sg.this_actor.sleep_for(delay)
+            if rem > 0:
+                remaining[0] = rem - delay
+            return prof.ret
+        sg.this_actor.sleep_for(rem)
+        remaining[0] = 0.0
+        return -1
+    if t == "composed":
+        for _ in range(d.get("repeat", 1)):
+            for index, name in enumerate(d["seq"]):
+                sub = job.workload.profiles.get(name)
+                if sub is None:
+                    raise SimulationError(f"job '{job.id}': composed profile '{prof.name}' uses profile "
+                                          f"'{name}', which does not exist")
+                job.composed_stack.append((prof, index))
+                ret = run_profile(st, job, sub, remaining)
+                job.composed_stack.pop()
+                if ret != 0:
+                    return ret
+        return prof.ret
+    ends = staging_ends(st, job, d) if t == "data_staging" else None
+    if ends is not None:
+        # A 2-host transfer: the same L07 action as Batsim's 2-host parallel task (ptask_L07 builds
+        # every host-to-host communication as one), started by one simcall instead of four.
+        ex = sg.Comm.sendto_async(ends[0], ends[1], int(d["nb_bytes"]))
+        job.activity, job.activity_kind, job.activity_amount = ex, "comm", float(d["nb_bytes"])
+    else:
+        hosts, flops, nbytes = ptask(st, job, prof)
+        ex = sg.this_actor.exec_init(hosts, flops, nbytes)
+        job.activity, job.activity_kind = ex, "exec"  # wait/wait_for start it (one simcall less)
+    rem = remaining[0]
+    if rem < 0:
+        ex.wait()
+        return prof.ret
+    t0 = st.now
+    try:
+        ex.wait_for(rem)
+    except sg.TimeoutException:
+        ex.cancel()
+        remaining[0] = 0.0
+        return -1
+    remaining[0] = rem - (st.now - t0)
+    return prof.ret
+
+
+def staging_ends(st: SimState, job: Job, d: dict):
+    """(source host, destination host) of a data_staging profile that can run as a plain host-to-host
+    comm — a positive whole number of bytes (SimGrid's sendto takes an integer) between two different
+    machines —, else None (it runs as a parallel task, `ptask`)."""
+    nb = float(d["nb_bytes"])
+    if not (nb > 0 and nb.is_integer()):
+        return None
+    src, dst = staging_machines(st, job, d)
+    return (st.mstate[src].host, st.mstate[dst].host) if src != dst else None
+
+
+def staging_machines(st: SimState, job: Job, d: dict) -> tuple[int, int]:
+    """(source, destination) machine ids of a data_staging profile, from the job's storage_mapping."""
+    return (storage_machine(st, job, d["from"], "a data staging task"),
+            storage_machine(st, job, d["to"], "a data staging task"))
+
+
+def storage_machine(st: SimState, job: Job, label: str, what: str) -> int:
+    sm = job.storage_mapping
+    if label not in sm:
+        raise SimulationError(f"Cannot generate {what} for job '{job.id}': Unknown storage label='{label}' "
+                              "(give it in the EXECUTE_JOB's storage_mapping)")
+    mid = sm[label]
+    if st.mstate[mid].m.kind != "storage":
+        raise SimulationError(f"Cannot generate {what} for job '{job.id}': The host(id={mid}, "
+                              f"name='{st.mstate[mid].m.name}') pointed to by label='{label}' is not a "
+                              "storage host")
+    return mid
+
+
+def ptask(st: SimState, job: Job, prof):
+    """(hosts, flops per host, bytes matrix row-major sender×receiver) of a parallel profile, as Batsim's
+    task_execution.cpp builds them."""
+    t, d = prof.type, prof.data
+    alloc = list(job.allocation)
+    if job.mapping is not None:
+        alloc = [alloc[k] for k in job.mapping]
+    hosts = [st.mstate[mid].host for mid in alloc]
+    n = len(hosts)
+    if t in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        cpu, com = float(d["cpu"]), float(d["com"])
+        if t == "parallel_homogeneous_total":
+            cpu, com = cpu / n, com / n
+        flops = [cpu] * n
+        nbytes = [0.0 if x == y else com for y in range(n) for x in range(n)] if com > 0 else []
+    elif t == "parallel":
+        if len(d["cpu"]) != n:
+            raise SimulationError(f"job '{job.id}': the number of resources given by the allocation ({n}) is "
+                                  f"different from the number of resources given by the profile data "
+                                  f"({len(d['cpu'])})")
+        flops = [float(x) for x in d["cpu"]]
+        nbytes = [float(x) for x in d["com"]]
+    elif t == "parallel_homogeneous_pfs":
+        label = d.get("storage", "pfs")
+        if not job.storage_mapping:
+            storages = [ms for ms in st.mstate if ms.m.kind == "storage"]
+            if len(storages) != 1:
+                raise SimulationError(f"Cannot generate a homogeneous parallel task with pfs for job "
+                                      f"'{job.id}': No storage/host mapping given and there is no (or more "
+                                      "than one) storage node available")
+            mid = storages[0].m.id
+        else:
+            mid = storage_machine(st, job, label, "a homogeneous parallel task with pfs")
+        hosts = hosts + [st.mstate[mid].host]
+        read, write = float(d.get("bytes_to_read", 0)), float(d.get("bytes_to_write", 0))
+        m = n + 1
+        flops = [0.0] * m
+        if read > 0 or write > 0:
+            nbytes = []
+            for row in range(m):
+                for col in range(m):
+                    if col == row or (col != n and row != n):
+                        nbytes.append(0.0)
+                    elif col == n:
+                        nbytes.append(write)
+                    else:
+                        nbytes.append(read)
+        else:
+            nbytes = []
+        return hosts, flops, nbytes
+    elif t == "data_staging":
+        src, dst = staging_machines(st, job, d)
+        hosts = [st.mstate[src].host, st.mstate[dst].host]
+        nb = float(d["nb_bytes"])
+        return hosts, [0.0, 0.0], ([0.0, nb, 0.0, 0.0] if nb > 0 else [])
+    else:  # pragma: no cover (parse_profile rejects the others)
+        raise SimulationError(f"job '{job.id}': profile type {t!r} cannot be executed")
+    for k, mid in enumerate(alloc):
+        if abs(flops[k]) > 1e-10 and st.mstate[mid].m.kind != "compute":
+            ms = st.mstate[mid]
+            raise SimulationError(f"Some computation ({flops[k]:g}) is assigned to storage node (id={mid}, "
+                                  f"name='{ms.m.name}') (job '{job.id}')")
+    return hosts, flops, nbytes
+
+
+def job_progress(st: SimState, job: Job) -> dict:
+    node = {"profile_name": (job.current_profile or job.profile).name}
+    act = job.activity
+    frac = 0.0
+    if job.activity_kind == "exec" and act is not None:
+        try:
+            frac = 1.0 - float(act.remaining_ratio)
+        except Exception:  # noqa: BLE001 (an activity already gone)
+            frac = 0.0
+    elif job.activity_kind == "comm" and act is not None:
+        try:
+            frac = 1.0 - float(act.remaining) / job.activity_amount
+        except Exception:  # noqa: BLE001 (an activity already gone)
+            frac = 0.0
+    elif job.activity_kind == "sleep" and job.activity_amount > 0:
+        frac = (st.now - job.activity_start) / job.activity_amount
+    node["progress"] = min(max(frac, 0.0), 1.0)
+    for prof, index in reversed(job.composed_stack):
+        node = {"profile_name": prof.name, "current_task_index": index, "current_task": node}
+    return node
+
+
+def kill_jobs(st: SimState, to_kill: list[Job]) -> tuple[dict, list[Job]]:
+    """Stop the actors of the RUNNING jobs of `to_kill` now (COMPLETED_KILLED, machines released).
+    Returns (progress of each killed job by id, as KILL_JOB reports it; the killed jobs)."""
+    progress, killed = {}, []
+    for job in to_kill:
+        if job.state != "RUNNING":
+            continue
+        progress[job.id] = job_progress(st, job)
+        job.actor.kill()
+        st.nb_executing -= 1
+        job.actor = job.activity = None
+        job.state = "COMPLETED_KILLED"
+        machines_release(st, job)
+        killed.append(job)
+    return progress, killed

@@ -1,0 +1,196 @@
+"""The state of one simulation, shared by the simulator's parts: the event loop (`loop`), the handlers of
+the scheduler's requests (`handlers`) and the SimGrid job execution (`execution`), all of which read and
+change one `SimState`; also the run's options (`SimConfig`), its summary (`SimResult`) and its error.
+
+Times are SimGrid's clock [s] (floats); job start times and runtimes are long doubles (`LD`), as Batsim
+keeps them, so that jobs.csv prints as Batsim's does.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..platforms.simgrid_xml import Machines, PlatformSpec
+from .protocol import event
+from .workload import SimJob as Job, Workload
+
+LD = np.longdouble
+
+#: Exit status of a run stopped by a protocol violation of the scheduler (bad input files give 2).
+EXIT_PROTOCOL = 1
+
+
+class SimulationError(Exception):
+    """The scheduler broke the protocol (or the simulation cannot go on); str() is one line."""
+
+
+@dataclass
+class SimConfig:
+    """Options of one simulation (Batsim's command line, `cli.py`).
+
+    platform: SimGrid XML path. workloads: Batsim workload JSON paths (named w0, w1, ...).
+    export_prefix: outputs go to PREFIX_jobs.csv / PREFIX_schedule.csv. socket: ZeroMQ endpoint of the
+    scheduler's REP socket, which this REQ socket connects to. roles: ``HOSTS:ROLE`` strings (-r).
+    timeout: seconds to wait for each scheduler reply (None: forever, as Batsim)."""
+
+    platform: str
+    workloads: list[str]
+    export_prefix: str = "out"
+    socket: str = "tcp://localhost:28000"
+    roles: list[str] = field(default_factory=list)
+    master: str = "master"
+    dynamic_jobs: bool = False
+    ack_dynamic_jobs: bool = False
+    profile_reuse: bool = False
+    forward_profiles: bool = False
+    compute_sharing: bool = False
+    storage_sharing: bool = True
+    sched_config: str = ""
+    quiet: bool = False
+    timeout: float | None = None
+
+
+@dataclass
+class SimResult:
+    """Summary of a finished run: output paths, counts, simulated end time [s], wall/CPU time [s],
+    number of messages sent to the scheduler, time spent waiting for it [s]."""
+
+    jobs_csv: str
+    schedule_csv: str
+    nb_jobs: int
+    nb_success: int
+    nb_rejected: int
+    nb_killed: int
+    end_time: float
+    wall_time: float
+    cpu_time: float
+    nb_messages: int
+    scheduling_time: float
+    platform_loader: str
+
+
+class MachineState:
+    """One Batsim resource during the run: its `Machine`, SimGrid host, state ("idle"/"computing") since
+    `last` [s], the jobs on it and the time spent in each state [s]."""
+
+    __slots__ = ("m", "state", "last", "jobs", "time_in", "host")
+
+    def __init__(self, machine):
+        self.m = machine
+        self.state = "idle"
+        self.last = 0.0
+        self.jobs: set = set()
+        self.time_in: dict[str, float] = {}
+        self.host = None
+
+    def set_state(self, new: str, now: float) -> None:
+        self.time_in[self.state] = self.time_in.get(self.state, 0.0) + (now - self.last)
+        self.state = new
+        self.last = now
+
+
+@dataclass(slots=True, eq=False)
+class SimState:
+    """Everything the simulator's parts share. The inputs are set at construction (`server.Simulator`);
+    the SimGrid and ZeroMQ handles when the run starts; the rest is the run's state.
+
+    `internal` is a heap of (due time [s], sequence number, kind, payload) messages of the master host's
+    actors (submissions, CALL_ME_LATER wake-ups, the scheduler's events, kill reports); `posts` the
+    (post time [s], job) of job completions sent to the server's mailbox and not yet received, in order."""
+
+    # inputs
+    cfg: SimConfig
+    spec: PlatformSpec
+    machines: Machines
+    workloads: dict[str, Workload]
+    static_names: list[str]
+    gc_profiles: bool
+    handoff_after: int
+    seq: Any = field(default_factory=itertools.count)
+    # SimGrid, outputs and the ZeroMQ socket (set by `server.Simulator.run`)
+    sg: Any = None
+    engine: Any = None
+    loader: str = ""
+    mstate: list[MachineState] = field(default_factory=list)
+    master_host: Any = None
+    mailbox: Any = None
+    msg_cost: float | None = None     # duration of a 1-byte master -> master message [s] (see loop.handle)
+    jobs_csv: str = ""
+    schedule_csv: str = ""
+    writer: Any = None
+    error: BaseException | None = None
+    zmq: Any = None
+    ctx: Any = None
+    sock: Any = None
+    # the protocol's state
+    out: list[dict] = field(default_factory=list)
+    sched_ready: bool = False
+    end_sent: bool = False
+    end_ack: bool = False
+    nb_submitted: int = 0
+    nb_completed: int = 0
+    nb_running: int = 0
+    nb_waiters: int = 0
+    nb_executing: int = 0             # jobs whose actor runs (the others were set RUNNING by hand)
+    registration_finished: bool = False
+    nb_messages: int = 0
+    sched_time: float = 0.0
+    end_clock: float = 0.0
+    internal: list = field(default_factory=list)    # heap of (due, seq, kind, payload)
+    deferred: list = field(default_factory=list)    # items handled after the send check (submitter goodbye)
+    posts: deque = field(default_factory=deque)     # (post time, job) of job messages not yet received, FIFO
+    get_comm: Any = None
+    get_data: Any = None
+    withdrawn: int = 0                # receives cancelled by the current server actor
+    reached: float = 0.0              # latest timer target reached (see loop.next_message)
+    to_delete: list[Job] = field(default_factory=list)
+    idle_workers: dict = field(default_factory=dict)  # host -> parked job actors on it (moving one costs a simcall)
+    submitters_left: int = 0
+
+    @property
+    def now(self) -> float:
+        return self.sg.Engine.clock
+
+    def push(self, due: float, kind: str, payload) -> None:
+        """Post a message of a master-host actor, due at `due` [s]."""
+        heapq.heappush(self.internal, (due, next(self.seq), kind, payload))
+
+    def append(self, ts: float, etype: str, data: dict) -> None:
+        """Add an event to the next message to the scheduler."""
+        self.out.append(event(ts, etype, data))
+
+    def announce(self, job: Job) -> None:
+        """JOB_SUBMITTED {job_id, job (its JSON, full id), profile (if forwarded)}."""
+        data = {"job_id": job.id, "job": job.description}
+        if self.cfg.forward_profiles:
+            data["profile"] = job.profile.data
+        self.append(self.now, "JOB_SUBMITTED", data)
+
+    def job_ended(self, job: Job) -> None:
+        """Write `job`'s jobs.csv row; it is forgotten once the message reporting its end is sent."""
+        self.writer.write_job(job)
+        self.to_delete.append(job)
+
+    def guarded(self, fn, *args) -> None:
+        """Run an actor body; on a SimulationError or an internal failure, keep the first error and stop
+        every other actor (engine.run() then returns and `run()` raises it)."""
+        try:
+            fn(*args)
+        except self.sg.ActorKilled:
+            raise
+        except SimulationError as exc:
+            if self.error is None:
+                self.error = exc
+            self.sg.Actor.kill_all()
+        except Exception as exc:  # noqa: BLE001 (a bug: report it in one line, keep the traceback)
+            import traceback
+
+            if self.error is None:
+                self.error = SimulationError(f"internal error: {type(exc).__name__}: {exc}")
+                self.error.traceback_text = traceback.format_exc()
+            self.sg.Actor.kill_all()

@@ -1,0 +1,94 @@
+"""`burstbuffer run` ends cleanly on SIGTERM, SIGINT and SIGHUP, and never leaves its simulator behind."""
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import KTH1000
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            kids += [int(k) for k in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return kids
+
+
+def _alive(pid: int) -> bool:
+    """True if `pid` exists and is not a zombie."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    state = next(line for line in status.splitlines() if line.startswith("State:"))
+    return "Z" not in state.split()[1]
+
+
+def _start_run(out: Path) -> tuple[subprocess.Popen, int]:
+    """A `burstbuffer run` of the bundled 1000 jobs; returns it once its simulator child runs and the
+    first jobs have been scheduled, with the child's PID."""
+    proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "run", "-q", "--cpu", "off", "--workload",
+                             str(KTH1000), "--output", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        kids = _children(proc.pid)
+        if kids and (out / "simulator.log").exists():
+            time.sleep(1.5)           # let the simulation get going
+            return proc, kids[0]
+        time.sleep(0.05)
+    proc.kill()
+    pytest.fail("the simulator child never started")
+
+
+def _socket_dir(child: int) -> Path:
+    """The run's private socket folder, from its simulator's command line (``… ipc://DIR/batsim.sock …``)."""
+    argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+    endpoint = next(a.decode() for a in argv if a.startswith(b"ipc://"))
+    return Path(endpoint[len("ipc://"):]).parent
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_signal_ends_run_with_outputs(tmp_path, sig):
+    out = tmp_path / "out"
+    proc, child = _start_run(out)
+    sock_dir = _socket_dir(child)
+    assert sock_dir.is_dir()
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert "jobs submitted" in stdout                       # the summary was printed
+    deadline = time.monotonic() + 10
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "the simulator outlived the run"
+    assert not sock_dir.exists(), "the temporary socket folder was left behind"
+    rows = list(csv.DictReader((out / "jobs.csv").open()))
+    states = {r["final_state"] for r in rows}
+    assert rows and len({r["job_id"] for r in rows}) == len(rows)
+    assert "COMPLETED_SUCCESSFULLY" in states
+    assert states & {"RUNNING", "PENDING"}, "unfinished jobs are not marked"
+    assert "" not in states
+
+
+def test_killed_parent_takes_its_simulator_along(tmp_path):
+    proc, child = _start_run(tmp_path / "out")
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    deadline = time.monotonic() + 10
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "the simulator is orphaned"
