@@ -48,12 +48,12 @@ def add_order_options(p: argparse.ArgumentParser) -> None:
                         "(1 = EASY, 'all' = conservative backfilling)")
     p.add_argument("--easy-extra-nodes", action="store_true",
                    help="EASY family: also backfill a job needing no more than the extra nodes left idle at "
-                        "the shadow time (papers/004)")
+                        "the shadow time (ICS 632 slides, EASY; docs/orders-and-queues.md)")
     p.add_argument("--queues", metavar="FILE",
                    help="TOML queue configuration: named queues, routing, limits, per-queue order (e.g. the "
                         "bundled workloads/mira-like-queues.toml); adds queue and priority to jobs.csv")
     p.add_argument("--wfp-unit", type=float, metavar="S",
-                   help="time unit of the wfp utility in seconds (default: 60, minutes, per papers/002 §4.3.3)")
+                   help="time unit of the wfp utility in seconds (default: 60, minutes, per Allcock et al., Argonne, §4.3.3)")
 
 
 def order_options(args: argparse.Namespace, policy: str) -> dict:

@@ -1,5 +1,5 @@
 """Queue orders, the WFP utility, reservation depth, EASY's extra nodes and named queues
-(docs/orders-and-queues.md; papers/002 §3-4, papers/004)."""
+(docs/orders-and-queues.md; Allcock et al., Argonne, §3-4; Casanova's ICS 632 slides)."""
 from __future__ import annotations
 
 import math
@@ -20,7 +20,7 @@ from .test_policies import PROPS, simulate, workloads
 H = 3600.0
 
 
-# ---------------------------------------------------------------------------- WFP (papers/002 §4)
+# ---------------------------------------------------------------------------- WFP (Allcock et al. §4)
 def brute_wfp(job: Job, now: float, *, period=15.0, unit=60.0, floor=H, ceiling=12 * H, max_size=4) -> float:
     """Eq. 1 summed tick by tick: every `period` s (global multiples) after submission, up to `now`."""
     sw = min(max(job.walltime, floor), ceiling) if floor is not None else job.walltime
@@ -155,7 +155,7 @@ def test_depth_2_protects_the_second_job():
     assert simulate(make_scheduler("conservative-bb", plat), jobs, runtime).start == want
 
 
-# ---------------------------------------------------------------------------- EASY extra nodes (papers/004)
+# ---------------------------------------------------------------------------- EASY extra nodes (ICS 632 slides)
 def test_extra_nodes_backfill_a_job_on_the_heads_processors():
     """4 processors. W (1 proc, walltime 10, runs 1 s) on {0} and X (3 procs, 10 s) on {1,2,3} from 0;
     H (2 procs, 10 s) is the head: shadow time 10, reserved on {0,1}; extra nodes at 10: {2,3}.
@@ -176,8 +176,8 @@ def test_extra_nodes_backfill_a_job_on_the_heads_processors():
 def test_extra_nodes_never_delay_the_head(wl, policy, periodic):
     """As plain EASY (tests/test_policies.py::test_easy_reservation_never_delayed): a head's shadow
     time R(d) at a later decision d is ≤ max(R_prev, d); for fcfs-bb / sjf-bb (BB reserved too) it
-    never moves past the first one and the head starts by it. fcfs-easy reserves no BB (papers/001
-    §3.1): only the first bound holds."""
+    never moves past the first one and the head starts by it. fcfs-easy reserves no BB (Euro-Par 2021
+    paper §3.1): only the first bound holds."""
     plat, jobs, runtime = wl
     tr = simulate(make_scheduler(policy, plat, easy_extra_nodes=True), jobs, runtime,
                   period=1.0 if periodic else None)

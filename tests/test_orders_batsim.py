@@ -1,4 +1,4 @@
-"""Orders and queues beside a real Batsim 4.2.1 and the embedded simulator (SPEC §1c).
+"""Orders and queues beside a real Batsim 4.2.1 and the embedded simulator (docs/protocol.md).
 
 `burstbuffer serve --order wfp` (and `--queues` with the bundled Mira-like file) beside the real Batsim
 binary on the first KTH jobs must give the same per-job starts as `burstbuffer run` with the embedded
@@ -28,7 +28,7 @@ QUEUES = ROOT / "workloads" / "mira-like-queues.toml"
 N_JOBS = 200
 
 pytestmark = pytest.mark.skipif(not (BATSIM.is_file() and SO.is_file()),
-                                reason=f"no real Batsim 4.2.1 at {BATSIM} (SPEC §1c builds it)")
+                                reason=f"no real Batsim 4.2.1 at {BATSIM} (set BATSIM_421_DIR to the folder holding build/batsim and platforms/dragonfly96_sg332.so)")
 
 
 def _free_port() -> int:

@@ -1,7 +1,7 @@
 """Reservation depth K: the BB-aware EASY family with reservations for the first K queued jobs.
 
-EASY (papers/001 Algorithm 1; papers/004 "EASY Backfilling") reserves for one job, the head;
-conservative backfilling (papers/004 "Conservative Backfilling") for every queued job. Depth K sits
+EASY (Kopański & Rzadca, Euro-Par 2021, Algorithm 1; Casanova's ICS 632 slides, "EASY Backfilling") reserves for one job, the head;
+conservative backfilling (the same slides, "Conservative Backfilling") for every queued job. Depth K sits
 between them: walking the queue in its order, every job takes its earliest fit (processors and, for
 fcfs-bb / sjf-bb, BB) until K jobs hold a reservation in the future; the jobs whose fit is now are
 started; the remaining jobs are backfilled (in queue order, or by ascending walltime for sjf-bb) if

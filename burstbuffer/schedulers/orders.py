@@ -6,7 +6,7 @@ order is a total, deterministic order. Registry: `ORDERS` (name → factory), `m
 `order_names`; the queue-based policies (fcfs, fcfs-easy, filler, fcfs-bb, sjf-bb, conservative-bb)
 take ``order=NAME`` (docs/orders-and-queues.md).
 
-Orders (papers/004 "orders"; papers/002 §4):
+Orders (Casanova, ICS 632 slides "Job Scheduling": SJF/LJF/size orders; Allcock et al., Argonne, §4):
 - ``fcfs``: submission order.
 - ``sjf`` / ``ljf``: requested walltime ascending / descending.
 - ``small`` / ``large``: processors requested ascending / descending.

@@ -18,7 +18,7 @@ Every policy here visits the queue in its *order* (`orders.py`, ``order=NAME``; 
 submission order, which is the behaviour described above): the FCFS pass, the head job and the
 backfilling pass follow it (sjf-bb: its backfilling pass is always by ascending walltime). A job
 whose queue is at its share of the machine (`queues.py`) is passed over. ``easy_extra_nodes``
-(EASY family): the slides' variant (papers/004, "EASY Backfilling": extra nodes) that also backfills
+(EASY family): the slides' variant (Casanova's ICS 632 slides, "EASY Backfilling": extra nodes) that also backfills
 a job needing no more than the processors left idle at the shadow time by the head job, wherever
 they are: the head's processors are then chosen again (docs/orders-and-queues.md).
 
@@ -107,7 +107,7 @@ class EasyBackfilling(Fcfs):
         return starts
 
     def _backfill_extra(self, head, jobs, now: float) -> list[Start]:
-        """BACKFILL with the slides' extra nodes (papers/004): a job that does not fit around the
+        """BACKFILL with the slides' extra nodes (ICS 632 slides, "EASY Backfilling"): a job that does not fit around the
         head's reservation still starts if it fits now on any processors and needs no more than the
         extra nodes (processors idle at the shadow time beside the head's); the head keeps its BB
         and its shadow time, its processors are chosen again among those left."""
