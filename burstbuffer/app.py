@@ -38,6 +38,8 @@ class JobRecord:
     procs: ProcSet = field(default_factory=ProcSet)
     bb_alloc: dict[int, int] = field(default_factory=dict)
     reason: str = ""
+    #: (queue, priority at start) when the run uses queues or a priority order (docs/orders-and-queues.md)
+    facts: tuple[str, float | None] = ("", None)
 
     def row(self) -> dict:
         j = self.job
@@ -159,7 +161,9 @@ class SchedulerApp:
         profile = ev.profile or (self.profiles.get(workload) or {}).get(pname) or {}
         try:
             job = Job(ev.job_id, float(subtime), float(walltime) if walltime > 0 else math.inf, res,
-                      int(profile.get("bb", 0) or 0), pname)
+                      int(profile.get("bb", 0) or 0), pname,
+                      float(j.get("project_weight", profile.get("project_weight", 1.0))),
+                      str(j.get("queue", profile.get("queue", "")) or ""))
             if "bb" not in profile:
                 self.profiles_without_bb.add((workload, pname))
         except (TypeError, ValueError) as exc:
@@ -216,6 +220,9 @@ class SchedulerApp:
             for start in sched.decide(now):
                 rec = self.records[start.job.id]
                 rec.start, rec.procs, rec.bb_alloc = now, start.procs, start.bb_per_storage
+                facts = getattr(sched, "job_facts", None)
+                if facts:
+                    rec.facts = facts.pop(start.job.id, rec.facts)
                 self.executor.start(start, now, out)
             wake = sched.wakeup(now)
             if wake is not None and wake > now and wake not in self._pending_calls:
@@ -235,14 +242,21 @@ class SchedulerApp:
         """One row per original job (`JOBS_CSV_COLUMNS`: Batsim's `_jobs.csv` columns + bb_per_node,
         bb_allocation, bounded_slowdown), in submission order; written atomically. `mark_unfinished` (a run
         that stopped before SIMULATION_ENDS): a job without a final state gets final_state RUNNING (started)
-        or PENDING (not started), Slurm's names for them."""
+        or PENDING (not started), Slurm's names for them. With queues or a priority order (wfp) two more
+        columns, `queue` and `priority` (at start, "" if none), and only then: other runs' files are
+        unchanged (docs/orders-and-queues.md)."""
+        extra = list(getattr(self.scheduler, "extra_job_columns", []) or [])
         tmp = f"{path}.tmp"
         with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=JOBS_CSV_COLUMNS)
+            w = csv.DictWriter(f, fieldnames=list(JOBS_CSV_COLUMNS) + extra)
             w.writeheader()
             for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
                 row = rec.row()
                 if mark_unfinished and not row["final_state"]:
                     row["final_state"] = "PENDING" if rec.start is None else "RUNNING"
+                if extra:
+                    q, prio = rec.facts
+                    row["queue"] = q
+                    row["priority"] = "" if prio is None else f"{prio:.9g}"
                 w.writerow(row)
         os.replace(tmp, path)

@@ -37,12 +37,75 @@ def policy_and_options(policy: str, alpha: float | None) -> tuple[str, dict]:
     return "plan", {"alpha": alpha}
 
 
+def add_order_options(p: argparse.ArgumentParser) -> None:
+    """`--order`, `--reservation-depth`, `--easy-extra-nodes`, `--queues`, `--wfp-unit` (run, serve)."""
+    p.add_argument("--order", metavar="NAME",
+                   help="queue order of a queue-based policy (fcfs, fcfs-easy, filler, fcfs-bb, sjf-bb, "
+                        "conservative-bb): fcfs, sjf, ljf, small, large, bb-small, bb-large, wfp "
+                        "(default: fcfs, the policy's own meaning; docs/orders-and-queues.md)")
+    p.add_argument("--reservation-depth", metavar="K",
+                   help="EASY family (fcfs-easy, fcfs-bb, sjf-bb): reservations for the first K queued jobs "
+                        "(1 = EASY, 'all' = conservative backfilling)")
+    p.add_argument("--easy-extra-nodes", action="store_true",
+                   help="EASY family: also backfill a job needing no more than the extra nodes left idle at "
+                        "the shadow time (ICS 632 slides, EASY; docs/orders-and-queues.md)")
+    p.add_argument("--queues", metavar="FILE",
+                   help="TOML queue configuration: named queues, routing, limits, per-queue order (e.g. the "
+                        "bundled workloads/mira-like-queues.toml); adds queue and priority to jobs.csv")
+    p.add_argument("--wfp-unit", type=float, metavar="S",
+                   help="time unit of the wfp utility in seconds (default: 60, minutes, per Allcock et al., Argonne, §4.3.3)")
+
+
+def order_options(args: argparse.Namespace, policy: str) -> dict:
+    """The scheduler options of `add_order_options` for `policy`; InputError (one line) on a bad
+    order name, depth, queue file or an option the policy does not take."""
+    from .schedulers.depth import parse_depth
+    from .schedulers.orders import ORDERS
+    from .schedulers.queues import load_queues
+    from .schedulers.registry import EASY_POLICIES, QUEUE_POLICIES
+    opts: dict = {}
+    given = [o for o, v in (("--order", args.order), ("--queues", args.queues),
+                            ("--reservation-depth", args.reservation_depth),
+                            ("--easy-extra-nodes", args.easy_extra_nodes), ("--wfp-unit", args.wfp_unit)) if v]
+    if given and policy not in QUEUE_POLICIES:
+        raise InputError(given[0], "--policy " + policy,
+                         f"only the queue-based policies take it ({', '.join(QUEUE_POLICIES)})")
+    if args.order is not None:
+        if args.order not in ORDERS:
+            raise InputError("--order", args.order, f"unknown order (choose from {', '.join(ORDERS)})")
+        opts["order"] = args.order
+    if args.wfp_unit is not None:
+        if not args.wfp_unit > 0:
+            raise InputError("--wfp-unit", str(args.wfp_unit), "must be > 0 seconds")
+        opts["order_params"] = {"unit": args.wfp_unit}
+    for o, v in (("--reservation-depth", args.reservation_depth), ("--easy-extra-nodes", args.easy_extra_nodes)):
+        if v and policy not in EASY_POLICIES:
+            raise InputError(o, "--policy " + policy, f"only the EASY family takes it ({', '.join(EASY_POLICIES)})")
+    if args.reservation_depth is not None:
+        try:
+            parse_depth(args.reservation_depth)
+        except ValueError as exc:
+            raise InputError("--reservation-depth", args.reservation_depth, str(exc)) from None
+        if args.easy_extra_nodes:
+            raise InputError("--easy-extra-nodes", "--reservation-depth",
+                             "extra nodes apply to EASY's one reservation; give only one of them")
+        opts["reservation_depth"] = args.reservation_depth
+    if args.easy_extra_nodes:
+        opts["easy_extra_nodes"] = True
+    if args.queues is not None:
+        cfg = load_queues(args.queues)
+        cfg.check_orders(args.order or "fcfs")
+        opts["queues"] = cfg
+    return opts
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from .runner import run
     from .signals import Interrupted, interruptible
     from .schedulers.window_cli import window_options
     policy, options = policy_and_options(args.policy, args.alpha)
     options.update(window_options(policy, args))
+    options.update(order_options(args, policy))
     label = args.policy if args.alpha is None else f"plan-{args.alpha:g}"
     out = Path(args.output) if args.output else Path("out") / label
     header = f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}"
@@ -142,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CPU core shared by the scheduler and the simulator, which take turns: auto (the "
                         "current one), off (no pinning) or a number (default: auto; twice as fast as "
                         "unpinned on a 2-core machine)")
+    add_order_options(r)
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     from .schedulers.window_cli import add_window_options
     add_window_options(r)

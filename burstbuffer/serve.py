@@ -141,7 +141,8 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
 
     `workload` (optional) only sizes the progress bar; `timeout` [s] of silence (None: wait forever);
     `on_listen(session)` is called once the socket is bound (prints the batsim command line);
-    `policy_options` are passed to the policy (e.g. a window policy's ``window``).
+    `policy_options`: the policy's options (e.g. a window policy's ``window``, order, queues; see
+    `make_scheduler`).
     Raises InputError on bad input.
     """
     from .runner import RunResult, SchedulerSession, count_jobs
@@ -178,7 +179,7 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from .cli import print_summary
+    from .cli import order_options, print_summary
     from .runner import DEFAULT_PLATFORM
 
     log = logging.getLogger("burstbuffer")
@@ -187,6 +188,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         handler.setFormatter(logging.Formatter("burstbuffer serve: %(message)s"))
         log.addHandler(handler)
         log.propagate = False
+    options = order_options(args, args.policy)
     out = Path(args.output) if args.output else Path("out") / args.policy
     platform = args.platform or str(DEFAULT_PLATFORM)
     if args.platform:
@@ -204,7 +206,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     timeout = args.timeout if args.timeout and args.timeout > 0 else None
     from .schedulers.window_cli import window_options
-    options = window_options(args.policy, args)
+    options.update(window_options(args.policy, args))
     res = serve(args.policy, out, socket=args.socket, model=args.model, seed=args.seed, bb_capacity=args.bb_capacity,
                 workload=args.workload, timeout=timeout, progress=not args.quiet and sys.stderr.isatty(),
                 check_protocol=True if args.check_protocol else None, on_listen=listening,
@@ -219,7 +221,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``serve`` subcommand to the `burstbuffer` command's subparsers."""
-    from .cli import _policy_names
+    from .cli import _policy_names, add_order_options
     from .io_model.registry import model_names
 
     p = subparsers.add_parser("serve", help="the scheduler alone, for an external Batsim 4.x",
@@ -246,6 +248,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "(0: wait forever; default: 600 s)")
     p.add_argument("--check-protocol", action="store_true",
                    help="check every answer against protocol v4 before sending it (burstbuffer.batsim.conformance)")
+    add_order_options(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     from .schedulers.window_cli import add_window_options
     add_window_options(p)

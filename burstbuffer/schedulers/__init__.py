@@ -1,7 +1,8 @@
 """Scheduling policies over an availability profile of processors and burst buffers (docs/policies.md).
 
 Public API: `make_scheduler(name, platform, seed=0, **options)`, `POLICIES`, the `Scheduler`
-interface (`base`), `Job`, `Start`, and `AvailabilityProfile` for policy authors.
+interface (`base`), `Job`, `Start`, and `AvailabilityProfile` for policy authors; queue orders
+(`orders`), named queues (`queues`) and the reservation depth (`depth`): docs/orders-and-queues.md.
 """
 from .base import Job, Scheduler, Start
 from .profile import AvailabilityProfile, Fit
@@ -9,10 +10,14 @@ from .profiled import ProfileScheduler, Reservation
 from .policies import EasyBackfilling, Fcfs, FcfsBB, FcfsEasy, Filler, SjfBB
 from .plan import PlanScheduler
 from .conservative import ConservativeBB
-from .registry import POLICIES, make_scheduler, policy_names
+from .depth import DepthBackfilling
+from .orders import ORDERS, Order, make_order, order_names
+from .queues import Queue, QueueConfig, load_queues
+from .registry import EASY_POLICIES, POLICIES, QUEUE_POLICIES, make_scheduler, policy_names
 
 __all__ = [
     "Job", "Scheduler", "Start", "AvailabilityProfile", "Fit", "ProfileScheduler", "Reservation",
     "EasyBackfilling", "Fcfs", "FcfsBB", "FcfsEasy", "Filler", "SjfBB", "PlanScheduler", "ConservativeBB",
-    "POLICIES", "make_scheduler", "policy_names",
+    "POLICIES", "make_scheduler", "policy_names", "DepthBackfilling", "ORDERS", "Order", "make_order",
+    "order_names", "Queue", "QueueConfig", "load_queues", "EASY_POLICIES", "QUEUE_POLICIES",
 ]

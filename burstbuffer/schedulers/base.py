@@ -28,6 +28,9 @@ class Job:
         res: number of compute nodes (processors) requested.
         bb: burst-buffer request per compute node [bytes] (docs/workload.md; 0 if none).
         profile: Batsim profile name (opaque to policies).
+        weight: project weight of the WFP order (Allcock et al. 2017 §4 eq. 1; 1 unless the job carries one).
+        queue: the queue the job asks for by name ("" = routed by its processors and walltime;
+            docs/orders-and-queues.md).
     """
 
     id: str
@@ -36,6 +39,8 @@ class Job:
     res: int
     bb: int = 0
     profile: str = ""
+    weight: float = 1.0
+    queue: str = ""
 
     @property
     def bb_total(self) -> int:

@@ -14,6 +14,11 @@ docs/bbsched.md): ``bbsched``, ``bbsched-exact``, ``bbsched-nsga2``, ``bbsched-n
 ``weighted-cpu``, ``weighted-bb``, ``constrained-cpu``, ``constrained-bb``, ``bin-packing``; options
 ``window``, ``starvation_bound``, ``record_gd`` and, for the GA policies, ``population``,
 ``generations``, ``mutation_rate``.
+
+The queue-based policies (`QUEUE_POLICIES`) also take ``order`` (a name of `orders.ORDERS`),
+``queues`` (a `queues.QueueConfig`) and ``order_params`` (wfp's parameters); the EASY family
+(`EASY_POLICIES`) ``reservation_depth`` (K ≥ 1 or "all": `depth.DepthBackfilling`) and
+``easy_extra_nodes`` (docs/orders-and-queues.md).
 """
 from __future__ import annotations
 
@@ -23,10 +28,16 @@ from ..platforms.model import Platform
 from .base import Scheduler
 from .bbsched import WINDOW_POLICIES
 from .conservative import ConservativeBB
+from .depth import DepthBackfilling
 from .plan import PlanScheduler
 from .policies import Fcfs, FcfsBB, FcfsEasy, Filler, SjfBB
 
-__all__ = ["POLICIES", "make_scheduler", "policy_names"]
+__all__ = ["POLICIES", "QUEUE_POLICIES", "EASY_POLICIES", "make_scheduler", "policy_names"]
+
+#: policies that take ``order`` / ``queues`` / ``order_params``
+QUEUE_POLICIES = ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "conservative-bb")
+#: policies that also take ``reservation_depth`` and ``easy_extra_nodes``
+EASY_POLICIES = ("fcfs-easy", "fcfs-bb", "sjf-bb")
 
 
 def _plan_alpha(alpha: int) -> Callable[..., Scheduler]:
@@ -44,13 +55,28 @@ def _plan_alpha(alpha: int) -> Callable[..., Scheduler]:
     return factory
 
 
+def _easy(cls) -> Callable[..., Scheduler]:
+    """Factory of an EASY-family policy: `cls`, or `DepthBackfilling` when ``reservation_depth`` is given."""
+    def factory(platform: Platform, *, seed: int = 0, reservation_depth=None, easy_extra_nodes: bool = False,
+                **options) -> Scheduler:
+        if reservation_depth is None:
+            return cls(platform, seed=seed, easy_extra_nodes=easy_extra_nodes, **options)
+        if easy_extra_nodes:
+            raise ValueError("easy_extra_nodes applies to EASY's one reservation, not to a reservation depth")
+        return DepthBackfilling(platform, seed=seed, reservation_depth=reservation_depth, reserve_bb=cls.reserve_bb,
+                                sjf_backfill=cls.sjf, name=cls.name, **options)
+    factory.__name__ = cls.__name__
+    factory.__doc__ = cls.__doc__
+    return factory
+
+
 #: name → factory(platform, *, seed=0, **options) -> Scheduler
 POLICIES: dict[str, Callable[..., Scheduler]] = {
     "fcfs": Fcfs,
-    "fcfs-easy": FcfsEasy,
+    "fcfs-easy": _easy(FcfsEasy),
     "filler": Filler,
-    "fcfs-bb": FcfsBB,
-    "sjf-bb": SjfBB,
+    "fcfs-bb": _easy(FcfsBB),
+    "sjf-bb": _easy(SjfBB),
     "plan-1": _plan_alpha(1),
     "plan-2": _plan_alpha(2),
     "plan-3": _plan_alpha(3),
