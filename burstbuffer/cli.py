@@ -19,8 +19,8 @@ _PLUGINS = ("burstbuffer.simulator.cli", "burstbuffer.workloads.cli", "burstbuff
 
 def _policy_names() -> list[str]:
     try:
-        from .schedulers import POLICIES
-        return list(POLICIES)
+        from .schedulers.registry import POLICIES, THREE_PHASE_POLICIES
+        return list(POLICIES) + list(THREE_PHASE_POLICIES)
     except ImportError:  # pragma: no cover - during development
         return []
 

@@ -15,11 +15,13 @@ from typing import Callable
 
 from ..platforms.model import Platform
 from .base import Scheduler
+from .cerberus import Cerberus
 from .conservative import ConservativeBB
 from .plan import PlanScheduler
 from .policies import Fcfs, FcfsBB, FcfsEasy, Filler, SjfBB
 
-__all__ = ["POLICIES", "make_scheduler", "policy_names"]
+__all__ = ["POLICIES", "THREE_PHASE_POLICIES", "all_policy_names", "make_scheduler", "needs_three_phase",
+           "policy_names"]
 
 
 def _plan_alpha(alpha: int) -> Callable[..., Scheduler]:
@@ -51,6 +53,22 @@ POLICIES: dict[str, Callable[..., Scheduler]] = {
     "conservative-bb": ConservativeBB,
 }
 
+#: Policies that decide stage-ins (`StageIn`) and need the ``three-phase`` job model (docs/io-model.md §3),
+#: kept apart from `POLICIES` (which run under every job model).
+THREE_PHASE_POLICIES: dict[str, Callable[..., Scheduler]] = {
+    "cerberus": Cerberus,
+}
+
+
+def all_policy_names() -> list[str]:
+    """Every registered policy name: `POLICIES` then `THREE_PHASE_POLICIES`, each sorted."""
+    return policy_names() + sorted(THREE_PHASE_POLICIES)
+
+
+def needs_three_phase(name: str) -> bool:
+    """True if policy `name` runs only under the ``three-phase`` job model."""
+    return name in THREE_PHASE_POLICIES
+
 
 def policy_names() -> list[str]:
     """Registered policy names, sorted."""
@@ -67,8 +85,8 @@ def make_scheduler(name: str, platform: Platform, *, seed: int = 0, **options) -
     randomness). Raises ValueError naming the valid policies if `name` is unknown; the factory
     raises TypeError/ValueError on bad options.
     """
-    try:
-        factory = POLICIES[name]
-    except KeyError:
-        raise ValueError(f"unknown policy {name!r}; valid policies: {', '.join(policy_names())}") from None
+    factory = POLICIES.get(name) or THREE_PHASE_POLICIES.get(name)
+    if factory is None:
+        raise ValueError(f"unknown policy {name!r}; valid policies: {', '.join(policy_names())}; "
+                         f"with --model three-phase only: {', '.join(sorted(THREE_PHASE_POLICIES))}")
     return factory(platform, seed=seed, **options)
