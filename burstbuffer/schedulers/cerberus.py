@@ -109,16 +109,37 @@ class Cerberus(Scheduler):
 
     # ------------------------------------------------------------------ decisions
     def _place(self, job: Job) -> tuple[int, ...] | None:
-        """BB node of each of the job's `res` shares of `bb` bytes, filling BB nodes in id order; None if no room."""
+        """BB node of each of the job's `res` shares of `bb` bytes, dealt round-robin over the BB nodes with
+        room (by id), so that a job's shares spread like its compute nodes will; None if no room."""
         if job.bb == 0:
             return ()
+        room = {b: f // job.bb for b, f in sorted(self.free_bb.items()) if f >= job.bb}
+        if sum(room.values()) < job.res:
+            return None
         out: list[int] = []
-        for b in sorted(self.free_bb):
-            k = min(self.free_bb[b] // job.bb, job.res - len(out))
-            out += [b] * k
-            if len(out) == job.res:
-                return tuple(out)
-        return None
+        while len(out) < job.res:
+            for b in room:
+                if room[b] > 0 and len(out) < job.res:
+                    out.append(b)
+                    room[b] -= 1
+        return tuple(sorted(out))
+
+    def _bind(self, procs: ProcSet, slots: tuple[int, ...]) -> dict[int, int]:
+        """Compute node → BB node: each node, in id order, takes a remaining slot on the first BB node of its
+        preference list (docs/platform.md §2: own chassis, own group, any)."""
+        if not slots:
+            return {}
+        left: dict[int, int] = {}
+        for b in slots:
+            left[b] = left.get(b, 0) + 1
+        out = {}
+        for node in procs:
+            b = next((b for b in self.platform.bb_preference(node) if left.get(b, 0) > 0), None)
+            if b is None:                                # preference lists end with "any": not reached
+                b = next(b for b, k in left.items() if k > 0)
+            left[b] -= 1
+            out[node] = b
+        return out
 
     def _select(self, queue: dict[str, tuple[Job, float]], now: float, values, weights, caps) -> list[str]:
         """Job ids to serve from `queue`: FCFS from the head while its oldest job starves, else the knapsack."""
@@ -168,5 +189,5 @@ class Cerberus(Scheduler):
             self.free_nodes -= procs
             self.nodes[jid] = procs
             del self.q_run[jid]
-            out.append(Start(job, procs, dict(zip(procs, self.slots[jid]))))
+            out.append(Start(job, procs, self._bind(procs, self.slots[jid])))
         return out
