@@ -28,7 +28,7 @@ from typing import Sequence
 __all__ = ["DP_LIMIT", "EXACT_LIMIT", "knapsack", "total"]
 
 #: "auto": exact DP up to this many items, milp above (measured: benchmarks/bench_knapsack.py).
-DP_LIMIT = 16
+DP_LIMIT = 24
 #: "auto": greedy heuristic above this many items.
 EXACT_LIMIT = 200
 
@@ -53,12 +53,17 @@ def _dp(values, weights, capacities) -> list[int]:
             nw = tuple(a + b for a, b in zip(w, wi))
             if all(a <= c for a, c in zip(nw, capacities)):
                 new.append((nw, v + values[i], ch + (i,)))
-        # dominance pruning: sort by value desc, then keep states not dominated by a kept one
-        new.sort(key=lambda s: (-s[1], s[0], s[2]))
         kept: list[tuple[tuple[int, ...], float, tuple[int, ...]]] = []
-        for s in new:
-            if not any(k[1] >= s[1] and all(a <= b for a, b in zip(k[0], s[0])) for k in kept):
-                kept.append(s)
+        if m == 1:   # one resource: by weight, keep a state only if it beats every lighter one (O(S log S))
+            new.sort(key=lambda s: (s[0], -s[1], s[2]))
+            for s in new:
+                if not kept or s[1] > kept[-1][1]:
+                    kept.append(s)
+        else:        # dominance pruning: by value desc, keep states no kept one dominates
+            new.sort(key=lambda s: (-s[1], s[0], s[2]))
+            for s in new:
+                if not any(k[1] >= s[1] and all(a <= b for a, b in zip(k[0], s[0])) for k in kept):
+                    kept.append(s)
         states = kept
     best = max(states, key=lambda s: (s[1], [-i for i in s[2]]))
     return list(best[2])
@@ -73,7 +78,8 @@ def _milp(values, weights, capacities) -> list[int]:
     for w, c in zip(weights, capacities):
         rows.append(np.asarray(w, dtype=float) / c if c > 0 else np.asarray(w, dtype=float))
         ub.append(1.0 if c > 0 else 0.0)
-    res = milp(-np.asarray(values, dtype=float), integrality=np.ones(n),
+    scale = max(values) or 1.0                   # objective of order 1: HiGHS' tolerances are absolute
+    res = milp(-np.asarray(values, dtype=float) / scale, integrality=np.ones(n),
                bounds=Bounds(np.zeros(n), np.ones(n)),
                constraints=LinearConstraint(np.vstack(rows), -np.inf, np.asarray(ub)),
                options={"mip_rel_gap": 0.0, "presolve": True})
@@ -123,7 +129,11 @@ def knapsack(values: Sequence[float], weights: Sequence[Sequence[int]], capaciti
     if not items:
         return []
     v = [values[i] for i in items]
-    w = [[row[i] for i in items] for row in weights]
+    rows = [k for k, row in enumerate(weights) if any(row[i] for i in items)]   # all-zero rows constrain nothing
+    w = [[weights[k][i] for i in items] for k in rows]
+    capacities = [capacities[k] for k in rows]
+    if not rows:                                 # nothing constrains: take every item of value
+        return items
     if method == "auto":
         method = "dp" if len(items) <= DP_LIMIT else "milp" if len(items) <= EXACT_LIMIT else "greedy"
     solver = {"dp": _dp, "milp": _milp, "greedy": _greedy}.get(method)
