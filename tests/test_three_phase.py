@@ -172,3 +172,53 @@ def test_starving_job_is_served_fcfs_after_the_limit():
     assert patient["w0!s"][1] == 1000                   # after all ten stream jobs (10 × 100 s)
     limited = three_phase_sim(make_scheduler("cerberus", plat, starvation_limit=150), plat, jobs)
     assert limited["w0!s"][1] == 200
+
+
+def test_two_phase_policy_keeps_the_nodes_until_the_stage_out_ends(tmp_path):
+    """sjf-bb on the three-phase model (Scheduler.nodes_released's default): B waits for A's job end,
+    stage-out included, as in io-aware."""
+    wl = _workload(tmp_path, [(1, 0, 96, 100e9, GB), (2, 50, 96, 10e9, 0)])
+    res = run("sjf-bb", wl, PLATFORM, tmp_path / "tp", model="three-phase", progress=False, timeout=120)
+    ph = _phases(tmp_path / "tp")
+    jobs = pd.read_csv(res.jobs_csv).set_index("job_id")
+    assert ph[2]["compute"] >= jobs.loc[1, "finish_time"]
+    assert jobs.loc[1, "finish_time"] - ph[1]["nodes_free"] == pytest.approx(96 * GB / PFS_BW, rel=1e-3)
+
+
+def test_cli_options_only_for_cerberus():
+    from burstbuffer.cli import cerberus_options
+    assert cerberus_options("cerberus", "short-first", 60.0) == {"profit": "short-first", "starvation_limit": 60.0}
+    with pytest.raises(InputError, match="only cerberus"):
+        cerberus_options("sjf-bb", "nodes", None)
+
+
+# ---------------------------------------------------------------------------- slurm-bb
+def test_slurm_bb_reserves_no_nodes_for_a_job_not_staged_in():
+    """2 nodes, one 10 GB BB node, stagings at 1 GB/s. A (1 node, 10 GB) stages in 0-10, runs 10-110, stages
+    out 110-120. B (2 nodes, 5 GB each) cannot stage in before A's BB is free: no reservation, so C (1 node,
+    no BB, 1000 s) is backfilled at 2 though it ends long after A. B stages in 120-130 and starts when C ends."""
+    plat = Platform.simple(2, [10 * GB])
+    jobs = [Job("w0!A", 0, 100, 1, 10 * GB), Job("w0!B", 1, 10, 2, 5 * GB), Job("w0!C", 2, 1000, 1, 0)]
+    t = three_phase_sim(make_scheduler("slurm-bb", plat), plat, jobs)
+    assert t == {"w0!A": (0, 10, 120), "w0!C": (2, 2, 1002), "w0!B": (120, 1002, 1022)}
+
+
+def test_slurm_bb_reserves_nodes_for_a_staged_job():
+    """2 nodes, 20 GB of BB. A (1 node, no BB, 100 s) runs 0-100. B (2 nodes, 5 GB each) stages in 1-11, then
+    holds a reservation at 100 (A's expected end): C (1 node, 1000 s, from 12) may not backfill, D (1 node,
+    50 s, from 13) may (it ends at 63). B runs 100-110 (stage-out 110-120), C starts at 110."""
+    plat = Platform.simple(2, [20 * GB])
+    jobs = [Job("w0!A", 0, 100, 1, 0), Job("w0!B", 1, 10, 2, 5 * GB), Job("w0!C", 12, 1000, 1, 0),
+            Job("w0!D", 13, 50, 1, 0)]
+    t = three_phase_sim(make_scheduler("slurm-bb", plat), plat, jobs)
+    assert t["w0!B"] == (1, 100, 120)
+    assert t["w0!D"][1] == 13 and t["w0!C"][1] == 110
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads())
+def test_slurm_bb_never_overallocates_and_every_job_ends(wl):
+    plat, jobs = wl
+    sched = make_scheduler("slurm-bb", plat)
+    times = three_phase_sim(sched, plat, jobs)
+    assert set(times) == {j.id for j in jobs} and not sched.queue

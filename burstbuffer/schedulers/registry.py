@@ -19,6 +19,7 @@ from .cerberus import Cerberus
 from .conservative import ConservativeBB
 from .plan import PlanScheduler
 from .policies import Fcfs, FcfsBB, FcfsEasy, Filler, SjfBB
+from .slurm_bb import SlurmBB
 
 __all__ = ["POLICIES", "THREE_PHASE_POLICIES", "all_policy_names", "make_scheduler", "needs_three_phase",
            "policy_names"]
@@ -57,6 +58,7 @@ POLICIES: dict[str, Callable[..., Scheduler]] = {
 #: kept apart from `POLICIES` (which run under every job model).
 THREE_PHASE_POLICIES: dict[str, Callable[..., Scheduler]] = {
     "cerberus": Cerberus,
+    "slurm-bb": SlurmBB,
 }
 
 
