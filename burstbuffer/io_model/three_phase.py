@@ -48,9 +48,12 @@ class ThreePhaseExecutor(IOAwareExecutor):
         return ev
 
     def stage_in(self, decision: StageIn, now: float, out: Outbox) -> None:
-        """Start the stage-in of a pending job: BB only, no walltime (docs/io-model.md §3)."""
+        """Start the stage-in of a pending job: BB only, no walltime (docs/io-model.md §3). Raises ValueError
+        for a job without BB (a policy starts it directly)."""
         from ..batsim.protocol import RejectJob
         job = decision.job
+        if job.bb <= 0:
+            raise ValueError(f"job {job.id} has no burst buffer to stage in: start it directly")
         run = self._new_run(Start(job, ProcSet(), {}), math.inf)
         counts: dict[int, int] = {}
         for b in decision.bb_slots:
