@@ -222,3 +222,32 @@ def test_slurm_bb_never_overallocates_and_every_job_ends(wl):
     sched = make_scheduler("slurm-bb", plat)
     times = three_phase_sim(sched, plat, jobs)
     assert set(times) == {j.id for j in jobs} and not sched.queue
+
+
+@pytest.mark.parametrize("policy", ["cerberus", "slurm-bb"])
+def test_simulated_bb_and_nodes_never_overallocated_on_kth(policy, kth_subset, tmp_path):
+    """100 KTH jobs in the embedded simulator: each job holds its `bb_allocation` from its stage-in start to its
+    end (jobs.csv) and its nodes over its sub-jobs on compute nodes (batsim_jobs.csv); at every instant the
+    BB held on each BB node (by pending, running and finishing jobs) is within its 40 GB, and no compute node is
+    held by two jobs."""
+    from procset import ProcSet
+    res = run(policy, kth_subset(100), PLATFORM, tmp_path / "o", model="three-phase", progress=False, timeout=300)
+    jobs = pd.read_csv(res.jobs_csv, keep_default_na=False)
+    assert len(jobs) == 100 and (jobs.final_state.str.startswith("COMPLETED")).all()
+    events = []
+    for _, r in jobs.iterrows():
+        for item in str(r.bb_allocation).split():
+            b, n = item.split(":")
+            events += [(float(r.finish_time), -int(n), int(b)), (float(r.starting_time), int(n), int(b))]
+    held: dict[int, int] = {}
+    for _, n, b in sorted(events):                  # releases before holds at the same instant
+        held[b] = held.get(b, 0) + n
+        assert held[b] <= 40 * GB
+    ph = _phases(tmp_path / "o")
+    procs = {int(r.job_id): ProcSet.from_str(r.allocated_resources) for _, r in jobs.iterrows()}
+    spans = sorted((p["compute"], p["nodes_free"], j) for j, p in ph.items())
+    for k, (s1, e1, j1) in enumerate(spans):
+        for s2, e2, j2 in spans[k + 1:]:
+            if s2 >= e1:
+                break
+            assert not (procs[j1] & procs[j2]), (j1, j2)
