@@ -185,6 +185,13 @@ def test_two_phase_policy_keeps_the_nodes_until_the_stage_out_ends(tmp_path):
     assert jobs.loc[1, "finish_time"] - ph[1]["nodes_free"] == pytest.approx(96 * GB / PFS_BW, rel=1e-3)
 
 
+def test_cerberus_bad_options():
+    plat = Platform.simple(2, [GB])
+    for bad in ({"profit": "money"}, {"knapsack_method": "annealing"}, {"starvation_limit": 0}):
+        with pytest.raises(ValueError):
+            make_scheduler("cerberus", plat, **bad)
+
+
 def test_cli_options_only_for_cerberus():
     from burstbuffer.cli import cerberus_options
     assert cerberus_options("cerberus", "short-first", 60.0) == {"profit": "short-first", "starvation_limit": 60.0}

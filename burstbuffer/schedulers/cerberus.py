@@ -54,7 +54,7 @@ class Cerberus(Scheduler):
         profit: name in `PROFITS`.
         starvation_limit: seconds (> 0) after which a queued job is served FCFS (module docstring).
         knapsack_method: "auto", "dp", "milp" or "greedy" (`burstbuffer.schedulers.knapsack`).
-    Raises ValueError on an unknown profit or a non-positive starvation limit.
+    Raises ValueError on an unknown profit or knapsack method, or a non-positive starvation limit.
     """
 
     name = "cerberus"
@@ -63,6 +63,8 @@ class Cerberus(Scheduler):
                  starvation_limit: float = 86400.0, knapsack_method: str = "auto"):
         if profit not in PROFITS:
             raise ValueError(f"unknown profit {profit!r}; valid: {', '.join(sorted(PROFITS))}")
+        if knapsack_method not in ("auto", "dp", "milp", "greedy"):
+            raise ValueError(f"unknown knapsack_method {knapsack_method!r}; valid: auto, dp, greedy, milp")
         if not starvation_limit > 0:
             raise ValueError(f"starvation_limit must be > 0 seconds, got {starvation_limit!r}")
         self.platform = platform
