@@ -22,7 +22,7 @@ from .errors import InputError
 from .io_model.base import JobModel
 from .metrics.definitions import JOBS_CSV_COLUMNS, bounded_slowdown, runtime, turnaround_time, waiting_time
 from .platforms.model import Platform
-from .schedulers.base import Job, Scheduler
+from .schedulers.base import Job, Scheduler, StageIn
 from .workloads.batsim_rules import DefinitionError, check_job
 
 @dataclass
@@ -195,6 +195,14 @@ class SchedulerApp:
             return
         self._executing.discard(ev.job_id)
         done = self.executor.on_completed(ev, ts, out)
+        take = getattr(self.executor, "take_phase_events", None)   # three-phase models only
+        if take is not None:
+            for kind, job_id in take():
+                if kind == "staged":
+                    self.scheduler.stage_in_done(job_id, ts)
+                else:
+                    self.scheduler.nodes_released(job_id, ts)
+                self._dirty = True
         if done is None:
             return
         job_id, state = done
@@ -219,7 +227,17 @@ class SchedulerApp:
             self._dirty = False
             for start in sched.decide(now):
                 rec = self.records[start.job.id]
-                rec.start, rec.procs, rec.bb_alloc = now, start.procs, start.bb_per_storage
+                if isinstance(start, StageIn):    # docs/io-model.md §3: BB only, the job stays pending
+                    stage_in = getattr(self.executor, "stage_in", None)
+                    if stage_in is None:
+                        raise InputError("--model", self.executor.name,
+                                         f"policy {sched.name} needs the three-phase job model")
+                    rec.start, rec.bb_alloc = now, start.bb_per_storage
+                    stage_in(start, now, out)
+                    continue
+                if rec.start is None:              # waiting time ends at the first held resource
+                    rec.start = now
+                rec.procs, rec.bb_alloc = start.procs, start.bb_per_storage
                 facts = getattr(sched, "job_facts", None)
                 if facts:
                     rec.facts = facts.pop(start.job.id, rec.facts)

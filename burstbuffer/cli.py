@@ -19,8 +19,8 @@ _PLUGINS = ("burstbuffer.simulator.cli", "burstbuffer.workloads.cli", "burstbuff
 
 def _policy_names() -> list[str]:
     try:
-        from .schedulers import POLICIES
-        return list(POLICIES)
+        from .schedulers.registry import POLICIES, THREE_PHASE_POLICIES
+        return list(POLICIES) + list(THREE_PHASE_POLICIES)
     except ImportError:  # pragma: no cover - during development
         return []
 
@@ -52,7 +52,7 @@ def add_order_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queues", metavar="FILE",
                    help="TOML queue configuration: named queues, routing, limits, per-queue order (e.g. the "
                         "bundled workloads/mira-like-queues.toml); adds queue and priority to jobs.csv")
-    p.add_argument("--wfp-unit", type=float, metavar="S",
+    p.add_argument("--wfp-unit", type=cliargs.positive_float, metavar="S",
                    help="time unit of the wfp utility in seconds (default: 60, minutes, per Allcock et al., Argonne, §4.3.3)")
 
 
@@ -99,6 +99,19 @@ def order_options(args: argparse.Namespace, policy: str) -> dict:
     return opts
 
 
+def cerberus_options(policy: str, profit: str | None, starvation_limit: float | None) -> dict:
+    """`--profit` and `--starvation-limit` → cerberus' options (docs/policies.md "cerberus"); InputError if
+    given with another policy."""
+    options = {}
+    for flag, key, value in (("--profit", "profit", profit), ("--starvation-limit", "starvation_limit",
+                                                             starvation_limit)):
+        if value is not None:
+            if policy != "cerberus":
+                raise InputError(flag, str(value), f"only cerberus takes {flag}, not {policy}")
+            options[key] = value
+    return options
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from .runner import run
     from .signals import Interrupted, interruptible
@@ -106,6 +119,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     policy, options = policy_and_options(args.policy, args.alpha)
     options.update(window_options(policy, args))
     options.update(order_options(args, policy))
+    options.update(cerberus_options(args.policy, args.profit, args.starvation_limit))
     label = args.policy if args.alpha is None else f"plan-{args.alpha:g}"
     out = Path(args.output) if args.output else Path("out") / label
     header = f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}"
@@ -190,10 +204,18 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--output", metavar="DIR", help="output folder (default: out/POLICY)")
     r.add_argument("--model", default="io-aware", choices=model_names(),
                    help="job model: io-aware (stage-in, compute phases, checkpoints with drains, stage-out as "
-                        "Batsim dynamic jobs; docs/io-model.md) or alloc-only (compute only) (default: io-aware)")
+                        "Batsim dynamic jobs; docs/io-model.md), alloc-only (compute only) or three-phase (stage-in "
+                        "holding BB only, stage-out after the nodes are released; docs/io-model.md §3) "
+                        "(default: io-aware)")
     r.add_argument("--alpha", type=cliargs.positive_float, metavar="A",
                    help="plan-α with any positive real α (exponent of the waiting times in the plan score, "
                         "Kopanski & Rzadca 2021, Eq. 1); with --policy plan")
+    r.add_argument("--profit", choices=["node-seconds", "nodes", "short-first"],
+                   help="cerberus: profit of a job in its running-queue knapsack (docs/policies.md; default "
+                        "node-seconds)")
+    r.add_argument("--starvation-limit", type=cliargs.positive_float, metavar="S",
+                   help="cerberus: seconds after which a queued job is served first come first served "
+                        "(default 86400)")
     r.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every random choice (default: 0)")
     r.add_argument("--bb-capacity", metavar="SIZE",
                    help="BB capacity per storage node when the platform does not give it, e.g. 40GB")

@@ -60,6 +60,14 @@ def nonneg_int(text: str) -> int:
     return _at_least(text, int, 0, False, ">= 0")
 
 
+def fraction(text: str) -> float:
+    """A finite number in [0, 1] (a probability, a share)."""
+    v = _number(text, float)
+    if not 0.0 <= v <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be in [0, 1]")
+    return v
+
+
 def seed(text: str) -> int:
     """A seed: an integer in [0, 2**32) (what numpy's and Python's generators both take)."""
     v = _number(text, int)

@@ -117,10 +117,14 @@ class SchedulerSession:
                  progress: bool = True, platform_source: str = "SIMULATION_BEGINS",
                  on_progress: Callable[[int, int | None], None] | None = None):
         from .schedulers import POLICIES, make_scheduler  # registry of policies
+        from .schedulers.registry import THREE_PHASE_POLICIES
 
         self.executor = make_executor(model)
-        if policy not in POLICIES:
-            raise InputError("--policy", policy, f"unknown policy (choose from {', '.join(POLICIES)})")
+        if policy not in POLICIES and policy not in THREE_PHASE_POLICIES:
+            raise InputError("--policy", policy,
+                             f"unknown policy (choose from {', '.join(list(POLICIES) + list(THREE_PHASE_POLICIES))})")
+        if policy in THREE_PHASE_POLICIES and model != "three-phase":
+            raise InputError("--policy", policy, "needs --model three-phase (it decides stage-ins, docs/io-model.md §3)")
         self.output = Path(output)
         try:
             self.output.mkdir(parents=True, exist_ok=True)

@@ -27,12 +27,15 @@ from typing import Callable
 from ..platforms.model import Platform
 from .base import Scheduler
 from .bbsched import WINDOW_POLICIES
+from .cerberus import Cerberus
 from .conservative import ConservativeBB
 from .depth import DepthBackfilling
 from .plan import PlanScheduler
 from .policies import Fcfs, FcfsBB, FcfsEasy, Filler, SjfBB
+from .slurm_bb import SlurmBB
 
-__all__ = ["POLICIES", "QUEUE_POLICIES", "EASY_POLICIES", "make_scheduler", "policy_names"]
+__all__ = ["POLICIES", "QUEUE_POLICIES", "EASY_POLICIES", "THREE_PHASE_POLICIES", "all_policy_names",
+           "make_scheduler", "needs_three_phase", "policy_names"]
 
 #: policies that take ``order`` / ``queues`` / ``order_params``
 QUEUE_POLICIES = ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "conservative-bb")
@@ -85,6 +88,23 @@ POLICIES: dict[str, Callable[..., Scheduler]] = {
     **WINDOW_POLICIES,
 }
 
+#: Policies that decide stage-ins (`StageIn`) and need the ``three-phase`` job model (docs/io-model.md §3),
+#: kept apart from `POLICIES` (which run under every job model).
+THREE_PHASE_POLICIES: dict[str, Callable[..., Scheduler]] = {
+    "cerberus": Cerberus,
+    "slurm-bb": SlurmBB,
+}
+
+
+def all_policy_names() -> list[str]:
+    """Every registered policy name: `POLICIES` then `THREE_PHASE_POLICIES`, each sorted."""
+    return policy_names() + sorted(THREE_PHASE_POLICIES)
+
+
+def needs_three_phase(name: str) -> bool:
+    """True if policy `name` runs only under the ``three-phase`` job model."""
+    return name in THREE_PHASE_POLICIES
+
 
 def policy_names() -> list[str]:
     """Registered policy names, sorted."""
@@ -101,8 +121,8 @@ def make_scheduler(name: str, platform: Platform, *, seed: int = 0, **options) -
     randomness). Raises ValueError naming the valid policies if `name` is unknown; the factory
     raises TypeError/ValueError on bad options.
     """
-    try:
-        factory = POLICIES[name]
-    except KeyError:
-        raise ValueError(f"unknown policy {name!r}; valid policies: {', '.join(policy_names())}") from None
+    factory = POLICIES.get(name) or THREE_PHASE_POLICIES.get(name)
+    if factory is None:
+        raise ValueError(f"unknown policy {name!r}; valid policies: {', '.join(policy_names())}; "
+                         f"with --model three-phase only: {', '.join(sorted(THREE_PHASE_POLICIES))}")
     return factory(platform, seed=seed, **options)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from .. import cliargs
 from ..errors import InputError
 from .bbsched import GA_OPTIONS, WINDOW_OPTIONS, WINDOW_POLICIES, BBSched
 
@@ -17,12 +18,12 @@ def add_window_options(p: argparse.ArgumentParser) -> None:
     """Add the window-policy options to a subcommand's parser."""
     g = p.add_argument_group("window policies (bbsched, bbsched-exact, bbsched-nsga2, bbsched-naive, weighted*, "
                              "constrained-*, bin-packing; Fan et al. 2019)")
-    g.add_argument("--window", type=int, metavar="W", help="window: the first W queued jobs (default 20)")
-    g.add_argument("--starvation-bound", type=int, metavar="K",
+    g.add_argument("--window", type=cliargs.positive_int, metavar="W", help="window: the first W queued jobs (default 20)")
+    g.add_argument("--starvation-bound", type=cliargs.positive_int, metavar="K",
                    help="a job in the window at more than K scheduling iterations must start (default 50)")
-    g.add_argument("--generations", type=int, metavar="G", help="GA generations (bbsched, bbsched-nsga2; default 500)")
-    g.add_argument("--population", type=int, metavar="P", help="GA population (default 20)")
-    g.add_argument("--mutation-rate", type=float, metavar="P_M",
+    g.add_argument("--generations", type=cliargs.positive_int, metavar="G", help="GA generations (bbsched, bbsched-nsga2; default 500)")
+    g.add_argument("--population", type=cliargs.positive_int, metavar="P", help="GA population (default 20)")
+    g.add_argument("--mutation-rate", type=cliargs.fraction, metavar="P_M",
                    help="GA bit-flip probability per gene (default 0.0005 = 0.05 %%)")
     g.add_argument("--record-gd", action="store_true", default=None,
                    help="record per decision the generational distance of the GA's front to the true one "

@@ -254,15 +254,15 @@ def register(subparsers) -> None:
                                    "0.002778 or 0.011111); the other jobs get none. KTH-S1..S4: shares 0.5, 0.75, "
                                    "0.5, 0.75 with fractions 0.002778, 0.002778, 0.011111, 0.011111 (docs/bbsched.md).")
     t.add_argument("workload", metavar="IN.json")
-    t.add_argument("--bb-share", type=float, required=True, metavar="SHARE",
+    t.add_argument("--bb-share", type=cliargs.fraction, required=True, metavar="SHARE",
                    help="share of jobs given a BB request (the paper: 0.5 or 0.75)")
-    t.add_argument("--bb-from-above", type=float, required=True, metavar="FRACTION",
+    t.add_argument("--bb-from-above", type=cliargs.fraction, required=True, metavar="FRACTION",
                    help="draw from original requests above FRACTION of the machine's total BB")
-    t.add_argument("--seed", type=int, default=0, help="seed of the draws (default: 0)")
+    t.add_argument("--seed", type=cliargs.seed, default=0, help="seed of the draws (default: 0)")
     t.add_argument("--output", "-o", required=True, metavar="OUT.json")
     t.add_argument("--keep-others", action="store_true",
                    help="the jobs not drawn keep their original request (default: none)")
     t.add_argument("--platform", metavar="P", help="platform giving the BB nodes and capacity (as from-swf)")
     t.add_argument("--bb-capacity", metavar="SIZE", help="capacity of one BB node (default: 40GB)")
-    t.add_argument("--bb-nodes", type=int, metavar="B", help="number of BB nodes (default: 12)")
+    t.add_argument("--bb-nodes", type=cliargs.positive_int, metavar="B", help="number of BB nodes (default: 12)")
     t.set_defaults(func=_cmd_transform)
