@@ -70,6 +70,7 @@ class Cerberus(Scheduler):
         self.platform = platform
         self.profit, self.starvation_limit, self.method = PROFITS[profit], float(starvation_limit), knapsack_method
         self._max_bb_node = max(platform.bb_capacity.values(), default=0)
+        self.queues = None                               # no queue configuration (`can_ever_fit` reads it)
         self.free_nodes = ProcSet(platform.compute)
         self.free_bb = dict(platform.bb_capacity)       # BB node → free bytes
         self.q_in: dict[str, tuple[Job, float]] = {}    # job id → (job, time it entered the queue)
