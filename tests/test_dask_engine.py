@@ -199,3 +199,19 @@ def test_bad_cluster_config_is_one_line(tmp_path, campaign, capsys):
                str(cfg)])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1 and "qeue" in err and "unknown key" in err
+
+
+def test_worker_image_brings_simgrid_and_the_package():
+    """docker/Dockerfile.worker (the Apptainer source for cluster workers) lints clean and builds a venv on top
+    of Debian's python3-simgrid."""
+    from .test_docker import _hadolint
+    f = ROOT / "docker" / "Dockerfile.worker"
+    r = subprocess.run([_hadolint(), "--no-color", str(f)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = re.sub(r"\\\n", " ", f.read_text())
+    assert re.search(r"FROM debian:bookworm", text)
+    assert re.search(r"apt-get install [^\n]*python3-simgrid", text)
+    assert re.search(r"venv --system-site-packages /opt/venv [^\n]*pip install [^\n]*-c constraints.txt \.", text)
+    ignore = (ROOT / "docker" / "Dockerfile.worker.dockerignore").read_text().splitlines()
+    for copied in ("pyproject.toml", "setup.cfg", "README.md", "constraints.txt", "burstbuffer/"):
+        assert f"!{copied}" in ignore
