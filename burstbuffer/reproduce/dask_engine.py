@@ -150,6 +150,13 @@ def jobqueue_cluster(kind: str, config: str | Path):
     return cls(**kwargs), scale
 
 
+def _quiet(client):
+    """`client`, with the workers' profiler stopped (`dask_plugin.NoProfiler`)."""
+    from .dask_plugin import NoProfiler
+    client.register_plugin(NoProfiler())
+    return client
+
+
 def connect(*, address: str | None = None, scheduler_file: str | None = None, cluster: str | None = None,
             cluster_config: str | None = None, workers: int = 1):
     """(distributed.Client, cluster we own or None, pin) for the engine options: an existing scheduler
@@ -165,16 +172,18 @@ def connect(*, address: str | None = None, scheduler_file: str | None = None, cl
             client = Client(address, scheduler_file=scheduler_file, timeout="30s")
         except (OSError, TimeoutError) as exc:
             raise InputError(str(address or scheduler_file), "scheduler", f"cannot connect: {exc}") from None
-        return client, None, False
+        return _quiet(client), None, False
     if cluster is not None:
         if not cluster_config:
             raise InputError("--cluster", cluster, "needs --cluster-config FILE.toml")
         jq, scale = jobqueue_cluster(cluster, cluster_config)
         jq.adapt(minimum_jobs=scale["minimum-jobs"], maximum_jobs=max(scale["maximum-jobs"], 1))
-        return Client(jq), jq, False
-    lc = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
-                      dashboard_address=":0", silence_logs=40)
-    return Client(lc), lc, True
+        return _quiet(Client(jq)), jq, False
+    import dask
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        lc = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
+                          dashboard_address=":0", silence_logs=40)
+    return _quiet(Client(lc)), lc, True
 
 
 class DaskExecutor:
