@@ -215,3 +215,23 @@ def test_worker_image_brings_simgrid_and_the_package():
     ignore = (ROOT / "docker" / "Dockerfile.worker.dockerignore").read_text().splitlines()
     for copied in ("pyproject.toml", "setup.cfg", "README.md", "constraints.txt", "burstbuffer/"):
         assert f"!{copied}" in ignore
+
+
+def test_a_failed_run_is_reported_and_the_others_finish(tmp_path):
+    """One run of the campaign cannot start (an option its policy does not take): it is reported on one line
+    with its directory, its error.txt is there, the other run finishes, the exit status is 1."""
+    camp = tmp_path / "c.toml"
+    camp.write_text(f'[campaign]\ntimeout = 120\n[[policy]]\nname = "fcfs"\n[[policy]]\nname = "fcfs-easy"\n'
+                    f'label = "broken"\noptions = {{ no_such_option = 1 }}\n[[workload]]\n'
+                    f'file = "{ROOT / "workloads" / "kth-1000.json"}"\nlabel = "kth-20"\njobs = 20\n')
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "burstbuffer", "sweep", str(camp), "--output", str(out), "--workers",
+                        "1", "-q"], capture_output=True, text=True, env=_env(), timeout=300)
+    assert r.returncode == 1, r.stdout + r.stderr
+    specs = {s.key: Path(s.out) for s in plan_campaign(load_campaign(camp), out)}
+    bad = specs["kth-20/broken/io-aware/seed-0"]
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("FAILED "))
+    assert line.startswith("FAILED kth-20/broken/io-aware/seed-0: ") and "no_such_option" in line
+    assert str(bad / "error.txt") in line and (bad / "error.txt").is_file() and not (bad / "summary.json").exists()
+    assert (specs["kth-20/fcfs/io-aware/seed-0"] / "summary.json").is_file()
+    assert "dashboard" in r.stdout and "1 run(s) failed: kth-20/broken/io-aware/seed-0" in r.stderr
