@@ -235,3 +235,14 @@ def test_a_failed_run_is_reported_and_the_others_finish(tmp_path):
     assert str(bad / "error.txt") in line and (bad / "error.txt").is_file() and not (bad / "summary.json").exists()
     assert (specs["kth-20/fcfs/io-aware/seed-0"] / "summary.json").is_file()
     assert "dashboard" in r.stdout and "1 run(s) failed: kth-20/broken/io-aware/seed-0" in r.stderr
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--engine", "local", "--scheduler-address", "tcp://127.0.0.1:1"], ["needs --engine dask"]),
+    (["--engine", "dask", "--scheduler-address", "tcp://127.0.0.1:1", "--cluster", "slurm"], ["only one of"]),
+    (["--engine", "dask", "--cluster-config", "x.toml"], ["needs --cluster"]),
+])
+def test_contradictory_engine_options_are_one_line(tmp_path, capsys, argv, words):
+    rc = main(["reproduce", "--jobs", "1000", "--output", str(tmp_path / "o"), *argv])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1 and all(w in err for w in words), err
