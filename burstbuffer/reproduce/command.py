@@ -29,7 +29,7 @@ from .study import DEFAULT_STUDY, get_study, all_studies
 
 
 #: the engine of `reproduce` when --engine is not given (see README, "Campaigns on Dask")
-DEFAULT_ENGINE = "local"
+DEFAULT_ENGINE = "dask"
 
 
 def _history(out: Path) -> list[dict]:
