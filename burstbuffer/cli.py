@@ -14,7 +14,7 @@ from .errors import InputError
 
 #: Subsystems that add their own subcommands through `register(subparsers)`.
 _PLUGINS = ("burstbuffer.simulator.cli", "burstbuffer.workloads.cli", "burstbuffer.platforms.cli",
-            "burstbuffer.serve", "burstbuffer.reproduce")
+            "burstbuffer.serve", "burstbuffer.reproduce", "burstbuffer.reproduce.sweep")
 
 
 def _policy_names() -> list[str]:

@@ -9,7 +9,7 @@ from burstbuffer.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = [[], ["run"], ["serve"], ["simulate"], ["reproduce"], ["metrics"], ["workload"],
-            ["workload", "from-swf"], ["workload", "split"], ["platform"], ["platform", "dragonfly"]]
+            ["workload", "from-swf"], ["workload", "split"], ["platform"], ["platform", "dragonfly"], ["sweep"]]
 
 
 @pytest.mark.parametrize("cmd", COMMANDS, ids=lambda c: " ".join(c) or "burstbuffer")

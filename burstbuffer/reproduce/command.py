@@ -23,9 +23,13 @@ from .. import cliargs
 from ..errors import InputError
 from .analysis import analyse
 from .execute import RunSettings, execute, read_marker
-from .local import LocalPoolExecutor
+from .dask_engine import add_engine_arguments, check_engine_arguments, make_executor
 from .plan import plan_runs
 from .study import DEFAULT_STUDY, get_study, all_studies
+
+
+#: the engine of `reproduce` when --engine is not given (see README, "Campaigns on Dask")
+DEFAULT_ENGINE = "dask"
 
 
 def _history(out: Path) -> list[dict]:
@@ -42,6 +46,7 @@ def reproduce(args) -> int:
     from ..runner import DEFAULT_PLATFORM
     from ..schedulers import POLICIES
 
+    check_engine_arguments(args)
     study = get_study(getattr(args, "study", None) or DEFAULT_STUDY)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
@@ -55,7 +60,7 @@ def reproduce(args) -> int:
                 "workload": str(plan.whole) if plan.whole else None, "whole_label": plan.whole_label,
                 "parts": [str(p) for p in plan.parts], "parts_label": plan.parts_label,
                 "policies": plan.policies, "skipped": plan.skipped, "model": args.model, "platform": str(platform),
-                "seed": args.seed, "workers": workers, "notes": plan.notes}
+                "seed": args.seed, "workers": workers, "engine": args.engine, "notes": plan.notes}
     print(f"reproduce: {len(specs)} runs ({len(plan.policies)} policies × "
           f"{(plan.whole is not None) + len(plan.parts)} workload(s)"
           f"{' + Fig. 3' if any(s.scope == 'gantt' for s in specs) else ''})"
@@ -71,8 +76,12 @@ def reproduce(args) -> int:
                         history=_history(out), missing=[s.key for s in specs if s.key not in results])
         analyse(out, study, specs_done, results, manifest)
         return 0
-    executor = LocalPoolExecutor(workers, pin=args.cpu == "auto", progress=not args.quiet)
-    results = execute(specs, executor, RunSettings(str(platform), seed=args.seed, timeout=args.timeout))
+    executor, close = make_executor(args, workers, pin=args.cpu == "auto", progress=not args.quiet,
+                                    desc="reproduce")
+    try:
+        results = execute(specs, executor, RunSettings(str(platform), seed=args.seed, timeout=args.timeout))
+    finally:
+        close()
     wall = time.perf_counter() - t0
     history = _history(out)
     history.append({"started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - wall)),
@@ -115,6 +124,7 @@ def register(subparsers) -> None:
                         + ",".join(default.policies) + ")")
     r.add_argument("--workers", type=cliargs.nonneg_int, default=0, metavar="N",
                    help="parallel worker processes (default: one per core)")
+    add_engine_arguments(r, default_engine=DEFAULT_ENGINE)
     r.add_argument("--output", required=True, metavar="DIR", help="output folder (reused: finished runs kept)")
     r.add_argument("--workload", metavar="FILE", help="a Batsim workload instead of the KTH selection of --jobs")
     r.add_argument("--parts-from", metavar="DIR", help="with --parts: the part-N.json files of this folder")

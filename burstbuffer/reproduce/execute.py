@@ -13,6 +13,7 @@ import json
 import os
 import resource
 import signal
+import threading
 import time
 import traceback
 from dataclasses import asdict, dataclass
@@ -74,20 +75,25 @@ def run_one(spec: RunSpec, settings: RunSettings, on_progress: Progress | None =
     (out / MARKER).unlink(missing_ok=True)
     t0 = time.perf_counter()
     ru0 = (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
-    # during a run Ctrl-C interrupts it, and its simulator (which inherits the disposition) dies with it
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # during a run Ctrl-C interrupts it, and its simulator (which inherits the disposition) dies with it;
+    # only the main thread may set handlers (a Dask worker runs tasks in threads of its own)
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    seed = settings.seed if spec.seed is None else spec.seed
     try:
         res = run(spec.policy, Path(spec.workload), Path(settings.platform), out, model=spec.model,
-                  seed=settings.seed, progress=False, on_progress=on_progress, timeout=settings.timeout,
-                  cpu=settings.cpu)
+                  seed=seed, progress=False, on_progress=on_progress, timeout=settings.timeout,
+                  cpu=settings.cpu, policy_options=json.loads(spec.options) if spec.options else None)
     except BaseException as exc:   # noqa: BLE001 - reported, the other runs go on
         msg = f"{type(exc).__name__}: {exc}"
         (out / "error.txt").write_text(msg + "\n\n" + traceback.format_exc())
         return {"key": spec.key, "error": msg}
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if main:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
     info = {"key": spec.key, "scope": spec.scope, "policy": spec.policy, "model": spec.model,
-            "workload": spec.workload, "jobs": spec.jobs, "seed": settings.seed,
+            "workload": spec.workload, "jobs": spec.jobs, "seed": seed, "options": spec.options,
             "wall_time": time.perf_counter() - t0, "messages": res.messages, "summary": asdict(res.summary),
             "cpu_time": _cpu_since(ru0), "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
     (out / "error.txt").unlink(missing_ok=True)

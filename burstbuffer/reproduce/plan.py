@@ -25,7 +25,9 @@ KTH_1000 = ROOT / "workloads" / "kth-1000.json"
 @dataclass(frozen=True)
 class RunSpec:
     """One simulation: `policy` on `workload` (a Batsim JSON path, `jobs` static jobs) under job model
-    `model`, into directory `out`; `scope` names the workload's role (``whole``, ``part-NN``, ``gantt``)."""
+    `model`, into directory `out`; `scope` names the workload's role (``whole``, ``part-NN``, ``gantt``).
+    A campaign (`burstbuffer.reproduce.sweep`) also sets `seed` (None: the plan's `RunSettings.seed`),
+    `options` (the policy's options as canonical JSON, "" for none) and `label` (its key)."""
 
     scope: str
     policy: str
@@ -33,11 +35,14 @@ class RunSpec:
     model: str
     out: str
     jobs: int
+    seed: int | None = None
+    options: str = ""
+    label: str = ""
 
     @property
     def key(self) -> str:
-        """``scope/policy``: unique within a plan."""
-        return f"{self.scope}/{self.policy}"
+        """``label``, else ``scope/policy``: unique within a plan."""
+        return self.label or f"{self.scope}/{self.policy}"
 
     def cost(self) -> float:
         """Rough relative cost (jobs × a policy factor), to start the longest runs first."""

@@ -1,0 +1,302 @@
+"""The Dask executor: the runs of a plan as tasks of a `dask.distributed` cluster (issue 16).
+
+Where the workers come from (`connect`):
+
+- default: a `LocalCluster` on this machine with `workers` single-threaded worker processes (one per
+  core), each pinning its runs to a CPU core of its own, as the local pool does (`burstbuffer.affinity`);
+- ``--scheduler-address tcp://HOST:PORT`` or ``--scheduler-file FILE``: an existing cluster (``dask
+  scheduler`` / ``dask worker --nthreads 1``, dask-mpi, ...);
+- ``--cluster slurm|pbs|sge|lsf|oar --cluster-config FILE.toml``: dask-jobqueue submits the workers as batch
+  jobs from the file's ``[cluster]`` table (`jobqueue_cluster`) and scales them adaptively.
+
+Each task runs `run_one` into a fresh sibling directory (``.NAME.tmp-PID-UUID``) and then swaps it in
+for ``spec.out`` (`swap_in`): a run whose worker died leaves at most such a temporary directory, never a
+half-written run directory; Dask resubmits the task to another worker (up to the scheduler's
+``allowed-failures``, then the run is reported failed). A task whose run directory already holds a valid
+marker returns it without simulating again (a resubmitted task that had in fact finished).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import tomllib
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..errors import InputError
+from .execute import RunSettings, describe, read_marker, run_one
+from .plan import RunSpec
+
+#: batch systems of dask-jobqueue (``--cluster`` values) → their cluster class names
+CLUSTERS = {"slurm": "SLURMCluster", "pbs": "PBSCluster", "sge": "SGECluster", "lsf": "LSFCluster",
+            "oar": "OARCluster"}
+#: keys of the ``[cluster]`` table → dask-jobqueue keyword arguments
+_CLUSTER_KEYS = {"queue": "queue", "account": "account", "walltime": "walltime", "cores": "cores",
+                 "memory": "memory", "processes": "processes", "job-extra": "job_extra_directives",
+                 "prologue": "job_script_prologue", "python": "python", "interface": "interface",
+                 "local-directory": "local_directory", "log-directory": "log_directory",
+                 "worker-extra-args": "worker_extra_args", "job-name": "job_name"}
+_SCALE_KEYS = ("minimum-jobs", "maximum-jobs")
+TMP_MARK = ".tmp-"
+
+
+def swap_in(tmp: Path, out: Path) -> None:
+    """Replace directory `out` (if any) by `tmp`, by renames in `out`'s folder: `out` is always either
+    the old or the new directory, never a mixture."""
+    if out.exists():
+        old = out.with_name(f".{out.name}{TMP_MARK}old-{uuid.uuid4().hex[:8]}")
+        os.replace(out, old)
+        os.replace(tmp, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, out)
+
+
+def remove_leftovers(specs: Sequence[RunSpec]) -> int:
+    """Delete the temporary directories (``.NAME.tmp-*``) beside the specs' run directories that dead
+    workers left; return how many. Call it only when no task of these specs is running."""
+    n = 0
+    for folder in {Path(s.out).parent for s in specs}:
+        for p in folder.glob(f".*{TMP_MARK}*"):
+            shutil.rmtree(p, ignore_errors=True)
+            n += 1
+    return n
+
+
+def _worker_cpu(pin: bool) -> int | None:
+    """Inside a Dask worker: its CPU core when `pin` (a LocalCluster worker named k: the k-th available
+    core; another worker: the core it runs on), else None."""
+    if not pin:
+        return None
+    from ..affinity import resolve_cpu
+    try:
+        from distributed import get_worker
+        name = get_worker().name
+        slot = int(name) if isinstance(name, int) or str(name).isdigit() else None
+    except (ImportError, ValueError):
+        slot = None
+    return resolve_cpu("auto", slot=slot)
+
+
+def dask_task(spec: RunSpec, settings: RunSettings, pin: bool = False) -> dict:
+    """The unit of work on a Dask worker: the finished marker of ``spec.out`` if there is one, else
+    `run_one` into a temporary sibling directory swapped in for ``spec.out`` afterwards (`swap_in`;
+    also for a failed run, whose error.txt is then in ``spec.out``). Returns `run_one`'s dict."""
+    done = read_marker(spec)
+    if done is not None:
+        return done
+    out = Path(spec.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}{TMP_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    info = run_one(replace(spec, out=str(tmp)), replace(settings, cpu=_worker_cpu(pin)))
+    swap_in(tmp, out)
+    return info
+
+
+# --- clusters -------------------------------------------------------------------------------------------
+def read_cluster_config(path: str | Path, kind: str) -> tuple[dict, dict]:
+    """(dask-jobqueue keyword arguments, scaling) from the TOML file `path`: its ``[cluster]`` table (or
+    ``[KIND]``, e.g. ``[slurm]``) with keys queue, account, walltime, cores, memory, processes (default:
+    `cores`, i.e. single-threaded workers), job-extra (list of extra batch directives), prologue (list of
+    shell lines run before the worker, e.g. ``source /shared/venv/bin/activate``), python, interface,
+    local-directory, log-directory, worker-extra-args, job-name, minimum-jobs, maximum-jobs (adaptive
+    scaling bounds, default 0 and 1). InputError (file, key, reason) for a missing file, bad TOML, an
+    unknown key or a missing cores/memory."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except OSError as exc:
+        raise InputError(str(p), "cluster config", exc.strerror or "cannot read") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(str(p), "cluster config", f"bad TOML: {exc}") from None
+    table = data.get(kind, data.get("cluster"))
+    if not isinstance(table, dict):
+        raise InputError(str(p), "cluster config", f"no [cluster] or [{kind}] table")
+    kwargs: dict = {}
+    scale = {"minimum-jobs": 0, "maximum-jobs": 1}
+    for k, v in table.items():
+        if k in _SCALE_KEYS:
+            if not isinstance(v, int) or v < 0:
+                raise InputError(str(p), k, "expected an integer >= 0")
+            scale[k] = v
+        elif k in _CLUSTER_KEYS:
+            kwargs[_CLUSTER_KEYS[k]] = v
+        else:
+            raise InputError(str(p), k, f"unknown key (known: {', '.join(sorted([*_CLUSTER_KEYS, *_SCALE_KEYS]))})")
+    for need in ("cores", "memory"):
+        if _CLUSTER_KEYS[need] not in kwargs:
+            raise InputError(str(p), need, "required")
+    if not isinstance(kwargs["cores"], int) or kwargs["cores"] < 1:
+        raise InputError(str(p), "cores", "expected an integer >= 1")
+    kwargs.setdefault("processes", kwargs["cores"])      # one single-threaded worker per core
+    for k in ("job_extra_directives", "job_script_prologue", "worker_extra_args"):
+        if k in kwargs and not (isinstance(kwargs[k], list) and all(isinstance(x, str) for x in kwargs[k])):
+            raise InputError(str(p), k.replace("_directives", "").replace("_", "-"), "expected a list of strings")
+    if scale["maximum-jobs"] < scale["minimum-jobs"]:
+        raise InputError(str(p), "maximum-jobs", "must be >= minimum-jobs")
+    return kwargs, scale
+
+
+def jobqueue_cluster(kind: str, config: str | Path):
+    """A dask-jobqueue cluster of batch system `kind` (a key of `CLUSTERS`) from the TOML file `config`
+    (`read_cluster_config`), not yet scaled; and its scaling bounds. Its ``job_script()`` is the batch
+    script each worker job runs."""
+    import dask_jobqueue
+    kwargs, scale = read_cluster_config(config, kind)
+    cls = getattr(dask_jobqueue, CLUSTERS[kind])
+    return cls(**kwargs), scale
+
+
+def _quiet(client):
+    """`client`, with the workers' profiler stopped (`dask_plugin.NoProfiler`)."""
+    from .dask_plugin import NoProfiler
+    client.register_plugin(NoProfiler())
+    return client
+
+
+def connect(*, address: str | None = None, scheduler_file: str | None = None, cluster: str | None = None,
+            cluster_config: str | None = None, workers: int = 1):
+    """(distributed.Client, cluster we own or None, pin) for the engine options: an existing scheduler
+    (`address` or `scheduler_file`), a dask-jobqueue `cluster` (adaptive, between the config's
+    ``minimum-jobs`` and ``maximum-jobs`` batch jobs), else a LocalCluster of `workers`
+    single-threaded processes. `pin`: whether runs pin themselves to a core (the LocalCluster only).
+    InputError for an unreachable scheduler or a missing scheduler file."""
+    from distributed import Client, LocalCluster
+    if scheduler_file is not None and not Path(scheduler_file).is_file():
+        raise InputError(str(scheduler_file), "scheduler file", "file not found")
+    if address is not None or scheduler_file is not None:
+        try:
+            client = Client(address, scheduler_file=scheduler_file, timeout="30s")
+        except (OSError, TimeoutError) as exc:
+            raise InputError(str(address or scheduler_file), "scheduler", f"cannot connect: {exc}") from None
+        return _quiet(client), None, False
+    if cluster is not None:
+        if not cluster_config:
+            raise InputError("--cluster", cluster, "needs --cluster-config FILE.toml")
+        jq, scale = jobqueue_cluster(cluster, cluster_config)
+        jq.adapt(minimum_jobs=scale["minimum-jobs"], maximum_jobs=max(scale["maximum-jobs"], 1))
+        return _quiet(Client(jq)), jq, False
+    import dask
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        lc = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
+                          dashboard_address=":0", silence_logs=40)
+    return _quiet(Client(lc)), lc, True
+
+
+class DaskExecutor:
+    """Runs a plan's specs as Dask tasks (`dask_task`) on `client` (see `connect`), resubmitted by Dask
+    when their worker dies; one tqdm bar over the plan (done / running / failed, ETA) when `progress`,
+    one line per finished run through `log` (above the bar). `pin`: runs pin to their worker's core."""
+
+    def __init__(self, client, *, pin: bool = False, progress: bool = True, log=print, desc: str = "runs"):
+        self.client = client
+        self.pin = pin
+        self.progress = progress
+        self.log = log
+        self.desc = desc
+
+    def run(self, todo: Sequence[RunSpec], settings: RunSettings,
+            on_done: Callable[[RunSpec, dict], None], *, total: int, kept: int) -> None:
+        """See `burstbuffer.reproduce.execute.Executor.run`. A task that fails for good (its workers kept
+        dying: KilledWorker) is reported as ``{"key", "error"}``."""
+        client = self.client
+        futures = {}
+        for s in todo:
+            # pure=False and a unique key: a rerun of the campaign never reuses a stale result
+            f = client.submit(dask_task, s, settings, self.pin, key=f"run-{uuid.uuid4().hex}",
+                              pure=False, retries=0)
+            futures[f] = s
+        keys = {f.key for f in futures}
+        bar = None
+        if self.progress:
+            from tqdm import tqdm
+            bar = tqdm(total=total, initial=kept, unit="run", desc=self.desc, dynamic_ncols=True, leave=True)
+        say = (lambda m: bar.write(m)) if bar is not None else self.log
+        failed = 0
+        last_poll = 0.0
+        try:
+            pending = set(futures)
+            while pending:
+                done = {f for f in pending if f.done()}
+                pending -= done
+                if not done:
+                    time.sleep(0.2)
+                for f in done:
+                    s = futures[f]
+                    try:
+                        info = f.result()
+                    except Exception as exc:  # noqa: BLE001 - KilledWorker and the like: this run only
+                        info = {"key": s.key, "error": f"{type(exc).__name__}: {exc}"}
+                    failed += "error" in info
+                    on_done(s, info)
+                    say(describe(s, info))
+                    if bar is not None:
+                        bar.update(1)
+                if bar is not None and time.monotonic() - last_poll >= 1.0:
+                    last_poll = time.monotonic()
+                    try:
+                        # processing = assigned to a worker; at most one per worker thread actually runs
+                        info = client.scheduler_info(n_workers=-1)["workers"]
+                        threads = sum(w.get("nthreads", 1) for w in info.values())
+                        running = min(threads, sum(k in keys for ks in client.processing().values() for k in ks))
+                    except Exception:  # noqa: BLE001 - a lost scheduler answer only loses the count
+                        running = -1
+                    bar.set_postfix_str(f"running {running if running >= 0 else '?'}, failed {failed}",
+                                        refresh=True)
+        except KeyboardInterrupt:
+            client.cancel(list(futures))
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        remove_leftovers(todo)
+
+
+def add_engine_arguments(p, *, default_engine: str) -> None:
+    """The engine options of `reproduce` and `sweep` on argparse parser `p`."""
+    p.add_argument("--engine", choices=("local", "dask"), default=default_engine,
+                   help=f"local: a process pool on this machine; dask: Dask tasks (a LocalCluster unless "
+                        f"--scheduler-address/--scheduler-file/--cluster says otherwise) (default: {default_engine})")
+    p.add_argument("--scheduler-address", metavar="tcp://HOST:PORT",
+                   help="with --engine dask: an existing Dask scheduler (dask scheduler / dask worker --nthreads 1)")
+    p.add_argument("--scheduler-file", metavar="FILE", help="with --engine dask: an existing scheduler's file")
+    p.add_argument("--cluster", choices=sorted(CLUSTERS),
+                   help="with --engine dask: start the workers as batch jobs (dask-jobqueue, adaptive)")
+    p.add_argument("--cluster-config", metavar="FILE.toml",
+                   help="with --cluster: a TOML file whose [cluster] table has queue, account, walltime, cores, "
+                        "memory, job-extra, prologue, minimum-jobs, maximum-jobs")
+
+
+def check_engine_arguments(args) -> None:
+    """InputError for contradictory engine options."""
+    chosen = [o for o, v in (("--scheduler-address", args.scheduler_address), ("--scheduler-file", args.scheduler_file),
+                             ("--cluster", args.cluster)) if v]
+    if len(chosen) > 1:
+        raise InputError(chosen[0], chosen[1], "give only one of --scheduler-address, --scheduler-file, --cluster")
+    if chosen and args.engine != "dask":
+        raise InputError(chosen[0], "--engine", "needs --engine dask")
+    if args.cluster_config and not args.cluster:
+        raise InputError("--cluster-config", args.cluster_config, "needs --cluster")
+
+
+def make_executor(args, workers: int, *, pin: bool, progress: bool, desc: str, log=print):
+    """(executor, close) for the parsed engine options `args`: a `LocalPoolExecutor` or a `DaskExecutor`
+    (prints the Dask dashboard address); `close()` shuts down what was started here."""
+    check_engine_arguments(args)
+    if args.engine == "local":
+        from .local import LocalPoolExecutor
+        return LocalPoolExecutor(workers, pin=pin, progress=progress, log=log), lambda: None
+    client, cluster, local = connect(address=args.scheduler_address, scheduler_file=args.scheduler_file,
+                                     cluster=args.cluster, cluster_config=args.cluster_config,
+                                     workers=workers)
+    n = len(client.scheduler_info().get("workers", {}))
+    log(f"dask: scheduler {client.scheduler.address}, {n} worker(s) now, dashboard {client.dashboard_link}")
+
+    def close():
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return DaskExecutor(client, pin=pin and local, progress=progress, log=log, desc=desc), close

@@ -1,0 +1,281 @@
+"""`burstbuffer sweep CAMPAIGN.toml --output DIR`: a campaign of simulations, the cross product of its
+policies (with options), workloads (files, transforms, parts), job models and seeds, minus its
+exclusions, run by the Dask engine (`dask_engine`) or the local pool, resumably.
+
+Campaign file (TOML; relative paths are relative to the file)::
+
+    [campaign]
+    platform = "../platforms/dragonfly96.xml"   # default: the bundled Dragonfly
+    models = ["io-aware"]                       # job models (default: io-aware)
+    seeds = [0]                                 # the policies' seeds (default: [0])
+    timeout = 600                               # [s] of simulator silence before a run fails
+
+    [[policy]]                                  # one table per policy; label defaults to name
+    name = "plan"
+    label = "plan-2"
+    options = { alpha = 2.0 }
+
+    [[workload]]                                # one table per workload; label defaults to the file's stem
+    file = "../workloads/kth-1000.json"
+    jobs = 60                                   # transform: the first N jobs (file order)
+    min-res = 40                                # transform: every job asks for at least N processors
+    parts = 2                                   # cut into N parts of equal duration, each run on its own
+
+    [[exclude]]                                 # a run matching every key given here is not run
+    policy = "plan-2"                           # (keys: policy (label), workload (label), model, seed)
+    model = "alloc-only"
+
+Each run's directory is ``DIR/runs/<id>/``, `<id>` the first 16 hex digits of the SHA-256 of what
+determines its result (`run_id`): the workload's and the platform's content, the policy and its
+options, the job model, the seed and the package version. A run whose ``summary.json`` is there is
+reused, whatever campaign made it. ``DIR/campaign.csv`` lists every run (key, id, status, summary).
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import itertools
+import json
+import os
+import sys
+import time
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .. import __version__, cliargs
+from ..errors import InputError
+from .execute import RunSettings, execute
+from .plan import RunSpec
+
+_TOP = {"campaign", "policy", "workload", "exclude"}
+_CAMPAIGN = {"platform", "models", "seeds", "timeout", "name"}
+_POLICY = {"name", "label", "options"}
+_WORKLOAD = {"file", "label", "jobs", "min-res", "parts"}
+_EXCLUDE = {"policy", "workload", "model", "seed"}
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """A parsed campaign file: `policies` [(label, name, options dict)], `workloads` [(label, file,
+    transforms dict)], `models`, `seeds`, `exclude` [dict], `platform` path, `timeout` [s]."""
+
+    path: Path
+    policies: list
+    workloads: list
+    models: list
+    seeds: list
+    exclude: list
+    platform: Path
+    timeout: float
+
+
+def _unknown(path: Path, where: str, table: dict, known: set) -> None:
+    for k in table:
+        if k not in known:
+            raise InputError(str(path), f"{where}.{k}", f"unknown key (known: {', '.join(sorted(known))})")
+
+
+def load_campaign(path: str | Path) -> Campaign:
+    """Parse and check the campaign file `path` (module docstring). InputError (file, item, reason) for
+    a missing or malformed file, an unknown key, policy or job model, a missing workload file, duplicate
+    labels or a bad number."""
+    from ..io_model.registry import model_names
+    from ..runner import DEFAULT_PLATFORM
+    from ..schedulers import POLICIES
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except OSError as exc:
+        raise InputError(str(p), "campaign", exc.strerror or "cannot read") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(str(p), "campaign", f"bad TOML: {exc}") from None
+    _unknown(p, "campaign file", data, _TOP)
+    top = data.get("campaign", {})
+    _unknown(p, "campaign", top, _CAMPAIGN)
+    base = p.resolve().parent
+    platform = (base / top["platform"]) if "platform" in top else Path(DEFAULT_PLATFORM)
+    if not platform.is_file():
+        raise InputError(str(p), "campaign.platform", f"file not found: {platform}")
+    models = top.get("models", ["io-aware"])
+    for m in models:
+        if m not in model_names():
+            raise InputError(str(p), f"model {m}", f"unknown job model (known: {', '.join(model_names())})")
+    seeds = top.get("seeds", [0])
+    if not seeds or not all(isinstance(s, int) and 0 <= s < 2**32 for s in seeds):
+        raise InputError(str(p), "campaign.seeds", "expected a list of integers in [0, 2^32)")
+    timeout = top.get("timeout", 600.0)
+    if not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise InputError(str(p), "campaign.timeout", "expected a number > 0")
+    policies = []
+    for i, t in enumerate(data.get("policy", [])):
+        _unknown(p, f"policy[{i}]", t, _POLICY)
+        name = t.get("name")
+        if name not in POLICIES:
+            raise InputError(str(p), f"policy[{i}].name", f"{name!r} is not a policy (known: {', '.join(POLICIES)})")
+        opts = t.get("options", {})
+        if not isinstance(opts, dict):
+            raise InputError(str(p), f"policy[{i}].options", "expected a table")
+        policies.append((str(t.get("label", name)), name, opts))
+    workloads = []
+    for i, t in enumerate(data.get("workload", [])):
+        _unknown(p, f"workload[{i}]", t, _WORKLOAD)
+        if "file" not in t:
+            raise InputError(str(p), f"workload[{i}]", "needs file")
+        f = base / t["file"]
+        if not f.is_file():
+            raise InputError(str(p), f"workload[{i}].file", f"file not found: {f}")
+        for k in ("jobs", "min-res", "parts"):
+            if k in t and not (isinstance(t[k], int) and t[k] >= 1):
+                raise InputError(str(p), f"workload[{i}].{k}", "expected an integer >= 1")
+        workloads.append((str(t.get("label", f.stem)), f, {k: t[k] for k in ("jobs", "min-res", "parts") if k in t}))
+    for what, items in (("policy", policies), ("workload", workloads)):
+        if not items:
+            raise InputError(str(p), what, "the campaign needs at least one")
+        labels = [x[0] for x in items]
+        dup = {x for x in labels if labels.count(x) > 1}
+        if dup:
+            raise InputError(str(p), what, f"duplicate label(s) {', '.join(sorted(dup))}: set label = ...")
+    exclude = data.get("exclude", [])
+    for i, t in enumerate(exclude):
+        _unknown(p, f"exclude[{i}]", t, _EXCLUDE)
+    return Campaign(p, policies, workloads, list(models), list(seeds), exclude, platform, float(timeout))
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def run_id(workload_sha: str, platform_sha: str, policy: str, options: str, model: str, seed: int) -> str:
+    """The run's directory name: 16 hex digits of the SHA-256 of (workload content hash, platform content
+    hash, policy, options as canonical JSON, job model, seed, burstbuffer version)."""
+    key = json.dumps({"workload": workload_sha, "platform": platform_sha, "policy": policy, "options": options,
+                      "model": model, "seed": seed, "version": __version__}, sort_keys=True)
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def prepare_workloads(c: Campaign, work: Path) -> list[tuple[str, Path]]:
+    """[(label, Batsim workload path)] of the campaign: each workload with its transforms applied (written
+    to `work`, named by a hash of the source content and the transforms), or its parts ``LABEL/part-K``."""
+    from ..workloads import Workload, load_workload, split_workload, write_workload
+    out = []
+    for label, f, tf in c.workloads:
+        if not tf:
+            out.append((label, f.resolve()))
+            continue
+        tag = hashlib.sha256((sha256_file(f) + json.dumps(tf, sort_keys=True)).encode()).hexdigest()[:12]
+        w = load_workload(f, require_bb=False)
+        jobs = w.jobs[:tf["jobs"]] if "jobs" in tf else list(w.jobs)
+        if "min-res" in tf:
+            jobs = [replace(j, res=min(max(j.res, tf["min-res"]), w.nb_res)) for j in jobs]
+        w = Workload(w.name, f"{w.description} {json.dumps(tf, sort_keys=True)}".strip(), w.nb_res, jobs,
+                     {j.profile: w.profiles[j.profile] for j in jobs})
+        if "parts" in tf:
+            for k, part in enumerate(split_workload(w, parts=tf["parts"])):
+                if part.jobs:
+                    dst = work / f"{label}-{tag}-part-{k}.json"
+                    if not dst.is_file():
+                        write_workload(dst, part)
+                    out.append((f"{label}/part-{k}", dst.resolve()))
+        else:
+            dst = work / f"{label}-{tag}.json"
+            if not dst.is_file():
+                write_workload(dst, w)
+            out.append((label, dst.resolve()))
+    return out
+
+
+def _excluded(c: Campaign, wl: str, pol: str, model: str, seed: int) -> bool:
+    run = {"workload": wl, "policy": pol, "model": model, "seed": seed}
+    for ex in c.exclude:
+        if all(run[k] == v or (k == "workload" and wl.startswith(f"{v}/part-")) for k, v in ex.items()):
+            return True
+    return False
+
+
+def plan_campaign(c: Campaign, out: Path) -> list[RunSpec]:
+    """The campaign's runs (workload × policy × model × seed minus exclusions), each in
+    ``out``/runs/<run_id>; key ``WORKLOAD/POLICY/MODEL/seed-S``."""
+    from .plan import njobs
+    wls = prepare_workloads(c, out / "workloads")
+    psha = sha256_file(c.platform)
+    specs = []
+    for (wl, path), (pl, name, opts), model, seed in itertools.product(wls, c.policies, c.models, c.seeds):
+        if _excluded(c, wl, pl, model, seed):
+            continue
+        o = json.dumps(opts, sort_keys=True, separators=(",", ":")) if opts else ""
+        rid = run_id(sha256_file(path), psha, name, o, model, seed)
+        specs.append(RunSpec(wl, name, str(path), model, str(out / "runs" / rid), njobs(path), seed=seed,
+                             options=o, label=f"{wl}/{pl}/{model}/seed-{seed}"))
+    return specs
+
+
+def write_index(out: Path, specs: list[RunSpec], results: dict[str, dict]) -> Path:
+    """``out``/campaign.csv: one row per run (key, workload, policy, options, model, seed, jobs, dir,
+    status: done / failed, error, mean waiting time [h], mean bounded slowdown, wall time [s])."""
+    path = out / "campaign.csv"
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["key", "workload", "policy", "options", "model", "seed", "jobs", "dir", "status", "error",
+                    "mean_waiting_h", "mean_bounded_slowdown", "wall_time_s"])
+        for s in specs:
+            r = results.get(s.key, {"error": "not run"})
+            sm = r.get("summary", {})
+            w.writerow([s.key, s.scope, s.policy, s.options, s.model, s.seed, s.jobs, s.out,
+                        "failed" if "error" in r else "done", r.get("error", ""), sm.get("mean_waiting_h", ""),
+                        sm.get("mean_bounded_slowdown", ""), r.get("wall_time", "")])
+    os.replace(tmp, path)
+    return path
+
+
+def sweep(args) -> int:
+    """The command: 0 when every run finished, 1 when some failed (rerun to retry them); InputError
+    (exit 2) for a bad campaign file or engine options."""
+    from .dask_engine import check_engine_arguments, make_executor
+    check_engine_arguments(args)
+    c = load_campaign(args.campaign)
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    specs = plan_campaign(c, out)
+    workers = args.workers or os.cpu_count() or 1
+    print(f"sweep: {len(specs)} runs ({len(c.policies)} policies, {len({s.scope for s in specs})} workload(s), "
+          f"{len(c.models)} model(s), {len(c.seeds)} seed(s)), engine {args.engine}, output {out}")
+    t0 = time.perf_counter()
+    executor, close = make_executor(args, workers, pin=args.cpu == "auto", progress=not args.quiet, desc="sweep")
+    try:
+        results = execute(specs, executor, RunSettings(str(c.platform.resolve()), timeout=c.timeout))
+    finally:
+        close()
+    index = write_index(out, specs, results)
+    failed = [k for k, v in results.items() if "error" in v]
+    print(f"sweep: {len(specs) - len(failed)} of {len(specs)} runs done in {time.perf_counter() - t0:.0f} s; "
+          f"table {index}")
+    if failed:
+        print(f"{len(failed)} run(s) failed: {', '.join(failed)}; rerun the same command to retry them",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add the `sweep` subcommand (cli.py plugin hook)."""
+    from .dask_engine import add_engine_arguments
+    s = subparsers.add_parser(
+        "sweep", help="run a campaign (policies × workloads × models × seeds) on Dask or a local pool",
+        description="Run every simulation of a campaign file (TOML: policies with options, workloads with "
+                    "transforms and parts, job models, seeds, exclusions) resumably: each run's directory is "
+                    "named by a hash of what determines its result and reused once finished.")
+    s.add_argument("campaign", metavar="CAMPAIGN.toml")
+    s.add_argument("--output", required=True, metavar="DIR", help="output folder (reused: finished runs kept)")
+    s.add_argument("--workers", type=cliargs.nonneg_int, default=0, metavar="N",
+                   help="local worker processes, one single-threaded each (default: one per core)")
+    add_engine_arguments(s, default_engine="dask")
+    s.add_argument("--cpu", choices=("auto", "off"), default="auto",
+                   help="auto: each local worker pins its runs to a CPU core of its own; off: no pinning")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=sweep)

@@ -1,0 +1,248 @@
+"""The Dask engine and `burstbuffer sweep` (issue 16): a real `dask scheduler` and two `dask worker`
+processes on 127.0.0.1, one killed by PID while it runs a simulation; every run must finish exactly once,
+with the same jobs.csv as the local pool's; a rerun reuses every run. The dask-jobqueue job scripts for
+Slurm and PBS rendered from a TOML cluster table (no batch system needed)."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("distributed")
+pytest.importorskip("dask_jobqueue")
+
+from burstbuffer.cli import main  # noqa: E402
+from burstbuffer.reproduce.dask_engine import jobqueue_cluster, read_cluster_config  # noqa: E402
+from burstbuffer.reproduce.sweep import load_campaign, plan_campaign  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CAMPAIGN = """
+[campaign]
+models = ["io-aware", "alloc-only"]
+timeout = 120
+[[policy]]
+name = "fcfs"
+[[policy]]
+name = "plan"
+label = "plan-2"
+options = {{ alpha = 2.0 }}
+[[workload]]
+file = "{kth}"
+label = "kth-40"
+jobs = 40
+min-res = 40
+"""
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("sweep")
+    f = tmp / "campaign.toml"
+    f.write_text(CAMPAIGN.format(kth=ROOT / "workloads" / "kth-1000.json"))
+    return f
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def _wait_for(cond, what, limit=180.0):
+    """Poll `cond` until true; fail (not hang) after `limit` s."""
+    t0 = time.monotonic()
+    while not cond():
+        if time.monotonic() - t0 > limit:
+            pytest.fail(f"gave up waiting for {what}")
+        time.sleep(0.2)
+
+
+def test_plan_names_runs_by_what_determines_them(campaign, tmp_path):
+    c = load_campaign(campaign)
+    specs = plan_campaign(c, tmp_path / "a")
+    assert sorted(s.key for s in specs) == ["kth-40/fcfs/alloc-only/seed-0", "kth-40/fcfs/io-aware/seed-0",
+                                            "kth-40/plan-2/alloc-only/seed-0", "kth-40/plan-2/io-aware/seed-0"]
+    ids = {Path(s.out).name for s in specs}
+    assert len(ids) == 4 and all(re.fullmatch(r"[0-9a-f]{16}", i) for i in ids)
+    # the same campaign elsewhere: the same run ids; another option value: another id for that policy only
+    assert {Path(s.out).name for s in plan_campaign(c, tmp_path / "b")} == ids
+    other = tmp_path / "other.toml"
+    other.write_text(campaign.read_text().replace("alpha = 2.0", "alpha = 3.0"))
+    ids2 = {s.key: Path(s.out).name for s in plan_campaign(load_campaign(other), tmp_path / "c")}
+    for s in specs:
+        assert (ids2[s.key] == Path(s.out).name) == (s.policy == "fcfs")
+
+
+def test_campaign_errors_are_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[policy]]\nname = "no-such"\n[[workload]]\nfile = "x.json"\n')
+    assert main(["sweep", str(bad), "--output", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "policy[0].name" in err and str(bad) in err
+
+
+def _start(cmd, log):
+    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=_env(), start_new_session=True)
+
+
+def test_sweep_on_a_dask_cluster_survives_a_killed_worker(campaign, tmp_path):
+    local = tmp_path / "local"
+    assert main(["sweep", str(campaign), "--output", str(local), "--engine", "local", "--workers", "2", "-q"]) == 0
+    sfile = tmp_path / "scheduler.json"
+    logs = open(tmp_path / "dask.log", "wb")
+    procs = [_start([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+                     "--no-dashboard", "--scheduler-file", str(sfile)], logs)]
+    try:
+        _wait_for(lambda: sfile.is_file() and "address" in sfile.read_text(), "the scheduler file", 60)
+        address = json.loads(sfile.read_text())["address"]
+        assert address.startswith("tcp://127.0.0.1:")
+        workers = [_start([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+                           "--no-nanny", "--host", "127.0.0.1", "--no-dashboard"], logs) for _ in range(2)]
+        procs += workers
+        out = tmp_path / "dask"
+        sweep = None
+        sweep = subprocess.Popen([sys.executable, "-m", "burstbuffer", "sweep", str(campaign), "--output", str(out),
+                                  "--scheduler-address", address, "-q"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, env=_env(), text=True)
+        procs.append(sweep)
+        victim = workers[0].pid
+        # kill the first worker as soon as it runs a simulation (its temporary run directory appears)
+        tmp_of = lambda: list((out / "runs").glob(f".*.tmp-{victim}-*")) if (out / "runs").is_dir() else []  # noqa: E731
+        _wait_for(lambda: tmp_of() or sweep.poll() is not None, "a run on the first worker")
+        assert sweep.poll() is None, "the campaign ended before the first worker ran anything"
+        killed_run = tmp_of()[0].name.split(".tmp-")[0].lstrip(".")
+        os.kill(victim, signal.SIGKILL)
+        text, _ = sweep.communicate(timeout=300)
+        assert sweep.returncode == 0, text
+        assert "dashboard" in text
+        done = re.findall(r"^done (\S+):", text, re.M)
+        specs = plan_campaign(load_campaign(campaign), out)
+        assert sorted(done) == sorted(s.key for s in specs)        # every run reported exactly once
+        runs = out / "runs"
+        assert sorted(p.name for p in runs.iterdir()) == sorted(Path(s.out).name for s in specs)  # no leftovers
+        assert (runs / killed_run / "summary.json").is_file()      # the killed worker's run was resubmitted
+        for s in specs:
+            rid = Path(s.out).name
+            assert (runs / rid / "jobs.csv").read_bytes() == (local / "runs" / rid / "jobs.csv").read_bytes(), s.key
+        # a rerun (after an interruption, or not) reuses every finished run and simulates nothing
+        stamps = {p.name: (p / "summary.json").stat().st_mtime_ns for p in runs.iterdir()}
+        again = subprocess.run([sys.executable, "-m", "burstbuffer", "sweep", str(campaign), "--output", str(out),
+                                "--scheduler-address", address, "-q"], capture_output=True, text=True, env=_env(),
+                               timeout=120)
+        assert again.returncode == 0 and "resuming: 4 finished run(s) kept, 0 to do" in again.stdout, again.stdout
+        assert {p.name: (p / "summary.json").stat().st_mtime_ns for p in runs.iterdir()} == stamps
+    finally:
+        for p in procs:       # the dask processes lead sessions of their own; the sweep does not
+            if p.poll() is None:
+                try:
+                    p.terminate() if p is sweep else os.killpg(p.pid, signal.SIGTERM)
+                except OSError:
+                    pass
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        logs.close()
+
+
+CLUSTER = """
+[cluster]
+queue = "batch"
+account = "proj42"
+walltime = "02:00:00"
+cores = 4
+memory = "8GB"
+job-extra = ["--constraint=haswell"]
+prologue = ["source /shared/bb-venv/bin/activate"]
+maximum-jobs = 25
+"""
+
+
+@pytest.mark.parametrize("kind", ["slurm", "pbs"])
+def test_jobqueue_script_has_the_configured_resources(tmp_path, kind):
+    cfg = tmp_path / "cluster.toml"
+    cfg.write_text(CLUSTER)
+    kwargs, scale = read_cluster_config(cfg, kind)
+    assert scale == {"minimum-jobs": 0, "maximum-jobs": 25} and kwargs["processes"] == 4
+    cluster, _ = jobqueue_cluster(kind, cfg)
+    try:
+        script = cluster.job_script()
+    finally:
+        cluster.close()
+    lines = script.splitlines()
+    if kind == "slurm":
+        for want in ("#SBATCH -p batch", "#SBATCH -A proj42", "#SBATCH -t 02:00:00", "#SBATCH -n 1",
+                     "#SBATCH --cpus-per-task=4", "#SBATCH --constraint=haswell"):
+            assert want in lines, (want, script)
+        assert "#SBATCH --mem=8G" in lines, script
+    else:
+        for want in ("#PBS -q batch", "#PBS -A proj42", "#PBS -l walltime=02:00:00", "#PBS --constraint=haswell"):
+            assert want in lines, (want, script)
+        # dask-jobqueue writes memory in MiB, rounded up: 8 GB = 8e9 B = 7629.4 MiB
+        assert "#PBS -l select=1:ncpus=4:mem=7630MB" in lines, script
+    assert "source /shared/bb-venv/bin/activate" in lines
+    # four single-threaded workers per job
+    assert re.search(r"--nthreads 1\b", script) and re.search(r"--nworkers 4\b", script), script
+
+
+def test_bad_cluster_config_is_one_line(tmp_path, campaign, capsys):
+    cfg = tmp_path / "cluster.toml"
+    cfg.write_text('[cluster]\ncores = 4\nmemory = "8GB"\nqeue = "batch"\n')
+    rc = main(["sweep", str(campaign), "--output", str(tmp_path / "o"), "--cluster", "slurm", "--cluster-config",
+               str(cfg)])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1 and "qeue" in err and "unknown key" in err
+
+
+def test_worker_image_brings_simgrid_and_the_package():
+    """docker/Dockerfile.worker (the Apptainer source for cluster workers) lints clean and builds a venv on top
+    of Debian's python3-simgrid."""
+    from .test_docker import _hadolint
+    f = ROOT / "docker" / "Dockerfile.worker"
+    r = subprocess.run([_hadolint(), "--no-color", str(f)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = re.sub(r"\\\n", " ", f.read_text())
+    assert re.search(r"FROM debian:bookworm", text)
+    assert re.search(r"apt-get install [^\n]*python3-simgrid", text)
+    assert re.search(r"venv --system-site-packages /opt/venv [^\n]*pip install [^\n]*-c constraints.txt \.", text)
+    ignore = (ROOT / "docker" / "Dockerfile.worker.dockerignore").read_text().splitlines()
+    for copied in ("pyproject.toml", "setup.cfg", "README.md", "constraints.txt", "burstbuffer/"):
+        assert f"!{copied}" in ignore
+
+
+def test_a_failed_run_is_reported_and_the_others_finish(tmp_path):
+    """One run of the campaign cannot start (an option its policy does not take): it is reported on one line
+    with its directory, its error.txt is there, the other run finishes, the exit status is 1."""
+    camp = tmp_path / "c.toml"
+    camp.write_text(f'[campaign]\ntimeout = 120\n[[policy]]\nname = "fcfs"\n[[policy]]\nname = "fcfs-easy"\n'
+                    f'label = "broken"\noptions = {{ no_such_option = 1 }}\n[[workload]]\n'
+                    f'file = "{ROOT / "workloads" / "kth-1000.json"}"\nlabel = "kth-20"\njobs = 20\n')
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "burstbuffer", "sweep", str(camp), "--output", str(out), "--workers",
+                        "1", "-q"], capture_output=True, text=True, env=_env(), timeout=300)
+    assert r.returncode == 1, r.stdout + r.stderr
+    specs = {s.key: Path(s.out) for s in plan_campaign(load_campaign(camp), out)}
+    bad = specs["kth-20/broken/io-aware/seed-0"]
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("FAILED "))
+    assert line.startswith("FAILED kth-20/broken/io-aware/seed-0: ") and "no_such_option" in line
+    assert str(bad / "error.txt") in line and (bad / "error.txt").is_file() and not (bad / "summary.json").exists()
+    assert (specs["kth-20/fcfs/io-aware/seed-0"] / "summary.json").is_file()
+    assert "dashboard" in r.stdout and "1 run(s) failed: kth-20/broken/io-aware/seed-0" in r.stderr
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--engine", "local", "--scheduler-address", "tcp://127.0.0.1:1"], ["needs --engine dask"]),
+    (["--engine", "dask", "--scheduler-address", "tcp://127.0.0.1:1", "--cluster", "slurm"], ["only one of"]),
+    (["--engine", "dask", "--cluster-config", "x.toml"], ["needs --cluster"]),
+])
+def test_contradictory_engine_options_are_one_line(tmp_path, capsys, argv, words):
+    rc = main(["reproduce", "--jobs", "1000", "--output", str(tmp_path / "o"), *argv])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1 and all(w in err for w in words), err
