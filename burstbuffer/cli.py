@@ -66,8 +66,22 @@ def print_summary(header: str, res, outputs: str) -> None:
     wall time and message count of `res` (a `runner.RunResult`), and where the outputs are."""
     print(header)
     print(res.summary)
+    _print_wait_reasons(res.jobs_csv)
     print(f"wall time              {res.wall_time:.1f} s ({res.messages} protocol messages)")
     print(f"outputs                {outputs}")
+
+
+def _print_wait_reasons(jobs_csv) -> None:
+    """The per-reason waiting lines of a jobs.csv (docs/wait-reasons.md); nothing for a table without them."""
+    import pandas as pd
+    from .metrics.waits import has_wait_columns, wait_lines
+    try:
+        jobs = pd.read_csv(jobs_csv)
+    except (OSError, ValueError):
+        return
+    if has_wait_columns(jobs):
+        print("why jobs waited (docs/wait-reasons.md)")
+        print("\n".join(wait_lines(jobs)))
 
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
