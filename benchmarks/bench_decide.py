@@ -99,8 +99,7 @@ def main() -> int:
 def _platform(xml: Path):
     """The platform as the scheduler sees it in a run: the SIMULATION_BEGINS resources of `xml`."""
     from burstbuffer.platforms.model import Platform
-    from burstbuffer.platforms.simgrid_xml import parse_platform
-    from burstbuffer.platforms.simgrid_xml import resolve_machines
+    from burstbuffer.platforms.simgrid_xml import parse_platform, resolve_machines
     m = resolve_machines(parse_platform(str(xml)))
     return Platform.from_simulation_begins({"compute_resources": [x.to_json() for x in m.compute],
                                             "storage_resources": [x.to_json() for x in m.storage]})
