@@ -2,7 +2,7 @@
 
 Runs `burstbuffer run --policy P --model M --seed 0` on the bundled workload (workloads/kth-1000.json, or its
 first N jobs with --jobs N) and the bundled platform, for every registered policy and both job models, and
-prints one line per run: `policy model sha256`. With --record FILE the hashes are written as JSON; with
+prints one line per run: `policy model sha256` (of jobs.csv projected on `HASHED_COLUMNS`). With --record FILE the hashes are written as JSON; with
 --check FILE they are compared with a recorded file and the script exits 1 on any difference.
 
     .venv/bin/python benchmarks/schedule_hashes.py --record benchmarks/schedule_hashes_1000.json
@@ -11,7 +11,9 @@ prints one line per run: `policy model sha256`. With --record FILE the hashes ar
 from __future__ import annotations
 
 import argparse
+import csv
 import hashlib
+import io
 import json
 import sys
 import tempfile
@@ -21,6 +23,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 POLICIES = ["fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3", "conservative-bb"]
 MODELS = ["io-aware", "alloc-only"]
+#: The jobs.csv columns the recorded hashes cover (`JOBS_CSV_COLUMNS` when they were recorded). jobs.csv is
+#: hashed projected on these, in this order, so that columns added later do not change the hashes;
+#: the projection of a file with exactly these columns is the file itself, byte for byte.
+HASHED_COLUMNS = ("job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
+                  "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
+                  "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy",
+                  "metadata", "bb_per_node", "bb_allocation", "bounded_slowdown")
+
+
+def projected(jobs_csv: Path) -> bytes:
+    """jobs.csv rewritten with only `HASHED_COLUMNS` (as `csv.DictWriter` wrote it: CRLF, minimal quoting).
+    Raises KeyError if a hashed column is missing."""
+    with open(jobs_csv, newline="") as f:
+        rows = list(csv.DictReader(f))
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=HASHED_COLUMNS, extrasaction="ignore")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue().encode()
 
 
 def _one(args: tuple[str, str, int | None]) -> tuple[str, str, str]:
@@ -36,7 +57,7 @@ def _one(args: tuple[str, str, int | None]) -> tuple[str, str, str]:
             workload.write_text(json.dumps(data))
         out = Path(tmp) / "out"
         run(policy, workload, DEFAULT_PLATFORM, out, model=model, progress=False, timeout=3600, seed=0, cpu=None)
-        digest = hashlib.sha256((out / "jobs.csv").read_bytes()).hexdigest()
+        digest = hashlib.sha256(projected(out / "jobs.csv")).hexdigest()
     return policy, model, digest
 
 

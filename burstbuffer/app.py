@@ -20,7 +20,8 @@ from .batsim.protocol import (CallMeLater, Event, ExecuteJob, JobCompleted, Prot
                               UnknownEvent)
 from .errors import InputError
 from .io_model.base import JobModel
-from .metrics.definitions import JOBS_CSV_COLUMNS, bounded_slowdown, runtime, turnaround_time, waiting_time
+from .metrics.definitions import (JOBS_CSV_COLUMNS, WAIT_COLUMNS, WAIT_REASONS, bounded_slowdown, runtime,
+                                  turnaround_time, wait_reason_category, waiting_time)
 from .platforms.model import Platform
 from .schedulers.base import Job, Scheduler, StageIn
 from .workloads.batsim_rules import DefinitionError, check_job
@@ -28,7 +29,11 @@ from .workloads.batsim_rules import DefinitionError, check_job
 @dataclass
 class JobRecord:
     """Accounting of one original job: times in seconds, `bb_alloc` {BB node id: bytes}; `row()` is its
-    jobs.csv row (columns `JOBS_CSV_COLUMNS`, metrics as defined in `burstbuffer.metrics.definitions`)."""
+    jobs.csv row (columns `JOBS_CSV_COLUMNS`, metrics as defined in `burstbuffer.metrics.definitions`).
+
+    `waits` {reason category: seconds} accumulates the time pending per reason (docs/wait-reasons.md):
+    the job waits for `wait_reason` since `wait_since` (its submission time at first, reason "Unknown"
+    until the first decision, normally at the same instant)."""
 
     job: Job
     workload: str
@@ -40,6 +45,23 @@ class JobRecord:
     reason: str = ""
     #: (queue, priority at start) when the run uses queues or a priority order (docs/orders-and-queues.md)
     facts: tuple[str, float | None] = ("", None)
+    waits: dict[str, float] = field(default_factory=dict)
+    wait_reason: str = "Unknown"
+    wait_since: float | None = None
+
+    def wait_for(self, reason: str, now: float) -> None:
+        """From `now` on the job waits for `reason` (a policy's reason name); the time since the last
+        change is added to the previous reason."""
+        reason = wait_reason_category(reason)
+        if reason != self.wait_reason:
+            self._close_wait(now)
+            self.wait_reason = reason
+
+    def _close_wait(self, now: float) -> None:
+        since = self.job.subtime if self.wait_since is None else self.wait_since
+        if now > since:
+            self.waits[self.wait_reason] = self.waits.get(self.wait_reason, 0.0) + (now - since)
+        self.wait_since = now
 
     def row(self) -> dict:
         j = self.job
@@ -53,6 +75,10 @@ class JobRecord:
              "consumed_energy": "-1.000000", "metadata": self.reason, "bb_per_node": j.bb,
              "bb_allocation": " ".join(f"{k}:{v}" for k, v in sorted(self.bb_alloc.items())),
              "bounded_slowdown": ""}
+        r.update(dict.fromkeys(WAIT_COLUMNS, ""))
+        if self.start is not None:
+            r.update({WAIT_REASONS[k]: f"{v:.6f}" for k, v in self.waits.items()})
+            r.update({c: "0.000000" for c in WAIT_COLUMNS if not r[c]})
         if self.start is not None and self.end is not None:
             wait = waiting_time(j.subtime, self.start)
             run = runtime(self.start, self.end)
@@ -233,15 +259,23 @@ class SchedulerApp:
                         raise InputError("--model", self.executor.name,
                                          f"policy {sched.name} needs the three-phase job model")
                     rec.start, rec.bb_alloc = now, start.bb_per_storage
+                    rec._close_wait(now)
                     stage_in(start, now, out)
                     continue
                 if rec.start is None:              # waiting time ends at the first held resource
                     rec.start = now
+                    rec._close_wait(now)
                 rec.procs, rec.bb_alloc = start.procs, start.bb_per_storage
                 facts = getattr(sched, "job_facts", None)
                 if facts:
                     rec.facts = facts.pop(start.job.id, rec.facts)
                 self.executor.start(start, now, out)
+            # why the others wait, until the next decision (docs/wait-reasons.md)
+            records = self.records
+            for job_id, reason in getattr(sched, "wait_reasons", {}).items():
+                rec = records[job_id]
+                if reason != rec.wait_reason:
+                    rec.wait_for(reason, now)
             wake = sched.wakeup(now)
             if wake is not None and wake > now and wake not in self._pending_calls:
                 self._pending_calls.add(wake)

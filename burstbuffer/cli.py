@@ -136,7 +136,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         print(f"burstbuffer: interrupted by {exc}; outputs so far written", file=sys.stderr)
         return exc.status
+    if args.plot:
+        from .metrics.runplot import plot_run
+        paths = plot_run(out)
+        outputs += f", {paths[0]} and .svg (figures)"
     print_summary(header, res, outputs)
+    return 0
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    """Figures of a run folder (`burstbuffer.metrics.runplot`)."""
+    from .metrics.runplot import plot_run
+    from .metrics.runplot import GANTT_MAX_JOBS
+    paths = plot_run(Path(args.run_dir), Path(args.output) if args.output else None,
+                     max_jobs=args.max_jobs or GANTT_MAX_JOBS)
+    print(f"wrote {paths[0]} and {paths[1]}")
     return 0
 
 
@@ -145,8 +159,22 @@ def print_summary(header: str, res, outputs: str) -> None:
     wall time and message count of `res` (a `runner.RunResult`), and where the outputs are."""
     print(header)
     print(res.summary)
+    _print_wait_reasons(res.jobs_csv)
     print(f"wall time              {res.wall_time:.1f} s ({res.messages} protocol messages)")
     print(f"outputs                {outputs}")
+
+
+def _print_wait_reasons(jobs_csv) -> None:
+    """The per-reason waiting lines of a jobs.csv (docs/wait-reasons.md); nothing for a table without them."""
+    import pandas as pd
+    from .metrics.waits import has_wait_columns, wait_lines
+    try:
+        jobs = pd.read_csv(jobs_csv)
+    except (OSError, ValueError):
+        return
+    if has_wait_columns(jobs):
+        print("why jobs waited (docs/wait-reasons.md)")
+        print("\n".join(wait_lines(jobs)))
 
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
@@ -231,7 +259,22 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     from .schedulers.window_cli import add_window_options
     add_window_options(r)
+    r.add_argument("--plot", action="store_true",
+                   help="also write the run's figures (as `burstbuffer plot`) to OUTPUT/figures/run.png and .svg")
     r.set_defaults(func=_cmd_run)
+
+    pl = sub.add_parser("plot", help="figures of a run: Gantt chart, BB per storage node, queue, utilisation",
+                        description="Draw one figure of a run folder (jobs.csv and run.json, as `run` and `serve` "
+                                    "write them) with four panels over time: the Gantt chart of the processors "
+                                    "(killed jobs hatched; a busy-fraction heat map above --max-jobs jobs), the "
+                                    "burst-buffer occupancy of every storage node, the queue length, and the "
+                                    "processor and BB utilisation. Writes run.png and run.svg.")
+    pl.add_argument("run_dir", metavar="RUN_DIR", help="a run's output folder (holds jobs.csv)")
+    pl.add_argument("--output", metavar="DIR", help="where to write the figures (default: RUN_DIR/figures)")
+    pl.add_argument("--max-jobs", type=cliargs.positive_int, metavar="N",
+                    help="draw one rectangle per job up to N started jobs, a heat map above (default: "
+                         "runplot.GANTT_MAX_JOBS, 3000)")
+    pl.set_defaults(func=_cmd_plot)
 
     m = sub.add_parser("metrics", help="summarise a jobs.csv (ours or Batsim's _jobs.csv)")
     m.add_argument("jobs_csv", metavar="JOBS.csv")

@@ -139,6 +139,7 @@ class SchedulerSession:
                                 platform_source=platform_source)
         self.messages = 0
         self.total = total
+        self.policy, self.model = policy, model
         self.on_progress = on_progress
 
     def _progress(self, done: int, known: int) -> None:
@@ -172,6 +173,9 @@ class SchedulerSession:
                 self.bar.close()
             # unfinished jobs (an interrupted or failed run) are marked RUNNING / PENDING
             self.app.write_jobs_csv(str(self.jobs_csv), mark_unfinished=not self.app.simulation_ended)
+            if self.app.platform is not None:   # the platform, for `burstbuffer plot`
+                from .metrics.runplot import write_run_json
+                write_run_json(self.output / "run.json", self.app.platform, self.policy, self.model)
             if self.app.profiles_without_bb:
                 n = len(self.app.profiles_without_bb)
                 logging.getLogger("burstbuffer").warning(

@@ -137,3 +137,21 @@ def test_report_only_simulates_nothing(reproduced, capsys):
 def test_nothing_to_run_is_an_input_error(tmp_path, capsys):
     assert main(["reproduce", "--jobs", "none", "--output", str(tmp_path / "o")]) == 2
     assert "nothing to run" in capsys.readouterr().err
+
+
+def test_report_says_why_jobs_waited(reproduced):
+    """The report's per-policy table of waiting time by reason = the means of each run's wait_* columns."""
+    import pandas as pd
+
+    from burstbuffer.metrics.definitions import WAIT_REASONS
+    out, _ = reproduced
+    md = (out / "report.md").read_text()
+    assert "| policy | " + " | ".join(WAIT_REASONS) + " |" in md
+    for pol in ("fcfs", "sjf-bb"):
+        jobs = pd.read_csv(out / "runs" / "whole" / pol / "jobs.csv")
+        s = jobs[jobs["starting_time"].notna()]
+        total = s["waiting_time"].sum()
+        assert s[list(WAIT_REASONS.values())].sum(axis=1).to_numpy() == pytest.approx(s["waiting_time"].to_numpy())
+        cells = [f"{s[c].mean() / 3600:.3g} ({'n/a' if total == 0 else f'{100 * s[c].sum() / total:.1f} %'})"
+                 for c in WAIT_REASONS.values()]
+        assert "| " + " | ".join([pol] + cells) + " |" in md

@@ -7,7 +7,8 @@ Shared Burst Buffers*, Euro-Par 2021, §4.2), all times in seconds:
 - waiting time = start − submission;
 - turnaround time = end − submission;
 - runtime = end − start;
-- bounded slowdown = max(turnaround / max(runtime, τ), 1), with τ = `TAU` = 600 s.
+- bounded slowdown = max(turnaround / max(runtime, τ), 1), with τ = `TAU` = 600 s;
+- waiting time per reason (`WAIT_REASONS`, docs/wait-reasons.md): they sum to the waiting time.
 
 The functions are plain arithmetic on what they are given, so they work alike on floats, numpy long
 doubles (the simulator computes as Batsim does, in long double) and numpy arrays / pandas Series
@@ -27,9 +28,28 @@ BATSIM_JOBS_COLUMNS = ("job_id", "workload_name", "profile", "submission_time", 
                        "metadata")
 #: What the scheduler's ``jobs.csv`` adds after Batsim's columns: the BB request per compute node [bytes],
 #: the BB allocation ("<BB node id>:<bytes> ..."), and the bounded slowdown.
-JOBS_CSV_EXTRA_COLUMNS = ("bb_per_node", "bb_allocation", "bounded_slowdown")
+#: Why a job waited (docs/wait-reasons.md): reason name, as a policy records it at each decision → the jobs.csv
+#: column holding the seconds the job spent pending for it. Slurm's names where Slurm has the state
+#: (``squeue`` REASON: Priority, Resources, BurstBufferResources); "Reservation" = the job fits now but would
+#: delay a reservation (EASY's shadow window, conservative-bb's reservations); "QueueLimit" = a queue or QOS
+#: limit (any reason name ending in "Limit", e.g. Slurm's QOSMaxJobsPerUserLimit, counts here); "Unknown" =
+#: the policy recorded no reason (a policy without the hook).
+WAIT_REASONS = {"Priority": "wait_priority", "Resources": "wait_resources",
+                "BurstBufferResources": "wait_burst_buffer", "Reservation": "wait_reservation",
+                "QueueLimit": "wait_queue_limit", "Unknown": "wait_unknown"}
+#: the per-reason waiting-time columns of jobs.csv [s], in `WAIT_REASONS` order
+WAIT_COLUMNS = tuple(WAIT_REASONS.values())
+JOBS_CSV_EXTRA_COLUMNS = ("bb_per_node", "bb_allocation", "bounded_slowdown") + WAIT_COLUMNS
 #: Columns of the scheduler's ``jobs.csv``: Batsim's, then ours.
 JOBS_CSV_COLUMNS = BATSIM_JOBS_COLUMNS + JOBS_CSV_EXTRA_COLUMNS
+
+
+def wait_reason_category(reason: str) -> str:
+    """The `WAIT_REASONS` key a policy's reason name counts under: itself if it is one, "QueueLimit" for a
+    name ending in "Limit" (Slurm's QOS/partition limit reasons), else "Unknown"."""
+    if reason in WAIT_REASONS:
+        return reason
+    return "QueueLimit" if reason.endswith("Limit") else "Unknown"
 
 
 def waiting_time(submission, start):

@@ -168,35 +168,142 @@ def normalised_boxplot(norm: pd.DataFrame, folder: Path, name: str, title: str, 
     return _save(fig, folder, name)
 
 
+def step_function(t_on, t_off, weight) -> tuple[np.ndarray, np.ndarray]:
+    """Σ of `weight` over the intervals [t_on, t_off) as a right-continuous step function: (times,
+    values), values[k] holding on [times[k], times[k+1]); 0 before times[0] and after the last."""
+    t_on, t_off, w = (np.asarray(a, float) for a in (t_on, t_off, weight))
+    t = np.concatenate([t_on, t_off])
+    if not len(t):
+        return np.zeros(0), np.zeros(0)
+    d = np.concatenate([w, -w])
+    order = np.argsort(t, kind="stable")
+    times, idx = np.unique(t[order], return_index=True)
+    return times, np.cumsum(np.add.reduceat(d[order], idx))
+
+
+def binned_mean(times: np.ndarray, values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Exact mean of the step function (times, values) over each bin [edges[i], edges[i+1])."""
+    if not len(times):
+        return np.zeros(len(edges) - 1)
+    integral = np.concatenate([[0.0], np.cumsum(values[:-1] * np.diff(times))])   # ∫ up to times[k]
+    k = np.searchsorted(times, edges, side="right") - 1
+    kk = np.maximum(k, 0)
+    at = np.where(k >= 0, integral[kk] + values[kk] * (edges - times[kk]), 0.0)
+    return np.diff(at) / np.diff(edges)
+
+
+#: final states of a job that did not complete successfully (docs/metrics.md): marked in the Gantt chart
+KILLED_STATES = frozenset({"COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED", "COMPLETED_FAILED"})
+
+
+def save_figure(fig, folder: Path, name: str) -> list[Path]:
+    """Write `fig` as ``<folder>/<name>.png`` (130 dpi) and ``.svg``, close it, return the two paths."""
+    return _save(fig, folder, name)
+
+
+def _job_rects(jobs: pd.DataFrame):
+    """(start, end, [(lo, hi), ...], killed) per started job: the contiguous ranges [lo, hi] of its
+    `allocated_resources` (an interval set as Batsim writes it: ``"0-3 7"``, ascending, disjoint)."""
+    st = pd.to_numeric(jobs["starting_time"], errors="coerce")
+    fin = pd.to_numeric(jobs["finish_time"], errors="coerce")
+    state = jobs["final_state"].fillna("").astype(str) if "final_state" in jobs else pd.Series("", jobs.index)
+    out = []
+    for a, b, alloc, fs in zip(st, fin, jobs["allocated_resources"].fillna("").astype(str), state):
+        if not (np.isfinite(a) and np.isfinite(b)) or not alloc.strip():
+            continue
+        ivs = []
+        for tok in alloc.split():
+            lo, _, hi = tok.partition("-")
+            ivs.append((int(lo), int(hi or lo)))
+        out.append((a, b, ivs, fs in KILLED_STATES))
+    return out
+
+
+def gantt_axes(ax, jobs: pd.DataFrame, *, nb_res: int | None = None, unit_s: float = 86400.0,
+               max_jobs: int | None = None, bins: int = 1200, rows: int = 200,
+               t_range: tuple[float, float] | None = None, seed: int = 0):
+    """Draw a Gantt chart of processors on `ax`: x = time / `unit_s`, y = processor id, [0, nb_res).
+
+    `jobs`: Batsim `_jobs.csv` columns (starting_time, finish_time, allocated_resources as an interval
+    set such as ``"0-3 7"``, final_state). Up to `max_jobs` started jobs (None: no limit): one rectangle
+    per job and contiguous processor range, coloured per job (tab20, seeded), in a PolyCollection with
+    gid "jobs"; killed jobs (`KILLED_STATES`) in a second one, gid "killed jobs", hatched with red edges.
+    Above `max_jobs`: an image (gid "busy fraction") of `rows` processor blocks × `bins` time bins over
+    `t_range` (default: first start to last end), each cell the exact busy fraction, and killed jobs as
+    red ticks at their end (gid "killed jobs"). Returns the main artist."""
+    rects = _job_rects(jobs)
+    top = max([hi + 1 for *_, iv, _k in rects for _lo, hi in iv], default=0)
+    nb = nb_res or top or 1
+    ax.set_ylim(0, nb)
+    ax.set_ylabel("processor")
+    if not rects:
+        return None
+    t0, t1 = t_range or (min(r[0] for r in rects), max(r[1] for r in rects))
+    if max_jobs is not None and len(rects) > max_jobs:
+        rows = max(1, min(rows, nb))
+        k = nb / rows
+        edges = np.linspace(t0, t1, bins + 1)
+        # per row: a step function of its busy processors (fractions at block edges), then its exact bin means
+        recs: dict[int, tuple[list, list, list]] = {}
+        kx, ky = [], []
+        for a, b, iv, killed in rects:
+            for lo, hi in iv:
+                r0, r1 = int(lo // k), min(int((hi + 1 - 1e-9) // k), rows - 1)
+                for r in range(r0, r1 + 1):
+                    w = (min(hi + 1, (r + 1) * k) - max(lo, r * k)) / k
+                    if w > 0:
+                        on, off, ws = recs.setdefault(r, ([], [], []))
+                        on.append(a)
+                        off.append(b)
+                        ws.append(w)
+            if killed:
+                kx.append(b / unit_s)
+                ky.append((iv[0][0] + iv[0][1] + 1) / 2)
+        grid = np.zeros((rows, bins))
+        for r, (on, off, ws) in recs.items():
+            grid[r] = binned_mean(*step_function(on, off, ws), edges)
+        im = ax.imshow(np.clip(grid, 0, 1), aspect="auto", origin="lower", cmap="viridis", vmin=0, vmax=1,
+                       extent=(t0 / unit_s, t1 / unit_s, 0, nb), interpolation="nearest")
+        im.set_gid("busy fraction")
+        ax.figure.colorbar(im, cax=ax.inset_axes([1.01, 0.0, 0.012, 1.0]), label="busy fraction")
+        if kx:
+            ax.scatter(kx, ky, marker="|", color="red", s=20, lw=0.8, gid="killed jobs",
+                       label=f"killed ({len(kx)})")
+            ax.legend(fontsize=7, loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False, borderaxespad=0.1)
+        return im
+    rng = np.random.default_rng(seed)
+    cmap = plt.get_cmap("tab20")
+    polys, cols, kpolys = [], [], []
+    for a, b, iv, killed in rects:
+        c = cmap(rng.integers(20))
+        for lo, hi in iv:
+            x0, x1 = a / unit_s, b / unit_s
+            poly = [(x0, lo), (x1, lo), (x1, hi + 1), (x0, hi + 1)]
+            polys.append(poly)
+            cols.append(c)
+            if killed:
+                kpolys.append(poly)
+    coll = PolyCollection(polys, facecolors=cols, edgecolors="black", linewidths=0.1)
+    coll.set_gid("jobs")
+    ax.add_collection(coll)
+    if kpolys:
+        kc = PolyCollection(kpolys, facecolors="none", edgecolors="red", linewidths=0.6, hatch="////")
+        kc.set_gid("killed jobs")
+        ax.add_collection(kc)
+        ax.add_patch(Rectangle((0, 0), 0, 0, facecolor="none", edgecolor="red", hatch="////",
+                               label=f"killed ({sum(r[3] for r in rects)})"))
+        ax.legend(fontsize=7, loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False, borderaxespad=0.1)
+    ax.set_xlim(t0 / unit_s, t1 / unit_s)
+    return coll
+
+
 def gantt(jobs: pd.DataFrame, folder: Path, name: str, title: str, nb_res: int | None = None,
           seed: int = 0) -> list[Path]:
     """Fig. 3: Gantt chart, one rectangle per job and contiguous range of its processors
-    (`allocated_resources` as an interval set, e.g. ``"0-3 7"``) from its start to its end [days]."""
-    from procset import ProcSet
-
-    rng = np.random.default_rng(seed)
-    polys, cols = [], []
-    day = 86400.0
-    started = jobs[pd.to_numeric(jobs["starting_time"], errors="coerce").notna()]
-    cmap = plt.get_cmap("tab20")
-    top = 0
-    for st, fin, alloc in zip(pd.to_numeric(started["starting_time"]), pd.to_numeric(started["finish_time"]),
-                              started["allocated_resources"].fillna("").astype(str)):
-        if not alloc.strip() or not np.isfinite(fin):
-            continue
-        c = cmap(rng.integers(20))
-        for lo, hi in ProcSet.from_str(alloc).intervals():
-            x0, x1 = st / day, fin / day
-            polys.append([(x0, lo), (x1, lo), (x1, hi + 1), (x0, hi + 1)])
-            cols.append(c)
-            top = max(top, hi + 1)
+    (`allocated_resources` as an interval set, e.g. ``"0-3 7"``) from its start to its end [days]
+    (`gantt_axes` with no job limit)."""
     fig, ax = plt.subplots(figsize=(12, 4))
-    ax.add_collection(PolyCollection(polys, facecolors=cols, edgecolors="black", linewidths=0.1))
-    if polys:
-        xs = np.array([p[0][0] for p in polys] + [p[1][0] for p in polys])
-        ax.set_xlim(xs.min(), xs.max())
-    ax.set_ylim(0, nb_res or top or 1)
+    gantt_axes(ax, jobs, nb_res=nb_res, unit_s=86400.0, seed=seed)
     ax.set_xlabel("time [days]")
-    ax.set_ylabel("processor")
     ax.set_title(title, fontsize=10)
     return _save(fig, folder, name)

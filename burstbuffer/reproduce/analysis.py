@@ -107,6 +107,28 @@ def _parts_table(rep: Report, summ, pm, reference: str) -> None:
                "median norm. bsld", "mean norm. bsld", f"parts below {reference} (bsld)", "wall [s], all parts"], body)
 
 
+def _wait_reasons_table(rep: Report, specs: list[RunSpec], results: dict[str, dict], scope: str) -> None:
+    """Per policy of `scope`: the mean time per job spent waiting for each reason [h] and its share of the
+    waiting time (docs/wait-reasons.md), from each run's jobs.csv. Nothing for runs without the columns."""
+    import pandas as pd
+
+    from ..metrics.definitions import WAIT_REASONS
+    from ..metrics.waits import has_wait_columns, wait_table
+    body = []
+    for s in specs:
+        if s.scope != scope or "error" in results.get(s.key, {"error": 1}):
+            continue
+        jobs = pd.read_csv(Path(s.out) / "jobs.csv")
+        if not has_wait_columns(jobs):
+            continue
+        t = wait_table(jobs)
+        body.append([s.policy] + [f"{t.loc[r, 'mean_h']:.3g} ({_pct_or_na(t.loc[r, 'share'])})" for r in WAIT_REASONS])
+    if body:
+        rep.p("Mean waiting time per job [h] by reason (share of the waiting time); Slurm's reason names "
+              "where they apply, see the repository's docs/wait-reasons.md.")
+        rep.table(["policy"] + list(WAIT_REASONS), body)
+
+
 def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, dict], manifest: dict,
             log=print) -> Path:
     """Tables, figures, verdicts and the report of `study` from the finished runs (`results`: key →
@@ -148,6 +170,8 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
     if len(whole):
         rep.h(1, f"Summary per policy: {whole_label}")
         _policy_table(rep, whole)
+        rep.h(2, f"Why jobs waited: {whole_label}")
+        _wait_reasons_table(rep, specs, results, "whole")
         if study.whole_figures:
             fig_list += study.whole_figures(jobs[jobs["scope"] == "whole"], figs)
     if len(pm):

@@ -210,6 +210,8 @@ class PlanScheduler(ProfileScheduler):
     """
 
     name = "plan"
+    #: a job that fits now but was planned later waits for the jobs the chosen order put before it
+    blocked_reason = "Priority"
 
     def __init__(self, platform: Platform, *, seed: int = 0, alpha: float = 2.0,
                  cooling_rate: float = 0.9, cooling_steps: int = 30, temperature_steps: int = 6,

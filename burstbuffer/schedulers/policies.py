@@ -41,6 +41,7 @@ class Fcfs(ProfileScheduler):
     """`fcfs`: FCFS without backfilling (Kopanski & Rzadca 2021, Algorithm 1 procedure FCFS; docs/policies.md)."""
 
     name = "fcfs"
+    blocked_reason = "Priority"   # a queued job that fits now waits behind the first one that does not
 
     def _schedule(self, now: float) -> list[Start]:
         starts, _ = self._fcfs_pass(now)
@@ -56,6 +57,7 @@ class Fcfs(ProfileScheduler):
                 continue
             fit = self._fits_now(job, now)
             if fit is None:
+                self._note_wait(job, now)
                 return starts, job
             starts.append(self._start(job, fit, now))
         return starts, None
@@ -66,6 +68,7 @@ class Filler(ProfileScheduler):
     (Kopanski & Rzadca 2021, §4.2: Algorithm 1 without line 14; docs/policies.md)."""
 
     name = "filler"
+    blocked_reason = "Priority"   # never used: every job that fits now is started
 
     def _schedule(self, now: float) -> list[Start]:
         return self._backfill(self._ordered(now), now)
@@ -84,6 +87,7 @@ class EasyBackfilling(Fcfs):
     """
 
     name = "easy"
+    blocked_reason = "Reservation"   # fits now beside the running jobs, not around the head's reservation
     reserve_bb = True
     sjf = False
 

@@ -131,6 +131,11 @@ class AvailabilityProfile:
         """Number of free processors at time `t` (O(log n))."""
         return self._slots[self._floor_key(t)][2]
 
+    def free_counts_at(self, t: float) -> tuple[int, tuple[int, ...]]:
+        """(number of free processors, free bytes per BB node in `bb_ids` order) at time `t` (O(log n))."""
+        _, bb, n = self._slots[self._floor_key(t)]
+        return n, bb
+
     def breakpoints(self) -> Iterator[tuple[float, ProcSet, dict[int, int]]]:
         """Iterate over (time, free processors, {BB storage id: free bytes}), ascending time."""
         for t, (m, bb, _) in self._slots.items():

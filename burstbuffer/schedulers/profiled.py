@@ -9,6 +9,17 @@ start + walltime (their expected end, pessimistic as in EASY); a job that ends e
 rest of its hold. A job still running at its expected end (possible in the I/O-aware model, whose
 drains are not bounded by the walltime) keeps its resources: at each call its hold is extended to
 ``now + overdue_grace``.
+
+Why a job waits (docs/wait-reasons.md): at the end of each `decide`, `wait_reasons` maps every job still
+queued to one reason. A queue limit recorded in `limit_reasons` (hook for queue / QOS limits) comes
+first; else, with F0 the free processors and BB bytes now before the decision started any job:
+Resources (it asks more processors than F0), BurstBufferResources (F0's processors suffice, its BB
+shares do not); else Priority if jobs started by this decision before it was looked at took what it
+needed; else Reservation while the EASY head job's reservation is held (the backfill window), or the
+policy's `blocked_reason` otherwise. The passes note the reason of a job when they look at it
+(`_note_wait`); jobs they never looked at are classified after the decision. Cost: one O(log n)
+profile look-up per decision plus one per job that was looked at and not started, and a few integer
+comparisons per queued job.
 """
 from __future__ import annotations
 
@@ -21,6 +32,7 @@ from procset import ProcSet
 from ..platforms.model import Platform
 from .base import Job, Scheduler, Start
 from .orders import Order, make_order
+from .placement import bb_room
 from .profile import AvailabilityProfile, Fit
 from .queues import Queue, QueueConfig
 
@@ -81,6 +93,8 @@ class ProfileScheduler(Scheduler):
     """
 
     name = "?"
+    #: reason of a queued job that fits now beside the running jobs but was not started (docs/wait-reasons.md)
+    blocked_reason = "Reservation"
 
     def __init__(self, platform: Platform, *, seed: int = 0, period: float | None = None,
                  overdue_grace: float = 1.0, order: str | Order | None = None,
@@ -103,6 +117,14 @@ class ProfileScheduler(Scheduler):
         #: the head job's reservation made by the last `decide` (None if none was needed)
         self.last_reservation: Reservation | None = None
         self._held: Reservation | None = None
+        #: job id → reason (`burstbuffer.metrics.definitions.WAIT_REASONS`) of every job queued after the last `decide`
+        self.wait_reasons: dict[str, str] = {}
+        #: hook for queue limits: job id → a limit reason (e.g. "QOSMaxJobsPerUserLimit") that a policy with
+        #: queues sets for the jobs its limits hold back and removes when they no longer do; it takes
+        #: precedence over every other reason (docs/wait-reasons.md). Empty in the built-in policies.
+        self.limit_reasons: dict[str, str] = {}
+        self._free0: tuple[int, tuple[int, ...]] = (0, ())   # free counts now, before this decision's starts
+        self._noted: dict[str, str] = {}                        # reasons noted during this decision's pass
         self._init_orders(order, queues, order_params or {})
 
     # ------------------------------------------------------------------ Scheduler contract
@@ -170,6 +192,7 @@ class ProfileScheduler(Scheduler):
         q = self._queue_of.pop(job_id, None)
         if q is not None:
             self._held_by_queue[q.name] -= run.job.res
+        self.limit_reasons.pop(job_id, None)
         if run.hold_end > now:
             self.profile.release(now, run.hold_end, run.procs, run.bb_per_storage)
 
@@ -179,10 +202,64 @@ class ProfileScheduler(Scheduler):
         self.profile.advance(now)
         self._extend_overdue(now)
         self.last_reservation = None
+        self._free0 = self.profile.free_counts_at(now)
+        self._noted = {}
         starts = self._schedule(now) if self._queue else []
         if self._held is not None:  # a policy must drop its reservation (Algorithm 1 line 18)
             self._unreserve()
+        self._record_wait_reasons(now)
         return starts
+
+    def _record_wait_reasons(self, now: float) -> None:
+        """Set `wait_reasons` for the jobs still queued (module docstring; docs/wait-reasons.md): the reason
+        noted during the pass, else the one the free counts give after the decision (no reservation held)."""
+        if not self._queue:
+            self.wait_reasons = {}
+            return
+        noted, limits = self._noted, self.limit_reasons
+        free0, bb0 = self._free0
+        free1, bb1 = self.profile.free_counts_at(now)
+        blocked = self.blocked_reason
+        reasons: dict[str, str] = {}
+        for jid, job in self._queue.items():
+            r = noted.get(jid)
+            if r is None:
+                if limits and jid in limits:
+                    r = limits[jid]
+                elif job.res > free0:
+                    r = "Resources"
+                elif job.bb > 0 and not bb_room(bb0, job.bb, job.res):
+                    r = "BurstBufferResources"
+                elif job.res > free1 or (job.bb > 0 and not bb_room(bb1, job.bb, job.res)):
+                    r = "Priority"
+                else:
+                    r = blocked
+            reasons[jid] = r
+        self.wait_reasons = reasons
+
+    def _note_wait(self, job: Job, now: float) -> None:
+        """Note why `job`, looked at now by the pass and not started, waits (module docstring)."""
+        r = self.limit_reasons.get(job.id) if self.limit_reasons else None
+        if r is None and self.queues is not None and not self._eligible(job):
+            r = "QOSGrpNodeLimit"      # its queue holds its share of the machine (Slurm's name for a group limit)
+        if r is None:
+            free0, bb0 = self._free0
+            if job.res > free0:
+                r = "Resources"
+            elif job.bb > 0 and not bb_room(bb0, job.bb, job.res):
+                r = "BurstBufferResources"
+            else:
+                free, bb = self.profile.free_counts_at(now)
+                held = self._held
+                if held is not None and held.start <= now:   # counts without the reservation
+                    free += len(held.procs)
+                    if held.bb_per_storage:
+                        bb = tuple(b + held.bb_per_storage.get(i, 0) for i, b in zip(self.profile.bb_ids, bb))
+                if job.res > free or (job.bb > 0 and not bb_room(bb, job.bb, job.res)):
+                    r = "Priority"
+                else:
+                    r = "Reservation" if held is not None else self.blocked_reason
+        self._noted[job.id] = r
 
     def wakeup(self, now: float) -> float | None:
         """Next multiple of `period` after `now` while jobs are queued; None without a period."""
@@ -272,11 +349,14 @@ class ProfileScheduler(Scheduler):
             if free_procs == 0:
                 break
             if job.res > free_procs or not self._eligible(job):
+                self._note_wait(job, now)
                 continue
             fit = self._fits_now(job, now)
             if fit is not None:
                 starts.append(self._start(job, fit, now))
                 free_procs -= job.res
+            else:
+                self._note_wait(job, now)
         return starts
 
     def _fits_now(self, job: Job, now: float) -> Fit | None:

@@ -1,0 +1,226 @@
+"""Figures of one run (`burstbuffer plot RUN_DIR`, `burstbuffer run --plot`): what happened over time.
+
+One figure, ``<out>/run.png`` and ``.svg``, four panels sharing the time axis:
+
+1. Gantt chart of the processors (`figures.gantt_axes`, the reproduction's Fig. 3 drawing): one
+   rectangle per job and contiguous range of its processors, killed jobs (final state
+   COMPLETED_KILLED, COMPLETED_WALLTIME_REACHED or COMPLETED_FAILED) hatched with a red edge. Above
+   `GANTT_MAX_JOBS` jobs a rectangle would be narrower than a pixel: the panel becomes a heat map of the
+   busy fraction of each (time bin, block of processors) instead, killed jobs as red ticks at their end;
+2. burst-buffer occupancy [GB] of every storage node (one line each, its capacity dotted; above
+   `MAX_BB_LINES` nodes a heat map of each node's held fraction of its capacity per time bin);
+3. queue length: jobs submitted and not started (rejected jobs never queue);
+4. processor and BB utilisation [%]: busy processors / processors, bytes held / total capacity.
+
+The inputs are the run's ``jobs.csv`` (our per-job table: `allocated_resources` as an interval set,
+`bb_allocation` as ``"<storage id>:<bytes> ..."``, held from start to finish, docs/metrics.md) and
+``run.json`` (the platform as the scheduler saw it: compute ids, BB capacity per storage id, names),
+which `burstbuffer run` / `serve` write; without it the processors are taken as 0 … highest
+allocated id and the capacities are unknown (no capacity line, no BB utilisation).
+
+Step functions with more than `MAX_STEPS` changes (long runs) are drawn as their exact mean over
+`BINS` equal time bins. Times are shown in hours, or days for runs longer than 3 days.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from procset import ProcSet
+
+from ..errors import InputError
+from .figures import binned_mean, step_function, gantt_axes, plt, save_figure
+
+__all__ = ["RunData", "load_run", "step_function", "binned_mean", "run_figure", "plot_run", "GANTT_MAX_JOBS"]
+
+#: above this many started jobs the Gantt panel is a heat map (a 28,000-job run spans ~2,000 px)
+GANTT_MAX_JOBS = 3000
+#: step functions with more changes than this are drawn as bin means
+MAX_STEPS = 4000
+#: time bins of the heat map and of the binned step functions
+BINS = 1200
+#: processor rows of the heat map (at most; one per processor below that)
+HEAT_ROWS = 200
+#: above this many storage nodes the BB panel is a heat map (one row per node) instead of one line each
+MAX_BB_LINES = 24
+
+
+@dataclass
+class RunData:
+    """A run's per-job table and platform. `jobs`: jobs.csv as read (strings for ids and allocations);
+    `compute`: processor ids; `bb_capacity`: {storage id: bytes} ({} if unknown); `names`: {id: host};
+    `label`: policy and model if known, else the folder name."""
+
+    jobs: pd.DataFrame
+    compute: ProcSet
+    bb_capacity: dict[int, int] = field(default_factory=dict)
+    names: dict[int, str] = field(default_factory=dict)
+    label: str = ""
+
+    @property
+    def started(self) -> pd.DataFrame:
+        """Jobs with a start and an end (float columns ``start``, ``end``), in file order."""
+        j = self.jobs
+        st = pd.to_numeric(j["starting_time"], errors="coerce")
+        en = pd.to_numeric(j["finish_time"], errors="coerce")
+        ok = st.notna() & en.notna()
+        out = j[ok].copy()
+        out["start"], out["end"] = st[ok], en[ok]
+        return out
+
+
+def write_run_json(path: Path, platform, policy: str, model: str) -> None:
+    """`run.json` for `plot`: policy, model and the platform (`Platform`) as the scheduler saw it."""
+    doc = {"policy": policy, "model": model, "compute": str(platform.compute),
+           "bb_capacity": {str(k): int(v) for k, v in sorted(platform.bb_capacity.items())},
+           "names": {str(k): v for k, v in sorted(platform.names.items())
+                     if k in platform.bb_capacity}}
+    Path(path).write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def load_run(run_dir: str | Path) -> RunData:
+    """Read `run_dir`/jobs.csv and, if present, `run_dir`/run.json. Raises InputError (file, item,
+    reason) if jobs.csv is missing or lacks a column the figures need, or run.json is malformed."""
+    run_dir = Path(run_dir)
+    path = run_dir / "jobs.csv"
+    if not path.is_file():
+        raise InputError(str(run_dir), "jobs.csv", "no such file: not a run folder")
+    try:
+        jobs = pd.read_csv(path, dtype={"job_id": str, "allocated_resources": str, "bb_allocation": str,
+                                        "final_state": str})
+    except (OSError, ValueError) as exc:
+        raise InputError(str(path), "table", f"unreadable ({exc})") from None
+    need = {"submission_time", "starting_time", "finish_time", "final_state", "allocated_resources",
+            "requested_number_of_resources"}
+    missing = sorted(need - set(jobs.columns))
+    if missing:
+        raise InputError(str(path), "columns", f"missing {', '.join(missing)}")
+    if "bb_allocation" not in jobs:
+        jobs["bb_allocation"] = ""
+    meta, label = run_dir / "run.json", run_dir.name
+    if meta.is_file():
+        try:
+            doc = json.loads(meta.read_text())
+            compute = ProcSet.from_str(doc["compute"])
+            caps = {int(k): int(v) for k, v in doc.get("bb_capacity", {}).items()}
+            names = {int(k): str(v) for k, v in doc.get("names", {}).items()}
+            label = f"{doc.get('policy', '?')}, {doc.get('model', '?')} model"
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise InputError(str(meta), "content", f"malformed ({exc})") from None
+        return RunData(jobs, compute, caps, names, label)
+    top = -1
+    for a in jobs["allocated_resources"].dropna():
+        if str(a).strip():
+            top = max(top, ProcSet.from_str(str(a)).max)
+    return RunData(jobs, ProcSet((0, top)) if top >= 0 else ProcSet(), {}, {}, label)
+
+
+def _bb_of(alloc: str) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for tok in str(alloc).split():
+        k, _, v = tok.partition(":")
+        out[int(k)] = out.get(int(k), 0) + int(v)
+    return out
+
+
+def _draw_steps(ax, times, values, t0, t1, scale, unit_s, **kw):
+    """Step function on `ax` ([t0, t1], x in units of `unit_s`), binned above MAX_STEPS changes."""
+    if len(times) > MAX_STEPS:
+        edges = np.linspace(t0, t1, BINS + 1)
+        v = binned_mean(times, values, edges)
+        return ax.stairs(v * scale, edges / unit_s, **kw)
+    x = np.concatenate([[t0], times, [t1]]) / unit_s
+    y = np.concatenate([[0.0], values, [values[-1] if len(values) else 0.0]]) * scale
+    return ax.step(x, y, where="post", **kw)[0]
+
+
+def run_figure(run: RunData, *, max_jobs: int = GANTT_MAX_JOBS):
+    """The four-panel figure of `run` (module docstring). Returns (figure, {panel name: Axes}) with
+    panels "gantt", "bb", "queue", "utilisation". Raises InputError if no job started."""
+    s = run.started
+    if s.empty:
+        raise InputError("jobs.csv", "jobs", "no job started: nothing to plot")
+    sub = pd.to_numeric(run.jobs["submission_time"], errors="coerce")
+    t0 = float(min(sub.min(), s["start"].min()))
+    t1 = float(s["end"].max())
+    unit_s, unit = (86400.0, "days") if t1 - t0 > 3 * 86400 else (3600.0, "h")
+    fig, axes = plt.subplots(4, 1, figsize=(12, 10), sharex=True,
+                             gridspec_kw={"height_ratios": [3, 1.6, 1, 1.2], "hspace": 0.12})
+    ax = dict(zip(("gantt", "bb", "queue", "utilisation"), axes))
+    nb = len(run.compute)
+    gantt_axes(ax["gantt"], s, nb_res=nb, unit_s=unit_s, max_jobs=max_jobs, bins=BINS,
+               rows=min(HEAT_ROWS, max(nb, 1)), t_range=(t0, t1))
+    ax["gantt"].set_title(f"{run.label}: {len(s)} jobs started", fontsize=10, loc="left")
+
+    # BB occupancy per storage node
+    bb_rows = [(a, b, _bb_of(x)) for a, b, x in zip(s["start"], s["end"], s["bb_allocation"].fillna(""))]
+    nodes = sorted(set(run.bb_capacity) | {k for *_, d in bb_rows for k in d})
+    per_node = {n: ([], [], []) for n in nodes}
+    for a, b, d in bb_rows:
+        for node, v in d.items():
+            on, off, w = per_node[node]
+            on.append(a)
+            off.append(b)
+            w.append(v)
+    total = step_function(*(sum((per_node[n][i] for n in nodes), []) for i in range(3)))
+    if len(nodes) > MAX_BB_LINES:     # one row per storage node, busy fraction of its capacity per time bin
+        edges = np.linspace(t0, t1, BINS + 1)
+        grid = np.array([binned_mean(*step_function(*per_node[n]), edges)
+                         / (run.bb_capacity.get(n) or max(1, max(per_node[n][2], default=1))) for n in nodes])
+        im = ax["bb"].imshow(grid, aspect="auto", origin="lower", cmap="viridis", vmin=0, vmax=1,
+                             extent=(t0 / unit_s, t1 / unit_s, 0, len(nodes)), interpolation="nearest")
+        im.set_gid("bb fraction")
+        fig.colorbar(im, cax=ax["bb"].inset_axes([1.01, 0.0, 0.012, 1.0]), label="BB held / capacity")
+        ax["bb"].set_ylabel("storage node (rank)")
+    else:
+        cmap = plt.get_cmap("tab20")
+        for i, node in enumerate(nodes):
+            times, vals = step_function(*per_node[node])
+            col = cmap(i % 20)
+            art = _draw_steps(ax["bb"], times, vals, t0, t1, 1e-9, unit_s, color=col, lw=0.8,
+                              label=run.names.get(node, f"BB {node}"))
+            art.set_gid(f"bb {node}")
+            if node in run.bb_capacity:
+                ax["bb"].axhline(run.bb_capacity[node] * 1e-9, color=col, lw=0.6, ls=":")
+        ax["bb"].set_ylabel("BB held [GB]")
+        if nodes:
+            ax["bb"].legend(fontsize=6, ncol=1 if len(nodes) <= 12 else 2, loc="upper left",
+                            bbox_to_anchor=(1.005, 1.0), frameon=False, title="storage node\n(dotted: capacity)",
+                            title_fontsize=6)
+    # queue length
+    ok = sub.notna() & (run.jobs["final_state"].fillna("") != "REJECTED")
+    q_on = sub[ok].to_numpy(float)
+    q_off = pd.to_numeric(run.jobs.loc[ok, "starting_time"], errors="coerce").fillna(np.inf).to_numpy(float)
+    qt, qv = step_function(q_on, q_off, np.ones(len(q_on)))
+    if len(qt) and not np.isfinite(qt[-1]):
+        qt, qv = qt[:-1], qv[:-1]
+    _draw_steps(ax["queue"], qt, qv, t0, t1, 1.0, unit_s, color="black", lw=0.8).set_gid("queue")
+    ax["queue"].set_ylabel("queued jobs")
+    # utilisation
+    res = pd.to_numeric(s["requested_number_of_resources"], errors="coerce").fillna(0).to_numpy(float)
+    pt, pv = step_function(s["start"], s["end"], res)
+    _draw_steps(ax["utilisation"], pt, pv, t0, t1, 100.0 / max(nb, 1), unit_s, color="tab:blue", lw=0.8,
+                label="processors").set_gid("processors")
+    cap = sum(run.bb_capacity.values())
+    if cap:
+        _draw_steps(ax["utilisation"], *total, t0, t1, 100.0 / cap, unit_s, color="tab:orange", lw=0.8,
+                    label="burst buffers").set_gid("burst buffers")
+    ax["utilisation"].set_ylim(0, 105)
+    ax["utilisation"].set_ylabel("utilisation [%]")
+    ax["utilisation"].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
+    ax["utilisation"].set_xlabel(f"time [{unit}]")
+    ax["utilisation"].set_xlim(t0 / unit_s, t1 / unit_s)
+    for a in axes:
+        a.grid(alpha=0.25, lw=0.5)
+    return fig, ax
+
+
+def plot_run(run_dir: str | Path, out: str | Path | None = None, *, max_jobs: int = GANTT_MAX_JOBS) -> list[Path]:
+    """Write the run figure of `run_dir` as `out`/run.png and run.svg (default `out`: `run_dir`/figures).
+    Returns the two paths. InputError as `load_run` and `run_figure`."""
+    run = load_run(run_dir)
+    fig, _ = run_figure(run, max_jobs=max_jobs)
+    return save_figure(fig, Path(out) if out is not None else Path(run_dir) / "figures", "run")
