@@ -168,9 +168,12 @@ class SchedulerApp:
         except (TypeError, AttributeError, KeyError, ValueError) as exc:
             raise ProtocolError(f"malformed SIMULATION_BEGINS ({exc.__class__.__name__}: {exc})") from None
         self.scheduler = self.make_scheduler(self.platform)
-        self.profiles = data.get("profiles") or {}
+        profiles, cfg = data.get("profiles") or {}, data.get("config") or {}
+        if not isinstance(profiles, dict) or not all(isinstance(p, dict) for p in profiles.values()) \
+                or not isinstance(cfg, dict):
+            raise ProtocolError("malformed SIMULATION_BEGINS (profiles or config is not an object)")
+        self.profiles = profiles
         self.executor.begin(self.platform, self.profiles)
-        cfg = data.get("config") or {}
         self.dynamic_jobs = bool(cfg.get("dynamic-jobs-enabled", False))
 
     def _job(self, ev: JobSubmitted) -> tuple[Job, str]:

@@ -306,7 +306,7 @@ def test_bad_queue_files_are_one_line_errors(tmp_path, text, item):
     (["--policy", "fcfs-bb", "--reservation-depth", "0"], "positive integer or 'all'"),
     (["--policy", "fcfs-bb", "--reservation-depth", "2", "--easy-extra-nodes"], "only one"),
     (["--queues", "/nonexistent.toml"], "file not found"),
-    (["--wfp-unit", "0", "--order", "wfp"], "must be > 0"),
+    (["--wfp-unit", "0", "--order", "wfp"], "must be positive"),
 ])
 @pytest.mark.parametrize("command", ["run", "serve"])
 def test_cli_rejects_bad_order_options_in_one_line(capsys, args, words, command):
