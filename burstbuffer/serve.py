@@ -135,7 +135,8 @@ class ServeOutcome:
 
 def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str = "io-aware", seed: int = 0,
           bb_capacity: str | None = None, workload: str | None = None, timeout: float | None = 600.0,
-          progress: bool = False, check_protocol: bool | None = None, on_listen=None) -> ServeOutcome:
+          progress: bool = False, check_protocol: bool | None = None, on_listen=None,
+          policy_options: dict | None = None) -> ServeOutcome:
     """Serve one external Batsim simulation on `socket` (see the module docstring).
 
     `workload` (optional) only sizes the progress bar; `timeout` [s] of silence (None: wait forever);
@@ -149,7 +150,7 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
         cliargs.input_file(workload, "workload")
         total = count_jobs(Path(workload))
     session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity, total=total,
-                               progress=progress)
+                               progress=progress, policy_options=policy_options)
     try:
         sock = MonitoredReplySocket(socket, timeout=0.5)
     except zmq.ZMQError as exc:
@@ -176,8 +177,8 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from .cli import print_summary
-    from .runner import DEFAULT_PLATFORM
+    from .cli import policy_options, print_summary
+    from .runner import DEFAULT_PLATFORM, policy_info
 
     log = logging.getLogger("burstbuffer")
     if not log.handlers:
@@ -185,7 +186,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         handler.setFormatter(logging.Formatter("burstbuffer serve: %(message)s"))
         log.addHandler(handler)
         log.propagate = False
-    out = Path(args.output) if args.output else Path("out") / args.policy
+    info = policy_info(args.policy)
+    options = policy_options(info, args.policy_option)
+    out = Path(args.output) if args.output else Path("out") / info.label
     platform = args.platform or str(DEFAULT_PLATFORM)
     if args.platform:
         cliargs.input_file(args.platform, "platform")
@@ -203,7 +206,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     timeout = args.timeout if args.timeout and args.timeout > 0 else None
     res = serve(args.policy, out, socket=args.socket, model=args.model, seed=args.seed, bb_capacity=args.bb_capacity,
                 workload=args.workload, timeout=timeout, progress=not args.quiet and sys.stderr.isatty(),
-                check_protocol=True if args.check_protocol else None, on_listen=listening)
+                check_protocol=True if args.check_protocol else None, on_listen=listening, policy_options=options)
     print_summary(f"policy {args.policy}, model {args.model}, served on {args.socket}", res.result,
                   f"{out}/jobs.csv (per job); Batsim's own at its -e prefix")
     sys.stdout.flush()
@@ -214,12 +217,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``serve`` subcommand to the `burstbuffer` command's subparsers."""
-    from .cli import _policy_names
+    from .cli import POLICY_HELP
     from .io_model.registry import model_names
 
     p = subparsers.add_parser("serve", help="the scheduler alone, for an external Batsim 4.x",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--policy", required=True, metavar="NAME", help="scheduling policy: " + ", ".join(_policy_names()))
+    p.add_argument("--policy", required=True, metavar="NAME", help=POLICY_HELP)
+    p.add_argument("--policy-option", action="append", metavar="NAME=VALUE",
+                   help="an option of the policy (repeatable; VALUE read as JSON, else a string)")
     p.add_argument("--socket", default=DEFAULT_SOCKET, metavar="ENDPOINT",
                    help=f"ZeroMQ endpoint to bind; Batsim connects to it with -s (default: {DEFAULT_SOCKET})")
     p.add_argument("--model", default="io-aware", choices=model_names(),
