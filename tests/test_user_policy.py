@@ -250,3 +250,11 @@ def test_policy_contract_is_enforced():
         s.submit(Job("w!2", 0, 10, 2, 10), 0)
         with pytest.raises(err):
             s.decide(0)
+
+
+def test_tutorial_text_is_the_tested_file():
+    """The code shown in docs/writing-a-policy.md is the file the end-to-end test runs."""
+    doc = (REPO / "docs" / "writing-a-policy.md").read_text()
+    block = doc.split("```python\n", 2)[2].split("```", 1)[0]
+    assert "class BBCappedBackfill(Policy)" in block
+    assert block.strip() in (REPO / EXAMPLE.split(":")[0]).read_text()
