@@ -22,7 +22,7 @@ from .errors import InputError
 from .io_model.base import JobModel
 from .metrics.definitions import JOBS_CSV_COLUMNS, bounded_slowdown, runtime, turnaround_time, waiting_time
 from .platforms.model import Platform
-from .schedulers.base import Job, Scheduler
+from .schedulers.base import Job, Scheduler, StageIn
 from .workloads.batsim_rules import DefinitionError, check_job
 
 @dataclass
@@ -38,6 +38,8 @@ class JobRecord:
     procs: ProcSet = field(default_factory=ProcSet)
     bb_alloc: dict[int, int] = field(default_factory=dict)
     reason: str = ""
+    #: (queue, priority at start) when the run uses queues or a priority order (docs/orders-and-queues.md)
+    facts: tuple[str, float | None] = ("", None)
 
     def row(self) -> dict:
         j = self.job
@@ -159,7 +161,9 @@ class SchedulerApp:
         profile = ev.profile or (self.profiles.get(workload) or {}).get(pname) or {}
         try:
             job = Job(ev.job_id, float(subtime), float(walltime) if walltime > 0 else math.inf, res,
-                      int(profile.get("bb", 0) or 0), pname)
+                      int(profile.get("bb", 0) or 0), pname,
+                      float(j.get("project_weight", profile.get("project_weight", 1.0))),
+                      str(j.get("queue", profile.get("queue", "")) or ""))
             if "bb" not in profile:
                 self.profiles_without_bb.add((workload, pname))
         except (TypeError, ValueError) as exc:
@@ -191,6 +195,14 @@ class SchedulerApp:
             return
         self._executing.discard(ev.job_id)
         done = self.executor.on_completed(ev, ts, out)
+        take = getattr(self.executor, "take_phase_events", None)   # three-phase models only
+        if take is not None:
+            for kind, job_id in take():
+                if kind == "staged":
+                    self.scheduler.stage_in_done(job_id, ts)
+                else:
+                    self.scheduler.nodes_released(job_id, ts)
+                self._dirty = True
         if done is None:
             return
         job_id, state = done
@@ -215,7 +227,20 @@ class SchedulerApp:
             self._dirty = False
             for start in sched.decide(now):
                 rec = self.records[start.job.id]
-                rec.start, rec.procs, rec.bb_alloc = now, start.procs, start.bb_per_storage
+                if isinstance(start, StageIn):    # docs/io-model.md §3: BB only, the job stays pending
+                    stage_in = getattr(self.executor, "stage_in", None)
+                    if stage_in is None:
+                        raise InputError("--model", self.executor.name,
+                                         f"policy {sched.name} needs the three-phase job model")
+                    rec.start, rec.bb_alloc = now, start.bb_per_storage
+                    stage_in(start, now, out)
+                    continue
+                if rec.start is None:              # waiting time ends at the first held resource
+                    rec.start = now
+                rec.procs, rec.bb_alloc = start.procs, start.bb_per_storage
+                facts = getattr(sched, "job_facts", None)
+                if facts:
+                    rec.facts = facts.pop(start.job.id, rec.facts)
                 self.executor.start(start, now, out)
             wake = sched.wakeup(now)
             if wake is not None and wake > now and wake not in self._pending_calls:
@@ -235,14 +260,21 @@ class SchedulerApp:
         """One row per original job (`JOBS_CSV_COLUMNS`: Batsim's `_jobs.csv` columns + bb_per_node,
         bb_allocation, bounded_slowdown), in submission order; written atomically. `mark_unfinished` (a run
         that stopped before SIMULATION_ENDS): a job without a final state gets final_state RUNNING (started)
-        or PENDING (not started), Slurm's names for them."""
+        or PENDING (not started), Slurm's names for them. With queues or a priority order (wfp) two more
+        columns, `queue` and `priority` (at start, "" if none), and only then: other runs' files are
+        unchanged (docs/orders-and-queues.md)."""
+        extra = list(getattr(self.scheduler, "extra_job_columns", []) or [])
         tmp = f"{path}.tmp"
         with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=JOBS_CSV_COLUMNS)
+            w = csv.DictWriter(f, fieldnames=list(JOBS_CSV_COLUMNS) + extra)
             w.writeheader()
             for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
                 row = rec.row()
                 if mark_unfinished and not row["final_state"]:
                     row["final_state"] = "PENDING" if rec.start is None else "RUNNING"
+                if extra:
+                    q, prio = rec.facts
+                    row["queue"] = q
+                    row["priority"] = "" if prio is None else f"{prio:.9g}"
                 w.writerow(row)
         os.replace(tmp, path)

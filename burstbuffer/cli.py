@@ -24,8 +24,8 @@ POLICY_HELP = ("scheduling policy: a name (`burstbuffer policies` lists them), M
 
 def _policy_names() -> list[str]:
     try:
-        from .schedulers import POLICIES
-        return list(POLICIES)
+        from .schedulers.registry import POLICIES, THREE_PHASE_POLICIES
+        return list(POLICIES) + list(THREE_PHASE_POLICIES)
     except ImportError:  # pragma: no cover - during development
         return []
 
@@ -70,13 +70,90 @@ def policy_options(info, pairs: list[str] | None) -> dict:
         except ValueError:
             out[name] = text
     return out
+def add_order_options(p: argparse.ArgumentParser) -> None:
+    """`--order`, `--reservation-depth`, `--easy-extra-nodes`, `--queues`, `--wfp-unit` (run, serve)."""
+    p.add_argument("--order", metavar="NAME",
+                   help="queue order of a queue-based policy (fcfs, fcfs-easy, filler, fcfs-bb, sjf-bb, "
+                        "conservative-bb): fcfs, sjf, ljf, small, large, bb-small, bb-large, wfp "
+                        "(default: fcfs, the policy's own meaning; docs/orders-and-queues.md)")
+    p.add_argument("--reservation-depth", metavar="K",
+                   help="EASY family (fcfs-easy, fcfs-bb, sjf-bb): reservations for the first K queued jobs "
+                        "(1 = EASY, 'all' = conservative backfilling)")
+    p.add_argument("--easy-extra-nodes", action="store_true",
+                   help="EASY family: also backfill a job needing no more than the extra nodes left idle at "
+                        "the shadow time (ICS 632 slides, EASY; docs/orders-and-queues.md)")
+    p.add_argument("--queues", metavar="FILE",
+                   help="TOML queue configuration: named queues, routing, limits, per-queue order (e.g. the "
+                        "bundled workloads/mira-like-queues.toml); adds queue and priority to jobs.csv")
+    p.add_argument("--wfp-unit", type=cliargs.positive_float, metavar="S",
+                   help="time unit of the wfp utility in seconds (default: 60, minutes, per Allcock et al., Argonne, §4.3.3)")
+
+
+def order_options(args: argparse.Namespace, policy: str) -> dict:
+    """The scheduler options of `add_order_options` for `policy`; InputError (one line) on a bad
+    order name, depth, queue file or an option the policy does not take."""
+    from .schedulers.depth import parse_depth
+    from .schedulers.orders import ORDERS
+    from .schedulers.queues import load_queues
+    from .schedulers.registry import EASY_POLICIES, QUEUE_POLICIES
+    opts: dict = {}
+    given = [o for o, v in (("--order", args.order), ("--queues", args.queues),
+                            ("--reservation-depth", args.reservation_depth),
+                            ("--easy-extra-nodes", args.easy_extra_nodes), ("--wfp-unit", args.wfp_unit)) if v]
+    if given and policy not in QUEUE_POLICIES:
+        raise InputError(given[0], "--policy " + policy,
+                         f"only the queue-based policies take it ({', '.join(QUEUE_POLICIES)})")
+    if args.order is not None:
+        if args.order not in ORDERS:
+            raise InputError("--order", args.order, f"unknown order (choose from {', '.join(ORDERS)})")
+        opts["order"] = args.order
+    if args.wfp_unit is not None:
+        if not args.wfp_unit > 0:
+            raise InputError("--wfp-unit", str(args.wfp_unit), "must be > 0 seconds")
+        opts["order_params"] = {"unit": args.wfp_unit}
+    for o, v in (("--reservation-depth", args.reservation_depth), ("--easy-extra-nodes", args.easy_extra_nodes)):
+        if v and policy not in EASY_POLICIES:
+            raise InputError(o, "--policy " + policy, f"only the EASY family takes it ({', '.join(EASY_POLICIES)})")
+    if args.reservation_depth is not None:
+        try:
+            parse_depth(args.reservation_depth)
+        except ValueError as exc:
+            raise InputError("--reservation-depth", args.reservation_depth, str(exc)) from None
+        if args.easy_extra_nodes:
+            raise InputError("--easy-extra-nodes", "--reservation-depth",
+                             "extra nodes apply to EASY's one reservation; give only one of them")
+        opts["reservation_depth"] = args.reservation_depth
+    if args.easy_extra_nodes:
+        opts["easy_extra_nodes"] = True
+    if args.queues is not None:
+        cfg = load_queues(args.queues)
+        cfg.check_orders(args.order or "fcfs")
+        opts["queues"] = cfg
+    return opts
+
+
+def cerberus_options(policy: str, profit: str | None, starvation_limit: float | None) -> dict:
+    """`--profit` and `--starvation-limit` → cerberus' options (docs/policies.md "cerberus"); InputError if
+    given with another policy."""
+    options = {}
+    for flag, key, value in (("--profit", "profit", profit), ("--starvation-limit", "starvation_limit",
+                                                             starvation_limit)):
+        if value is not None:
+            if policy != "cerberus":
+                raise InputError(flag, str(value), f"only cerberus takes {flag}, not {policy}")
+            options[key] = value
+    return options
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .runner import policy_info, run
     from .signals import Interrupted, interruptible
+    from .schedulers.window_cli import window_options
     info = policy_info(args.policy)
     policy, options = policy_and_options(args.policy, args.alpha)
+    options.update(window_options(policy, args))
+    options.update(order_options(args, policy))
+    options.update(cerberus_options(args.policy, args.profit, args.starvation_limit))
     options.update(policy_options(info, args.policy_option))
     label = info.label if args.alpha is None else f"plan-{args.alpha:g}"
     out = Path(args.output) if args.output else Path("out") / label
@@ -183,10 +260,18 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--output", metavar="DIR", help="output folder (default: out/POLICY)")
     r.add_argument("--model", default="io-aware", choices=model_names(),
                    help="job model: io-aware (stage-in, compute phases, checkpoints with drains, stage-out as "
-                        "Batsim dynamic jobs; docs/io-model.md) or alloc-only (compute only) (default: io-aware)")
+                        "Batsim dynamic jobs; docs/io-model.md), alloc-only (compute only) or three-phase (stage-in "
+                        "holding BB only, stage-out after the nodes are released; docs/io-model.md §3) "
+                        "(default: io-aware)")
     r.add_argument("--alpha", type=cliargs.positive_float, metavar="A",
                    help="plan-α with any positive real α (exponent of the waiting times in the plan score, "
                         "Kopanski & Rzadca 2021, Eq. 1); with --policy plan")
+    r.add_argument("--profit", choices=["node-seconds", "nodes", "short-first"],
+                   help="cerberus: profit of a job in its running-queue knapsack (docs/policies.md; default "
+                        "node-seconds)")
+    r.add_argument("--starvation-limit", type=cliargs.positive_float, metavar="S",
+                   help="cerberus: seconds after which a queued job is served first come first served "
+                        "(default 86400)")
     r.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every random choice (default: 0)")
     r.add_argument("--bb-capacity", metavar="SIZE",
                    help="BB capacity per storage node when the platform does not give it, e.g. 40GB")
@@ -198,7 +283,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CPU core shared by the scheduler and the simulator, which take turns: auto (the "
                         "current one), off (no pinning) or a number (default: auto; twice as fast as "
                         "unpinned on a 2-core machine)")
+    add_order_options(r)
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    from .schedulers.window_cli import add_window_options
+    add_window_options(r)
     r.set_defaults(func=_cmd_run)
 
     pl = sub.add_parser("policies", help="list every policy (built-in and installed) with its options",

@@ -33,35 +33,38 @@ def _number(text: str, kind: type) -> float:
     return value
 
 
+def _at_least(text: str, kind: type, low: float, strict: bool, what: str):
+    v = _number(text, kind)
+    if v < low or (strict and v == low):
+        raise argparse.ArgumentTypeError(f"{text!r} must be {what}")
+    return v
+
+
 def positive_float(text: str) -> float:
     """A finite number > 0 (e.g. --alpha, --weeks, a run's --timeout)."""
-    v = _number(text, float)
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be positive (> 0)")
-    return v
+    return _at_least(text, float, 0, True, "positive (> 0)")
 
 
 def nonneg_float(text: str) -> float:
     """A finite number >= 0 (e.g. serve's --timeout, where 0 means no limit)."""
-    v = _number(text, float)
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
-    return v
+    return _at_least(text, float, 0, False, ">= 0")
 
 
 def positive_int(text: str) -> int:
     """An integer >= 1 (e.g. --nb-compute, --parts, --jobs)."""
-    v = _number(text, int)
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a positive integer")
-    return v
+    return _at_least(text, int, 1, False, "a positive integer")
 
 
 def nonneg_int(text: str) -> int:
     """An integer >= 0 (e.g. --from-job, --workers where 0 means one per core)."""
-    v = _number(text, int)
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
+    return _at_least(text, int, 0, False, ">= 0")
+
+
+def fraction(text: str) -> float:
+    """A finite number in [0, 1] (a probability, a share)."""
+    v = _number(text, float)
+    if not 0.0 <= v <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be in [0, 1]")
     return v
 
 

@@ -126,8 +126,12 @@ class SchedulerSession:
                  bb_capacity: str | None = None, policy_options: dict | None = None, total: int | None = None,
                  progress: bool = True, platform_source: str = "SIMULATION_BEGINS",
                  on_progress: Callable[[int, int | None], None] | None = None):
+        from .schedulers.registry import THREE_PHASE_POLICIES
+
         self.executor = make_executor(model)
         self.policy = policy_info(policy)
+        if policy in THREE_PHASE_POLICIES and model != "three-phase":
+            raise InputError("--policy", policy, "needs --model three-phase (it decides stage-ins, docs/io-model.md §3)")
         self.output = Path(output)
         try:
             self.output.mkdir(parents=True, exist_ok=True)
@@ -181,6 +185,9 @@ class SchedulerSession:
                 logging.getLogger("burstbuffer").warning(
                     "%d profile%s no bb: treated as 0 B (no burst buffer, no data staging)", n,
                     " has" if n == 1 else "s have")
+            sched = self.app.scheduler
+            if sched is not None and hasattr(sched, "write_outputs"):   # e.g. a window policy's decisions.csv
+                sched.write_outputs(self.output)
         return self.messages
 
     def summary(self) -> Summary:

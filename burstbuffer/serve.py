@@ -140,7 +140,9 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
     """Serve one external Batsim simulation on `socket` (see the module docstring).
 
     `workload` (optional) only sizes the progress bar; `timeout` [s] of silence (None: wait forever);
-    `on_listen(session)` is called once the socket is bound (prints the batsim command line).
+    `on_listen(session)` is called once the socket is bound (prints the batsim command line);
+    `policy_options`: the policy's options (e.g. a window policy's ``window``, order, queues; see
+    `make_scheduler`).
     Raises InputError on bad input.
     """
     from .runner import RunResult, SchedulerSession, count_jobs
@@ -202,7 +204,7 @@ def platform_for_batsim(platform: str, batsim: str | None, force_plugin: bool = 
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from .cli import policy_options, print_summary
+    from .cli import order_options, policy_options, print_summary
     from .runner import DEFAULT_PLATFORM, policy_info
 
     log = logging.getLogger("burstbuffer")
@@ -212,7 +214,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         log.addHandler(handler)
         log.propagate = False
     info = policy_info(args.policy)
-    options = policy_options(info, args.policy_option)
+    options = order_options(args, args.policy)
+    options.update(policy_options(info, args.policy_option))
     out = Path(args.output) if args.output else Path("out") / info.label
     platform = args.platform or str(DEFAULT_PLATFORM)
     if args.platform:
@@ -231,9 +234,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
               flush=True)
 
     timeout = args.timeout if args.timeout and args.timeout > 0 else None
+    from .schedulers.window_cli import window_options
+    options.update(window_options(args.policy, args))
     res = serve(args.policy, out, socket=args.socket, model=args.model, seed=args.seed, bb_capacity=args.bb_capacity,
                 workload=args.workload, timeout=timeout, progress=not args.quiet and sys.stderr.isatty(),
-                check_protocol=True if args.check_protocol else None, on_listen=listening, policy_options=options)
+                check_protocol=True if args.check_protocol else None, on_listen=listening,
+                policy_options=options)
     print_summary(f"policy {args.policy}, model {args.model}, served on {args.socket}", res.result,
                   f"{out}/jobs.csv (per job); Batsim's own at its -e prefix")
     sys.stdout.flush()
@@ -244,7 +250,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``serve`` subcommand to the `burstbuffer` command's subparsers."""
-    from .cli import POLICY_HELP
+    from .cli import POLICY_HELP, add_order_options
     from .io_model.registry import model_names
 
     p = subparsers.add_parser("serve", help="the scheduler alone, for an external Batsim 4.x",
@@ -278,6 +284,9 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "(0: wait forever; default: 600 s)")
     p.add_argument("--check-protocol", action="store_true",
                    help="check every answer against protocol v4 before sending it (burstbuffer.batsim.conformance)")
+    add_order_options(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    from .schedulers.window_cli import add_window_options
+    add_window_options(p)
     p.set_defaults(func=_cmd_serve)
     return p

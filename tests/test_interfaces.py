@@ -76,7 +76,7 @@ def test_the_protocol_check_fails_on_a_missing_or_different_method():
 
 
 def test_registry_names_and_factories():
-    assert model_names() == ["alloc-only", "io-aware"]
+    assert model_names() == ["alloc-only", "io-aware", "three-phase"]
     assert type(make_model("io-aware")) is IOAwareExecutor and type(make_model("alloc-only")) is AllocOnlyExecutor
     assert make_model("io-aware") is not make_model("io-aware")           # a new model per run
     for name in model_names():
@@ -84,11 +84,11 @@ def test_registry_names_and_factories():
 
 
 def test_registry_rejects_an_unknown_model_naming_the_valid_ones():
-    with pytest.raises(ValueError, match=r"unknown job model 'io'; valid job models: alloc-only, io-aware$"):
+    with pytest.raises(ValueError, match=r"unknown job model 'io'; valid job models: alloc-only, io-aware, three-phase$"):
         make_model("io")
     with pytest.raises(InputError) as e:
         make_executor("io")
-    assert str(e.value) == "--model: io: unknown job model (choose from alloc-only, io-aware)"
+    assert str(e.value) == "--model: io: unknown job model (choose from alloc-only, io-aware, three-phase)"
 
 
 def test_cli_choices_come_from_the_registry(monkeypatch, capsys):
@@ -96,7 +96,7 @@ def test_cli_choices_come_from_the_registry(monkeypatch, capsys):
     monkeypatch.setitem(JOB_MODELS, "zz-test", AllocOnlyExecutor)
     with pytest.raises(SystemExit):
         main(["run", "--model", "nope"])
-    assert "'alloc-only', 'io-aware', 'zz-test'" in capsys.readouterr().err
+    assert "'alloc-only', 'io-aware', 'three-phase', 'zz-test'" in capsys.readouterr().err
 
 
 #: Platform.from_simulation_begins replaced: 4 compute nodes, one BB node of 1 TB, a PFS.

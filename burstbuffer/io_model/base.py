@@ -12,6 +12,11 @@ Call order, driven by `SchedulerApp` (times in seconds, non-decreasing):
    once, then `start(start, now, out)` for each job the policy starts;
 3. `busy` tells whether a started job still has work in flight (the app sends
    ``registration_finished`` only when nothing is queued and the model is not busy).
+
+Optional, for a model whose jobs hold BB before and after their nodes (``three-phase``, docs/io-model.md §3):
+`stage_in(decision, now, out)` carries out a policy's `StageIn`, and `take_phase_events()` returns the
+[("staged" | "nodes-released", job id)] since the last call; the app looks them up with ``getattr``, so
+the two-phase models need neither.
 """
 from __future__ import annotations
 

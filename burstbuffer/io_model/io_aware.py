@@ -59,6 +59,7 @@ class _Run:
     profiles: dict[str, str] = field(default_factory=dict)  # profile key → registered name
     next_sub: int = 0
     groups: dict[int, ProcSet] = field(default_factory=dict)  # BB node → compute nodes placed there
+    counts: dict[int, int] | None = None  # BB node → compute-node shares, while no nodes are held (three-phase)
 
 
 class IOAwareExecutor:
@@ -93,20 +94,30 @@ class IOAwareExecutor:
         return bool(self._runs)
 
     # ------------------------------------------------------------------ starting
-    def start(self, start: Start, now: float, out: Outbox) -> None:
+    def _new_run(self, start: Start, deadline: float) -> _Run:
+        """A run of `start.job` (its profile's cpu/com, its sub-job workload) whose sub-jobs end by `deadline` [s]."""
         job = start.job
         workload, _, local = job.id.partition("!")
         prof = (self.profiles.get(workload) or {}).get(job.profile) or {}
         cpu = float(prof.get("cpu", 0.0))
-        run = _Run(start, f"{workload}%{local}", now + job.walltime, cpu, float(prof.get("com", 0.0)),
-                   nb_phases(cpu))
+        run = _Run(start, f"{workload}%{local}", deadline, cpu, float(prof.get("com", 0.0)), nb_phases(cpu))
+        self._runs[job.id] = run
+        return run
+
+    @staticmethod
+    def _groups(start: Start) -> dict[int, ProcSet]:
+        """BB node → the compute nodes of `start` placed there, by BB node id."""
         groups: dict[int, list[int]] = {}
         for node in start.procs:
             bbn = start.bb_of_node.get(node)
             if bbn is not None:
                 groups.setdefault(bbn, []).append(node)
-        run.groups = {b: ProcSet(*nodes) for b, nodes in sorted(groups.items())}
-        self._runs[job.id] = run
+        return {b: ProcSet(*nodes) for b, nodes in sorted(groups.items())}
+
+    def start(self, start: Start, now: float, out: Outbox) -> None:
+        job = start.job
+        run = self._new_run(start, now + job.walltime)
+        run.groups = self._groups(start)
         # The static job is replaced by its sub-jobs (as the paper's artifact does, docs/protocol.md).
         out.add(RejectJob(job.id), now)
         self._stage(run, now, out, "stage-in", job.bb)
@@ -137,8 +148,9 @@ class IOAwareExecutor:
         """Data staging between the PFS and each BB node the job uses (stage-in, drain, stage-out)."""
         run.step = step if step != "drain" else run.step
         inbound = step == "stage-in"
-        for bbn, nodes in run.groups.items():
-            nb = int(round(bytes_per_node * len(nodes)))
+        counts = run.counts if run.counts is not None else {b: len(p) for b, p in run.groups.items()}
+        for bbn, n in counts.items():
+            nb = int(round(bytes_per_node * n))
             if nb <= 0:
                 continue
             name = self._profile(run, f"ds{nb}", {"type": "data_staging", "nb_bytes": nb, "from": SRC_LABEL,

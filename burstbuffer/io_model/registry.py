@@ -10,6 +10,7 @@ from typing import Callable
 from .alloc_only import AllocOnlyExecutor
 from .base import JobModel
 from .io_aware import IOAwareExecutor
+from .three_phase import ThreePhaseExecutor
 
 __all__ = ["JOB_MODELS", "make_model", "model_names"]
 
@@ -17,6 +18,7 @@ __all__ = ["JOB_MODELS", "make_model", "model_names"]
 JOB_MODELS: dict[str, Callable[[], JobModel]] = {
     "alloc-only": AllocOnlyExecutor,
     "io-aware": IOAwareExecutor,
+    "three-phase": ThreePhaseExecutor,
 }
 
 

@@ -28,6 +28,9 @@ class Job:
         res: number of compute nodes (processors) requested.
         bb: burst-buffer request per compute node [bytes] (docs/workload.md; 0 if none).
         profile: Batsim profile name (opaque to policies).
+        weight: project weight of the WFP order (Allcock et al. 2017 §4 eq. 1; 1 unless the job carries one).
+        queue: the queue the job asks for by name ("" = routed by its processors and walltime;
+            docs/orders-and-queues.md).
     """
 
     id: str
@@ -36,6 +39,8 @@ class Job:
     res: int
     bb: int = 0
     profile: str = ""
+    weight: float = 1.0
+    queue: str = ""
 
     @property
     def bb_total(self) -> int:
@@ -64,6 +69,26 @@ class Start:
         return out
 
 
+@dataclass
+class StageIn:
+    """Decision of a three-phase policy (docs/io-model.md §3): start `job`'s stage-in now, holding BB only.
+
+    `bb_slots[k]` is the BB node (storage resource id) that holds the `job.bb` bytes of the job's k-th
+    compute node (len = job.res). The job stays pending (no compute nodes) until a later `Start` of the
+    same job; its compute nodes are then mapped to the slots in increasing id order.
+    """
+
+    job: Job
+    bb_slots: tuple[int, ...]
+
+    @property
+    def bb_per_storage(self) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for bbn in self.bb_slots:
+            out[bbn] = out.get(bbn, 0) + self.job.bb
+        return out
+
+
 class Scheduler(ABC):
     """State of one scheduling run: the queue, the running jobs, the availability profile.
 
@@ -72,7 +97,9 @@ class Scheduler(ABC):
       never fit the platform (`can_ever_fit`).
     - `job_ended(job_id, now)`: a started job released its processors and BB.
     - `decide(now) -> list[Start]`: the jobs to start now; they leave the queue and their
-      resources are held until `job_ended`.
+      resources are held until `job_ended`. A three-phase policy may also return `StageIn`
+      decisions (job model ``three-phase`` only), and is then told `stage_in_done` and
+      `nodes_released` (docs/io-model.md §3).
     - `wakeup(now) -> float | None`: optional time (> now) at which `decide` must be called
       again even if nothing happens (e.g. periodic scheduling); None = only on events.
     """
@@ -94,6 +121,16 @@ class Scheduler(ABC):
 
     def wakeup(self, now: float) -> float | None:
         return None
+
+    # Three-phase notifications (docs/io-model.md §3). The defaults keep the two-phase contract:
+    # a policy that never returns `StageIn` holds a started job's nodes and BB until `job_ended`.
+    def stage_in_done(self, job_id: str, now: float) -> None:
+        """The stage-in of `job_id` (a `StageIn` decision) finished at `now` [s]: it may be `Start`ed."""
+
+    def nodes_released(self, job_id: str, now: float) -> None:
+        """The running phase of `job_id` ended at `now` [s] (its output is on the BB): its compute nodes
+        are free; its BB stays held until `job_ended` (end of its stage-out). Default: ignored, the
+        nodes stay held until `job_ended` as in the two-phase models."""
 
     @property
     @abstractmethod

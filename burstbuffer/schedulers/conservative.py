@@ -44,7 +44,9 @@ class _Held:
 class ConservativeBB(ProfileScheduler):
     """`conservative-bb` (conservative backfilling with BB reservations; docs/policies.md).
 
-    Args: as `ProfileScheduler` (platform, seed, period, overdue_grace).
+    Args: as `ProfileScheduler` (platform, seed, period, overdue_grace, order, queues,
+    order_params). Compression and starts follow the queue order (default: submission order); a
+    job whose queue is at its share of the machine gets no reservation in that decision.
 
     After `decide`, ``last_plan`` maps every job queued at that call to its reservation start [s]
     (now for the jobs started; absent for a job that cannot be placed), and `reservations` gives
@@ -54,8 +56,8 @@ class ConservativeBB(ProfileScheduler):
     name = "conservative-bb"
 
     def __init__(self, platform: Platform, *, seed: int = 0, period: float | None = None,
-                 overdue_grace: float = 1.0):
-        super().__init__(platform, seed=seed, period=period, overdue_grace=overdue_grace)
+                 overdue_grace: float = 1.0, **order_options):
+        super().__init__(platform, seed=seed, period=period, overdue_grace=overdue_grace, **order_options)
         self._resv: dict[str, _Held] = {}
         self.last_plan: dict[str, float] | None = None
 
@@ -83,9 +85,10 @@ class ConservativeBB(ProfileScheduler):
 
     def _schedule(self, now: float) -> list[Start]:
         prof = self.profile
-        queue = list(self._queue.values())
+        queue = self._ordered(now)
         old, self._resv = self._resv, {}
         kept: dict[str, _Held] = {}
+        starting: dict[str, int] = {}                           # per queue: processors starting now
         for job in queue:                                       # 1. previous reservations back
             h = old.get(job.id)
             if h is None or h.fit.start < now:
@@ -99,9 +102,14 @@ class ConservativeBB(ProfileScheduler):
             h = kept.pop(job.id, None)
             if h is not None:
                 prof.release(h.fit.start, h.end, h.fit.procs, h.bbs)
+            if not self._plain and not self._eligible(job, starting):
+                continue
             fit = prof.earliest_fit(job, now)
             if fit is None:
                 continue
+            if self.queues is not None and fit.start == now:
+                q = self._queue_of[job.id].name
+                starting[q] = starting.get(q, 0) + job.res
             end = fit.start + job.walltime
             bbs = fit.bb_per_storage(job.bb)
             prof.reserve(fit.start, end, fit.procs, bbs)

@@ -14,12 +14,22 @@
 - `sjf-bb`: `fcfs-bb` whose backfilling pass visits the queue by ascending walltime (ties:
   submission order); the head job is still the first job in submission order.
 
+Every policy here visits the queue in its *order* (`orders.py`, ``order=NAME``; default fcfs =
+submission order, which is the behaviour described above): the FCFS pass, the head job and the
+backfilling pass follow it (sjf-bb: its backfilling pass is always by ascending walltime). A job
+whose queue is at its share of the machine (`queues.py`) is passed over. ``easy_extra_nodes``
+(EASY family): the slides' variant (Casanova's ICS 632 slides, "EASY Backfilling": extra nodes) that also backfills
+a job needing no more than the processors left idle at the shadow time by the head job, wherever
+they are: the head's processors are then chosen again (docs/orders-and-queues.md).
+
 "Fits now" always means: free for the whole window [now, now + walltime) in the availability
 profile, where running jobs hold their resources until start + walltime and the head job's
 reservation is present during backfilling. A backfilled job therefore either ends before the
 shadow time or avoids the reserved processors (and, for *-bb, leaves the reserved BB bytes free).
 """
 from __future__ import annotations
+
+from procset import ProcSet
 
 from .base import Job, Start
 from .profiled import ProfileScheduler
@@ -37,10 +47,13 @@ class Fcfs(ProfileScheduler):
         return starts
 
     def _fcfs_pass(self, now: float) -> tuple[list[Start], Job | None]:
-        """Start jobs in submission order until the first that does not fit now; return the
-        starts and that first non-fitting job (the head), or None if the queue was emptied."""
+        """Start jobs in queue order until the first that does not fit now; return the starts and
+        that first non-fitting job (the head), or None if the queue was emptied. Jobs of a queue at
+        its share limit are passed over."""
         starts: list[Start] = []
-        for job in list(self._queue.values()):
+        for job in self._ordered(now):
+            if not self._eligible(job):
+                continue
             fit = self._fits_now(job, now)
             if fit is None:
                 return starts, job
@@ -55,7 +68,7 @@ class Filler(ProfileScheduler):
     name = "filler"
 
     def _schedule(self, now: float) -> list[Start]:
-        return self._backfill(list(self._queue.values()), now)
+        return self._backfill(self._ordered(now), now)
 
 
 class EasyBackfilling(Fcfs):
@@ -74,16 +87,57 @@ class EasyBackfilling(Fcfs):
     reserve_bb = True
     sjf = False
 
+    def __init__(self, platform, *, easy_extra_nodes: bool = False, **options):
+        super().__init__(platform, **options)
+        self.easy_extra_nodes = bool(easy_extra_nodes)
+
     def _schedule(self, now: float) -> list[Start]:
         starts, head = self._fcfs_pass(now)                        # Algorithm 1 line 12
         if head is None:
             return starts
         self._reserve(head, now, bb=self.reserve_bb)               # line 13-14
-        rest = [j for j in self._queue.values() if j is not head]
+        rest = [j for j in self._ordered(now) if j is not head]
         if self.sjf:                                               # lines 15-16
             rest.sort(key=lambda j: (j.walltime, self._submission_index(j)))
-        starts += self._backfill(rest, now)                        # line 17: BACKFILL
+        if self.easy_extra_nodes and self._held is not None:
+            starts += self._backfill_extra(head, rest, now)
+        else:
+            starts += self._backfill(rest, now)                    # line 17: BACKFILL
         self._unreserve()                                          # line 18
+        return starts
+
+    def _backfill_extra(self, head, jobs, now: float) -> list[Start]:
+        """BACKFILL with the slides' extra nodes (ICS 632 slides, "EASY Backfilling"): a job that does not fit around the
+        head's reservation still starts if it fits now on any processors and needs no more than the
+        extra nodes (processors idle at the shadow time beside the head's); the head keeps its BB
+        and its shadow time, its processors are chosen again among those left."""
+        starts: list[Start] = []
+        r = self._held
+        shadow = r.start
+        extra = self.profile.nb_free_at(shadow)                   # idle at the shadow time, head excluded
+        for job in jobs:
+            if extra <= 0 and self.profile.nb_free_at(now) == 0:
+                break
+            if not self._eligible(job):
+                continue
+            fit = self._fits_now(job, now)
+            if fit is None and job.res <= extra:
+                self.profile.release(r.start, r.end, r.procs, {})  # keep the head's BB only
+                fit = self._fits_now(job, now)
+                if fit is None:
+                    self.profile.reserve(r.start, r.end, r.procs, {})
+                    continue
+                starts.append(self._start(job, fit, now))
+                self.profile.release(r.start, r.end, ProcSet(), r.bb_per_storage)
+                self._held = None
+                r = self._reserve(head, now, bb=self.reserve_bb)
+                # the head's processors are re-chosen among those idle at the shadow time (≥ head.res)
+                assert r is not None and r.start <= shadow, "extra-nodes backfilling delayed the head"
+            elif fit is not None:
+                starts.append(self._start(job, fit, now))
+            else:
+                continue
+            extra = self.profile.nb_free_at(r.start)
         return starts
 
 

@@ -20,7 +20,9 @@ from procset import ProcSet
 
 from ..platforms.model import Platform
 from .base import Job, Scheduler, Start
+from .orders import Order, make_order
 from .profile import AvailabilityProfile, Fit
+from .queues import Queue, QueueConfig
 
 __all__ = ["ProfileScheduler", "Reservation", "Running"]
 
@@ -69,14 +71,20 @@ class ProfileScheduler(Scheduler):
             `period` while jobs are queued (periodic scheduling, e.g. every minute as in the
             paper's §3.1 example); None = decide on events only.
         overdue_grace: extension [s] of the hold of a job still running past start + walltime.
+        order: the queue order (`orders.ORDERS` name or an `Order`; default fcfs = submission order):
+            the order in which `_ordered` lists the queue (head job, reservations, backfilling).
+        queues: a `QueueConfig` (named queues: routing, limits, per-queue order; None = one queue).
+        order_params: parameters of the wfp order (period, unit, wall_floor, wall_ceiling).
 
-    Raises ValueError on a non-positive `period` or `overdue_grace`.
+    Raises ValueError on a non-positive `period` or `overdue_grace`, an unknown order or bad
+    order parameters. Orders and queues: docs/orders-and-queues.md.
     """
 
     name = "?"
 
     def __init__(self, platform: Platform, *, seed: int = 0, period: float | None = None,
-                 overdue_grace: float = 1.0):
+                 overdue_grace: float = 1.0, order: str | Order | None = None,
+                 queues: QueueConfig | None = None, order_params: dict | None = None):
         if period is not None and not period > 0:
             raise ValueError(f"period must be > 0 seconds, got {period!r}")
         if not overdue_grace > 0:
@@ -95,6 +103,7 @@ class ProfileScheduler(Scheduler):
         #: the head job's reservation made by the last `decide` (None if none was needed)
         self.last_reservation: Reservation | None = None
         self._held: Reservation | None = None
+        self._init_orders(order, queues, order_params or {})
 
     # ------------------------------------------------------------------ Scheduler contract
     def can_ever_fit(self, job: Job) -> str | None:
@@ -121,6 +130,10 @@ class ProfileScheduler(Scheduler):
             if slots < job.res:
                 return (f"{job.res} nodes × {job.bb} B of burst buffer cannot be placed on the BB "
                         f"nodes (room for {slots} such shares)")
+        if self.queues is not None:
+            q, why = self.queues.route(job, n)
+            if q is None:
+                return why
         return None
 
     def submit(self, job: Job, now: float) -> None:
@@ -135,6 +148,8 @@ class ProfileScheduler(Scheduler):
             raise ValueError(f"job {job.id} can never run: {reason}")
         self._ensure_profile(now)
         self._queue[job.id] = job
+        if self.queues is not None:
+            self._queue_of[job.id] = self.queues.route(job, self.platform.nb_compute)[0]
         self._order[job.id] = self._seq
         self._seq += 1
 
@@ -149,8 +164,12 @@ class ProfileScheduler(Scheduler):
             if self._queue.pop(job_id, None) is None:
                 raise KeyError(f"job_ended: unknown job {job_id!r}")
             self._order.pop(job_id, None)
+            self._queue_of.pop(job_id, None)
             return
         self._order.pop(job_id, None)
+        q = self._queue_of.pop(job_id, None)
+        if q is not None:
+            self._held_by_queue[q.name] -= run.job.res
         if run.hold_end > now:
             self.profile.release(now, run.hold_end, run.procs, run.bb_per_storage)
 
@@ -177,6 +196,69 @@ class ProfileScheduler(Scheduler):
         """Jobs submitted and not started, in submission order."""
         return list(self._queue.values())
 
+    # ------------------------------------------------------------------ orders and queues
+    def _init_orders(self, order, queues: QueueConfig | None, params: dict) -> None:
+        n = self.platform.nb_compute
+
+        def mk(o):
+            name = o.name if isinstance(o, Order) else (o or "fcfs")
+            return make_order(o, n, **(params if name == "wfp" else {}))
+
+        self.order: Order = mk(order)
+        self.queues = queues
+        self._queue_of: dict[str, Queue] = {}
+        self._held_by_queue: dict[str, int] = {}
+        self._rank_order: dict[int, Order] = {}
+        if queues is not None:
+            for q in queues.queues:
+                self._held_by_queue[q.name] = 0
+                name = queues.order_of(q, self.order.name)
+                if q.rank not in self._rank_order:
+                    self._rank_order[q.rank] = self.order if name == self.order.name else mk(name)
+                elif self._rank_order[q.rank].name != name:
+                    raise ValueError(f"queues {queues.source}: queues of one rank have different orders")
+        #: queue order = submission order, one queue: `_ordered` is the queue as it is
+        self._plain = queues is None and self.order.name == "fcfs"
+        #: per started job: (queue name, priority at start) for jobs.csv (`job_facts`)
+        self.job_facts: dict[str, tuple[str, float | None]] = {}
+
+    @property
+    def extra_job_columns(self) -> list[str]:
+        """Columns this run adds to jobs.csv: ["queue", "priority"] with queues or a priority order
+        (wfp), else none (jobs.csv stays as without orders; docs/orders-and-queues.md)."""
+        if self.queues is not None or self.order.name == "wfp" or any(
+                o.name == "wfp" for o in self._rank_order.values()):
+            return ["queue", "priority"]
+        return []
+
+    def _order_key(self, job: Job, now: float) -> tuple:
+        seq = self._order[job.id]
+        if self.queues is None:
+            return self.order.key(job, now, seq)
+        q = self._queue_of[job.id]
+        return (q.rank, *self._rank_order[q.rank].key(job, now, seq))
+
+    def _ordered(self, now: float) -> list[Job]:
+        """The queued jobs in queue order at `now` (ties: submission order; backfill-queue jobs
+        after every production job)."""
+        if self._plain:
+            return list(self._queue.values())
+        return sorted(self._queue.values(), key=lambda j: self._order_key(j, now))
+
+    def _eligible(self, job: Job, extra: dict[str, int] | None = None) -> bool:
+        """False if starting `job` now would take its queue past its share of the machine
+        (`extra`: processors of the queue's jobs about to start, not yet counted)."""
+        if self.queues is None:
+            return True
+        q = self._queue_of[job.id]
+        held = self._held_by_queue[q.name] + (extra.get(q.name, 0) if extra else 0)
+        return held + job.res <= q.cap(self.platform.nb_compute)
+
+    def _priority(self, job: Job, now: float) -> float | None:
+        if self.queues is None:
+            return self.order.priority(job, now)
+        return self._rank_order[self._queue_of[job.id].rank].priority(job, now)
+
     # ------------------------------------------------------------------ for policies
     def _schedule(self, now: float) -> list[Start]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -189,7 +271,7 @@ class ProfileScheduler(Scheduler):
         for job in jobs:
             if free_procs == 0:
                 break
-            if job.res > free_procs:
+            if job.res > free_procs or not self._eligible(job):
                 continue
             fit = self._fits_now(job, now)
             if fit is not None:
@@ -208,6 +290,12 @@ class ProfileScheduler(Scheduler):
         self.profile.reserve(now, end, fit.procs, bbs)
         self.running[job.id] = Running(job, now, end, fit.procs, bbs)
         del self._queue[job.id]
+        if self.queues is not None:
+            q = self._queue_of[job.id]
+            self._held_by_queue[q.name] += job.res
+            self.job_facts[job.id] = (q.name, self._priority(job, now))
+        elif not self._plain:
+            self.job_facts[job.id] = ("", self._priority(job, now))
         return Start(job, fit.procs, dict(fit.bb_of_node))
 
     def _reserve(self, job: Job, now: float, *, bb: bool) -> Reservation | None:

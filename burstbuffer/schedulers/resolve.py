@@ -5,7 +5,7 @@ the interface a user policy implements is `burstbuffer.schedulers.api.Policy` (d
 
 A *policy spec* is one of:
 
-- a built-in name (`registry.POLICIES`: ``sjf-bb``, ``plan-2``, …);
+- a built-in name (`registry.POLICIES` and `registry.THREE_PHASE_POLICIES`: ``sjf-bb``, ``plan-2``, …);
 - the name of an entry point of the group ``burstbuffer.policies`` of an installed distribution
   (``[options.entry_points] burstbuffer.policies = my-policy = my_pkg.policies:MyPolicy``);
 - ``package.module:ClassName`` (an importable module);
@@ -195,7 +195,8 @@ def resolve_policy(spec: str) -> PolicyInfo:
     `PolicyError` (one line) for an unknown name, a missing file or module, a missing attribute, an
     object that is not a `Scheduler` subclass, or an exception raised while importing the user's code.
     """
-    from .registry import POLICIES
+    from .registry import POLICIES as _P, THREE_PHASE_POLICIES
+    POLICIES = {**_P, **THREE_PHASE_POLICIES}
 
     spec = str(spec).strip()
     if not spec:
@@ -223,7 +224,8 @@ def resolve_policy(spec: str) -> PolicyInfo:
 def all_policies() -> tuple[list[PolicyInfo], list[str]]:
     """(every built-in policy then every entry point of `ENTRY_POINT_GROUP`, sorted by name; the one-line
     errors of the entry points that failed to load)."""
-    from .registry import POLICIES
+    from .registry import POLICIES as _P, THREE_PHASE_POLICIES
+    POLICIES = {**_P, **THREE_PHASE_POLICIES}
 
     infos = [PolicyInfo(n, n, POLICIES[n], "built-in") for n in sorted(POLICIES)]
     errors = []

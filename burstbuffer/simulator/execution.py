@@ -95,6 +95,7 @@ def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:
     t = prof.type
     d = prof.data
     if t == "delay":
+        st.completion_order.started(job)
         delay = float(d["delay"])
         job.activity_kind, job.activity_start, job.activity_amount = "sleep", st.now, delay
         rem = remaining[0]
@@ -120,6 +121,7 @@ def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:
                     return ret
         return prof.ret
     ends = staging_ends(st, job, d) if t == "data_staging" else None
+    st.completion_order.started(job)
     if ends is not None:
         # A 2-host transfer: the same L07 action as Batsim's 2-host parallel task (ptask_L07 builds
         # every host-to-host communication as one), started by one simcall instead of four.

@@ -132,12 +132,11 @@ def next_message(st: SimState):
 
 
 def take_job_message(st: SimState):
-    job = st.get_data.get()
+    st.get_data.get()  # one job's message; which job it stands for: Batsim's order (fidelity.py)
     st.get_comm = st.get_data = None
-    for i, (_, j) in enumerate(st.posts):
-        if j is job:
-            del st.posts[i]
-            break
+    i = st.completion_order.pick(st.posts)
+    job = st.posts[i][1]
+    del st.posts[i]
     return "JOB_DONE", job
 
 
@@ -214,6 +213,7 @@ def queue_reply(st: SimState, reply: str, sent_at: float) -> None:
 def forget(st: SimState, job: Job) -> None:
     """Batsim deletes a job once its end was sent, and (without profile reuse) its profile too."""
     job.workload.jobs.pop(job.name, None)
+    st.completion_order.forget(job)
     if st.gc_profiles:
         job.profile.collected = True
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..platforms.simgrid_xml import Machines, PlatformSpec
 from .protocol import event
+from .fidelity import CompletionOrder
 from .workload import SimJob as Job, Workload
 
 LD = np.longdouble
@@ -144,6 +145,7 @@ class SimState:
     internal: list = field(default_factory=list)    # heap of (due, seq, kind, payload)
     deferred: list = field(default_factory=list)    # items handled after the send check (submitter goodbye)
     posts: deque = field(default_factory=deque)     # (post time, job) of job messages not yet received, FIFO
+    completion_order: CompletionOrder = field(default_factory=CompletionOrder)  # same-clock messages: Batsim's order
     get_comm: Any = None
     get_data: Any = None
     withdrawn: int = 0                # receives cancelled by the current server actor

@@ -3,6 +3,7 @@
     burstbuffer workload from-swf TRACE.swf --output W.json [--jobs N] [--from-job K] [--seed S]
                                   [--platform P | --bb-capacity 40GB --bb-nodes 12 --nb-res 96]
     burstbuffer workload split W.json --weeks 3 --output DIR
+    burstbuffer workload transform W.json --bb-share 0.5 --bb-from-above 0.002778 --seed N --output OUT.json
 """
 from __future__ import annotations
 
@@ -168,12 +169,39 @@ def _cmd_split(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_transform(args: argparse.Namespace) -> int:
+    from .transform import transform_bb
+    params = dict(PAPER_PLATFORM)
+    if args.platform:
+        params.update(platform_params(args.platform))
+    if args.bb_capacity is not None:
+        try:
+            params["bb_capacity"] = parse_bytes(args.bb_capacity)
+        except ValueError as exc:
+            raise InputError("--bb-capacity", str(args.bb_capacity), str(exc)) from None
+    if args.bb_nodes is not None:
+        params["bb_nodes"] = args.bb_nodes
+    for key, opt in (("bb_nodes", "--bb-nodes"), ("bb_capacity", "--bb-capacity")):
+        if params[key] <= 0:
+            raise InputError(opt, str(params[key]), "must be positive")
+    w = load_workload(args.workload)
+    res = transform_bb(w, share=args.bb_share, from_above=args.bb_from_above, seed=args.seed,
+                       total_bb=params["bb_nodes"] * params["bb_capacity"], bb_nodes=params["bb_nodes"],
+                       bb_capacity=params["bb_capacity"], keep_others=args.keep_others, source=args.workload)
+    write_workload(args.output, res.workload)
+    print(f"{args.workload}: {res.summary()}")
+    print(f"wrote {args.output}")
+    return 0
+
+
 def register(subparsers) -> None:
     """Add the ``workload`` command group (``from-swf``, ``split``) to an argparse subparsers
     object; each action sets ``func(args) -> int`` (raises InputError on bad input)."""
-    wp = subparsers.add_parser("workload", help="convert an SWF trace to a Batsim workload; split a workload",
+    wp = subparsers.add_parser("workload", help="convert an SWF trace to a Batsim workload; split or transform a "
+                                                "workload",
                                description="Workload tools (docs/workload.md): SWF → Batsim JSON with the "
-                                           "burst-buffer request model, and splitting into equal-duration parts.")
+                                           "burst-buffer request model, splitting into equal-duration parts, and "
+                                           "the BBSched transforms (docs/bbsched.md).")
     sub = wp.add_subparsers(dest="workload_command", metavar="ACTION")
 
     def _help(args: argparse.Namespace) -> int:
@@ -218,3 +246,23 @@ def register(subparsers) -> None:
     s.add_argument("--parts", type=cliargs.positive_int, metavar="N", help="exactly N parts (overrides --weeks)")
     s.add_argument("--output", "-o", required=True, metavar="DIR")
     s.set_defaults(func=_cmd_split)
+
+    t = sub.add_parser("transform", help="BBSched's S1-S4: give a share of jobs large BB requests",
+                       description="Fan et al. 2019 §4.1 (Fan et al., HPDC'19): give round(SHARE x jobs) jobs, chosen "
+                                   "at random, a BB request drawn from the original total requests larger than "
+                                   "FRACTION of the machine's total BB (the paper: 5 TB or 20 TB of 1.8 PB, i.e. "
+                                   "0.002778 or 0.011111); the other jobs get none. KTH-S1..S4: shares 0.5, 0.75, "
+                                   "0.5, 0.75 with fractions 0.002778, 0.002778, 0.011111, 0.011111 (docs/bbsched.md).")
+    t.add_argument("workload", metavar="IN.json")
+    t.add_argument("--bb-share", type=cliargs.fraction, required=True, metavar="SHARE",
+                   help="share of jobs given a BB request (the paper: 0.5 or 0.75)")
+    t.add_argument("--bb-from-above", type=cliargs.fraction, required=True, metavar="FRACTION",
+                   help="draw from original requests above FRACTION of the machine's total BB")
+    t.add_argument("--seed", type=cliargs.seed, default=0, help="seed of the draws (default: 0)")
+    t.add_argument("--output", "-o", required=True, metavar="OUT.json")
+    t.add_argument("--keep-others", action="store_true",
+                   help="the jobs not drawn keep their original request (default: none)")
+    t.add_argument("--platform", metavar="P", help="platform giving the BB nodes and capacity (as from-swf)")
+    t.add_argument("--bb-capacity", metavar="SIZE", help="capacity of one BB node (default: 40GB)")
+    t.add_argument("--bb-nodes", type=cliargs.positive_int, metavar="B", help="number of BB nodes (default: 12)")
+    t.set_defaults(func=_cmd_transform)

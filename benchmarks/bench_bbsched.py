@@ -1,0 +1,92 @@
+"""Benchmark of one BBSched decision: the GA (Fan et al. 2019 §3.2.2, `moo.ga_front`) + the §3.2.4 rule.
+
+Samples: windows of w consecutive KTH jobs from workloads/kth-1000.json (nodes, total BB = res × bb per
+node; jobs larger than the machine skipped), starting at a random position; capacities: a random free
+share (30-70 %) of the paper's 96 nodes and 480 GB, such that the window does not fit whole (else no
+solver would run). One sample = `ga_front` + `choose`, timed with perf_counter (wall) and thread_time (CPU of
+the thread: less sensitive to other load), one process, one core.
+Also the exact front (w ≤ 20) and the GA's generational distance to it (mean over the samples).
+
+Usage: ``python benchmarks/bench_bbsched.py [--samples 50] [--seed 0] [--cases 20:20:500 50:20:2000] [--mutation-rate 0.0005]``
+(case = w:P:G). Prints the machine, then per case the median and p99 time [ms] and the mean GD.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import machine  # noqa: E402
+
+from burstbuffer.schedulers import moo  # noqa: E402
+
+KTH = Path(__file__).resolve().parents[1] / "workloads" / "kth-1000.json"
+N, B = 96, 480 * 10**9
+
+
+def kth_requests() -> tuple[np.ndarray, np.ndarray]:
+    w = json.loads(KTH.read_text())
+    n, b = [], []
+    for j in w["jobs"]:
+        if j["res"] <= N:
+            n.append(j["res"])
+            b.append(j["res"] * int(w["profiles"][j["profile"]].get("bb", 0)))
+    return np.array(n, np.int64), np.array(b, np.int64)
+
+
+def samples(w: int, count: int, rng: np.random.Generator):
+    n, b = kth_requests()
+    out = []
+    while len(out) < count:
+        i = int(rng.integers(0, len(n) - w))
+        wn, wb = n[i:i + w], b[i:i + w]
+        cn, cb = int(N * rng.uniform(0.3, 0.7)), int(B * rng.uniform(0.3, 0.7))
+        keep = (wn <= cn) & (wb <= cb)
+        wn, wb = wn[keep], wb[keep]
+        if len(wn) >= 2 and (wn.sum() > cn or wb.sum() > cb):
+            out.append((wn, wb, cn, cb))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--samples", type=int, default=50)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cases", nargs="+", default=["20:20:500", "50:20:2000"])
+    ap.add_argument("--mutation-rate", type=float, default=moo.DEFAULT_MUTATION_RATE, help="p_m per gene")
+    args = ap.parse_args()
+    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.2f}")
+    rng = np.random.default_rng(args.seed)
+    for case in args.cases:
+        w, P, G = (int(x) for x in case.split(":"))
+        times, cpu, gds, ks = [], [], [], []
+        for wn, wb, cn, cb in samples(w, args.samples, rng):
+            g = np.random.default_rng(int(rng.integers(2**31)))
+            c0 = time.thread_time()
+            t0 = time.perf_counter()
+            front = moo.ga_front(wn, wb, cn, cb, g, population=P, generations=G,
+                                 mutation_rate=args.mutation_rate)
+            moo.choose(front, N, B)
+            times.append(time.perf_counter() - t0)
+            cpu.append(time.thread_time() - c0)
+            ks.append(len(wn))
+            if len(wn) <= moo.EXACT_LIMIT:
+                gds.append(moo.generational_distance(front.points, moo.exact_front(wn, wb, cn, cb).points, N, B))
+        times.sort()
+        p99 = times[min(len(times) - 1, int(round(0.99 * (len(times) - 1))))]
+        gd = f"{statistics.mean(gds):.4f} (max {max(gds):.4f}, {sum(g == 0 for g in gds)}/{len(gds)} exact)" \
+            if gds else "n/a (window > 20)"
+        print(f"w={w} P={P} G={G} p_m={args.mutation_rate:g}: {len(times)} decisions, candidates {statistics.median(ks):.0f} median; "
+              f"median {1e3 * statistics.median(times):.1f} ms, p99 {1e3 * p99:.1f} ms (CPU time of the thread: "
+              f"median {1e3 * statistics.median(cpu):.1f} ms); GD mean {gd}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""The Cerberus policy (Yan et al., *Cerberus: A 3-Phase Burst Buffer Aware Batch Scheduler for HPC Systems*,
+§3; docs/policies.md "cerberus"), for the three-phase job model (docs/io-model.md §3).
+
+Three queues: Q_I (submitted, waiting for the BB of their stage-in), Q_R (staged, waiting for compute
+nodes), Q_O (nodes released, output on the BB, stage-out running). At every decision:
+
+1. Q_I (Problem 1): choose jobs maximising Σ bb_i·x_i subject to Σ bb_i·x_i ≤ free BB (bb_i = res × bb
+   per node, bytes), then place each chosen job's shares on BB nodes; each gets a `StageIn`.
+2. Q_R (Problem 2): choose jobs maximising Σ p_i·x_i subject to Σ c_i·x_i ≤ free nodes and
+   Σ bb_run_i·x_i ≤ free BB; a staged job already holds its BB, so bb_run_i (BB needed beyond what it
+   holds) is 0 in this model. Each chosen job gets a `Start` on the lowest free node ids.
+3. Q_O needs no decision here: its jobs hold the BB their output was written to, so Problem 1 on Q_O with
+   the BB they hold selects all of them; the job model starts the stage-out when the nodes are released.
+
+p_i = f(c_i, bb_i, ert_i), ert_i = walltime (option ``profit``): "node-seconds" (default, c_i·ert_i),
+"nodes" (c_i), "short-first" (c_i / ert_i: node count per second of walltime, favouring short jobs).
+
+Starvation (the paper is silent): a queued job that has waited longer than ``starvation_limit`` seconds
+(default 86400) since it entered its queue is *starving*. While Q_I's (resp. Q_R's) oldest job starves,
+that queue is served in FCFS order from its head and stops at the first job that does not fit: no later
+job takes the BB (resp. nodes) the starving job waits for, so it starts once enough is freed.
+"""
+from __future__ import annotations
+
+import math
+
+from procset import ProcSet
+
+from ..platforms.model import Platform
+from .base import Job, Scheduler, StageIn, Start
+from .knapsack import knapsack
+from .placement import lowest_procs
+from .profiled import ProfileScheduler
+
+__all__ = ["Cerberus", "PROFITS"]
+
+#: ert [s] of a job without walltime (one year), so that its profit stays finite.
+NO_WALLTIME_ERT = 365 * 86400.0
+
+#: Problem 2's profit p_i = f(c_i, bb_i, ert_i) [docs/policies.md "cerberus"].
+PROFITS = {
+    "node-seconds": lambda c, bb, ert: c * ert,
+    "nodes": lambda c, bb, ert: float(c),
+    "short-first": lambda c, bb, ert: c / ert,
+}
+
+
+class Cerberus(Scheduler):
+    """Policy "cerberus" (see the module docstring). Needs the three-phase job model.
+
+    Args:
+        platform: the scheduler's view of the platform.
+        seed: unused (the policy makes no random choice); accepted as every policy's.
+        profit: name in `PROFITS`.
+        starvation_limit: seconds (> 0) after which a queued job is served FCFS (module docstring).
+        knapsack_method: "auto", "dp", "milp" or "greedy" (`burstbuffer.schedulers.knapsack`).
+    Raises ValueError on an unknown profit or knapsack method, or a non-positive starvation limit.
+    """
+
+    name = "cerberus"
+
+    def __init__(self, platform: Platform, *, seed: int = 0, profit: str = "node-seconds",
+                 starvation_limit: float = 86400.0, knapsack_method: str = "auto"):
+        if profit not in PROFITS:
+            raise ValueError(f"unknown profit {profit!r}; valid: {', '.join(sorted(PROFITS))}")
+        if knapsack_method not in ("auto", "dp", "milp", "greedy"):
+            raise ValueError(f"unknown knapsack_method {knapsack_method!r}; valid: auto, dp, greedy, milp")
+        if not starvation_limit > 0:
+            raise ValueError(f"starvation_limit must be > 0 seconds, got {starvation_limit!r}")
+        self.platform = platform
+        self.profit, self.starvation_limit, self.method = PROFITS[profit], float(starvation_limit), knapsack_method
+        self._max_bb_node = max(platform.bb_capacity.values(), default=0)
+        self.queues = None                               # no queue configuration (`can_ever_fit` reads it)
+        self.free_nodes = ProcSet(platform.compute)
+        self.free_bb = dict(platform.bb_capacity)       # BB node → free bytes
+        self.q_in: dict[str, tuple[Job, float]] = {}    # job id → (job, time it entered the queue)
+        self.q_run: dict[str, tuple[Job, float]] = {}
+        self.staging: dict[str, Job] = {}               # stage-in running
+        self.slots: dict[str, tuple[int, ...]] = {}     # job id → BB node of each share
+        self.nodes: dict[str, ProcSet] = {}             # job id → compute nodes it holds
+        self.q_out: set[str] = set()
+        self._bb: dict[str, int] = {}                   # job id → bytes per share it holds
+
+    # ------------------------------------------------------------------ Scheduler contract
+    def can_ever_fit(self, job: Job) -> str | None:
+        return ProfileScheduler.can_ever_fit(self, job)  # same rules as every policy (docs/policies.md)
+
+    def submit(self, job: Job, now: float) -> None:
+        self.q_in[job.id] = (job, now)
+
+    def stage_in_done(self, job_id: str, now: float) -> None:
+        self.q_run[job_id] = (self.staging.pop(job_id), now)
+
+    def nodes_released(self, job_id: str, now: float) -> None:
+        self.free_nodes |= self.nodes.pop(job_id)
+        self.q_out.add(job_id)
+
+    def job_ended(self, job_id: str, now: float) -> None:
+        if job_id in self.nodes:                         # ended before its output (failure, walltime)
+            self.free_nodes |= self.nodes.pop(job_id)
+        self.q_out.discard(job_id)
+        self.staging.pop(job_id, None)
+        self.q_run.pop(job_id, None)
+        per_share = self._bb.pop(job_id, 0)
+        for b in self.slots.pop(job_id, ()):
+            self.free_bb[b] += per_share
+
+    @property
+    def queue(self) -> list[Job]:
+        jobs = [j for j, _ in self.q_in.values()] + list(self.staging.values()) + [j for j, _ in self.q_run.values()]
+        return sorted(jobs, key=lambda j: (j.subtime, j.id))
+
+    # ------------------------------------------------------------------ decisions
+    def _place(self, job: Job) -> tuple[int, ...] | None:
+        """BB node of each of the job's `res` shares of `bb` bytes, dealt round-robin over the BB nodes with
+        room (by id), so that a job's shares spread like its compute nodes will; None if no room."""
+        if job.bb == 0:
+            return ()
+        room = {b: f // job.bb for b, f in sorted(self.free_bb.items()) if f >= job.bb}
+        if sum(room.values()) < job.res:
+            return None
+        out: list[int] = []
+        while len(out) < job.res:
+            for b in room:
+                if room[b] > 0 and len(out) < job.res:
+                    out.append(b)
+                    room[b] -= 1
+        return tuple(sorted(out))
+
+    def _bind(self, procs: ProcSet, slots: tuple[int, ...]) -> dict[int, int]:
+        """Compute node → BB node: each node, in id order, takes a remaining slot on the first BB node of its
+        preference list (docs/platform.md §2: own chassis, own group, any)."""
+        if not slots:
+            return {}
+        left: dict[int, int] = {}
+        for b in slots:
+            left[b] = left.get(b, 0) + 1
+        out = {}
+        for node in procs:
+            b = next((b for b in self.platform.bb_preference(node) if left.get(b, 0) > 0), None)
+            if b is None:                                # preference lists end with "any": not reached
+                b = next(b for b, k in left.items() if k > 0)
+            left[b] -= 1
+            out[node] = b
+        return out
+
+    def _select(self, queue: dict[str, tuple[Job, float]], now: float, values, weights, caps) -> list[str]:
+        """Job ids to serve from `queue`: FCFS from the head while its oldest job starves, else the knapsack."""
+        ids = list(queue)
+        if ids and now - queue[ids[0]][1] > self.starvation_limit:
+            return ids                                   # FCFS: the caller stops at the first misfit
+        chosen = knapsack([values(queue[i][0]) for i in ids], [[w(queue[i][0]) for i in ids] for w in weights],
+                          caps, method=self.method)
+        return [ids[k] for k in chosen]
+
+    def _ert(self, job: Job) -> float:
+        """Expected running time [s]: the walltime (a job without one counts as `NO_WALLTIME_ERT`)."""
+        return job.walltime if math.isfinite(job.walltime) else NO_WALLTIME_ERT
+
+    def decide(self, now: float) -> list[Start | StageIn]:
+        out: list[Start | StageIn] = []
+        for jid in [i for i, (j, _) in self.q_in.items() if j.bb == 0]:   # nothing to stage: straight to Q_R
+            job = self.q_in.pop(jid)[0]
+            self.q_run[jid] = (job, now)
+            self.slots[jid], self._bb[jid] = (), 0
+        # Q_I — Problem 1
+        fcfs = bool(self.q_in) and now - next(iter(self.q_in.values()))[1] > self.starvation_limit
+        for jid in self._select(self.q_in, now, lambda j: j.bb_total, [lambda j: j.bb_total],
+                                [sum(self.free_bb.values())]):
+            job = self.q_in[jid][0]
+            slots = self._place(job)
+            if slots is None:
+                if fcfs:
+                    break
+                continue
+            for b in slots:
+                self.free_bb[b] -= job.bb
+            del self.q_in[jid]
+            self.slots[jid], self._bb[jid] = slots, job.bb
+            self.staging[jid] = job
+            out.append(StageIn(job, slots))
+        # Q_R — Problem 2 (bb_run = 0: a staged job holds its BB)
+        fcfs = bool(self.q_run) and now - next(iter(self.q_run.values()))[1] > self.starvation_limit
+        for jid in self._select(self.q_run, now, lambda j: self.profit(j.res, j.bb_total, self._ert(j)),
+                                [lambda j: j.res, lambda j: 0], [len(self.free_nodes), 0]):
+            job = self.q_run[jid][0]
+            if job.res > len(self.free_nodes):
+                if fcfs:
+                    break
+                continue
+            procs = lowest_procs(self.free_nodes, job.res)
+            self.free_nodes -= procs
+            self.nodes[jid] = procs
+            del self.q_run[jid]
+            out.append(Start(job, procs, self._bind(procs, self.slots[jid])))
+        return out

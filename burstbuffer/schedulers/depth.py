@@ -1,0 +1,128 @@
+"""Reservation depth K: the BB-aware EASY family with reservations for the first K queued jobs.
+
+EASY (Kopański & Rzadca, Euro-Par 2021, Algorithm 1; Casanova's ICS 632 slides, "EASY Backfilling") reserves for one job, the head;
+conservative backfilling (the same slides, "Conservative Backfilling") for every queued job. Depth K sits
+between them: walking the queue in its order, every job takes its earliest fit (processors and, for
+fcfs-bb / sjf-bb, BB) until K jobs hold a reservation in the future; the jobs whose fit is now are
+started; the remaining jobs are backfilled (in queue order, or by ascending walltime for sjf-bb) if
+they fit now around the K reservations.
+
+Reservations persist between decisions as in `conservative-bb`: at each decision the previous
+reservations are put back, then each of the first jobs, in queue order, gives up its own and takes
+its earliest fit around all the others (compression: never later). So no reservation is ever delayed
+by a job that did not hold one. Hence:
+- K = 1 with the submission order is EASY exactly (fcfs-easy, fcfs-bb, sjf-bb): the head is the
+  first job that does not fit and no other queued job ever holds a reservation;
+- K ≥ number of queued jobs ("all") is conservative backfilling: `conservative-bb`'s schedule
+  (tests/test_orders.py checks both on generated workloads).
+With another order a job that overtakes the head is placed around the head's old reservation.
+"""
+from __future__ import annotations
+
+import math
+
+from ..platforms.model import Platform
+from .base import Start
+from .conservative import ConservativeBB, _Held
+from .profiled import Reservation
+
+__all__ = ["DepthBackfilling", "parse_depth"]
+
+
+def parse_depth(value) -> float:
+    """K from an int ≥ 1 or "all" (→ math.inf). Raises ValueError otherwise."""
+    if isinstance(value, str):
+        if value.strip().lower() == "all":
+            return math.inf
+        try:
+            value = int(value)
+        except ValueError:
+            raise ValueError(f"reservation depth must be a positive integer or 'all', got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1 or (
+            value != math.inf and int(value) != value):
+        raise ValueError(f"reservation depth must be a positive integer or 'all', got {value!r}")
+    return value
+
+
+class DepthBackfilling(ConservativeBB):
+    """EASY-family policy with reservation depth K (module docstring).
+
+    Args: `platform`, `reservation_depth` (int ≥ 1 or "all"), `reserve_bb` (reservations hold BB:
+    fcfs-bb, sjf-bb; processors only: fcfs-easy), `sjf_backfill` (backfill by ascending walltime:
+    sjf-bb), `name`, and the `ProfileScheduler` options. Raises ValueError on a bad depth.
+    After `decide`, ``last_reservation`` is the first job's future reservation (the head, made now),
+    ``last_plan`` maps the reserved jobs to their start [s].
+    """
+
+    def __init__(self, platform: Platform, *, reservation_depth=1, reserve_bb: bool = True,
+                 sjf_backfill: bool = False, name: str = "fcfs-bb", **options):
+        super().__init__(platform, **options)
+        self.depth = parse_depth(reservation_depth)
+        self.reserve_bb = reserve_bb
+        self.sjf_backfill = sjf_backfill
+        self.name = name
+
+    def _schedule(self, now: float) -> list[Start]:
+        prof = self.profile
+        queue = self._ordered(now)
+        old, self._resv = self._resv, {}
+        kept: dict[str, _Held] = {}
+        for job in queue:                                       # previous reservations back
+            h = old.get(job.id)
+            if h is None or h.fit.start < now:
+                continue
+            try:
+                prof.reserve(h.fit.start, h.end, h.fit.procs, h.bbs)
+            except ValueError:
+                continue
+            kept[job.id] = h
+        starting: dict[str, int] = {}
+        now_ids: set[str] = set()
+        future = 0
+        rest = []
+        for i, job in enumerate(queue):                         # the first jobs: reservations
+            if future >= self.depth:
+                rest = queue[i:]
+                break
+            h = kept.pop(job.id, None)
+            if h is not None:
+                prof.release(h.fit.start, h.end, h.fit.procs, h.bbs)
+            if not self._plain and not self._eligible(job, starting):
+                continue
+            fit = prof.fit_at(job, now)                         # processors and BB free now: start
+            starts_now = fit is not None
+            if fit is None:                                     # else a reservation (BB too if reserve_bb;
+                fit = prof.earliest_fit(job, now, bb_aware=self.reserve_bb)   # it may start at `now`
+                if fit is None:                                 # on processors only: not startable)
+                    continue
+            end = fit.start + job.walltime
+            bbs = fit.bb_per_storage(job.bb) if (starts_now or self.reserve_bb) else {}
+            prof.reserve(fit.start, end, fit.procs, bbs)
+            made = h.made_at if (h is not None and fit == h.fit) else now
+            self._resv[job.id] = _Held(fit, end, bbs, made)
+            if starts_now:
+                now_ids.add(job.id)
+            if not starts_now:
+                if future == 0:
+                    self.last_reservation = Reservation(job.id, fit.start, end, fit.procs, dict(bbs), now)
+                future += 1
+            elif self.queues is not None:
+                q = self._queue_of[job.id].name
+                starting[q] = starting.get(q, 0) + job.res
+        for job in rest:                                        # the others hold none
+            h = kept.pop(job.id, None)
+            if h is not None:
+                prof.release(h.fit.start, h.end, h.fit.procs, h.bbs)
+        self.last_plan = {jid: h.fit.start for jid, h in self._resv.items()}
+        starts: list[Start] = []
+        for job in queue:                                       # start the reservations of now
+            h = self._resv.get(job.id)
+            if h is not None and job.id in now_ids:
+                del self._resv[job.id]
+                prof.release(now, h.end, h.fit.procs, h.bbs)
+                starts.append(self._start(job, h.fit, now))
+        if rest:                                                # backfilling
+            if self.sjf_backfill:
+                rest = sorted(rest, key=lambda j: (j.walltime, self._submission_index(j)))
+            starts += self._backfill(rest, now)
+        return starts

@@ -1,0 +1,57 @@
+"""Cerberus' knapsacks (burstbuffer.schedulers.knapsack; Cerberus §3.2 Problem 1, §3.3 Problem 2) against brute force."""
+from __future__ import annotations
+
+from itertools import combinations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from burstbuffer.schedulers.knapsack import knapsack, total
+
+
+def brute(values, weights, caps):
+    n, best = len(values), 0.0
+    for k in range(n + 1):
+        for c in combinations(range(n), k):
+            if all(sum(w[i] for i in c) <= cap for w, cap in zip(weights, caps)):
+                best = max(best, sum(values[i] for i in c))
+    return best
+
+
+def check(values, weights, caps, method):
+    chosen = knapsack(values, weights, caps, method=method)
+    assert chosen == sorted(set(chosen))
+    assert all(sum(w[i] for i in chosen) <= c for w, c in zip(weights, caps))
+    return total(values, chosen)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 10**12), max_size=10), st.integers(0, 3 * 10**12), st.sampled_from(["dp", "milp"]))
+def test_problem1_fills_the_free_bb_exactly_as_brute_force(bbs, free, method):
+    """Problem 1: max Σ bb·x s.t. Σ bb·x ≤ free BB (byte-sized weights, so HiGHS' tolerances matter)."""
+    assert check(bbs, [bbs], [free], method) == brute(bbs, [bbs], [free])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 10).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(1, 1000), min_size=n, max_size=n), st.lists(st.integers(1, 96), min_size=n, max_size=n),
+    st.lists(st.integers(0, 40), min_size=n, max_size=n))), st.integers(0, 96), st.integers(0, 100),
+    st.sampled_from(["dp", "milp"]))
+def test_problem2_maximises_profit_under_nodes_and_bb_as_brute_force(items, nodes, bb, method):
+    profit, c, b = items
+    assert check(profit, [c, b], [nodes, bb], method) == pytest.approx(brute(profit, [c, b], [nodes, bb]))
+
+
+@given(st.lists(st.integers(1, 100), max_size=10), st.integers(0, 300))
+def test_greedy_is_feasible_and_at_most_optimal(bbs, free):
+    assert check(bbs, [bbs], [free], "greedy") <= brute(bbs, [bbs], [free])
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="method"):
+        knapsack([1], [[1]], [1], method="annealing")
+    with pytest.raises(ValueError, match=">= 0"):
+        knapsack([1], [[-1]], [1])
+    with pytest.raises(ValueError, match="row"):
+        knapsack([1, 2], [[1]], [1])

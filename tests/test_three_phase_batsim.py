@@ -1,0 +1,32 @@
+"""The three-phase job model and cerberus beside a real Batsim 4.2.1 (docs/io-model.md §3): the same message
+exchange and the same per-job results as the embedded simulator.
+
+Uses the differential helpers `tests/batsim_diff.py` (skips without them, without a Batsim binary —
+$BATSIM_BIN, else ~/.cache/batsim-4.2.1/build/batsim — or without its Dragonfly platform plugin)."""
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+B = pytest.importorskip("tests.batsim_diff", reason="the differential helpers tests/batsim_diff.py are absent")
+BATSIM, PLUGIN = B.find_batsim(), B.find_dragonfly_plugin()
+pytestmark = pytest.mark.skipif(BATSIM is None or PLUGIN is None,
+                                reason="no real Batsim 4.2.1 binary or Dragonfly plugin (build them with "
+                                       "../shared/batsim-4.2.1/build/build-batsim.sh)")
+
+
+@pytest.mark.parametrize("policy,n", [("cerberus", 100), ("slurm-bb", 100), ("sjf-bb", 30)])
+def test_three_phase_same_as_real_batsim(tmp_path, policy, n):
+    wl = B.kth_subset(tmp_path / "kth.json", n)
+    extra = ["-r", B.STORAGE + ":storage", "--enable-dynamic-jobs", "--enable-profile-reuse"]
+    cmd = B.serve_cmd(policy, "three-phase", wl)
+    real = B.run_one(tmp_path, "real", B.real_cmd(BATSIM, PLUGIN, wl, extra), cmd)
+    emb = B.run_one(tmp_path, "embedded", B.embedded_cmd(B.DRAGONFLY_XML, wl, extra), cmd)
+    assert real.returncode == 0, real.stderr[-2000:]
+    assert emb.returncode == 0, emb.stderr[-2000:]
+    assert B.compare_exchanges(real, emb, platform_free=True) == []
+    assert B.sched_jobs(real) == B.sched_jobs(emb)
+    rows = list(csv.DictReader(io.StringIO(B.sched_jobs(real).decode())))
+    assert len(rows) == n and all(r["final_state"].startswith("COMPLETED") for r in rows)
