@@ -1,2 +1,15 @@
 """burstbuffer: burst-buffer-aware batch scheduling beside Batsim, with an embedded SimGrid simulator."""
 __version__ = "0.1.0"
+
+
+class Burstbuffer:
+    """pybatsim's launcher entry: ``pybatsim burstbuffer.pybatsim -o '{"policy": "sjf-bb"}'``.
+
+    pybatsim 3.2.1 reads a scheduler name containing a dot as a file name, imports the module named by the part
+    before the first dot (``burstbuffer``) and instantiates the class named after it, capitalised. This class
+    hands over to `burstbuffer.pybatsim.Pybatsim` (imported only then: pybatsim stays an optional dependency).
+    """
+
+    def __new__(cls, options=None):
+        from .pybatsim import Pybatsim
+        return Pybatsim(options)

@@ -17,6 +17,11 @@ _PLUGINS = ("burstbuffer.simulator.cli", "burstbuffer.workloads.cli", "burstbuff
             "burstbuffer.serve", "burstbuffer.reproduce", "burstbuffer.reproduce.sweep")
 
 
+#: help text of every --policy option
+POLICY_HELP = ("scheduling policy: a name (`burstbuffer policies` lists them), MODULE:CLASS or FILE.py:CLASS "
+               "(a burstbuffer.schedulers.Scheduler subclass, docs/writing-a-policy.md)")
+
+
 def _policy_names() -> list[str]:
     try:
         from .schedulers.registry import POLICIES, THREE_PHASE_POLICIES
@@ -30,13 +35,41 @@ def policy_and_options(policy: str, alpha: float | None) -> tuple[str, dict]:
     positive real α (Kopanski & Rzadca 2021, Eq. 1); it is only valid with `plan`/`plan-N`."""
     if alpha is None:
         return policy, {}
-    if not policy.startswith("plan"):
+    if not policy.startswith("plan") or ":" in policy:
         raise InputError("--alpha", str(alpha), f"only plan policies take an alpha, not {policy}")
     if not alpha > 0:
         raise InputError("--alpha", str(alpha), "alpha must be a positive real number")
     return "plan", {"alpha": alpha}
 
 
+def policy_options(info, pairs: list[str] | None) -> dict:
+    """``--policy-option NAME=VALUE`` (repeatable) → options of the policy `info` (a `PolicyInfo`). VALUE is
+    read as JSON (``0.5``, ``true``, ``"x"``, ``null``), else taken as a string. InputError for a pair without
+    ``=`` or a name the policy does not take (`PolicyInfo.options`, unless its factory takes ``**options``)."""
+    import inspect
+    import json
+    out: dict = {}
+    if not pairs:
+        return out
+    try:
+        params = inspect.signature(info.factory).parameters.values()
+        open_ended = any(p.kind is p.VAR_KEYWORD for p in params)
+    except (TypeError, ValueError):
+        open_ended = True
+    known = [o.split("=", 1)[0] for o in info.options]
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise InputError("--policy-option", pair, "expected NAME=VALUE")
+        if name not in known and not open_ended:
+            raise InputError("--policy-option", pair, f"policy {info.spec} takes no option {name!r} "
+                                                      f"(its options: {', '.join(known) or 'none'})")
+        try:
+            out[name] = json.loads(text)
+        except ValueError:
+            out[name] = text
+    return out
 def add_order_options(p: argparse.ArgumentParser) -> None:
     """`--order`, `--reservation-depth`, `--easy-extra-nodes`, `--queues`, `--wfp-unit` (run, serve)."""
     p.add_argument("--order", metavar="NAME",
@@ -113,14 +146,16 @@ def cerberus_options(policy: str, profit: str | None, starvation_limit: float | 
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .runner import run
+    from .runner import policy_info, run
     from .signals import Interrupted, interruptible
     from .schedulers.window_cli import window_options
+    info = policy_info(args.policy)
     policy, options = policy_and_options(args.policy, args.alpha)
     options.update(window_options(policy, args))
     options.update(order_options(args, policy))
     options.update(cerberus_options(args.policy, args.profit, args.starvation_limit))
-    label = args.policy if args.alpha is None else f"plan-{args.alpha:g}"
+    options.update(policy_options(info, args.policy_option))
+    label = info.label if args.alpha is None else f"plan-{args.alpha:g}"
     out = Path(args.output) if args.output else Path("out") / label
     header = f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}"
     outputs = f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv"
@@ -151,6 +186,24 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     paths = plot_run(Path(args.run_dir), Path(args.output) if args.output else None,
                      max_jobs=args.max_jobs or GANTT_MAX_JOBS)
     print(f"wrote {paths[0]} and {paths[1]}")
+    return 0
+
+
+def _cmd_policies(args: argparse.Namespace) -> int:
+    """`burstbuffer policies [SPEC]`: name, origin, description and options of each policy."""
+    from .runner import policy_info
+    from .schedulers.resolve import all_policies
+    if args.spec:
+        infos, errors = [policy_info(args.spec)], []
+    else:
+        infos, errors = all_policies()
+    width = max(len(i.spec) for i in infos)
+    for i in infos:
+        origin = "" if i.origin == "built-in" else f" [{i.origin}]"
+        print(f"{i.spec:<{width}}  {i.description or '(no description)'}{origin}")
+        print(f"{'':<{width}}  options: {', '.join(i.options) or 'none'}")
+    for e in errors:
+        print(f"burstbuffer: --policy: {e}", file=sys.stderr)
     return 0
 
 
@@ -224,7 +277,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "With no option: the 1000-job KTH workload on the paper's 108-node Dragonfly "
                                    "under sjf-bb.")
     r.add_argument("--policy", default="sjf-bb", metavar="NAME",
-                   help="scheduling policy: " + ", ".join(_policy_names()) + " (default: sjf-bb)")
+                   help=POLICY_HELP + " (default: sjf-bb)")
+    r.add_argument("--policy-option", action="append", metavar="NAME=VALUE",
+                   help="an option of the policy (repeatable; VALUE read as JSON, else a string); "
+                        "`burstbuffer policies` lists each policy's options")
     r.add_argument("--workload", default=str(DEFAULT_WORKLOAD), metavar="FILE",
                    help="Batsim workload JSON (default: bundled workloads/kth-1000.json)")
     r.add_argument("--platform", default=str(DEFAULT_PLATFORM), metavar="FILE",
@@ -275,6 +331,16 @@ def build_parser() -> argparse.ArgumentParser:
                     help="draw one rectangle per job up to N started jobs, a heat map above (default: "
                          "runplot.GANTT_MAX_JOBS, 3000)")
     pl.set_defaults(func=_cmd_plot)
+
+    pl = sub.add_parser("policies", help="list every policy (built-in and installed) with its options",
+                        description="Every policy `--policy` accepts by name: the built-in ones and those that "
+                                    "installed packages offer under the entry-point group burstbuffer.policies, "
+                                    "each with its one-line description and its options (--policy-option "
+                                    "NAME=VALUE). Any other policy: --policy MODULE:CLASS or FILE.py:CLASS "
+                                    "(docs/writing-a-policy.md). With SPEC: that policy only, resolved as "
+                                    "--policy would.")
+    pl.add_argument("spec", nargs="?", metavar="SPEC", help="one policy: a name, MODULE:CLASS or FILE.py:CLASS")
+    pl.set_defaults(func=_cmd_policies)
 
     m = sub.add_parser("metrics", help="summarise a jobs.csv (ours or Batsim's _jobs.csv)")
     m.add_argument("jobs_csv", metavar="JOBS.csv")

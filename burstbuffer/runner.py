@@ -97,6 +97,16 @@ def make_executor(model: str) -> JobModel:
         raise InputError("--model", model, f"unknown job model (choose from {', '.join(model_names())})") from None
 
 
+def policy_info(policy: str):
+    """The `burstbuffer.schedulers.resolve.PolicyInfo` of a policy name or ``MODULE:CLASS`` /
+    ``FILE.py:CLASS`` spec. Raises InputError("--policy", spec, reason) if it cannot be resolved."""
+    from .schedulers.resolve import PolicyError, resolve_policy
+    try:
+        return resolve_policy(policy)
+    except PolicyError as exc:
+        raise InputError("--policy", exc.spec, exc.reason) from None
+
+
 def check_protocol_default() -> bool:
     """True if the environment variable CHECK_PROTOCOL_ENV is set to anything but "", 0, false, no."""
     return os.environ.get(CHECK_PROTOCOL_ENV, "").strip().lower() not in ("", "0", "false", "no")
@@ -116,13 +126,10 @@ class SchedulerSession:
                  bb_capacity: str | None = None, policy_options: dict | None = None, total: int | None = None,
                  progress: bool = True, platform_source: str = "SIMULATION_BEGINS",
                  on_progress: Callable[[int, int | None], None] | None = None):
-        from .schedulers import POLICIES, make_scheduler  # registry of policies
         from .schedulers.registry import THREE_PHASE_POLICIES
 
         self.executor = make_executor(model)
-        if policy not in POLICIES and policy not in THREE_PHASE_POLICIES:
-            raise InputError("--policy", policy,
-                             f"unknown policy (choose from {', '.join(list(POLICIES) + list(THREE_PHASE_POLICIES))})")
+        self.policy = policy_info(policy)
         if policy in THREE_PHASE_POLICIES and model != "three-phase":
             raise InputError("--policy", policy, "needs --model three-phase (it decides stage-ins, docs/io-model.md §3)")
         self.output = Path(output)
@@ -133,8 +140,9 @@ class SchedulerSession:
         self.bar = None
         if progress:
             from tqdm import tqdm
-            self.bar = tqdm(total=total, unit="job", desc=f"{policy}", dynamic_ncols=True, leave=True)
-        self.app = SchedulerApp(lambda plat: make_scheduler(policy, plat, seed=seed, **(policy_options or {})),
+            self.bar = tqdm(total=total, unit="job", desc=self.policy.label, dynamic_ncols=True, leave=True)
+        factory = self.policy.factory
+        self.app = SchedulerApp(lambda plat: factory(plat, seed=seed, **(policy_options or {})),
                                 self.executor, bb_capacity=bb_capacity, on_progress=self._progress,
                                 platform_source=platform_source)
         self.messages = 0

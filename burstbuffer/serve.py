@@ -113,9 +113,9 @@ def storage_hosts(platform: str | None, storage: str | None) -> tuple[list[str],
 
 
 def batsim_command(platform: str, workload: str, export_prefix: str, socket_endpoint: str,
-                   storage: list[str], dynamic_jobs: bool) -> list[str]:
+                   storage: list[str], dynamic_jobs: bool, program: str = "batsim") -> list[str]:
     """The batsim (4.x) argv matching this scheduler (docs/protocol.md; Batsim's page "cli")."""
-    argv = ["batsim", "-p", str(platform), "-w", str(workload), "-e", str(export_prefix), "-s", socket_endpoint]
+    argv = [program, "-p", str(platform), "-w", str(workload), "-e", str(export_prefix), "-s", socket_endpoint]
     if storage:
         argv += ["-r", ",".join(storage) + ":storage"]
     if dynamic_jobs:
@@ -178,9 +178,34 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
     return ServeOutcome(RunResult(session.summary(), session.jobs_csv, wall, session.messages), status, message)
 
 
+def platform_for_batsim(platform: str, batsim: str | None, force_plugin: bool = False) -> tuple[str, str]:
+    """(the ``-p`` argument, a note on it) for the Batsim that will load `platform` (docs/platform.md §5).
+
+    A Dragonfly XML routed through ``node_cluster_router`` loads only in SimGrid ≤ 3.27. When `batsim` (a
+    Batsim binary) reports SimGrid ≥ 3.28, or `force_plugin`, the platform is given as the equivalent C++ plugin,
+    compiled on demand against the installed SimGrid (`burstbuffer.platforms.sg_cpp`; InputError if it
+    cannot be). Other platforms are passed unchanged."""
+    import shutil
+    from .platforms.sg_cpp import FIRST_WITHOUT_ROUTER, batsim_simgrid_version, needs_plugin, platform_plugin
+    if not str(platform).endswith(".xml") or not needs_plugin(platform):
+        return platform, "as given"
+    if force_plugin:
+        return str(platform_plugin(platform)), "C++ plugin of the XML, for SimGrid >= 3.28 (--simgrid-plugin)"
+    exe = batsim or shutil.which("batsim")
+    version = batsim_simgrid_version(exe) if exe else None
+    if version is None:
+        where = f"{exe} did not report its SimGrid version" if exe else "no batsim on PATH"
+        return platform, (f"the XML loads in SimGrid <= 3.27 only (e.g. Batsim 4.0.0's image; {where}: pass "
+                          "--batsim PATH or --simgrid-plugin for a Batsim on SimGrid >= 3.28)")
+    v = ".".join(map(str, version))
+    if tuple(version[:2]) >= FIRST_WITHOUT_ROUTER:
+        return str(platform_plugin(platform)), f"C++ plugin of the XML compiled for {exe}'s SimGrid {v}"
+    return platform, f"the XML, which {exe}'s SimGrid {v} loads"
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from .cli import order_options, print_summary
-    from .runner import DEFAULT_PLATFORM
+    from .cli import order_options, policy_options, print_summary
+    from .runner import DEFAULT_PLATFORM, policy_info
 
     log = logging.getLogger("burstbuffer")
     if not log.handlers:
@@ -188,21 +213,25 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         handler.setFormatter(logging.Formatter("burstbuffer serve: %(message)s"))
         log.addHandler(handler)
         log.propagate = False
+    info = policy_info(args.policy)
     options = order_options(args, args.policy)
-    out = Path(args.output) if args.output else Path("out") / args.policy
+    options.update(policy_options(info, args.policy_option))
+    out = Path(args.output) if args.output else Path("out") / info.label
     platform = args.platform or str(DEFAULT_PLATFORM)
     if args.platform:
         cliargs.input_file(args.platform, "platform")
     hosts, hosts_from = storage_hosts(platform, args.storage)
+    batsim_platform, platform_note = platform_for_batsim(platform, args.batsim, args.simgrid_plugin)
 
     def listening(session) -> None:
-        cmd = batsim_command(platform, args.workload or "WORKLOAD.json", args.export or str(out / "batsim"),
-                             connect_endpoint(args.socket), hosts, session.executor.uses_dynamic_jobs)
+        cmd = batsim_command(batsim_platform, args.workload or "WORKLOAD.json", args.export or str(out / "batsim"),
+                             connect_endpoint(args.socket), hosts, session.executor.uses_dynamic_jobs,
+                             program=args.batsim or "batsim")
         print(f"burstbuffer serve: policy {args.policy}, model {args.model}, listening on {args.socket}; "
               "start Batsim 4.x with:")
         print("  " + shlex.join(cmd))
-        print(f"  (storage hosts from {hosts_from}; the platform must load in that Batsim's SimGrid: "
-              "README, 'Beside a real Batsim')", flush=True)
+        print(f"  (platform: {platform_note}; storage hosts from {hosts_from}; README, 'Beside a real Batsim')",
+              flush=True)
 
     timeout = args.timeout if args.timeout and args.timeout > 0 else None
     from .schedulers.window_cli import window_options
@@ -221,12 +250,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``serve`` subcommand to the `burstbuffer` command's subparsers."""
-    from .cli import _policy_names, add_order_options
+    from .cli import POLICY_HELP, add_order_options
     from .io_model.registry import model_names
 
     p = subparsers.add_parser("serve", help="the scheduler alone, for an external Batsim 4.x",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--policy", required=True, metavar="NAME", help="scheduling policy: " + ", ".join(_policy_names()))
+    p.add_argument("--policy", required=True, metavar="NAME", help=POLICY_HELP)
+    p.add_argument("--policy-option", action="append", metavar="NAME=VALUE",
+                   help="an option of the policy (repeatable; VALUE read as JSON, else a string)")
     p.add_argument("--socket", default=DEFAULT_SOCKET, metavar="ENDPOINT",
                    help=f"ZeroMQ endpoint to bind; Batsim connects to it with -s (default: {DEFAULT_SOCKET})")
     p.add_argument("--model", default="io-aware", choices=model_names(),
@@ -240,6 +271,11 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="Batsim's platform, for the printed batsim command (default: the bundled Dragonfly XML)")
     p.add_argument("--storage", metavar="HOSTS",
                    help="comma-separated BB hosts for the printed -r (default: the platform's storage_nodes)")
+    p.add_argument("--batsim", metavar="PATH",
+                   help="the Batsim binary to print the command for (default: batsim on PATH); its SimGrid version "
+                        "decides the platform form: >= 3.28 gets the Dragonfly as a C++ plugin compiled on demand")
+    p.add_argument("--simgrid-plugin", action="store_true",
+                   help="print the Dragonfly as a C++ plugin (SimGrid >= 3.28) whatever Batsim is found")
     p.add_argument("--export", metavar="PREFIX", help="Batsim's -e prefix in the printed command (default: DIR/batsim)")
     p.add_argument("--bb-capacity", metavar="SIZE",
                    help="BB capacity per storage node when Batsim's resources do not carry it, e.g. 40GB")

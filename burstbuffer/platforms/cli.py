@@ -2,7 +2,7 @@
 
     burstbuffer platform dragonfly --groups G --chassis C --routers R --nodes-per-router K
                                    [--bb-nodes-per-chassis 1] [--bb-capacity 40GB] [--pfs-bandwidth 5GBps]
-                                   [--link-bandwidth 1250MBps] --output P.xml
+                                   [--link-bandwidth 1250MBps] --output P.xml|P.cpp|P.so [--format xml|cpp|so]
 
 (A value starting with '-' must be given as --option=VALUE, as argparse reads it as an option otherwise.)
 
@@ -13,6 +13,7 @@ and exit status 2, and nothing is written.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from .generator import DragonflyParams, format_bandwidth, format_bytes, write_platform
 
@@ -21,12 +22,23 @@ def _cmd_dragonfly(args: argparse.Namespace) -> int:
     p = DragonflyParams.from_options(args.groups, args.chassis, args.routers, args.nodes_per_router,
                                      args.bb_nodes_per_chassis, args.bb_capacity, args.pfs_bandwidth,
                                      args.link_bandwidth)
-    path = write_platform(p, args.output)
+    fmt = args.format or {".cpp": "cpp", ".so": "so"}.get(Path(args.output).suffix, "xml")
+    if fmt == "xml":
+        path = write_platform(p, args.output)
+        target = "for SimGrid <= 3.27, or 3.32 through burstbuffer simulate / run"
+    else:
+        from ..fileio import atomic_write_text
+        from .sg_cpp import compile_platform, dragonfly_cpp
+        source = dragonfly_cpp(p)
+        path = atomic_write_text(Path(args.output), source) if fmt == "cpp" else compile_platform(source, args.output)
+        target = ("C++ platform plugin for SimGrid >= 3.28 (batsim -p P.so once compiled: g++ -shared -fPIC -O2 "
+                  "-o P.so P.cpp -lsimgrid)" if fmt == "cpp" else
+                  "C++ platform plugin for SimGrid >= 3.28, compiled against the installed SimGrid (batsim -p P.so)")
     print(f"wrote {path}: Dragonfly {p.groups} groups x {p.chassis} chassis x {p.routers} routers x "
           f"{p.nodes_per_router} nodes = {p.nb_hosts} hosts; {p.nb_compute} compute nodes, {p.nb_bb_nodes} BB "
           f"nodes of {format_bytes(p.bb_capacity)} ({format_bytes(p.nb_bb_nodes * p.bb_capacity)} in all), "
           f"pfs link {format_bandwidth(p.pfs_bandwidth)}, links {format_bandwidth(p.link_bandwidth)}; "
-          "for SimGrid <= 3.27, or 3.32 through burstbuffer simulate / run")
+          + target)
     return 0
 
 
@@ -64,4 +76,9 @@ def register(subparsers) -> None:
     d.add_argument("--link-bandwidth", default="1250MBps", metavar="BW",
                    help="bandwidth of every Dragonfly link and of the master's link (default: 1250MBps)")
     d.add_argument("--output", "-o", required=True, metavar="P.xml", help="platform file to write")
+    d.add_argument("--format", choices=("xml", "cpp", "so"),
+                   help="xml: SimGrid XML (SimGrid <= 3.27; burstbuffer simulate / run on 3.32); cpp: the same "
+                        "platform as a C++ plugin source for SimGrid >= 3.28 (real Batsim 4.2.1 on 3.32); so: that "
+                        "plugin compiled against the installed SimGrid (g++, libsimgrid-dev) (default: from the "
+                        "--output extension, else xml)")
     d.set_defaults(func=_cmd_dragonfly)

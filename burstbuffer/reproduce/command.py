@@ -120,7 +120,8 @@ def register(subparsers) -> None:
                         "first N jobs of the trace, or none")
     r.add_argument("--parts", action="store_true", help="also run the 16 three-week parts (Fig. 11-12)")
     r.add_argument("--policies", metavar="LIST",
-                   help="comma-separated policies (default: the study's; " + DEFAULT_STUDY + ": "
+                   help="comma-separated policies: names, MODULE:CLASS or FILE.py:CLASS (default: the study's; "
+                        + DEFAULT_STUDY + ": "
                         + ",".join(default.policies) + ")")
     r.add_argument("--workers", type=cliargs.nonneg_int, default=0, metavar="N",
                    help="parallel worker processes (default: one per core)")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
+from ..schedulers.resolve import PolicyError, is_spec, resolve_policy
 from .study import Study
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -196,11 +197,19 @@ def _whole_label(args, whole: Path | None) -> str:
             "all": "the whole KTH trace"}.get(args.jobs, f"the first {args.jobs} KTH jobs")
 
 
+def _entry_point_names() -> set[str]:
+    from ..schedulers.resolve import ENTRY_POINT_GROUP
+    from importlib.metadata import entry_points
+    return {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
 # --- the plan ----------------------------------------------------------------------------------------
 def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
     """The runs of `study` for the command line `args` (``policies`` — a comma-separated list or None for
     the study's —, ``model``, ``gantt_jobs`` and the workload options of `select_workloads`) into
-    `out`: every policy of `registry` (name → policy; unknown ones are skipped with a message) on the
+    `out`: every policy of `registry` (name → policy; unknown ones are skipped with a message) and every
+    ``MODULE:CLASS`` / ``FILE.py:CLASS`` spec or installed entry point (`burstbuffer.schedulers.resolve`; one
+    that cannot be resolved is an InputError; its runs go to a folder named by its label) on the
     whole workload and on each non-empty part under ``args.model``, then the study's Gantt run on the
     first ``args.gantt_jobs`` jobs (of the whole workload, else of the first part). InputError as
     `select_workloads`."""
@@ -208,9 +217,20 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
     work.mkdir(parents=True, exist_ok=True)
     asked = [p.strip() for p in (args.policies or ",".join(study.policies)).split(",") if p.strip()]
     policies, skipped = [], []
+    folder: dict[str, str] = {}   # policy → its run folder name (a spec's label, unique)
     for p in asked:
         if p in registry:
             policies.append(p)
+            folder[p] = p
+        elif is_spec(p) or p in _entry_point_names():
+            try:
+                label = resolve_policy(p).label
+            except PolicyError as exc:
+                raise InputError("--policies", exc.spec, exc.reason) from None
+            while label in folder.values() or label in registry:
+                label += "_"
+            policies.append(p)
+            folder[p] = label
         else:
             skipped.append(f"{p} (not in the policy registry)")
             log(f"skipped: policy {p} is not in the registry (available: {', '.join(sorted(registry))})")
@@ -219,14 +239,16 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
     runs = out / "runs"
     if whole is not None:
         nw = njobs(whole)
-        specs += [RunSpec("whole", p, str(whole.resolve()), args.model, str(runs / "whole" / p), nw) for p in policies]
+        specs += [RunSpec("whole", p, str(whole.resolve()), args.model, str(runs / "whole" / folder[p]), nw)
+                  for p in policies]
     for k, part in enumerate(parts):
         scope = f"part-{k:02d}"
         n = njobs(part)
         if n == 0:
             notes.append(f"{scope} ({part}) has no job: not run")
             continue
-        specs += [RunSpec(scope, p, str(part.resolve()), args.model, str(runs / scope / p), n) for p in policies]
+        specs += [RunSpec(scope, p, str(part.resolve()), args.model, str(runs / scope / folder[p]), n)
+                  for p in policies]
     gantt_src = whole if whole is not None else (parts[0] if parts else None)
     g = study.gantt
     if g is not None and args.gantt_jobs > 0 and gantt_src is not None:

@@ -22,6 +22,7 @@ The queue-based policies (`QUEUE_POLICIES`) also take ``order`` (a name of `orde
 """
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 from ..platforms.model import Platform
@@ -54,6 +55,8 @@ def _plan_alpha(alpha: int) -> Callable[..., Scheduler]:
         s.name = f"plan-{alpha}"
         return s
     factory.__name__ = f"plan_{alpha}"
+    sig = inspect.signature(PlanScheduler)   # its options but alpha, for `burstbuffer policies`
+    factory.__signature__ = sig.replace(parameters=[p for n, p in sig.parameters.items() if n != "alpha"])
     factory.__doc__ = f"`plan-{alpha}`: plan-based scheduling with α = {alpha} (Kopanski & Rzadca 2021, §3.3)."
     return factory
 
@@ -118,11 +121,12 @@ def make_scheduler(name: str, platform: Platform, *, seed: int = 0, **options) -
     ``overdue_grace`` [s], see `ProfileScheduler`; for the plan policies also ``alpha``,
     ``cooling_rate``, ``cooling_steps``, ``temperature_steps``, ``exhaustive_limit``, ``native``,
     see `PlanScheduler`). `seed` seeds the policy's private `random.Random` (the only source of
-    randomness). Raises ValueError naming the valid policies if `name` is unknown; the factory
-    raises TypeError/ValueError on bad options.
+    randomness). `name` may also be an entry point of ``burstbuffer.policies``, ``MODULE:CLASS`` or
+    ``FILE.py:CLASS`` (`burstbuffer.schedulers.resolve`). Raises `resolve.PolicyError` (a ValueError,
+    one line) if `name` cannot be resolved; the factory raises TypeError/ValueError on bad options.
     """
     factory = POLICIES.get(name) or THREE_PHASE_POLICIES.get(name)
     if factory is None:
-        raise ValueError(f"unknown policy {name!r}; valid policies: {', '.join(policy_names())}; "
-                         f"with --model three-phase only: {', '.join(sorted(THREE_PHASE_POLICIES))}")
+        from .resolve import resolve_policy
+        factory = resolve_policy(name).factory
     return factory(platform, seed=seed, **options)
