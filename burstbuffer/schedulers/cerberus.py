@@ -111,6 +111,15 @@ class Cerberus(Scheduler):
         return sorted(jobs, key=lambda j: (j.subtime, j.id))
 
     # ------------------------------------------------------------------ decisions
+    def _stage_in(self, jid: str, job: Job, slots) -> StageIn:
+        """Take `job`'s BB `slots` (BB node per compute share) and move it from Q_I to stage-in."""
+        for b in slots:
+            self.free_bb[b] -= job.bb
+        del self.q_in[jid]
+        self.slots[jid], self._bb[jid] = slots, job.bb
+        self.staging[jid] = job
+        return StageIn(job, slots)
+
     def _place(self, job: Job) -> tuple[int, ...] | None:
         """BB node of each of the job's `res` shares of `bb` bytes, dealt round-robin over the BB nodes with
         room (by id), so that a job's shares spread like its compute nodes will; None if no room."""
@@ -173,12 +182,7 @@ class Cerberus(Scheduler):
                 if fcfs:
                     break
                 continue
-            for b in slots:
-                self.free_bb[b] -= job.bb
-            del self.q_in[jid]
-            self.slots[jid], self._bb[jid] = slots, job.bb
-            self.staging[jid] = job
-            out.append(StageIn(job, slots))
+            out.append(self._stage_in(jid, job, slots))
         # Q_R — Problem 2 (bb_run = 0: a staged job holds its BB)
         fcfs = bool(self.q_run) and now - next(iter(self.q_run.values()))[1] > self.starvation_limit
         for jid in self._select(self.q_run, now, lambda j: self.profit(j.res, j.bb_total, self._ert(j)),

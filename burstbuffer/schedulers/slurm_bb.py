@@ -73,12 +73,7 @@ class SlurmBB(Cerberus):
             slots = self._place(job)
             if slots is None:
                 continue
-            for b in slots:
-                self.free_bb[b] -= job.bb
-            del self.q_in[jid]
-            self.slots[jid], self._bb[jid] = slots, job.bb
-            self.staging[jid] = job
-            out.append(StageIn(job, slots))
+            out.append(self._stage_in(jid, job, slots))
         # EASY backfilling over the staged jobs (submission order)
         shadow, extra = None, 0
         for jid in sorted(self.q_run, key=lambda i: (self.q_run[i][0].subtime, i)):
