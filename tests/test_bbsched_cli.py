@@ -67,10 +67,12 @@ def test_transform_s2(tmp_path, capsys):
 def test_transform_bad_input(tmp_path, capsys):
     assert main(["workload", "transform", str(KTH), "--bb-share", "0", "--bb-from-above", "0.01",
                  "--output", str(tmp_path / "x.json")]) == 2
-    assert main(["workload", "transform", str(KTH), "--bb-share", "0.5", "--bb-from-above", "5",
+    assert main(["workload", "transform", str(KTH), "--bb-share", "0.5", "--bb-from-above", "1",
                  "--output", str(tmp_path / "x.json")]) == 2
+    assert main(["workload", "transform", str(KTH), "--bb-share", "0.5", "--bb-from-above", "5",
+                 "--output", str(tmp_path / "x.json")]) == 2      # a fraction of the machine's BB: in [0, 1]
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 2 and "nothing to draw from" in err[1]
+    assert len(err) == 3 and "nothing to draw from" in err[1] and "must be in [0, 1]" in err[2]
 
 
 def test_window_options_are_checked(capsys):
