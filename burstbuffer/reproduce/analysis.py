@@ -35,10 +35,10 @@ def collect(specs: list[RunSpec], results: dict[str, dict]):
         if not info or "error" in info or s.scope == "gantt":
             continue
         m = job_metrics(load_jobs(Path(s.out) / "jobs.csv"))
-        m.insert(0, "policy", s.policy)
+        m.insert(0, "policy", s.column or s.policy)
         m.insert(0, "scope", s.scope)
         frames.append(m)
-        sums[(s.scope, s.policy)] = {**info["summary"], "wall_time": info["wall_time"],
+        sums[(s.scope, s.column or s.policy)] = {**info["summary"], "wall_time": info["wall_time"],
                                      "cpu_time": info.get("cpu_time")}
     jobs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return jobs, sums
@@ -122,7 +122,7 @@ def _wait_reasons_table(rep: Report, specs: list[RunSpec], results: dict[str, di
         if not has_wait_columns(jobs):
             continue
         t = wait_table(jobs)
-        body.append([s.policy] + [f"{t.loc[r, 'mean_h']:.3g} ({_pct_or_na(t.loc[r, 'share'])})" for r in WAIT_REASONS])
+        body.append([s.column or s.policy] + [f"{t.loc[r, 'mean_h']:.3g} ({_pct_or_na(t.loc[r, 'share'])})" for r in WAIT_REASONS])
     if body:
         rep.p("Mean waiting time per job [h] by reason (share of the waiting time); Slurm's reason names "
               "where they apply, see the repository's docs/wait-reasons.md.")
@@ -152,12 +152,15 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
     rep = Report(study.title)
     _header(rep, manifest, results, sums)
     whole = summ[summ["scope"] == "whole"]
+    # the scopes run like the whole workload: "whole" and the study's extra workloads (e.g. S1-S4)
+    extra = [sc for sc in summ["scope"].unique() if sc != "whole" and not str(sc).startswith("part-")]
+    judged = summ[summ["scope"].isin(["whole", *extra])]
     rep.h(1, "The paper's claims beside the measurements")
     if len(whole):
         note = study.whole_scope_note(manifest) if study.whole_scope_note else None
         if note:
             rep.p(note)
-        verdicts = evaluate(study.claims, whole, pm)
+        verdicts = evaluate(study.claims, judged if extra else whole, pm)
     else:
         rep.p("No whole-workload run: only the claims about the parts are judged.")
         verdicts = evaluate(study.claims, summ.iloc[0:0], pm)
@@ -172,8 +175,14 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         _policy_table(rep, whole)
         rep.h(2, f"Why jobs waited: {whole_label}")
         _wait_reasons_table(rep, specs, results, "whole")
+        for sc in extra:
+            rep.h(1, f"Summary per policy: {sc}")
+            _policy_table(rep, summ[summ["scope"] == sc])
         if study.whole_figures:
             fig_list += study.whole_figures(jobs[jobs["scope"] == "whole"], figs)
+    if study.sections:
+        from .study import StudyData
+        fig_list += study.sections(StudyData(rep, jobs, summ, specs, results, out, figs))
     if len(pm):
         rep.h(1, f"Over the parts (means normalised by {study.reference})")
         _parts_table(rep, summ, pm, study.reference)

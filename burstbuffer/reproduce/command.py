@@ -62,7 +62,7 @@ def reproduce(args) -> int:
                 "policies": plan.policies, "skipped": plan.skipped, "model": args.model, "platform": str(platform),
                 "seed": args.seed, "workers": workers, "engine": args.engine, "notes": plan.notes}
     print(f"reproduce: {len(specs)} runs ({len(plan.policies)} policies × "
-          f"{(plan.whole is not None) + len(plan.parts)} workload(s)"
+          f"{len({s.scope for s in specs if s.scope != 'gantt'})} workload(s)"
           f"{' + Fig. 3' if any(s.scope == 'gantt' for s in specs) else ''})"
           f", {workers} worker(s), output {out}")
     t0 = time.perf_counter()
@@ -122,7 +122,7 @@ def register(subparsers) -> None:
     r.add_argument("--policies", metavar="LIST",
                    help="comma-separated policies: names, MODULE:CLASS or FILE.py:CLASS (default: the study's; "
                         + DEFAULT_STUDY + ": "
-                        + ",".join(default.policies) + ")")
+                        + ",".join(default.labels()) + "; a study with variants selects them by label)")
     r.add_argument("--workers", type=cliargs.nonneg_int, default=0, metavar="N",
                    help="parallel worker processes (default: one per core)")
     add_engine_arguments(r, default_engine=DEFAULT_ENGINE)

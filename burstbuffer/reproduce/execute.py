@@ -48,8 +48,8 @@ def read_marker(spec: RunSpec) -> dict | None:
         info = json.loads(p.read_text())
     except (OSError, ValueError):
         return None
-    if (info.get("policy"), info.get("model"), info.get("workload"), info.get("jobs")) != \
-            (spec.policy, spec.model, spec.workload, spec.jobs):
+    if (info.get("policy"), info.get("model"), info.get("workload"), info.get("jobs"), info.get("options", "")) != \
+            (spec.policy, spec.model, spec.workload, spec.jobs, spec.options):
         return None
     return info if (Path(spec.out) / "jobs.csv").is_file() else None
 

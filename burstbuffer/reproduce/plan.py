@@ -9,6 +9,7 @@ run (Kopanski & Rzadca, Euro-Par 2021, §4.2, Fig. 3). A run's directory is
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +29,9 @@ class RunSpec:
     """One simulation: `policy` on `workload` (a Batsim JSON path, `jobs` static jobs) under job model
     `model`, into directory `out`; `scope` names the workload's role (``whole``, ``part-NN``, ``gantt``).
     A campaign (`burstbuffer.reproduce.sweep`) also sets `seed` (None: the plan's `RunSettings.seed`),
-    `options` (the policy's options as canonical JSON, "" for none) and `label` (its key)."""
+    `options` (the policy's options as canonical JSON, "" for none) and `label` (its key). `column`: the
+    study variant's label (`burstbuffer.reproduce.study.Variant`) when it is not the policy's name: the run's
+    name in the study's tables."""
 
     scope: str
     policy: str
@@ -39,6 +42,7 @@ class RunSpec:
     seed: int | None = None
     options: str = ""
     label: str = ""
+    column: str = ""
 
     @property
     def key(self) -> str:
@@ -211,44 +215,57 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
     ``MODULE:CLASS`` / ``FILE.py:CLASS`` spec or installed entry point (`burstbuffer.schedulers.resolve`; one
     that cannot be resolved is an InputError; its runs go to a folder named by its label) on the
     whole workload and on each non-empty part under ``args.model``, then the study's Gantt run on the
-    first ``args.gantt_jobs`` jobs (of the whole workload, else of the first part). InputError as
-    `select_workloads`."""
+    first ``args.gantt_jobs`` jobs (of the whole workload, else of the first part). A study with
+    `Study.variants` runs its variants (policy + options + model) instead, each in a folder named by its
+    label, and a study with `Study.workloads` also runs every variant on the workloads it derives from the
+    whole one (scopes beside ``whole``). InputError as `select_workloads`."""
     work = out / "workloads"
     work.mkdir(parents=True, exist_ok=True)
-    asked = [p.strip() for p in (args.policies or ",".join(study.policies)).split(",") if p.strip()]
     policies, skipped = [], []
-    folder: dict[str, str] = {}   # policy → its run folder name (a spec's label, unique)
-    for p in asked:
+    columns = []   # (variant, run folder name)
+    folder: dict[str, str] = {}   # policy spec → its run folder name (a spec's label, unique)
+    for v in study.columns(args.policies):
+        p = v.policy
         if p in registry:
-            policies.append(p)
-            folder[p] = p
+            policies.append(v.label)
+            columns.append((v, v.label))
         elif is_spec(p) or p in _entry_point_names():
-            try:
-                label = resolve_policy(p).label
-            except PolicyError as exc:
-                raise InputError("--policies", exc.spec, exc.reason) from None
-            while label in folder.values() or label in registry:
-                label += "_"
+            if p not in folder:
+                try:
+                    label = resolve_policy(p).label
+                except PolicyError as exc:
+                    raise InputError("--policies", exc.spec, exc.reason) from None
+                while label in folder.values() or label in registry:
+                    label += "_"
+                folder[p] = label
             policies.append(p)
-            folder[p] = label
+            columns.append((v, folder[p]))
         else:
             skipped.append(f"{p} (not in the policy registry)")
             log(f"skipped: policy {p} is not in the registry (available: {', '.join(sorted(registry))})")
     whole, parts, notes = select_workloads(args, work)
+    scopes: list[tuple[str, Path]] = []
+    if whole is not None:
+        scopes.append(("whole", whole))
+        if study.workloads is not None:
+            for extra in study.workloads(whole, work, getattr(args, "seed", 0) or 0):
+                scopes.append((extra.scope, Path(extra.path)))
+                notes.append(extra.note)
+    for k, part in enumerate(parts):
+        scopes.append((f"part-{k:02d}", part))
     specs: list[RunSpec] = []
     runs = out / "runs"
-    if whole is not None:
-        nw = njobs(whole)
-        specs += [RunSpec("whole", p, str(whole.resolve()), args.model, str(runs / "whole" / folder[p]), nw)
-                  for p in policies]
-    for k, part in enumerate(parts):
-        scope = f"part-{k:02d}"
-        n = njobs(part)
+    for scope, path in scopes:
+        n = njobs(path)
         if n == 0:
-            notes.append(f"{scope} ({part}) has no job: not run")
+            notes.append(f"{scope} ({path}) has no job: not run")
             continue
-        specs += [RunSpec(scope, p, str(part.resolve()), args.model, str(runs / scope / folder[p]), n)
-                  for p in policies]
+        for v, name in columns:
+            opts = json.dumps(v.options, sort_keys=True, separators=(",", ":")) if v.options else ""
+            col = v.label if v.label != v.policy else ""
+            specs.append(RunSpec(scope, v.policy, str(path.resolve()), v.model or args.model,
+                                 str(runs / scope / name), n, options=opts, label=f"{scope}/{col}" if col else "",
+                                 column=col))
     gantt_src = whole if whole is not None else (parts[0] if parts else None)
     g = study.gantt
     if g is not None and args.gantt_jobs > 0 and gantt_src is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -37,6 +37,45 @@ class GanttRun:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """One column of a study's tables: `label` (its name in every table, figure and run folder), the
+    registry `policy` it runs with `options` (keyword options of the policy's factory, JSON values, e.g.
+    ``{"order": "wfp"}``; ``queues`` may be a TOML path) under job `model` (None: ``--model``)."""
+
+    label: str
+    policy: str
+    options: dict = field(default_factory=dict)
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class ExtraWorkload:
+    """A workload a study derives from the selected one (e.g. BBSched's S1-S4 from KTH): its runs form
+    the scope `scope` beside ``whole``; `path` is the Batsim file made, `note` one line for the report."""
+
+    scope: str
+    path: Path
+    note: str
+
+
+@dataclass(frozen=True)
+class StudyData:
+    """What a study's own report sections see (`Study.sections`): the `report` (a
+    `burstbuffer.metrics.report.Report`) to append to, the tidy per-job table `jobs` (columns scope,
+    policy = variant label, then `tidy.job_metrics`'s), the summary table `summary`
+    (`metrics.tables.summary_table`), the runs (`specs`, `results`: key → marker or error), the output
+    folder `out` and its `figures` folder."""
+
+    report: object
+    jobs: pd.DataFrame
+    summary: pd.DataFrame
+    specs: list
+    results: dict
+    out: Path
+    figures: Path
+
+
+@dataclass(frozen=True)
 class Study:
     """One study.
 
@@ -46,7 +85,13 @@ class Study:
     (`burstbuffer.metrics.claims.evaluate`); gantt: the extra Gantt run or None;
     whole_figures(per-job metrics of the whole scope, figures folder) → figures;
     part_figures(part means, figures folder) → (figures, a note when they are left out or None);
-    whole_scope_note(manifest) → a caveat paragraph before the claims, or None."""
+    whole_scope_note(manifest) → a caveat paragraph before the claims, or None;
+    variants: when not empty, the study's columns (`Variant`: a policy with options and maybe its own job
+    model) instead of `policies`; ``--policies`` then selects variants by label (a plain policy name
+    not among them becomes a variant without options);
+    workloads(whole workload, work folder, seed) → [`ExtraWorkload`]: more scopes run like ``whole``
+    (claims then see the summary rows of every such scope, column ``scope``);
+    sections(`StudyData`) → figures: the study's own report sections, after the summary tables."""
 
     name: str
     title: str
@@ -58,6 +103,20 @@ class Study:
     whole_figures: Callable[[pd.DataFrame, Path], list[Figure]] | None = None
     part_figures: Callable[[pd.DataFrame, Path], tuple[list[Figure], str | None]] | None = None
     whole_scope_note: Callable[[dict], str | None] | None = None
+    variants: tuple[Variant, ...] = ()
+    workloads: Callable[[Path, Path, int], list[ExtraWorkload]] | None = None
+    sections: Callable[[StudyData], list[Figure]] | None = None
+
+    def columns(self, asked: str | None) -> list[Variant]:
+        """The variants to run for ``--policies`` `asked` (None: all of the study's): `variants` selected by
+        label, or, for a study without variants, one plain variant per policy name (in the asked order)."""
+        names = [p.strip() for p in (asked or ",".join(self.labels())).split(",") if p.strip()]
+        by_label = {v.label: v for v in self.variants}
+        return [by_label.get(n, Variant(n, n)) for n in names]
+
+    def labels(self) -> tuple[str, ...]:
+        """The study's default column labels: its variants' labels, else its policies."""
+        return tuple(v.label for v in self.variants) if self.variants else self.policies
 
 
 def all_studies() -> dict[str, Study]:
