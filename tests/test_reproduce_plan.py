@@ -111,3 +111,11 @@ def test_a_finished_run_is_not_redone(tmp_path):
     rec = _Recorder()
     assert set(execute(plan.specs, rec, RunSettings("p.xml"), log=lambda m: None)) == {s.key for s in plan.specs}
     assert rec.asked == []
+
+
+def test_failed_runs_are_reported_in_one_line(capsys):
+    from burstbuffer.reproduce.execute import report_failed
+    assert report_failed([]) == 0 and capsys.readouterr().err == ""
+    assert report_failed(["whole/fcfs", "part-03/plan-2"]) == 1
+    assert capsys.readouterr().err == ("2 run(s) failed: whole/fcfs, part-03/plan-2; "
+                                       "rerun the same command to retry them\n")

@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import cliargs
 from ..errors import InputError
 from .analysis import analyse
-from .execute import RunSettings, execute, read_marker
+from .execute import RunSettings, execute, read_marker, report_failed
 from .dask_engine import add_engine_arguments, check_engine_arguments, make_executor
 from .plan import plan_runs
 from .study import DEFAULT_STUDY, get_study, all_studies
@@ -94,12 +94,7 @@ def reproduce(args) -> int:
     ta = time.perf_counter()
     analyse(out, study, specs, results, manifest)
     print(f"simulations {wall:.0f} s, analysis {time.perf_counter() - ta:.0f} s")
-    failed = manifest["failed"]
-    if failed:
-        print(f"{len(failed)} run(s) failed: {', '.join(failed)}; rerun the same command to retry them",
-              file=sys.stderr)
-        return 1
-    return 0
+    return report_failed(list(manifest["failed"]))
 
 
 def register(subparsers) -> None:

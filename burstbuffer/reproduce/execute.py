@@ -103,6 +103,17 @@ def run_one(spec: RunSpec, settings: RunSettings, on_progress: Progress | None =
     return info
 
 
+def report_failed(failed: Sequence[str], file=None) -> int:
+    """Print, on stderr, the one line naming the failed runs (`failed`: their keys) and how to retry them;
+    return the command's exit status: 1 when some failed, else 0 (nothing printed)."""
+    import sys
+    if not failed:
+        return 0
+    print(f"{len(failed)} run(s) failed: {', '.join(failed)}; rerun the same command to retry them",
+          file=file or sys.stderr)
+    return 1
+
+
 def describe(spec: RunSpec, info: dict) -> str:
     """One line on a finished (or failed) run, for the console."""
     if "error" in info:

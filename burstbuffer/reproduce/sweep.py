@@ -37,7 +37,6 @@ import hashlib
 import itertools
 import json
 import os
-import sys
 import time
 import tomllib
 from dataclasses import dataclass, replace
@@ -45,7 +44,7 @@ from pathlib import Path
 
 from .. import __version__, cliargs
 from ..errors import InputError
-from .execute import RunSettings, execute
+from .execute import RunSettings, execute, report_failed
 from .plan import RunSpec
 
 _TOP = {"campaign", "policy", "workload", "exclude"}
@@ -255,11 +254,7 @@ def sweep(args) -> int:
     failed = [k for k, v in results.items() if "error" in v]
     print(f"sweep: {len(specs) - len(failed)} of {len(specs)} runs done in {time.perf_counter() - t0:.0f} s; "
           f"table {index}")
-    if failed:
-        print(f"{len(failed)} run(s) failed: {', '.join(failed)}; rerun the same command to retry them",
-              file=sys.stderr)
-        return 1
-    return 0
+    return report_failed(failed)
 
 
 def register(subparsers) -> None:
