@@ -21,7 +21,7 @@ from .batsim.protocol import (CallMeLater, Event, ExecuteJob, JobCompleted, Prot
 from .errors import InputError
 from .io_model.base import JobModel
 from .metrics.definitions import (JOBS_CSV_COLUMNS, WAIT_COLUMNS, WAIT_REASONS, bounded_slowdown, runtime,
-                                  turnaround_time, wait_reason_category, waiting_time)
+                                  stretch, turnaround_time, wait_reason_category, waiting_time)
 from .platforms.model import Platform
 from .schedulers.base import Job, Scheduler, StageIn
 from .workloads.batsim_rules import DefinitionError, check_job
@@ -85,7 +85,7 @@ class JobRecord:
             turn = turnaround_time(j.subtime, self.end)
             r.update(starting_time=f"{self.start:.6f}", execution_time=f"{run:.6f}", finish_time=f"{self.end:.6f}",
                      waiting_time=f"{wait:.6f}", turnaround_time=f"{turn:.6f}",
-                     stretch=f"{turn / run:.6f}" if run > 0 else "",
+                     stretch=f"{stretch(turn, run):.6f}" if run > 0 else "",
                      bounded_slowdown=f"{bounded_slowdown(turn, run):.6f}")
         return r
 

@@ -62,6 +62,12 @@ def turnaround_time(submission, end):
     return end - submission
 
 
+def stretch(turnaround, runtime):
+    """Batsim's stretch = turnaround / runtime (unbounded; the ``stretch`` column of ``_jobs.csv``,
+    docs/metrics.md). Callers leave it empty when the runtime is 0."""
+    return turnaround / runtime
+
+
 def runtime(start, end):
     """Runtime [s] = end − start (scalars or arrays, in seconds)."""
     return end - start

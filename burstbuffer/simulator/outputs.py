@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..metrics.definitions import BATSIM_JOBS_COLUMNS, turnaround_time, waiting_time
+from ..metrics.definitions import BATSIM_JOBS_COLUMNS, stretch, turnaround_time, waiting_time
 
 SCHEDULE_COLUMNS = ("batsim_version", "consumed_joules", "makespan", "max_slowdown", "max_turnaround_time",
                     "max_waiting_time", "mean_slowdown", "mean_turnaround_time", "mean_waiting_time",
@@ -72,7 +72,7 @@ class JobsWriter:
             wait = waiting_time(sub, start)
             completion = start + runtime
             turn = turnaround_time(sub, completion)
-            slow = turn / runtime
+            slow = stretch(turn, runtime)
             self.sum_wait += wait
             self.sum_turn += turn
             self.sum_slow += slow
