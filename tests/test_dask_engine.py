@@ -18,6 +18,7 @@ pytest.importorskip("dask_jobqueue")
 
 from burstbuffer.cli import main  # noqa: E402
 from burstbuffer.reproduce.dask_engine import jobqueue_cluster, read_cluster_config  # noqa: E402
+from burstbuffer.errors import InputError  # noqa: E402
 from burstbuffer.reproduce.sweep import load_campaign, plan_campaign  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,6 +86,28 @@ def test_campaign_errors_are_one_line(tmp_path, capsys):
     assert main(["sweep", str(bad), "--output", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "policy[0].name" in err and str(bad) in err
+
+
+def test_bb_scenario_workloads_are_bbsched_transforms(campaign, tmp_path):
+    """A workload with bb-scenario is the S1-S4 transform of its (cut) jobs for the campaign's platform:
+    the scenario's share of jobs ask for BB, the others none; the seed decides the draw."""
+    from burstbuffer.workloads import load_workload
+    from burstbuffer.workloads.transform import SCENARIOS
+    text = campaign.read_text()
+    rows = {}
+    for sc, seed in (("S2", 0), ("S2", 1), ("S3", 0)):
+        f = tmp_path / f"{sc}-{seed}.toml"
+        f.write_text(text.replace('jobs = 40\n', f'jobs = 40\nbb-scenario = "{sc}"\nbb-seed = {seed}\n'))
+        specs = plan_campaign(load_campaign(f), tmp_path / "o")
+        w = load_workload(specs[0].workload)
+        rows[(sc, seed)] = [w.bb_of(j) for j in w.jobs]
+        assert len(w.jobs) == 40 and min(j.res for j in w.jobs) >= 40
+        assert sum(b > 0 for b in rows[(sc, seed)]) == round(SCENARIOS[sc][0] * 40)
+    assert rows[("S2", 0)] != rows[("S2", 1)]
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace('jobs = 40\n', 'jobs = 40\nbb-scenario = "S9"\n'))
+    with pytest.raises(InputError, match="bb-scenario"):
+        load_campaign(bad)
 
 
 def _start(cmd, log):

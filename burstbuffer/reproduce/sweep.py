@@ -19,6 +19,8 @@ Campaign file (TOML; relative paths are relative to the file)::
     file = "../workloads/kth-1000.json"
     jobs = 60                                   # transform: the first N jobs (file order)
     min-res = 40                                # transform: every job asks for at least N processors
+    bb-scenario = "S2"                          # transform: BBSched's S1-S4 (docs/bbsched.md), for the
+    bb-seed = 0                                 #   campaign's platform; bb-seed seeds the draw (default 0)
     parts = 2                                   # cut into N parts of equal duration, each run on its own
 
     [[exclude]]                                 # a run matching every key given here is not run
@@ -45,12 +47,13 @@ from pathlib import Path
 from .. import __version__, cliargs
 from ..errors import InputError
 from .execute import RunSettings, execute, report_failed
+from ..workloads.transform import SCENARIOS
 from .plan import RunSpec
 
 _TOP = {"campaign", "policy", "workload", "exclude"}
 _CAMPAIGN = {"platform", "models", "seeds", "timeout", "name"}
 _POLICY = {"name", "label", "options"}
-_WORKLOAD = {"file", "label", "jobs", "min-res", "parts"}
+_WORKLOAD = {"file", "label", "jobs", "min-res", "parts", "bb-scenario", "bb-seed"}
 _EXCLUDE = {"policy", "workload", "model", "seed"}
 
 
@@ -127,7 +130,15 @@ def load_campaign(path: str | Path) -> Campaign:
         for k in ("jobs", "min-res", "parts"):
             if k in t and not (isinstance(t[k], int) and t[k] >= 1):
                 raise InputError(str(p), f"workload[{i}].{k}", "expected an integer >= 1")
-        workloads.append((str(t.get("label", f.stem)), f, {k: t[k] for k in ("jobs", "min-res", "parts") if k in t}))
+        if "bb-scenario" in t and t["bb-scenario"] not in SCENARIOS:
+            raise InputError(str(p), f"workload[{i}].bb-scenario",
+                             f"{t['bb-scenario']!r} is not a scenario (known: {', '.join(SCENARIOS)})")
+        if "bb-seed" in t and not (isinstance(t["bb-seed"], int) and 0 <= t["bb-seed"] < 2**32):
+            raise InputError(str(p), f"workload[{i}].bb-seed", "expected an integer in [0, 2^32)")
+        if "bb-seed" in t and "bb-scenario" not in t:
+            raise InputError(str(p), f"workload[{i}].bb-seed", "only with bb-scenario")
+        workloads.append((str(t.get("label", f.stem)), f,
+                          {k: t[k] for k in ("jobs", "min-res", "bb-scenario", "bb-seed", "parts") if k in t}))
     for what, items in (("policy", policies), ("workload", workloads)):
         if not items:
             raise InputError(str(p), what, "the campaign needs at least one")
@@ -158,21 +169,26 @@ def run_id(workload_sha: str, platform_sha: str, policy: str, options: str, mode
 
 
 def prepare_workloads(c: Campaign, work: Path) -> list[tuple[str, Path]]:
-    """[(label, Batsim workload path)] of the campaign: each workload with its transforms applied (written
-    to `work`, named by a hash of the source content and the transforms), or its parts ``LABEL/part-K``."""
+    """[(label, Batsim workload path)] of the campaign: each workload with its transforms applied in the
+    order jobs, min-res, bb-scenario, parts (written to `work`, named by a hash of the source content, the
+    transforms and, with bb-scenario, the platform's content), or its parts ``LABEL/part-K``."""
     from ..workloads import Workload, load_workload, split_workload, write_workload
     out = []
     for label, f, tf in c.workloads:
         if not tf:
             out.append((label, f.resolve()))
             continue
-        tag = hashlib.sha256((sha256_file(f) + json.dumps(tf, sort_keys=True)).encode()).hexdigest()[:12]
+        # the S1-S4 draw depends on the platform's BB nodes too
+        plat = sha256_file(c.platform) if "bb-scenario" in tf else ""
+        tag = hashlib.sha256((sha256_file(f) + json.dumps(tf, sort_keys=True) + plat).encode()).hexdigest()[:12]
         w = load_workload(f, require_bb=False)
         jobs = w.jobs[:tf["jobs"]] if "jobs" in tf else list(w.jobs)
         if "min-res" in tf:
             jobs = [replace(j, res=min(max(j.res, tf["min-res"]), w.nb_res)) for j in jobs]
         w = Workload(w.name, f"{w.description} {json.dumps(tf, sort_keys=True)}".strip(), w.nb_res, jobs,
                      {j.profile: w.profiles[j.profile] for j in jobs})
+        if "bb-scenario" in tf:
+            w = bb_scenario(w, tf["bb-scenario"], tf.get("bb-seed", 0), c.platform, source=f"{c.path}: {label}")
         if "parts" in tf:
             for k, part in enumerate(split_workload(w, parts=tf["parts"])):
                 if part.jobs:
@@ -186,6 +202,18 @@ def prepare_workloads(c: Campaign, work: Path) -> list[tuple[str, Path]]:
                 write_workload(dst, w)
             out.append((label, dst.resolve()))
     return out
+
+
+def bb_scenario(w, scenario: str, seed: int, platform: Path, source: str = "workload"):
+    """`w` transformed into BBSched's `scenario` (``S1`` … ``S4``: `burstbuffer.workloads.transform.SCENARIOS`)
+    for the BB nodes and capacity of `platform` (the paper's 12 × 40 GB when the file does not say), drawn
+    with `seed`. InputError as `transform_bb` (e.g. no original request above the threshold)."""
+    from ..workloads.cli import PAPER_PLATFORM, platform_params
+    from ..workloads.transform import transform_bb
+    params = {**PAPER_PLATFORM, **platform_params(platform)}
+    share, frac = SCENARIOS[scenario]
+    return transform_bb(w, share=share, from_above=frac, seed=seed, total_bb=params["bb_nodes"] * params["bb_capacity"],
+                        bb_nodes=params["bb_nodes"], bb_capacity=params["bb_capacity"], source=source).workload
 
 
 def _excluded(c: Campaign, wl: str, pol: str, model: str, seed: int) -> bool:
