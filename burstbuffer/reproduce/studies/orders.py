@@ -328,7 +328,8 @@ def size_figure(ct: pd.DataFrame, folder: Path) -> list[Path]:
         ax.set_title(p + (" + Mira-like queues" if q else ""), fontsize=10)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("mean waiting time [h]")
-    axes[0][0].legend(fontsize=8)
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=len(SIZE_CLASSES), fontsize=8, bbox_to_anchor=(0.5, 0.98))
     return save_figure(fig, folder, "orders_size_classes")
 
 
