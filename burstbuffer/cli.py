@@ -74,7 +74,8 @@ def add_order_options(p: argparse.ArgumentParser) -> None:
     """`--order`, `--reservation-depth`, `--easy-extra-nodes`, `--queues`, `--wfp-unit` (run, serve)."""
     p.add_argument("--order", metavar="NAME",
                    help="queue order of a queue-based policy (fcfs, fcfs-easy, filler, fcfs-bb, sjf-bb, "
-                        "conservative-bb): fcfs, sjf, ljf, small, large, bb-small, bb-large, wfp "
+                        "conservative-bb) or the base order of a window policy (bbsched, ...): fcfs, sjf, ljf, "
+                        "small, large, bb-small, bb-large, wfp "
                         "(default: fcfs, the policy's own meaning; docs/orders-and-queues.md)")
     p.add_argument("--reservation-depth", metavar="K",
                    help="EASY family (fcfs-easy, fcfs-bb, sjf-bb): reservations for the first K queued jobs "
@@ -95,14 +96,18 @@ def order_options(args: argparse.Namespace, policy: str) -> dict:
     from .schedulers.depth import parse_depth
     from .schedulers.orders import ORDERS
     from .schedulers.queues import load_queues
+    from .schedulers.bbsched import WINDOW_POLICIES
     from .schedulers.registry import EASY_POLICIES, QUEUE_POLICIES
     opts: dict = {}
     given = [o for o, v in (("--order", args.order), ("--queues", args.queues),
                             ("--reservation-depth", args.reservation_depth),
                             ("--easy-extra-nodes", args.easy_extra_nodes), ("--wfp-unit", args.wfp_unit)) if v]
-    if given and policy not in QUEUE_POLICIES:
+    # the window policies take the base order of their window (Fan et al. 2019 §3), not the rest
+    window_ok = policy in WINDOW_POLICIES and all(o in ("--order", "--wfp-unit") for o in given)
+    if given and policy not in QUEUE_POLICIES and not window_ok:
         raise InputError(given[0], "--policy " + policy,
-                         f"only the queue-based policies take it ({', '.join(QUEUE_POLICIES)})")
+                         f"only the queue-based policies take it ({', '.join(QUEUE_POLICIES)}; "
+                         f"the window policies take --order and --wfp-unit)")
     if args.order is not None:
         if args.order not in ORDERS:
             raise InputError("--order", args.order, f"unknown order (choose from {', '.join(ORDERS)})")

@@ -1,6 +1,7 @@
 """Orders and queues beside a real Batsim 4.2.1 and the embedded simulator (docs/protocol.md).
 
-`burstbuffer serve --order wfp` (and `--queues` with the bundled Mira-like file) beside the real Batsim
+`burstbuffer serve --order wfp` (and `--queues` with the bundled Mira-like file; and the window policy
+`weighted` with the wfp base order) beside the real Batsim
 binary on the first KTH jobs must give the same per-job starts as `burstbuffer run` with the embedded
 simulator; the queue limits must hold in both jobs.csv. Skips when the binary or its compiled
 platform is absent (a plain clone has neither)."""
@@ -50,6 +51,7 @@ def _cli(*args, **kw):
 @pytest.mark.parametrize("policy, extra", [
     ("fcfs-bb", ["--order", "wfp"]),
     ("sjf-bb", ["--queues", QUEUES]),
+    ("weighted", ["--order", "wfp"]),       # a window policy under the wfp base order (Fan et al. 2019 §3)
 ])
 def test_real_batsim_and_embedded_simulator_agree(policy, extra, kth_subset, tmp_path):
     wl = kth_subset(N_JOBS)

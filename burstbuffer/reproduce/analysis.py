@@ -160,7 +160,8 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         note = study.whole_scope_note(manifest) if study.whole_scope_note else None
         if note:
             rep.p(note)
-        verdicts = evaluate(study.claims, judged if extra else whole, pm)
+        rows = judged if extra else whole
+        verdicts = evaluate(study.claims, study.claim_rows(rows, jobs) if study.claim_rows else rows, pm)
     else:
         rep.p("No whole-workload run: only the claims about the parts are judged.")
         verdicts = evaluate(study.claims, summ.iloc[0:0], pm)

@@ -40,6 +40,39 @@ def _history(out: Path) -> list[dict]:
         return []
 
 
+def with_queue_file(study, asked: str | None, path: str):
+    """(`study` whose columns for ``--policies`` `asked` take the queue file `path`, a note for the report)
+    for ``reproduce --queues FILE``: a study with columns that already have a queue file (``queues``
+    option, e.g. ``orders``) gets FILE instead in those (their order override kept), the others unchanged
+    (the columns without queues stay the baseline); any other study gets FILE in every column whose
+    policy takes queues (`registry.QUEUE_POLICIES`). InputError (one line) for a bad file, or when no
+    column takes it."""
+    from dataclasses import replace
+
+    from ..schedulers.queues import load_queues
+    from ..schedulers.registry import QUEUE_POLICIES
+    cfg = load_queues(path)
+    full = str(Path(path).resolve())
+    cols = study.columns(asked)
+    has = [v for v in cols if "queues" in v.options]
+    takes = has or [v for v in cols if v.policy in QUEUE_POLICIES]
+    if not takes:
+        raise InputError("--queues", path, f"no policy of study {study.name} takes a queue file "
+                                           f"(queue-based policies: {', '.join(QUEUE_POLICIES)})")
+    new = []
+    for v in cols:
+        if v in takes:
+            old = v.options.get("queues")
+            q = {**old, "path": full} if isinstance(old, dict) else full
+            order = old.get("order", cfg.order) if isinstance(old, dict) else cfg.order
+            cfg_order = replace(cfg, order=order)
+            cfg_order.check_orders(v.options.get("order") or "fcfs")
+            v = replace(v, options={**v.options, "queues": q})
+        new.append(v)
+    note = f"--queues {path}: applied to {', '.join(v.label for v in takes)}"
+    return replace(study, variants=tuple(new)), note
+
+
 def reproduce(args) -> int:
     """The command: 0 when every run finished, 1 when some failed (rerun to retry them); InputError
     (exit 2) for bad input (unknown study, missing platform or workload, nothing to run)."""
@@ -53,7 +86,12 @@ def reproduce(args) -> int:
     platform = Path(args.platform or DEFAULT_PLATFORM)
     if not platform.is_file():
         raise InputError(str(platform), "platform", "file not found")
+    queues_note = None
+    if getattr(args, "queues", None):
+        study, queues_note = with_queue_file(study, args.policies, args.queues)
     plan = plan_runs(study, args, out, POLICIES)
+    if queues_note:
+        plan.notes.append(queues_note)
     specs = plan.specs
     workers = args.workers or os.cpu_count() or 1
     manifest = {"command": " ".join(sys.argv), "study": study.name, "jobs": None if args.workload else args.jobs,
@@ -127,6 +165,9 @@ def register(subparsers) -> None:
     r.add_argument("--split", type=cliargs.positive_int, metavar="N",
                    help="with --parts: cut the workload into N parts of equal duration instead of the paper's "
                         "16 KTH parts (with --workload: default the three-week rule)")
+    r.add_argument("--queues", metavar="FILE",
+                   help="TOML queue file (docs/orders-and-queues.md) for every queue-based policy of the study; "
+                        "a study with queue columns (orders) uses it instead of its own file")
     r.add_argument("--platform", metavar="FILE", help="SimGrid platform (default: the bundled Dragonfly)")
     r.add_argument("--model", default="io-aware", choices=MODELS, help="job model (default: io-aware)")
     r.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every policy (default: 0)")

@@ -91,7 +91,9 @@ class Study:
     not among them becomes a variant without options);
     workloads(whole workload, work folder, seed) → [`ExtraWorkload`]: more scopes run like ``whole``
     (claims then see the summary rows of every such scope, column ``scope``);
-    sections(`StudyData`) → figures: the study's own report sections, after the summary tables."""
+    sections(`StudyData`) → figures: the study's own report sections, after the summary tables;
+    claim_rows(judged summary rows, tidy per-job table) → the rows the claims see instead (e.g. the same
+    rows with per-size-class columns that a summary row lacks); None: the summary rows as they are."""
 
     name: str
     title: str
@@ -106,6 +108,7 @@ class Study:
     variants: tuple[Variant, ...] = ()
     workloads: Callable[[Path, Path, int], list[ExtraWorkload]] | None = None
     sections: Callable[[StudyData], list[Figure]] | None = None
+    claim_rows: Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame] | None = None
 
     def columns(self, asked: str | None) -> list[Variant]:
         """The variants to run for ``--policies`` `asked` (None: all of the study's): `variants` selected by

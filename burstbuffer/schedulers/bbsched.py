@@ -3,8 +3,8 @@
 Every policy here is a `WindowScheduler`; at each scheduling iteration (`decide`, once per distinct
 decision time for the starvation count) it does, on the availability profile:
 
-1. **Window** (§3.1): the first ``window`` queued jobs in the base order (`_base_order`: FCFS, i.e.
-   submission order; a subclass overrides that one method to plug in another queue order).
+1. **Window** (§3.1): the first ``window`` queued jobs in the base order (`_base_order`: the policy's
+   ``order`` option, `orders.ORDERS`; default FCFS, i.e. submission order; §3 names FCFS or WFP).
 2. **Starvation bound** (§3.1): a job that is in the window at more than ``starvation_bound``
    iterations is *forced*: forced jobs start first, in window order, if they fit now; the first forced
    job that does not fit gets the head reservation (processors + BB at its earliest time) and waits.
@@ -113,8 +113,9 @@ class WindowScheduler(ProfileScheduler):
 
     # ------------------------------------------------------------------ hooks
     def _base_order(self, now: float) -> list[Job]:
-        """The queue in the base order (FCFS: submission order). Override to plug in another order."""
-        return list(self._queue.values())
+        """The queue in the base order at `now`: the ``order`` option (`ProfileScheduler._ordered`; default
+        fcfs, submission order; Fan et al. 2019 §3: FCFS or WFP). It forms the window and steps 2 and 5."""
+        return self._ordered(now)
 
     def _select(self, nodes: np.ndarray, bb: np.ndarray, cap_nodes: int, cap_bb: int,
                 rec: DecisionRecord) -> np.ndarray:

@@ -34,7 +34,7 @@ from .base import Job, Scheduler, Start
 from .orders import Order, make_order
 from .placement import bb_room
 from .profile import AvailabilityProfile, Fit
-from .queues import Queue, QueueConfig
+from .queues import Queue, QueueConfig, queue_config
 
 __all__ = ["ProfileScheduler", "Reservation", "Running"]
 
@@ -85,11 +85,12 @@ class ProfileScheduler(Scheduler):
         overdue_grace: extension [s] of the hold of a job still running past start + walltime.
         order: the queue order (`orders.ORDERS` name or an `Order`; default fcfs = submission order):
             the order in which `_ordered` lists the queue (head job, reservations, backfilling).
-        queues: a `QueueConfig` (named queues: routing, limits, per-queue order; None = one queue).
+        queues: a `QueueConfig` (named queues: routing, limits, per-queue order; None = one queue), or
+            what `queues.queue_config` turns into one (a TOML path, ``{"path": FILE, "order": NAME}``).
         order_params: parameters of the wfp order (period, unit, wall_floor, wall_ceiling).
 
     Raises ValueError on a non-positive `period` or `overdue_grace`, an unknown order or bad
-    order parameters. Orders and queues: docs/orders-and-queues.md.
+    order parameters; InputError for a bad queue file. Orders and queues: docs/orders-and-queues.md.
     """
 
     name = "?"
@@ -282,6 +283,7 @@ class ProfileScheduler(Scheduler):
             return make_order(o, n, **(params if name == "wfp" else {}))
 
         self.order: Order = mk(order)
+        queues = queue_config(queues)
         self.queues = queues
         self._queue_of: dict[str, Queue] = {}
         self._held_by_queue: dict[str, int] = {}

@@ -33,7 +33,7 @@ from pathlib import Path
 from ..errors import InputError
 from .base import Job
 
-__all__ = ["Queue", "QueueConfig", "load_queues"]
+__all__ = ["Queue", "QueueConfig", "load_queues", "queue_config"]
 
 _KEYS = {"name", "min_procs", "max_procs", "min_walltime", "max_walltime", "max_share", "order", "backfill",
          "route"}
@@ -201,3 +201,31 @@ def load_queues(path: str | Path, order_names: list[str] | None = None) -> Queue
             raise InputError(src, item, f"max_walltime {q.max_walltime:g} <= min_walltime {q.min_walltime:g}")
         queues.append(q)
     return QueueConfig(tuple(queues), default, src)
+
+
+def queue_config(value) -> QueueConfig | None:
+    """A `QueueConfig` from what a policy's ``queues`` option may hold (run options are JSON, so a study or a
+    campaign names a file): None; a `QueueConfig` (returned as is); a TOML path (str or Path, `load_queues`);
+    or an object ``{"path": FILE, "order": NAME}`` whose ``order`` replaces the file's default order (the
+    order of its queues that name none; null: none, so the policy's ``order`` applies to them — used by
+    ``reproduce --study orders`` to run the Mira-like queues under every order). Raises InputError for a
+    bad file or order (`load_queues`), ValueError for any other value."""
+    if value is None or isinstance(value, QueueConfig):
+        return value
+    if isinstance(value, (str, Path)):
+        return load_queues(value)
+    if isinstance(value, dict):
+        extra = set(value) - {"path", "order"}
+        if "path" not in value or extra:
+            raise ValueError(f"queues: expected {{'path': FILE, 'order': NAME}}, got keys {sorted(value)}")
+        cfg = load_queues(value["path"])
+        if "order" in value:
+            from dataclasses import replace
+
+            from .orders import ORDERS
+            o = value["order"]
+            if o is not None and o not in ORDERS:
+                raise InputError(cfg.source, "order", f"unknown order {o!r}; valid orders: {', '.join(ORDERS)}")
+            cfg = replace(cfg, order=o)
+        return cfg
+    raise ValueError(f"queues: expected a queue file path or a QueueConfig, got {value!r}")

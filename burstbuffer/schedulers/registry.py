@@ -16,7 +16,9 @@ docs/bbsched.md): ``bbsched``, ``bbsched-exact``, ``bbsched-nsga2``, ``bbsched-n
 ``generations``, ``mutation_rate``.
 
 The queue-based policies (`QUEUE_POLICIES`) also take ``order`` (a name of `orders.ORDERS`),
-``queues`` (a `queues.QueueConfig`) and ``order_params`` (wfp's parameters); the EASY family
+``queues`` (a `queues.QueueConfig`, a TOML path or ``{"path": FILE, "order": NAME}``,
+`queues.queue_config`) and ``order_params`` (wfp's parameters); the window policies ``order`` (their base
+order) and ``order_params``; the EASY family
 (`EASY_POLICIES`) ``reservation_depth`` (K ≥ 1 or "all": `depth.DepthBackfilling`) and
 ``easy_extra_nodes`` (docs/orders-and-queues.md).
 """
