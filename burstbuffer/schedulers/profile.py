@@ -155,8 +155,8 @@ class AvailabilityProfile:
 
         The order depends only on the node's (group, chassis) (`Platform.location`), so the nodes of one
         chassis share one tuple: memory and set-up O(compute nodes + chassis × BB nodes), not O(compute
-        nodes × BB nodes) (at 9,600 compute and 1,200 BB nodes: 120 tuples instead of 9,600, ~1 MB and
-        ~10 ms instead of ~90 MB and 0.85 s)."""
+        nodes × BB nodes) (platforms/dragonfly9600.xml, every compute node's list: 120 tuples, 1.5 MB and
+        15 ms of CPU, where one tuple per node took 89 MB and 0.90 s)."""
         pref = self._pref.get(compute_id)
         if pref is None:
             loc = self.platform.location.get(compute_id)
