@@ -10,13 +10,20 @@ innermost frame that names a category:
 
 * ``SimGrid solver``: ``simgrid::kernel::lmm`` (the max-min bandwidth sharing: ``FairBottleneck::do_solve``
   under ptask_L07) — also inside ``ptask_L07``'s action creation and bound updates (``L07Action``);
-* ``SimGrid other``: any other frame of libsimgrid (routing, activities, context switches);
+* ``SimGrid hand-over``: SimGrid's thread contexts waking each other (``ThreadContext``,
+  ``pthread_cond_signal``): SimGrid 3.32 runs Python actors as threads, two hand-overs per simulation call;
+* ``SimGrid other``: any other frame of libsimgrid (routing, activities, the engine's loop);
 * ``ZeroMQ + JSON``: pyzmq, the ``json`` module, the protocol's encoders/decoders (``simulator/protocol.py``,
   ``batsim/messages.py``, ``batsim/transport.py``);
 * ``scheduler``: the policies, the availability profile, the job models, the app (``burstbuffer/schedulers``,
   ``io_model``, ``app.py``, ``batsim/loop.py``);
 * ``Python simulator``: the rest of ``burstbuffer/simulator``;
 * ``other``: interpreter start-up, imports, outputs.
+
+Samples of threads blocked in a wait (``pthread_cond_wait``: SimGrid's parked actor threads; ``poll``: a
+process waiting for the other) are idle and left out. The kernel's share of a thread hand-over (SimGrid 3.32
+runs Python actors as threads that wake each other at every simulation call) is not sampled: compare the
+busy seconds with the process's CPU time.
 
 Usage::
 
@@ -31,6 +38,7 @@ import collections
 import json
 import os
 import platform as pyplatform
+import re
 import shutil
 import subprocess
 import sys
@@ -45,18 +53,30 @@ sys.path.insert(0, str(HERE.parent))
 import bench_platform_scale as bps  # noqa: E402
 from common import cpu_model  # noqa: E402
 
-CATEGORIES = ("SimGrid solver", "SimGrid other", "ZeroMQ + JSON", "scheduler", "Python simulator", "other")
+CATEGORIES = ("SimGrid solver", "SimGrid hand-over", "SimGrid other", "ZeroMQ + JSON", "scheduler",
+              "Python simulator", "other")
 
 _PROTO = ("simulator/protocol.py", "batsim/messages.py", "batsim/transport.py", "/zmq/", "json/", "_json")
 _SCHED = ("burstbuffer/schedulers/", "burstbuffer/io_model/", "burstbuffer/app.py", "burstbuffer/batsim/loop.py",
           "burstbuffer/metrics/")
 
 
+_UNNAMED_LIBC = re.compile(r"^0x[0-9a-f]+ \(libc\.so")   # a stack of unnamed libc frames only: a waiting thread
+_IDLE = ("pthread_cond_wait", "pthread_cond_timedwait", "epoll_wait", "poll (", "select (", "sem_wait",
+         "nanosleep", "futex_wait")
+
+
 def classify(frames: list[str]) -> str:
-    """Category (`CATEGORIES`) of one sample, frames root → leaf (py-spy's raw format)."""
+    """Category (`CATEGORIES`, or "idle") of one sample, frames root → leaf (py-spy's raw format). A thread
+    blocked in a wait (SimGrid's parked actor threads, a process waiting for the other on its socket) is
+    idle: py-spy's --native sampling reports such threads too."""
+    if any(k in f for f in frames[-3:] for k in _IDLE) or all(_UNNAMED_LIBC.match(f) for f in frames):
+        return "idle"
     for f in reversed(frames):
         if "lmm::" in f or "L07Action" in f or "do_solve" in f:
             return "SimGrid solver"
+        if "ThreadContext" in f or "pthread_cond_signal" in f:
+            return "SimGrid hand-over"
         if "simgrid::" in f or "libsimgrid" in f:
             return "SimGrid other"
         if any(k in f for k in _PROTO):
@@ -76,9 +96,10 @@ def read_raw(path: Path) -> dict[str, collections.Counter]:
         if not stack or not count.isdigit():
             continue
         frames = stack.split(";")
-        head = frames[0]
-        proc = "simulator" if "burstbuffer.simulator" in head else "scheduler"
-        out.setdefault(proc, collections.Counter())[classify(frames)] += int(count)
+        procs = [k for k, f in enumerate(frames) if f.startswith("process ")]
+        sim = any("burstbuffer.simulator" in frames[k] for k in procs)
+        frames = frames[procs[-1] + 1:] if procs else frames   # the child (simulator) nests in its parent
+        out.setdefault("simulator" if sim else "scheduler", collections.Counter())[classify(frames)] += int(count)
     return out
 
 
@@ -110,7 +131,7 @@ def main(argv=None) -> int:
         if proc.returncode != 0:
             print(proc.stderr[-3000:], file=sys.stderr)
             return 1
-        run = json.loads(proc.stdout.strip().splitlines()[-1])
+        run = json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1])
         counts = read_raw(raw)
         print(f"machine: nproc={os.cpu_count()} cpu={cpu_model()!r} python={pyplatform.python_version()} "
               f"load average {os.getloadavg()[0]:.2f}")
@@ -120,9 +141,9 @@ def main(argv=None) -> int:
         rows = {}
         for proc_name in ("simulator", "scheduler"):
             c = counts.get(proc_name, collections.Counter())
-            total = sum(c.values()) or 1
+            total = sum(v for k, v in c.items() if k != "idle") or 1
             rows[proc_name] = {k: c[k] for k in CATEGORIES}
-            print(f"  {proc_name:<9} {total / args.rate:7.1f} s sampled: " + ", ".join(
+            print(f"  {proc_name:<9} {total / args.rate:7.1f} s sampled busy: " + ", ".join(
                 f"{k} {100 * c[k] / total:.1f} %" for k in CATEGORIES if c[k]))
         print(json.dumps({"size": args.size, "jobs": facts["jobs"], "network_model": args.network_model,
                           "rate": args.rate, "run": run, "samples": rows}))

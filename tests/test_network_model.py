@@ -72,26 +72,29 @@ def _run(tmp_path, workload, model, alloc_only=False):
     return pd.read_csv(out / "jobs.csv"), out
 
 
-def test_ring_deviation_bounded_on_the_paper_platform(tmp_path, kth_subset):
-    """60 KTH jobs on the paper's 108-node Dragonfly, io-aware, sjf-bb: the ring model keeps every job's
-    allocation feasible and the schedule close to the exact model's. Bounds (docs/io-model.md §5, measured
-    there): mean waiting time within 10 %, the median job's finish time within 1 % of its exact turnaround,
-    and a phase bounded by the hosts' own links no slower than in the all-to-all (the ring carries the same
-    bytes per host, less per router link), so the makespan is not longer than the exact one by more than 1 %."""
+@pytest.mark.parametrize("model", ["ring", "random-ring"])
+def test_ring_deviation_bounded_on_the_paper_platform(tmp_path, kth_subset, model):
+    """60 KTH jobs on the paper's 108-node Dragonfly, io-aware, sjf-bb: the ring models end every job in the
+    same state and keep the schedule close to the exact model's. Bounds (docs/io-model.md §5, where the
+    measured deviations are): mean waiting time within 2 %, the median job's finish time within 1 % of its
+    exact turnaround, the makespan within 1 %."""
     w = kth_subset(60)
     exact, out_e = _run(tmp_path, w, "exact")
-    ring, out_r = _run(tmp_path, w, "ring")
+    ring, out_r = _run(tmp_path, w, model)
     assert list(exact.job_id) == list(ring.job_id)
     assert (exact.final_state == ring.final_state).all()
     m = exact.merge(ring, on="job_id", suffixes=("_e", "_r"))
     wide = m[m.requested_number_of_resources_e > 2]
     assert len(wide) >= 10          # jobs on which the two models differ
     we, wr = exact.waiting_time.mean(), ring.waiting_time.mean()
-    assert abs(wr - we) <= 0.10 * we
+    assert abs(wr - we) <= 0.02 * we
     rel = (m.finish_time_r - m.finish_time_e).abs() / m.turnaround_time_e.clip(lower=1.0)
     assert (rel > 0).any()          # the option reached the simulator
+    print(f"{model}: mean wait {we:.1f} -> {wr:.1f} s, finish rel. median {rel.median():.5f}, p90 "
+          f"{rel.quantile(.9):.4f}, max {rel.max():.3f}; makespan {exact.finish_time.max():.0f} -> "
+          f"{ring.finish_time.max():.0f}")
     assert rel.median() <= 0.01
-    assert ring.finish_time.max() <= 1.01 * exact.finish_time.max()
+    assert abs(ring.finish_time.max() - exact.finish_time.max()) <= 0.01 * exact.finish_time.max()
     # the simulator's own outputs differ only where the ring changed a duration: same job set
     assert (out_e / "batsim_jobs.csv").read_text().count("\n") == (out_r / "batsim_jobs.csv").read_text().count("\n")
 
