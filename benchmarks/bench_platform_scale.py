@@ -55,9 +55,10 @@ Findings (2-core shared AMD EPYC, load average 4-7 from other jobs; README "Plat
   ``storage_nodes`` list once per host (O(hosts × BB nodes): 2.7 s, up to 12 s on a busy machine, now
   0.05 s), and ``Platform.bb_preference`` sorted the 1,200 BB nodes once per compute node (1.9 s and one
   1,200-tuple per node, ~90 MB; now one per chassis, 0.03 s).
-* SIMULATION_BEGINS at 10,800 hosts is 131 MB of JSON (0.5-1.3 s to encode, as long to decode; ~360 MB of
-  each process's peak RSS): every resource carries its zone's properties, including the 1,200-name
-  ``storage_nodes`` list, as Batsim forwards them.
+* SIMULATION_BEGINS at 10,800 hosts was 131 MB of JSON (0.5-3.5 s to encode, as long to decode; ~250 MB of
+  each process's peak RSS): every resource carried its zone's properties, including the 1,200-name
+  ``storage_nodes`` list, as Batsim forwards them. The generator now puts that list on a zone without hosts
+  (docs/platform.md §4): 1.9 MB, 174 bytes per resource at every size; the load's peak RSS 456 → 210 MB.
 * The run time is the simulator's, and inside it SimGrid's: ``perf`` over a minute of the 10,800-host,
   1000-job run puts 88 % of the simulator's CPU in libsimgrid, 67 % in ``lmm::FairBottleneck::do_solve``
   (ptask_L07's max-min solver) and 3 % in Python. Every I/O step of every running job crosses the one PFS
