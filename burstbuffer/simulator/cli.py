@@ -2,8 +2,9 @@
 
 Options follow Batsim 4's (batsim --help; docs/protocol.md): -p PLATFORM -w WORKLOAD [-w ...] [-e PREFIX]
 [-s ENDPOINT] [-r HOSTS:ROLE ...] [--enable-dynamic-jobs] [--acknowledge-dynamic-jobs]
-[--enable-profile-reuse] [--forward-profiles-on-submission] [-q]. As with Batsim, start the scheduler
-first (it binds its REP socket), then this process connects to it.
+[--enable-profile-reuse] [--forward-profiles-on-submission] [-q], and this simulator's own
+[--network-model exact|ring|random-ring] (docs/io-model.md §5; exact is Batsim's). As with Batsim, start the
+scheduler first (it binds its REP socket), then this process connects to it.
 
 Exit status: 0 done; 2 bad input (missing or malformed platform/workload file, bad option), with one line
 'burstbuffer simulate: error: FILE: ITEM: REASON'; 1 the scheduler broke the protocol (one line saying
