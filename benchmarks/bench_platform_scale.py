@@ -13,6 +13,8 @@ hosts    G × C × R × K       B     compute   BB nodes  PFS link
 =======  ==================  ====  ========  ========  ===========
 108      3 × 4 × 3 × 3       1     96        12        5 GB/s  (platforms/dragonfly96.xml)
 1080     6 × 5 × 6 × 6       4     960       120       50 GB/s (platforms/dragonfly960.xml)
+4608     12 × 6 × 16 × 4     3     4,392     216       228.75 GB/s (platforms/theta4392.xml, Theta-sized:
+                                                       5,833 GB per BB node, 1.26 PB in all; see THETA)
 10800    10 × 12 × 10 × 9    10    9,600     1,200     500 GB/s (platforms/dragonfly9600.xml)
 =======  ==================  ====  ========  ========  ===========
 
@@ -53,9 +55,10 @@ Findings (2-core shared AMD EPYC, load average 4-7 from other jobs; README "Plat
   ``storage_nodes`` list once per host (O(hosts × BB nodes): 2.7 s, up to 12 s on a busy machine, now
   0.05 s), and ``Platform.bb_preference`` sorted the 1,200 BB nodes once per compute node (1.9 s and one
   1,200-tuple per node, ~90 MB; now one per chassis, 0.03 s).
-* SIMULATION_BEGINS at 10,800 hosts is 131 MB of JSON (0.5-1.3 s to encode, as long to decode; ~360 MB of
-  each process's peak RSS): every resource carries its zone's properties, including the 1,200-name
-  ``storage_nodes`` list, as Batsim forwards them.
+* SIMULATION_BEGINS at 10,800 hosts was 131 MB of JSON (0.5-3.5 s to encode, as long to decode; ~250 MB of
+  each process's peak RSS): every resource carried its zone's properties, including the 1,200-name
+  ``storage_nodes`` list, as Batsim forwards them. The generator now puts that list on a zone without hosts
+  (docs/platform.md §4): 1.9 MB, 174 bytes per resource at every size; the load's peak RSS 456 → 210 MB.
 * The run time is the simulator's, and inside it SimGrid's: ``perf`` over a minute of the 10,800-host,
   1000-job run puts 88 % of the simulator's CPU in libsimgrid, 67 % in ``lmm::FairBottleneck::do_solve``
   (ptask_L07's max-min solver) and 3 % in Python. Every I/O step of every running job crosses the one PFS
@@ -93,10 +96,18 @@ from burstbuffer.workloads.swf import iter_swf  # noqa: E402
 
 GB = 10**9
 
+#: The Theta-sized platform (platforms/theta4392.xml; README "Platforms"): 4,392 compute nodes as Theta
+#: (Fan et al., "Scheduling Beyond CPUs for HPC", HPDC'19, §4.1 Table 2), in 12 groups x 6 chassis x 16
+#: routers x 4 nodes (4,608 hosts), 3 BB nodes per chassis (216); BB 1.26 PB in all (Theta's projected shared
+#: burst buffer, 1.38 x its 913.5 TB of memory): 5,833 GB per BB node; PFS link 5 GB/s per 96 compute nodes as
+#: the paper's platform (228.75 GB/s).
+THETA = (12, 6, 16, 4, 3, "5833GB", "228750MBps")
+
 #: hosts → (groups, chassis, routers, nodes per router, BB nodes per chassis, BB capacity, PFS bandwidth).
 SIZES = {
     108: (3, 4, 3, 3, 1, "40GB", "5GBps"),
     1080: (6, 5, 6, 6, 4, "40GB", "50GBps"),
+    4608: THETA,
     10800: (10, 12, 10, 9, 10, "40GB", "500GBps"),
 }
 
@@ -113,10 +124,16 @@ def scaling(nb_compute: int, width: int | None, speedup: float | None) -> tuple[
     return w, (speedup if speedup is not None else max(1.0, s / w))
 
 
-def make_workload(p: DragonflyParams, jobs: int, width: int, speedup: float, path: Path, seed: int = 0) -> dict:
-    """KTH-derived workload for platform `p` (module docstring); returns facts about it."""
+def make_workload(p: DragonflyParams, jobs: int, width: int, speedup: float, path: Path, seed: int = 0,
+                  days: float | None = None) -> dict:
+    """KTH-derived workload for platform `p` (module docstring); returns facts about it. With `days`, only the
+    records submitted within that many days of the first one, after the speed-up, are kept (at most `jobs`)."""
     def scaled():
+        first = None
         for rec in iter_swf(KTH_SWF):
+            first = rec.submit_time if first is None else first
+            if days is not None and (rec.submit_time - first) / speedup > days * 86400:
+                return
             yield dataclasses.replace(
                 rec, requested_processors=rec.requested_processors * width if rec.requested_processors > 0
                 else rec.requested_processors,
@@ -141,6 +158,11 @@ def make_workload(p: DragonflyParams, jobs: int, width: int, speedup: float, pat
 
 def _maxrss_mb(who) -> float:
     return resource.getrusage(who).ru_maxrss / 1024  # Linux: KiB
+
+
+def _current_rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def worker_load(platform: str) -> dict:
@@ -178,11 +200,21 @@ def worker_load(platform: str) -> dict:
     for c in plat.compute:
         plat.bb_preference(c)
     out["bb_preference_all_s"] = time.perf_counter() - t
+    from burstbuffer.schedulers.profile import AvailabilityProfile
+    rss0 = _current_rss_mb()
+    t = time.perf_counter()
+    prof = AvailabilityProfile(plat)
+    for c in plat.compute:
+        prof.bb_preference_index(c)
+    out["profile_preference_s"] = time.perf_counter() - t
+    out["profile_preference_mb"] = _current_rss_mb() - rss0
+    distinct = {id(x): x for x in (prof.bb_preference_index(c) for c in plat.compute)}
+    out["profile_preference_entries"] = sum(len(x) for x in distinct.values())
     out["peak_rss_mb"] = _maxrss_mb(resource.RUSAGE_SELF)
     return out
 
 
-def worker_run(platform: str, workload: str, output: str, cprofile: str | None) -> dict:
+def worker_run(platform: str, workload: str, output: str, cprofile: str | None, network_model: str = "exact") -> dict:
     """`runner.run` sjf-bb, io-aware; wall time, peak RSS of the scheduler (this process) and simulator."""
     from burstbuffer import runner
 
@@ -198,7 +230,7 @@ def worker_run(platform: str, workload: str, output: str, cprofile: str | None) 
         prof.enable()
     t = time.perf_counter()
     res = runner.run("sjf-bb", Path(workload), Path(platform), Path(output), model="io-aware", progress=False,
-                     timeout=3600)
+                     timeout=3600, network_model=network_model)
     wall = time.perf_counter() - t
     if cprofile:
         prof.disable()
@@ -232,24 +264,26 @@ def bench_size(size: int, args, work: Path) -> dict:
     write_platform(p, plat)
     gen_s = time.perf_counter() - t
     width, speedup = scaling(p.nb_compute, args.width, args.speedup)
-    jobs = args.jobs_large if size >= 10000 and args.jobs_large else args.jobs
-    wl = work / f"kth-{jobs}-{size}.json"
+    jobs = args.jobs_large if size >= 4000 and args.jobs_large else args.jobs
+    wl = work / f"kth-{jobs}-{size}{f'-{args.days:g}d' if args.days else ''}.json"
     t = time.perf_counter()
-    wfacts = make_workload(p, jobs, width, speedup, wl, args.seed)
+    wfacts = make_workload(p, jobs, width, speedup, wl, args.seed, args.days)
     conv_s = time.perf_counter() - t
-    reps = args.reps_large if size >= 10000 else args.reps
+    reps = args.reps_large if size >= 4000 else args.reps
     loads, runs = [], []
     for i in range(reps):
         loads.append(_in_subprocess("load", str(plat)))
         prof = str(Path(args.cprofile) / str(size)) if args.cprofile and i == 0 else ""
-        runs.append(_in_subprocess("run", str(plat), str(wl), str(work / f"out-{size}-{i}"), prof))
+        runs.append(_in_subprocess("run", str(plat), str(wl), str(work / f"out-{size}-{args.network_model}-{i}"),
+                                   prof, args.network_model))
         print(f"  size {size} rep {i + 1}/{reps}: load {loads[-1]['parse_s'] + loads[-1]['simgrid_s']:.3f} s, "
               f"run {runs[-1]['run_s']:.1f} s", file=sys.stderr, flush=True)
     row = {"size": size, "hosts": p.nb_hosts, "compute": p.nb_compute, "bb_nodes": p.nb_bb_nodes,
            "bb_capacity": p.bb_capacity, "topo": p.topo_parameters, "reps": reps,
            "generate_s": gen_s, "convert_s": conv_s, "workload": wfacts}
     for key in ("parse_s", "simgrid_s", "resources_json_s", "resources_json_bytes", "scheduler_platform_s",
-                "scheduler_init_s", "bb_preference_all_s", "peak_rss_mb"):
+                "scheduler_init_s", "bb_preference_all_s", "profile_preference_s", "profile_preference_mb",
+                "profile_preference_entries", "peak_rss_mb"):
         row[f"load_{key}"] = _median(loads, key)
     for key in ("run_s", "messages", "scheduler_peak_rss_mb", "simulator_peak_rss_mb", "scheduler_cpu_s",
                 "simulator_cpu_s"):
@@ -264,12 +298,16 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=sorted(SIZES), choices=sorted(SIZES))
     ap.add_argument("--jobs", type=int, default=1000, help="KTH records to convert per size (default: 1000)")
     ap.add_argument("--reps", type=int, default=3, help="runs per size, median reported (default: 3)")
-    ap.add_argument("--reps-large", type=int, default=1, help="runs of the 10,800-host size (default: 1)")
+    ap.add_argument("--reps-large", type=int, default=1, help="runs of the 4,608- and 10,800-host sizes (default: 1)")
     ap.add_argument("--jobs-large", type=int, default=200,
-                    help="KTH records for the 10,800-host size (default: 200; 0: --jobs)")
+                    help="KTH records for the 4,608- and 10,800-host sizes (default: 200; 0: --jobs)")
     ap.add_argument("--width", type=int, help="processor multiplier of every job (default: round(sqrt(s)))")
     ap.add_argument("--speedup", type=float, help="submission speed-up (default: s / width)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--days", type=float, help="keep only the jobs submitted within DAYS of the first, after the "
+                                                "speed-up (e.g. 30: a month of the scaled trace)")
+    ap.add_argument("--network-model", default="exact", choices=("exact", "ring", "random-ring"),
+                    help="the simulator's --network-model (docs/io-model.md §5; default exact)")
     ap.add_argument("--workdir", help="keep platforms, workloads and outputs here (default: a temporary folder)")
     ap.add_argument("--json", help="also write the results to this JSON file")
     ap.add_argument("--cprofile", metavar="DIR", help="write cProfile stats of each size's first run to DIR")
@@ -277,7 +315,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.worker:
         kind, rest = args.worker[0], args.worker[1:]
-        res = worker_load(*rest) if kind == "load" else worker_run(rest[0], rest[1], rest[2], rest[3] or None)
+        res = worker_load(*rest) if kind == "load" else worker_run(rest[0], rest[1], rest[2], rest[3] or None, *rest[4:])
         print(json.dumps(res))
         return 0
     if args.cprofile:
@@ -287,25 +325,27 @@ def main(argv=None) -> int:
         work.mkdir(parents=True, exist_ok=True)
         print(f"machine: nproc={os.cpu_count()} cpu={cpu_model()!r} python={pyplatform.python_version()} "
               f"load average at start {os.getloadavg()[0]:.2f}")
-        print(f"workload: first {args.jobs} KTH records ({args.jobs_large or args.jobs} for 10,800 hosts), sjf-bb, "
-              "io-aware (runner.run)")
+        print(f"workload: first {args.jobs} KTH records ({args.jobs_large or args.jobs} for 4,608 and 10,800 hosts)"
+              f"{f', submitted within {args.days:g} days after the speed-up' if args.days else ''}, sjf-bb, io-aware "
+              f"(runner.run), network model {args.network_model}")
         rows = []
         for size in args.sizes:
             rows.append(bench_size(size, args, work))
-        print(f"\n{'hosts':>6} {'compute':>7} {'BB':>5} {'width':>5} {'speedup':>7} | {'sim load':>8} "
+        print(f"\n{'hosts':>6} {'compute':>7} {'BB':>5} {'width':>5} {'speedup':>7} | {'BEGINS':>7} {'sim load':>8} "
               f"{'SimGrid':>8} {'sched load':>10} {'load RSS':>8} | {'run':>7} {'sched CPU':>9} {'sim CPU':>8} "
               f"{'sched RSS':>9} {'sim RSS':>8} {'reps':>4}")
-        print(f"{'':>6} {'':>7} {'':>5} {'':>5} {'':>7} | {'[s]':>8} {'[s]':>8} {'[s]':>10} {'[MB]':>8} | "
+        print(f"{'':>6} {'':>7} {'':>5} {'':>5} {'':>7} | {'[MB]':>7} {'[s]':>8} {'[s]':>8} {'[s]':>10} {'[MB]':>8} | "
               f"{'[s]':>7} {'[s]':>9} {'[s]':>8} {'[MB]':>9} {'[MB]':>8}")
         for r in rows:
             load = r["load_parse_s"] + r["load_simgrid_s"]
             sched = r["load_scheduler_platform_s"] + r["load_scheduler_init_s"] + r["load_bb_preference_all_s"]
             print(f"{r['hosts']:>6} {r['compute']:>7} {r['bb_nodes']:>5} {r['workload']['width']:>5} "
-                  f"{r['workload']['speedup']:>7.1f} | {load:>8.3f} {r['load_simgrid_s']:>8.3f} {sched:>10.3f} "
+                  f"{r['workload']['speedup']:>7.1f} | {r['load_resources_json_bytes'] / 1e6:>7.2f} {load:>8.3f} "
+                  f"{r['load_simgrid_s']:>8.3f} {sched:>10.3f} "
                   f"{r['load_peak_rss_mb']:>8.0f} | {r['run_s']:>7.1f} {r['scheduler_cpu_s']:>9.1f} "
                   f"{r['simulator_cpu_s']:>8.1f} {r['scheduler_peak_rss_mb']:>9.0f} "
                   f"{r['simulator_peak_rss_mb']:>8.0f} {r['reps']:>4}")
-        print("sim load: parse + Batsim resources + SimGrid build; sched load: Platform from SIMULATION_BEGINS's "
+        print("BEGINS: the resources of SIMULATION_BEGINS as JSON; sim load: parse + Batsim resources + SimGrid build; sched load: Platform from SIMULATION_BEGINS's "
               "resources + sjf-bb scheduler + every compute node's BB preference; run: runner.run wall time; "
               "CPU = user + system")
         for r in rows:

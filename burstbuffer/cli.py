@@ -168,7 +168,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         with interruptible():
             res = run(policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
                       bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
-                      timeout=args.timeout, policy_options=options, cpu=args.cpu)
+                      timeout=args.timeout, policy_options=options, cpu=args.cpu,
+                      network_model=args.network_model)
     except Interrupted as exc:
         if exc.result is not None:
             print_summary(header + " (interrupted)", exc.result, f"{out}/jobs.csv (per job; unfinished jobs "
@@ -296,6 +297,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "Batsim dynamic jobs; docs/io-model.md), alloc-only (compute only) or three-phase (stage-in "
                         "holding BB only, stage-out after the nodes are released; docs/io-model.md §3) "
                         "(default: io-aware)")
+    from .simulator.network import NETWORK_MODELS
+    r.add_argument("--network-model", default="exact", choices=NETWORK_MODELS,
+                   help="the simulator's model of a job's compute-phase communication: exact (Batsim's "
+                        "all-to-all), ring or random-ring (n flows instead of n(n-1): approximations for large "
+                        "machines, docs/io-model.md §5) (default: exact)")
     r.add_argument("--alpha", type=cliargs.positive_float, metavar="A",
                    help="plan-α with any positive real α (exponent of the waiting times in the plan score, "
                         "Kopanski & Rzadca 2021, Eq. 1); with --policy plan")

@@ -205,7 +205,7 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
         progress: bool = True, timeout: float = 600.0, policy_options: dict | None = None,
         check_protocol: bool | None = None,
         on_progress: Callable[[int, int | None], None] | None = None,
-        cpu: str | int | None = "auto") -> RunResult:
+        cpu: str | int | None = "auto", network_model: str = "exact") -> RunResult:
     """Simulate `workload` on `platform` under `policy`; write `output`/jobs.csv (one row per
     original job) and the simulator's Batsim-format `output`/batsim_jobs.csv, batsim_schedule.csv.
 
@@ -213,6 +213,7 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
     rejected so far and the workload's job count (see `SchedulerSession`).
     `cpu`: the CPU core the scheduler and the simulator share during the run ("auto": the one this
     process runs on; "off"/None: no pinning; see `burstbuffer.affinity`, which says why).
+    `network_model`: the simulator's ``--network-model`` (docs/io-model.md §5; "exact" is Batsim's).
     `check_protocol`: check every answer against protocol v4 (`burstbuffer.batsim.conformance`;
     default: the environment variable CHECK_PROTOCOL_ENV). Raises InputError on bad input, BatsimDied
     if the simulator stops or stays silent for `timeout` seconds, ProtocolViolation if checked answers
@@ -234,7 +235,8 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
         sock = ReplySocket(endpoint, timeout=0.5)
         cmd = simulator_command(str(platform), str(workload), export_prefix=str(output / "batsim"),
                                 socket_endpoint=endpoint, roles=[f"{storage}:storage"] if storage else (),
-                                dynamic_jobs=executor.uses_dynamic_jobs, profile_reuse=executor.uses_dynamic_jobs)
+                                dynamic_jobs=executor.uses_dynamic_jobs, profile_reuse=executor.uses_dynamic_jobs,
+                                network_model=network_model)
         log_path = output / "simulator.log"
         with open(log_path, "wb") as log:
             # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running

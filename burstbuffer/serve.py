@@ -90,7 +90,7 @@ def connect_endpoint(bind: str) -> str:
 def storage_hosts(platform: str | None, storage: str | None) -> tuple[list[str], str]:
     """The BB hosts for batsim's ``-r HOSTS:storage`` and where they come from.
 
-    `storage` (comma-separated) wins; else the ``storage_nodes`` zone property of a platform XML
+    `storage` (comma-separated) wins; else the ``storage_nodes`` properties of a platform XML's zones
     (this project's extension, which real Batsim ignores); else — a platform that is not XML, such
     as a compiled C++ platform — the bundled Dragonfly's list. Hosts with the property
     ``role=storage`` (the PFS) need no ``-r``.
@@ -107,8 +107,7 @@ def storage_hosts(platform: str | None, storage: str | None) -> tuple[list[str],
         if src is not None:
             raise
         return [], "nowhere (not an XML platform and no bundled one: pass --storage)"
-    lists = dict.fromkeys(h.zone_props.get("storage_nodes") or "" for h in spec.hosts.values())
-    hosts = list(dict.fromkeys(n.strip() for text in lists for n in text.split(",") if n.strip()))
+    hosts = spec.listed_storage_nodes()
     return hosts, (str(src) if src else f"the bundled {Path(DEFAULT_PLATFORM).name} (use --storage for another platform)")
 
 

@@ -35,6 +35,9 @@ LARGER = {
                          "--bb-nodes-per-chassis", "4", "--pfs-bandwidth", "50GBps"],
     "dragonfly9600.xml": ["--groups", "10", "--chassis", "12", "--routers", "10", "--nodes-per-router", "9",
                           "--bb-nodes-per-chassis", "10", "--pfs-bandwidth", "500GBps"],
+    # Theta-sized (README "Platforms"; benchmarks/bench_platform_scale.py THETA)
+    "theta4392.xml": ["--groups", "12", "--chassis", "6", "--routers", "16", "--nodes-per-router", "4",
+                      "--bb-nodes-per-chassis", "3", "--bb-capacity", "5833GB", "--pfs-bandwidth", "228750MBps"],
 }
 
 
@@ -146,6 +149,25 @@ def test_10800_host_platform_resources():
     m = resolve_machines(parse_platform(str(ROOT / "platforms" / "dragonfly9600.xml")))
     assert len(m.compute) == 9600 and len(m.storage) == 1201 and m.storage[-1].name == "pfs"
     assert [x.id for x in m.compute + m.storage] == list(range(10801))
+
+
+def test_simulation_begins_is_linear_in_hosts():
+    """Generated platforms name their BB nodes once, on a zone without hosts, so no resource of
+    SIMULATION_BEGINS carries the list (Batsim forwards a zone's properties with each of its resources):
+    the resources' JSON per resource does not grow with the machine (docs/platform.md §4)."""
+    per_resource = {}
+    for name in ("dragonfly960.xml", "theta4392.xml", "dragonfly9600.xml"):
+        data = begins(ROOT / "platforms" / name)
+        res = data["compute_resources"] + data["storage_resources"]
+        for r in res:
+            assert set(r["zone_properties"]) <= {"burst_buffer_capacity", "topo_parameters"}
+        per_resource[name] = len(json.dumps(data)) / len(res)
+    assert max(per_resource.values()) < 1.1 * min(per_resource.values())
+    assert max(per_resource.values()) < 200   # bytes: id, name, state, role, capacity, shape
+    theta = resolve_machines(parse_platform(str(ROOT / "platforms" / "theta4392.xml")))
+    assert (len(theta.compute), len(theta.storage)) == (4392, 217)
+    plat = Platform.from_simulation_begins(begins(ROOT / "platforms" / "theta4392.xml"))
+    assert plat.total_bb == 216 * 5833 * GB and abs(plat.total_bb - 1.26e15) < 0.001e15
 
 
 def test_1080_host_platform_runs_kth_jobs(tmp_path):

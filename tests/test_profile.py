@@ -209,6 +209,23 @@ def test_bb_preference_chassis_then_group_then_any():
     assert fit.bb_of_node == {1: 0, 2: 3}
 
 
+def test_bb_preference_index_one_tuple_per_chassis():
+    """The profile's BB preference (indices into bb_ids) equals the platform's order for every compute node,
+    and the nodes of one chassis share one tuple: O(chassis x BB nodes) memory, not O(nodes x BB nodes)."""
+    shape = Dragonfly(3, 2, 3, 2)          # 6 chassis of 6 nodes; nodes 0-1 of each chassis are BB nodes
+    bbs = [c * 6 + j for c in range(6) for j in range(2)]
+    compute = [k for k in range(36) if k not in bbs]
+    plat = Platform(ProcSet(*compute), {k: f"node_{k}" for k in range(36)}, {b: GB for b in bbs}, None,
+                    {k: shape.coordinates(k) for k in range(36)})
+    p = AvailabilityProfile(plat)
+    for c in compute:
+        assert tuple(p.bb_ids[i] for i in p.bb_preference_index(c)) == plat.bb_preference(c)
+    tuples = {id(p.bb_preference_index(c)) for c in compute}
+    assert len(tuples) == 6
+    assert p.bb_preference_index(2) is p.bb_preference_index(5)        # both in chassis 0
+    assert p.bb_preference_index(2) is not p.bb_preference_index(8)    # chassis 1
+
+
 # ---------------------------------------------------------------------------- property test
 def brute_free(plat, holds, t):
     procs = ProcSet(plat.compute)

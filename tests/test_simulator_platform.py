@@ -46,9 +46,12 @@ def test_platform_file_structure():
     (cluster,) = spec.clusters
     assert (cluster.topology, cluster.topo_parameters, cluster.prefix) == ("DRAGONFLY", "3,1;4,1;3,1;3", "node_")
     assert (cluster.speed, cluster.bw, cluster.lat) == ("1Gf", "1250MBps", "50us")
-    assert cluster.props == {"burst_buffer_capacity": "40GB", "storage_nodes": ",".join(BB_NODES),
-                             "topo_parameters": "3,1;4,1;3,1;3"}
-    assert spec.hosts["node_5"].zone_props["burst_buffer_capacity"] == "40GB"
+    assert cluster.props == {"burst_buffer_capacity": "40GB", "topo_parameters": "3,1;4,1;3,1;3"}
+    # the BB nodes are named once, on a zone without hosts (docs/platform.md §4)
+    zone = next(z for z in spec.root.items if getattr(z, "id", None) == "storage_nodes_zone")
+    assert zone.props == {"storage_nodes": ",".join(BB_NODES)} and zone.items == []
+    assert spec.listed_storage_nodes() == BB_NODES
+    assert spec.hosts["node_5"].zone_props == {"burst_buffer_capacity": "40GB", "topo_parameters": "3,1;4,1;3,1;3"}
     assert spec.hosts["pfs"].props == {"role": "storage"} and spec.hosts["pfs"].zone_props == {}
     assert spec.hosts["master"].props == {"role": "master"}
     # the gateway SimGrid 3.32 does not create: built through the API
@@ -74,6 +77,25 @@ def test_resources_match_real_batsim():
     m = resolve_machines(parse_platform(str(REFERENCE)), parse_roles_option(ROLES))
     assert [x.to_json() for x in m.compute] == begins["compute_resources"]
     assert [x.to_json() for x in m.storage] == begins["storage_resources"]
+
+
+def test_storage_nodes_on_the_cluster_still_name_the_storage_nodes(tmp_path):
+    """The older form, the list as a cluster property (every resource then carries it), gives the same
+    resources but for the zone_properties; an unknown name in either place is a one-line error."""
+    text = PLATFORM.read_text()
+    listed = '<prop id="storage_nodes" value="' + ",".join(BB_NODES) + '"/>'
+    zone = '<zone id="storage_nodes_zone" routing="None">\n            ' + listed + '\n        </zone>'
+    assert zone in text
+    old = text.replace(zone, "").replace('<prop id="topo_parameters"', listed + '<prop id="topo_parameters"')
+    (tmp_path / "old.xml").write_text(old)
+    a = resolve_machines(parse_platform(str(PLATFORM)))
+    b = resolve_machines(parse_platform(str(tmp_path / "old.xml")))
+    assert [(x.id, x.name, x.kind) for x in a.all] == [(x.id, x.name, x.kind) for x in b.all]
+    assert len(a.storage) == 13 and all("storage_nodes" not in x.zone_properties for x in a.all)
+    assert all(x.zone_properties["storage_nodes"] == ",".join(BB_NODES) for x in b.all if x.name != "pfs")
+    (tmp_path / "bad.xml").write_text(text.replace('node_99"', 'node_999"'))
+    with pytest.raises(InputError, match="storage_nodes: names host 'node_999', which is not in the platform"):
+        resolve_machines(parse_platform(str(tmp_path / "bad.xml")))
 
 
 def test_roles_option_overrides_storage_nodes():

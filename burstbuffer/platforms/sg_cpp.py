@@ -8,8 +8,8 @@ built through the s4u API (``create_dragonfly_zone``: hosts, SPLITDUPLEX links, 
 ``node_cluster_router`` in it — whose routes to and from the nodes are empty in SimGrid's DragonflyZone, as the
 implicit router of 3.25 —, the ``master`` and ``pfs`` zones (Full routing: 3.32's routing="None" zones fail on a
 route from a host to itself) and the two zone routes. It also sets the cluster zone's properties
-(``burst_buffer_capacity``, ``storage_nodes``, ``topo_parameters``), which Batsim forwards as
-``zone_properties``, so the scheduler needs no ``--bb-capacity``. For the paper's shape it is
+(``burst_buffer_capacity``, ``topo_parameters``), which Batsim forwards as ``zone_properties``, so the scheduler
+needs no ``--bb-capacity``, and the ``storage_nodes`` list on a zone without hosts, as the XML does. For the paper's shape it is
 ``docker/dragonfly96_sg332.cpp`` plus those properties.
 
 `compile_platform` builds it with the system's C++ compiler against the installed SimGrid (``-lsimgrid``), into
@@ -62,10 +62,15 @@ void load_platform(const sg4::Engine& e)
                                                {{set_host, set_loopback, {{}}}}, {link_bw!r}, 50e-6,
                                                sg4::Link::SharingPolicy::SPLITDUPLEX);
     cluster->set_property("burst_buffer_capacity", "{cap}");
-    cluster->set_property("storage_nodes", "{storage}");
     cluster->set_property("topo_parameters", "{topo}");
     auto* router = cluster->create_router("node_cluster_router");
     cluster->seal();
+
+    // the BB nodes, named once in a zone without hosts (Batsim forwards its properties with no resource)
+    auto* storage_zone = sg4::create_full_zone("storage_nodes_zone");
+    storage_zone->set_parent(root);
+    storage_zone->set_property("storage_nodes", "{storage}");
+    storage_zone->seal();
 
     auto* master_zone = sg4::create_full_zone("master_zone");
     master_zone->set_parent(root);
@@ -122,7 +127,8 @@ def params_from_xml(path: str | Path) -> DragonflyParams | None:
         return None
     g, c, r, k = map(int, m.groups())
     try:
-        storage = [s for s in (props.get("storage_nodes") or "").split(",") if s]
+        storage = [s for z in [cl, *root.iter("zone")] for e in z.findall("prop") if e.get("id") == "storage_nodes"
+                   for s in (e.get("value") or "").split(",") if s]
         bb = len(storage) // (g * c) if g * c else 0
         p = DragonflyParams(g, c, r, k, bb, parse_bytes(props["burst_buffer_capacity"]),
                             parse_bandwidth(links["link_pfs"].get("bandwidth")), parse_bandwidth(cl.get("bw")))

@@ -9,7 +9,8 @@ Two steps, neither needs a SimGrid engine:
 2. `resolve_machines(spec, roles)` gives Batsim's view (docs/protocol.md, Batsim `machines.cpp`): hosts in
    SimGrid's order (names sorted as strings); the master (role ``master``) is left out; compute resources
    get ids 0..C-1, storage resources ids C..C+S-1. Storage roles come from `-r HOSTS:storage`, else from
-   the zone property ``storage_nodes`` (this project's extension, see platforms/dragonfly96.xml), and a
+   the ``storage_nodes`` property of any zone or cluster (this project's extension, see
+   platforms/dragonfly96.xml and docs/platform.md §4), and a
    host property ``role=storage`` (the PFS) always counts.
 
 Loading a `PlatformSpec` into SimGrid 3.32 (`api_build_reason` says when SimGrid's own XML loader cannot)
@@ -117,6 +118,18 @@ class PlatformSpec:
     hosts: dict[str, HostSpec]
     routers: set[str]
     clusters: list[ClusterSpec]
+
+    def listed_storage_nodes(self) -> list[str]:
+        """Host names listed in a ``storage_nodes`` property of any zone or cluster, in document order,
+        each once. The list may sit on the cluster itself (Batsim then forwards it with every resource's
+        ``zone_properties``) or, as the generator writes it, on a zone without hosts (forwarded with no
+        resource: docs/platform.md §4)."""
+        out: dict[str, None] = {}
+        for props in [z.props for z in _walk_zones(self.root)] + [c.props for c in self.clusters]:
+            for name in (props.get("storage_nodes") or "").split(","):
+                if name.strip():
+                    out[name.strip()] = None
+        return list(out)
 
     def api_build_reason(self) -> str | None:
         """Why SimGrid 3.32's XML loader would fail on this file and the Python API must build it
@@ -371,7 +384,8 @@ def resolve_machines(spec: PlatformSpec, roles: dict[str, str] | None = None,
                      master_name: str = "master") -> Machines:
     """Batsim's resources of `spec` (module docstring, step 2).
 
-    `roles`: host → role from ``-r`` (an empty/None map means: take the ``storage_nodes`` zone property).
+    `roles`: host → role from ``-r`` (an empty/None map means: take the ``storage_nodes`` properties,
+    `PlatformSpec.listed_storage_nodes`).
     The master is the host whose role is ``master``, else the host named `master_name`.
     Raises InputError for an unknown host in `roles`, an unknown role, no or several masters, or a
     compute node of speed 0 (Batsim refuses those too).
@@ -381,19 +395,11 @@ def resolve_machines(spec: PlatformSpec, roles: dict[str, str] | None = None,
         if h not in spec.hosts:
             raise InputError(spec.path, f"host {h!r}", "given a role (-r) but not in the platform")
     if not roles:
-        # each distinct storage_nodes list is split once (not once per host: O(hosts x BB nodes) at scale)
-        listed_sets: dict[str, set[str]] = {}
-        for h in spec.hosts.values():
-            listed = h.zone_props.get("storage_nodes")
-            if listed:
-                names = listed_sets.get(listed)
-                if names is None:
-                    names = listed_sets[listed] = {x.strip() for x in listed.split(",") if x.strip()}
-                if h.name in names:
-                    roles[h.name] = "storage"
-        for h in sorted(set().union(*listed_sets.values())):
+        # the storage_nodes lists of every zone and cluster, each split once (docs/platform.md §4)
+        for h in spec.listed_storage_nodes():
             if h not in spec.hosts:
                 raise InputError(spec.path, "storage_nodes", f"names host {h!r}, which is not in the platform")
+            roles[h] = "storage"
     compute, storage, masters = [], [], []
     for name in sorted(spec.hosts):
         h = spec.hosts[name]

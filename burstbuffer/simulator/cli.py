@@ -2,8 +2,9 @@
 
 Options follow Batsim 4's (batsim --help; docs/protocol.md): -p PLATFORM -w WORKLOAD [-w ...] [-e PREFIX]
 [-s ENDPOINT] [-r HOSTS:ROLE ...] [--enable-dynamic-jobs] [--acknowledge-dynamic-jobs]
-[--enable-profile-reuse] [--forward-profiles-on-submission] [-q]. As with Batsim, start the scheduler
-first (it binds its REP socket), then this process connects to it.
+[--enable-profile-reuse] [--forward-profiles-on-submission] [-q], and this simulator's own
+[--network-model exact|ring|random-ring] (docs/io-model.md §5; exact is Batsim's). As with Batsim, start the
+scheduler first (it binds its REP socket), then this process connects to it.
 
 Exit status: 0 done; 2 bad input (missing or malformed platform/workload file, bad option), with one line
 'burstbuffer simulate: error: FILE: ITEM: REASON'; 1 the scheduler broke the protocol (one line saying
@@ -18,6 +19,7 @@ import sys
 
 from .. import cliargs
 from ..errors import InputError
+from .network import NETWORK_MODELS
 
 PROG = "burstbuffer simulate"
 
@@ -51,6 +53,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sched-cfg", default="", metavar="STRING", help="string forwarded as config.sched-config")
     p.add_argument("--timeout", type=cliargs.positive_float, default=None, metavar="SECONDS",
                    help="give up if the scheduler does not answer within SECONDS (default: wait forever)")
+    p.add_argument("--network-model", default="exact", choices=NETWORK_MODELS,
+                   help="a parallel_homogeneous job's communication: exact (Batsim's all-to-all, n(n-1) flows), "
+                        "ring or random-ring (each host sends its all-to-all volume to the next host of the "
+                        "allocation, or of a fixed shuffled order: n flows, approximations for large machines; "
+                        "docs/io-model.md §5) [default: exact]")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--dump-platform", action="store_true",
                    help="print the resources (JSON, as SIMULATION_BEGINS lists them) and exit; no workload needed")
@@ -76,7 +83,8 @@ def config_from_args(ns: argparse.Namespace):
                      dynamic_jobs=ns.enable_dynamic_jobs, ack_dynamic_jobs=ns.acknowledge_dynamic_jobs,
                      profile_reuse=ns.enable_profile_reuse, forward_profiles=ns.forward_profiles_on_submission,
                      compute_sharing=ns.enable_compute_sharing, storage_sharing=not ns.disable_storage_sharing,
-                     sched_config=ns.sched_cfg, quiet=ns.quiet, timeout=ns.timeout)
+                     sched_config=ns.sched_cfg, quiet=ns.quiet, timeout=ns.timeout,
+                     network_model=ns.network_model)
 
 
 def dump_platform(ns: argparse.Namespace) -> dict:

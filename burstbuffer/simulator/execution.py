@@ -15,6 +15,7 @@ once (`kill_jobs`); its progress is reported as Batsim's KILL_JOB does (`job_pro
 """
 from __future__ import annotations
 
+from .network import homogeneous_bytes
 from .state import LD, SimState, SimulationError
 from .workload import SimJob as Job
 
@@ -178,7 +179,8 @@ def storage_machine(st: SimState, job: Job, label: str, what: str) -> int:
 
 def ptask(st: SimState, job: Job, prof):
     """(hosts, flops per host, bytes matrix row-major sender×receiver) of a parallel profile, as Batsim's
-    task_execution.cpp builds them."""
+    task_execution.cpp builds them (a homogeneous profile's matrix under the run's network model:
+    `network.homogeneous_bytes`, docs/io-model.md §5)."""
     t, d = prof.type, prof.data
     alloc = list(job.allocation)
     if job.mapping is not None:
@@ -190,7 +192,7 @@ def ptask(st: SimState, job: Job, prof):
         if t == "parallel_homogeneous_total":
             cpu, com = cpu / n, com / n
         flops = [cpu] * n
-        nbytes = [0.0 if x == y else com for y in range(n) for x in range(n)] if com > 0 else []
+        nbytes = homogeneous_bytes(n, com, st.cfg.network_model)
     elif t == "parallel":
         if len(d["cpu"]) != n:
             raise SimulationError(f"job '{job.id}': the number of resources given by the allocation ({n}) is "

@@ -37,7 +37,8 @@ class SimConfig:
     platform: SimGrid XML path. workloads: Batsim workload JSON paths (named w0, w1, ...).
     export_prefix: outputs go to PREFIX_jobs.csv / PREFIX_schedule.csv. socket: ZeroMQ endpoint of the
     scheduler's REP socket, which this REQ socket connects to. roles: ``HOSTS:ROLE`` strings (-r).
-    timeout: seconds to wait for each scheduler reply (None: forever, as Batsim)."""
+    timeout: seconds to wait for each scheduler reply (None: forever, as Batsim). network_model: how a
+    homogeneous parallel task's all-to-all becomes flows (`network.NETWORK_MODELS`; "exact" is Batsim's)."""
 
     platform: str
     workloads: list[str]
@@ -54,6 +55,7 @@ class SimConfig:
     sched_config: str = ""
     quiet: bool = False
     timeout: float | None = None
+    network_model: str = "exact"
 
 
 @dataclass
