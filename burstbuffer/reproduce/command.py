@@ -45,6 +45,7 @@ def reproduce(args) -> int:
     (exit 2) for bad input (unknown study, missing platform or workload, nothing to run)."""
     from ..runner import DEFAULT_PLATFORM
     from ..schedulers import POLICIES
+    from ..schedulers.registry import THREE_PHASE_POLICIES
 
     check_engine_arguments(args)
     study = get_study(getattr(args, "study", None) or DEFAULT_STUDY)
@@ -53,7 +54,7 @@ def reproduce(args) -> int:
     platform = Path(args.platform or DEFAULT_PLATFORM)
     if not platform.is_file():
         raise InputError(str(platform), "platform", "file not found")
-    plan = plan_runs(study, args, out, POLICIES)
+    plan = plan_runs(study, args, out, {**POLICIES, **THREE_PHASE_POLICIES})   # cerberus, slurm-bb: study three-phase
     specs = plan.specs
     workers = args.workers or os.cpu_count() or 1
     manifest = {"command": " ".join(sys.argv), "study": study.name, "jobs": None if args.workload else args.jobs,
