@@ -55,6 +55,8 @@ def main() -> int:
             print(f"{policy}: {len(rj)} jobs ({done} completed), waiting times differ for {len(diff)}, "
                   f"jobs.csv identical: {same}, messages differing: {len(msgs)}, "
                   f"wall real {t1 - t0:.0f} s / embedded {t2 - t1:.0f} s")
+            for m in msgs[:3]:
+                print("   ", m[:300])
             ok &= not diff and same
     return 0 if ok else 1
 
