@@ -323,12 +323,14 @@ class SchedulerApp:
         that stopped before SIMULATION_ENDS): a job without a final state gets final_state RUNNING (started)
         or PENDING (not started), Slurm's names for them. With queues or a priority order (wfp) two more
         columns, `queue` and `priority` (at start, "" if none), and only then: other runs' files are
-        unchanged (docs/orders-and-queues.md)."""
+        unchanged (docs/orders-and-queues.md). Under a job model with phases (three-phase) the
+        `THREE_PHASE_COLUMNS` come last (docs/io-model.md §3)."""
         extra = list(getattr(self.scheduler, "extra_job_columns", []) or [])
         phases = hasattr(self.executor, "take_phase_events")      # three-phase: the phases' columns last
         tmp = f"{path}.tmp"
         with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(JOBS_CSV_COLUMNS) + extra + (list(THREE_PHASE_COLUMNS) if phases else []))
+            w = csv.DictWriter(f, fieldnames=list(JOBS_CSV_COLUMNS) + extra
+                               + (list(THREE_PHASE_COLUMNS) if phases else []))
             w.writeheader()
             for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
                 row = rec.row()
