@@ -20,8 +20,9 @@ from .batsim.protocol import (CallMeLater, Event, ExecuteJob, JobCompleted, Prot
                               UnknownEvent)
 from .errors import InputError
 from .io_model.base import JobModel
-from .metrics.definitions import (JOBS_CSV_COLUMNS, WAIT_COLUMNS, WAIT_REASONS, bounded_slowdown, runtime,
-                                  stretch, turnaround_time, wait_reason_category, waiting_time)
+from .metrics.definitions import (JOBS_CSV_COLUMNS, THREE_PHASE_COLUMNS, WAIT_COLUMNS, WAIT_REASONS,
+                                  bounded_slowdown, runtime, stretch, turnaround_time, wait_reason_category,
+                                  waiting_time)
 from .platforms.model import Platform
 from .schedulers.base import Job, Scheduler, StageIn
 from .workloads.batsim_rules import DefinitionError, check_job
@@ -48,6 +49,17 @@ class JobRecord:
     waits: dict[str, float] = field(default_factory=dict)
     wait_reason: str = "Unknown"
     wait_since: float | None = None
+    #: three-phase model (docs/io-model.md §3): end of a pending stage-in, the running phase on nodes [s]
+    staged_at: float | None = None
+    nodes_start: float | None = None
+    nodes_end: float | None = None
+
+    def phase_row(self) -> dict:
+        """The `THREE_PHASE_COLUMNS` of the row ("" when unknown; `stage_in_pending` needs the nodes' start)."""
+        f = lambda x: "" if x is None else f"{x:.6f}"  # noqa: E731
+        pending = "" if (self.nodes_start is None or self.start is None) else f(self.nodes_start - self.start)
+        return {"stage_in_end": f(self.staged_at), "nodes_start": f(self.nodes_start),
+                "nodes_end": f(self.nodes_end), "stage_in_pending": pending}
 
     def wait_for(self, reason: str, now: float) -> None:
         """From `now` on the job waits for `reason` (a policy's reason name); the time since the last
@@ -134,6 +146,7 @@ class SchedulerApp:
         # The policy is consulted only after a message that changed its inputs (a submission, a job
         # end, a requested call): most io-aware messages are sub-job completions that change nothing.
         self._dirty = False
+        self._releases_nodes = False
 
     # ------------------------------------------------------------------ events
     def on_event(self, ts: float, ev: Event, out: Outbox) -> None:
@@ -168,6 +181,12 @@ class SchedulerApp:
         except (TypeError, AttributeError, KeyError, ValueError) as exc:
             raise ProtocolError(f"malformed SIMULATION_BEGINS ({exc.__class__.__name__}: {exc})") from None
         self.scheduler = self.make_scheduler(self.platform)
+        adapt = getattr(self.scheduler, "for_job_model", None)   # e.g. the EASY family on three-phase
+        if adapt is not None:
+            self.scheduler = adapt(self.executor.name)
+        #: the policy frees a job's nodes at its "nodes-released" (three-phase), not at its end
+        self._releases_nodes = getattr(type(self.scheduler), "nodes_released", None) not in (
+            None, Scheduler.nodes_released)
         profiles, cfg = data.get("profiles") or {}, data.get("config") or {}
         if not isinstance(profiles, dict) or not all(isinstance(p, dict) for p in profiles.values()) \
                 or not isinstance(cfg, dict):
@@ -228,8 +247,11 @@ class SchedulerApp:
         if take is not None:
             for kind, job_id in take():
                 if kind == "staged":
+                    self.records[job_id].staged_at = ts
                     self.scheduler.stage_in_done(job_id, ts)
                 else:
+                    if self._releases_nodes:               # else the policy holds them until the job ends
+                        self.records[job_id].nodes_end = ts
                     self.scheduler.nodes_released(job_id, ts)
                 self._dirty = True
         if done is None:
@@ -237,6 +259,8 @@ class SchedulerApp:
         job_id, state = done
         rec = self.records[job_id]
         rec.end, rec.state = ts, state
+        if rec.nodes_start is not None and rec.nodes_end is None:   # ended on its nodes (killed, failed)
+            rec.nodes_end = ts
         self.scheduler.job_ended(job_id, ts)
         self._dirty = True
         self._ended()
@@ -269,6 +293,7 @@ class SchedulerApp:
                     rec.start = now
                     rec._close_wait(now)
                 rec.procs, rec.bb_alloc = start.procs, start.bb_per_storage
+                rec.nodes_start = now
                 facts = getattr(sched, "job_facts", None)
                 if facts:
                     rec.facts = facts.pop(start.job.id, rec.facts)
@@ -299,11 +324,14 @@ class SchedulerApp:
         that stopped before SIMULATION_ENDS): a job without a final state gets final_state RUNNING (started)
         or PENDING (not started), Slurm's names for them. With queues or a priority order (wfp) two more
         columns, `queue` and `priority` (at start, "" if none), and only then: other runs' files are
-        unchanged (docs/orders-and-queues.md)."""
+        unchanged (docs/orders-and-queues.md). Under a job model with phases (three-phase) the
+        `THREE_PHASE_COLUMNS` come last (docs/io-model.md §3)."""
         extra = list(getattr(self.scheduler, "extra_job_columns", []) or [])
+        phases = hasattr(self.executor, "take_phase_events")      # three-phase: the phases' columns last
         tmp = f"{path}.tmp"
         with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(JOBS_CSV_COLUMNS) + extra)
+            w = csv.DictWriter(f, fieldnames=list(JOBS_CSV_COLUMNS) + extra
+                               + (list(THREE_PHASE_COLUMNS) if phases else []))
             w.writeheader()
             for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
                 row = rec.row()
@@ -313,5 +341,7 @@ class SchedulerApp:
                     q, prio = rec.facts
                     row["queue"] = q
                     row["priority"] = "" if prio is None else f"{prio:.9g}"
+                if phases:
+                    row.update(rec.phase_row())
                 w.writerow(row)
         os.replace(tmp, path)

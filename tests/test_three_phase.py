@@ -175,10 +175,11 @@ def test_starving_job_is_served_fcfs_after_the_limit():
 
 
 def test_two_phase_policy_keeps_the_nodes_until_the_stage_out_ends(tmp_path):
-    """sjf-bb on the three-phase model (Scheduler.nodes_released's default): B waits for A's job end,
-    stage-out included, as in io-aware."""
+    """sjf-bb on the three-phase model with staging=with-nodes (the two-phase behaviour,
+    Scheduler.nodes_released's default): B waits for A's job end, stage-out included, as in io-aware."""
     wl = _workload(tmp_path, [(1, 0, 96, 100e9, GB), (2, 50, 96, 10e9, 0)])
-    res = run("sjf-bb", wl, PLATFORM, tmp_path / "tp", model="three-phase", progress=False, timeout=120)
+    res = run("sjf-bb", wl, PLATFORM, tmp_path / "tp", model="three-phase", progress=False, timeout=120,
+              policy_options={"staging": "with-nodes"})
     ph = _phases(tmp_path / "tp")
     jobs = pd.read_csv(res.jobs_csv).set_index("job_id")
     assert ph[2]["compute"] >= jobs.loc[1, "finish_time"]
@@ -231,7 +232,7 @@ def test_slurm_bb_never_overallocates_and_every_job_ends(wl):
     assert set(times) == {j.id for j in jobs} and not sched.queue
 
 
-@pytest.mark.parametrize("policy", ["cerberus", "slurm-bb"])
+@pytest.mark.parametrize("policy", ["cerberus", "slurm-bb", "sjf-bb", "conservative-bb"])
 def test_simulated_bb_and_nodes_never_overallocated_on_kth(policy, kth_subset, tmp_path):
     """100 KTH jobs in the embedded simulator: each job holds its `bb_allocation` from its stage-in start to its
     end (jobs.csv) and its nodes over its sub-jobs on compute nodes (batsim_jobs.csv); at every instant the

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.skipif(BATSIM is None or PLUGIN is None,
                                        "../shared/batsim-4.2.1/build/build-batsim.sh)")
 
 
-@pytest.mark.parametrize("policy,n", [("cerberus", 100), ("slurm-bb", 100), ("sjf-bb", 30)])
+@pytest.mark.parametrize("policy,n", [("cerberus", 100), ("slurm-bb", 100), ("sjf-bb", 30), ("fcfs-bb", 30),
+                                      ("fcfs-easy", 30), ("conservative-bb", 30)])
 def test_three_phase_same_as_real_batsim(tmp_path, policy, n):
     wl = B.kth_subset(tmp_path / "kth.json", n)
     extra = ["-r", B.STORAGE + ":storage", "--enable-dynamic-jobs", "--enable-profile-reuse"]

@@ -42,6 +42,12 @@ WAIT_COLUMNS = tuple(WAIT_REASONS.values())
 JOBS_CSV_EXTRA_COLUMNS = ("bb_per_node", "bb_allocation", "bounded_slowdown") + WAIT_COLUMNS
 #: Columns of the scheduler's ``jobs.csv``: Batsim's, then ours.
 JOBS_CSV_COLUMNS = BATSIM_JOBS_COLUMNS + JOBS_CSV_EXTRA_COLUMNS
+#: Columns a three-phase run's ``jobs.csv`` adds last (docs/io-model.md §3), times [s]: the end of the job's
+#: stage-in when it ran before the nodes (pending, BB only); the running phase on compute nodes (allocation,
+#: release: end of the output step, or of the job if it ended on its nodes); and the time it held BB while
+#: pending, nodes_start − starting_time (its stage-in plus any wait for nodes after it; 0 when its stage-in ran
+#: on its nodes, as a two-phase policy's).
+THREE_PHASE_COLUMNS = ("stage_in_end", "nodes_start", "nodes_end", "stage_in_pending")
 
 
 def wait_reason_category(reason: str) -> str:

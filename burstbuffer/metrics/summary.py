@@ -12,7 +12,7 @@ import pandas as pd
 
 from .definitions import TAU, bounded_slowdown, runtime, turnaround_time, waiting_time
 
-__all__ = ["Summary", "summarize", "summarize_csv", "TAU", "bounded_slowdown"]
+__all__ = ["Summary", "node_time", "summarize", "summarize_csv", "TAU", "bounded_slowdown"]
 
 
 @dataclass
@@ -26,7 +26,7 @@ class Summary:
     max_waiting_h: float
     mean_bounded_slowdown: float
     makespan: float         # [s] last finish time − first submission time
-    cpu_utilisation: float  # Σ res·execution_time / (nb_compute · makespan)
+    cpu_utilisation: float  # Σ res·node time / (nb_compute · makespan); node time: `node_time`
     bb_utilisation: float   # Σ res·bb·execution_time / (total_bb · makespan); nan if unknown
 
     def lines(self) -> list[str]:
@@ -49,6 +49,16 @@ class Summary:
         return "\n".join(self.lines())
 
 
+def node_time(jobs: pd.DataFrame, run: pd.Series) -> pd.Series:
+    """Seconds each job held its compute nodes: its running phase (``nodes_end − nodes_start``) where a
+    three-phase run's jobs.csv gives it (docs/io-model.md §3: stage-in and stage-out hold BB only), else `run`
+    (execution_time: the nodes are held from start to finish in the two-phase models)."""
+    if "nodes_start" not in jobs or "nodes_end" not in jobs:
+        return run
+    held = pd.to_numeric(jobs["nodes_end"], errors="coerce") - pd.to_numeric(jobs["nodes_start"], errors="coerce")
+    return held.where(held.notna(), run)
+
+
 def summarize(jobs: pd.DataFrame, nb_compute: int | None = None, total_bb: int | None = None) -> Summary:
     """Summary of a run. `jobs` has Batsim `_jobs.csv` columns; waiting time and bounded slowdown
     are over jobs that started (waiting = starting_time − submission_time). Utilisations need the
@@ -68,7 +78,8 @@ def summarize(jobs: pd.DataFrame, nb_compute: int | None = None, total_bb: int |
     else:
         makespan = 0.0
     res = pd.to_numeric(started["requested_number_of_resources"])
-    cpu_u = float((res * run).sum() / (nb_compute * makespan)) if nb_compute and makespan > 0 else float("nan")
+    cpu_u = float((res * node_time(started, run)).sum() / (nb_compute * makespan)) \
+        if nb_compute and makespan > 0 else float("nan")
     if total_bb and makespan > 0 and "bb_per_node" in started:
         bb = pd.to_numeric(started["bb_per_node"], errors="coerce").fillna(0)
         bb_u = float((res * bb * run).sum() / (total_bb * makespan))

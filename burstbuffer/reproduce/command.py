@@ -78,6 +78,7 @@ def reproduce(args) -> int:
     (exit 2) for bad input (unknown study, missing platform or workload, nothing to run)."""
     from ..runner import DEFAULT_PLATFORM
     from ..schedulers import POLICIES
+    from ..schedulers.registry import THREE_PHASE_POLICIES
 
     check_engine_arguments(args)
     study = get_study(getattr(args, "study", None) or DEFAULT_STUDY)
@@ -89,7 +90,7 @@ def reproduce(args) -> int:
     queues_note = None
     if getattr(args, "queues", None):
         study, queues_note = with_queue_file(study, args.policies, args.queues)
-    plan = plan_runs(study, args, out, POLICIES)
+    plan = plan_runs(study, args, out, {**POLICIES, **THREE_PHASE_POLICIES})   # cerberus, slurm-bb: study three-phase
     if queues_note:
         plan.notes.append(queues_note)
     specs = plan.specs

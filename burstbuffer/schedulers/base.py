@@ -122,6 +122,12 @@ class Scheduler(ABC):
     def wakeup(self, now: float) -> float | None:
         return None
 
+    def for_job_model(self, model: str) -> "Scheduler":
+        """The scheduler to run under job model `model` (a `burstbuffer.io_model.registry` name), called once
+        by the app at SIMULATION_BEGINS, before any job: `self` by default. The EASY family and conservative-bb
+        return their three-phase variant on ``three-phase`` (`burstbuffer.schedulers.staged`, docs/policies.md)."""
+        return self
+
     # Three-phase notifications (docs/io-model.md §3). The defaults keep the two-phase contract:
     # a policy that never returns `StageIn` holds a started job's nodes and BB until `job_ended`.
     def stage_in_done(self, job_id: str, now: float) -> None:

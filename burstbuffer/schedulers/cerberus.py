@@ -16,9 +16,19 @@ p_i = f(c_i, bb_i, ert_i), ert_i = walltime (option ``profit``): "node-seconds" 
 "nodes" (c_i), "short-first" (c_i / ert_i: node count per second of walltime, favouring short jobs).
 
 Starvation (the paper is silent): a queued job that has waited longer than ``starvation_limit`` seconds
-(default 86400) since it entered its queue is *starving*. While Q_I's (resp. Q_R's) oldest job starves,
-that queue is served in FCFS order from its head and stops at the first job that does not fit: no later
-job takes the BB (resp. nodes) the starving job waits for, so it starts once enough is freed.
+(default 86400) since it entered its queue is *starving*. Option ``starvation``:
+
+- "fcfs" (default): while Q_I's (resp. Q_R's) oldest job starves, that queue is served in FCFS order from its
+  head and stops at the first job that does not fit: no later job takes the BB (resp. nodes) the starving job
+  waits for, so it starts once enough is freed — but no other job of the queue is served meanwhile, and under
+  load the next oldest job starves in turn, so the queue stays first come first served without backfilling.
+- "reserve": only the oldest starving job is protected, and the knapsacks go on around it. In Q_I it is
+  staged first if its BB fits, else a drain: its shares are assigned to BB nodes by id (as many as each node
+  holds), and the free bytes of those nodes, up to its shares there, are withheld from the knapsack, so the
+  BB free for it only grows until it fits. In Q_R it starts first if its nodes are free, else it gets
+  an EASY reservation at its shadow time (the running jobs' node releases expected at start + walltime), and
+  the knapsack takes only jobs that fit now and end by the shadow time or fit in the nodes the reservation
+  leaves free (a second knapsack constraint).
 """
 from __future__ import annotations
 
@@ -54,13 +64,18 @@ class Cerberus(Scheduler):
         profit: name in `PROFITS`.
         starvation_limit: seconds (> 0) after which a queued job is served FCFS (module docstring).
         knapsack_method: "auto", "dp", "milp" or "greedy" (`burstbuffer.schedulers.knapsack`).
-    Raises ValueError on an unknown profit or knapsack method, or a non-positive starvation limit.
+        starvation: "fcfs" or "reserve" (module docstring).
+    Raises ValueError on an unknown profit, knapsack method or starvation rule, or a non-positive
+    starvation limit.
     """
 
     name = "cerberus"
 
     def __init__(self, platform: Platform, *, seed: int = 0, profit: str = "node-seconds",
-                 starvation_limit: float = 86400.0, knapsack_method: str = "auto"):
+                 starvation_limit: float = 86400.0, knapsack_method: str = "auto", starvation: str = "fcfs"):
+        if starvation not in ("fcfs", "reserve"):
+            raise ValueError(f"unknown starvation {starvation!r}; valid: fcfs, reserve")
+        self.starvation = starvation
         if profit not in PROFITS:
             raise ValueError(f"unknown profit {profit!r}; valid: {', '.join(sorted(PROFITS))}")
         if knapsack_method not in ("auto", "dp", "milp", "greedy"):
@@ -80,6 +95,7 @@ class Cerberus(Scheduler):
         self.nodes: dict[str, ProcSet] = {}             # job id → compute nodes it holds
         self.q_out: set[str] = set()
         self._bb: dict[str, int] = {}                   # job id → bytes per share it holds
+        self.node_end: dict[str, float] = {}            # running job → expected node release [s] (start + walltime)
 
     # ------------------------------------------------------------------ Scheduler contract
     def can_ever_fit(self, job: Job) -> str | None:
@@ -92,10 +108,12 @@ class Cerberus(Scheduler):
         self.q_run[job_id] = (self.staging.pop(job_id), now)
 
     def nodes_released(self, job_id: str, now: float) -> None:
+        self.node_end.pop(job_id, None)
         self.free_nodes |= self.nodes.pop(job_id)
         self.q_out.add(job_id)
 
     def job_ended(self, job_id: str, now: float) -> None:
+        self.node_end.pop(job_id, None)
         if job_id in self.nodes:                         # ended before its output (failure, walltime)
             self.free_nodes |= self.nodes.pop(job_id)
         self.q_out.discard(job_id)
@@ -172,6 +190,8 @@ class Cerberus(Scheduler):
             job = self.q_in.pop(jid)[0]
             self.q_run[jid] = (job, now)
             self.slots[jid], self._bb[jid] = (), 0
+        if self.starvation == "reserve":
+            return self._decide_reserve(now, out)
         # Q_I — Problem 1
         fcfs = bool(self.q_in) and now - next(iter(self.q_in.values()))[1] > self.starvation_limit
         for jid in self._select(self.q_in, now, lambda j: j.bb_total, [lambda j: j.bb_total],
@@ -197,4 +217,80 @@ class Cerberus(Scheduler):
             self.nodes[jid] = procs
             del self.q_run[jid]
             out.append(Start(job, procs, self._bind(procs, self.slots[jid])))
+        return out
+
+    # ------------------------------------------------------------------ starvation "reserve"
+    def _starving(self, queue: dict[str, tuple[Job, float]], now: float) -> str | None:
+        if queue:
+            jid, (_, since) = next(iter(queue.items()))
+            if now - since > self.starvation_limit:
+                return jid
+        return None
+
+    def _start_run(self, jid: str, job: Job, now: float) -> Start:
+        procs = lowest_procs(self.free_nodes, job.res)
+        self.free_nodes -= procs
+        self.nodes[jid] = procs
+        self.node_end[jid] = now + self._ert(job)
+        del self.q_run[jid]
+        return Start(job, procs, self._bind(procs, self.slots[jid]))
+
+    def _decide_reserve(self, now: float, out: list) -> list[Start | StageIn]:
+        """`decide` with ``starvation="reserve"`` (module docstring)."""
+        # Q_I: the oldest starving job first, else a drain of the BB it could take now
+        held: dict[int, int] = {}
+        old = self._starving(self.q_in, now)
+        if old is not None:
+            job = self.q_in[old][0]
+            slots = self._place(job)
+            if slots is not None:
+                out.append(self._stage_in(old, job, slots))
+            else:                                        # its shares' BB nodes by id, as many as each holds
+                left = job.res
+                for b, cap in sorted(self.platform.bb_capacity.items()):
+                    k = min(cap // job.bb, left)
+                    if k > 0:
+                        held[b] = min(self.free_bb[b], k * job.bb)
+                        left -= k
+                    if left == 0:
+                        break
+        for b, n in held.items():
+            self.free_bb[b] -= n
+        ids = [i for i in self.q_in if i != old]
+        chosen = knapsack([self.q_in[i][0].bb_total for i in ids], [[self.q_in[i][0].bb_total for i in ids]],
+                          [sum(self.free_bb.values())], method=self.method) if ids else []
+        for k in chosen:
+            jid = ids[k]
+            job = self.q_in[jid][0]
+            slots = self._place(job)
+            if slots is not None:
+                out.append(self._stage_in(jid, job, slots))
+        for b, n in held.items():
+            self.free_bb[b] += n
+        # Q_R: the oldest starving job first, else an EASY reservation for it
+        old = self._starving(self.q_run, now)
+        shadow, extra = math.inf, len(self.free_nodes)
+        if old is not None:
+            job = self.q_run[old][0]
+            if job.res <= len(self.free_nodes):
+                out.append(self._start_run(old, job, now))
+                extra = len(self.free_nodes)
+            else:
+                avail = len(self.free_nodes)
+                for t, n in sorted((max(e, now), len(self.nodes[j])) for j, e in self.node_end.items()):
+                    avail += n
+                    if avail >= job.res:
+                        shadow, extra = t, avail - job.res
+                        break
+                else:
+                    extra = 0
+        ids = [i for i in self.q_run if i != old]
+        if ids:
+            jobs = [self.q_run[i][0] for i in ids]
+            long = [j.res if now + self._ert(j) > shadow else 0 for j in jobs]
+            chosen = knapsack([self.profit(j.res, j.bb_total, self._ert(j)) for j in jobs],
+                              [[j.res for j in jobs], long], [len(self.free_nodes), extra], method=self.method)
+            for k in chosen:
+                if jobs[k].res <= len(self.free_nodes):
+                    out.append(self._start_run(ids[k], jobs[k], now))
         return out

@@ -56,10 +56,21 @@ class ConservativeBB(ProfileScheduler):
     name = "conservative-bb"
 
     def __init__(self, platform: Platform, *, seed: int = 0, period: float | None = None,
-                 overdue_grace: float = 1.0, **order_options):
+                 overdue_grace: float = 1.0, staging: str = "bb-first", staging_bandwidth: float = 5e9,
+                 **order_options):
         super().__init__(platform, seed=seed, period=period, overdue_grace=overdue_grace, **order_options)
         self._resv: dict[str, _Held] = {}
         self.last_plan: dict[str, float] | None = None
+        from .staged import check_staging
+        check_staging(staging, staging_bandwidth)
+        self.staging, self.staging_bandwidth = staging, staging_bandwidth
+
+    def for_job_model(self, model: str):
+        """On ``three-phase`` (unless ``staging="with-nodes"``): conservative backfilling planning BB over the
+        stagings and nodes over the running phase (`burstbuffer.schedulers.staged`; docs/policies.md)."""
+        from .staged import staged_variant
+        return staged_variant(self, model, mode="conservative", reserve_bb=True, sjf=False,
+                              unsupported="queues" if self.queues is not None else None)
 
     @property
     def reservations(self) -> dict[str, Reservation]:

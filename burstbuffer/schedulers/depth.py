@@ -62,6 +62,13 @@ class DepthBackfilling(ConservativeBB):
         self.sjf_backfill = sjf_backfill
         self.name = name
 
+    def for_job_model(self, model: str):
+        """`self`: a reservation depth keeps its two-phase behaviour on the three-phase model (nodes held during
+        the stagings; docs/policies.md), with a warning there."""
+        from .staged import staged_variant
+        return staged_variant(self, model, mode="easy", reserve_bb=self.reserve_bb, sjf=self.sjf_backfill,
+                              unsupported="reservation_depth")
+
     def _schedule(self, now: float) -> list[Start]:
         prof = self.profile
         queue = self._ordered(now)

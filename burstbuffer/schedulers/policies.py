@@ -91,9 +91,20 @@ class EasyBackfilling(Fcfs):
     reserve_bb = True
     sjf = False
 
-    def __init__(self, platform, *, easy_extra_nodes: bool = False, **options):
+    def __init__(self, platform, *, easy_extra_nodes: bool = False, staging: str = "bb-first",
+                 staging_bandwidth: float = 5e9, **options):
         super().__init__(platform, **options)
         self.easy_extra_nodes = bool(easy_extra_nodes)
+        from .staged import check_staging
+        check_staging(staging, staging_bandwidth)
+        self.staging, self.staging_bandwidth = staging, staging_bandwidth
+
+    def for_job_model(self, model: str):
+        """On ``three-phase`` (unless ``staging="with-nodes"``): the same policy planning BB over the stagings
+        and nodes over the running phase (`burstbuffer.schedulers.staged`; docs/policies.md)."""
+        from .staged import staged_variant
+        why = "easy_extra_nodes" if self.easy_extra_nodes else ("queues" if self.queues is not None else None)
+        return staged_variant(self, model, mode="easy", reserve_bb=self.reserve_bb, sjf=self.sjf, unsupported=why)
 
     def _schedule(self, now: float) -> list[Start]:
         starts, head = self._fcfs_pass(now)                        # Algorithm 1 line 12

@@ -149,6 +149,26 @@ class AvailabilityProfile:
         for t, (m, bb, c) in self._slots.items():
             yield t, m, bb, c
 
+    def window_keys(self, a: float, b: float) -> list[float]:
+        """Keys of the breakpoints covering ``[a, b)``: the one in force at `a` (the origin for `a` before it)
+        and every later one before `b`, ascending (for fits over windows of one's own, e.g.
+        `burstbuffer.schedulers.staged`)."""
+        return list(self._slots.irange(self._floor_key(a), b, inclusive=(True, False)))
+
+    def keys_from(self, t: float) -> list[float]:
+        """Keys of the breakpoint in force at `t` and of every later one, ascending."""
+        return list(self._slots.irange(self._floor_key(t), None))
+
+    def value_at_key(self, k: float) -> tuple[int, tuple[int, ...], int]:
+        """Packed value of breakpoint `k` (a key): (free-processor bitmask, free bytes per BB node in
+        `bb_ids` order, number of free processors). KeyError if `k` is not a key."""
+        return self._slots[k]
+
+    def next_key(self, k: float) -> float:
+        """The first breakpoint key after `k`, or +inf if there is none."""
+        i = self._slots.bisect_right(k)
+        return self._slots.peekitem(i)[0] if i < len(self._slots) else math.inf
+
     def bb_preference_index(self, compute_id: int) -> tuple[int, ...]:
         """Indices into `bb_ids` of the BB nodes `compute_id` prefers, best first (same chassis, same
         group, any: Kopanski & Rzadca, Euro-Par 2021, §3.1; `Platform.bb_preference`).
