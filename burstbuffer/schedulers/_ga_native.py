@@ -43,16 +43,22 @@ C_SOURCE = r"""
 #include <stdlib.h>
 #include <string.h>
 
-/* One generation's objectives of a chromosome (bit k-1-i = job i). */
+/* Repair (keep the longest prefix of the selected jobs, in window order, that fits both capacities) of
+   a chromosome (bit k-1-i = job i, so job 0 is the highest bit), and its objectives. */
 static uint64_t repair(uint64_t x, int k, const int64_t *n, const int64_t *b, int64_t cn, int64_t cb,
                        int64_t *f1, int64_t *f2) {
     int64_t sn = 0, sb = 0;
     uint64_t keep = 0;
-    for (int i = 0; i < k; i++) {
-        uint64_t bit = (uint64_t)1 << (k - 1 - i);
-        if (!(x & bit)) continue;
+    while (x) {
+#if defined(__GNUC__)
+        int p = 63 - __builtin_clzll(x);                   /* highest set bit = next selected job */
+#else
+        int p = 63; while (!((x >> p) & 1)) p--;
+#endif
+        uint64_t bit = (uint64_t)1 << p;
+        int i = k - 1 - p;
         if (sn + n[i] > cn || sb + b[i] > cb) break;      /* prefix sums only grow: the rest fails too */
-        sn += n[i]; sb += b[i]; keep |= bit;
+        sn += n[i]; sb += b[i]; keep |= bit; x ^= bit;
     }
     *f1 = sn; *f2 = sb;
     return keep;
