@@ -5,7 +5,8 @@ total request). A selection is x ∈ {0,1}^k; it maximises both f1(x) = Σ nodes
 f2(x) = Σ bb·x (BB usage) subject to f1 ≤ ``cap_nodes`` and f2 ≤ ``cap_bb`` (the free nodes and the
 free pooled BB, §3.2.1). Everything here is pure numpy on these arrays — no scheduler state:
 
-- `ga_front`: the paper's genetic algorithm (§3.2.2-3.2.3), vectorised (see its docstring for the
+- `ga_front`: the paper's genetic algorithm (§3.2.2-3.2.3): numpy draws, then the generations in C
+  (`_ga_native`) or, as a fallback with the same result, vectorised numpy (see its docstring for the
   operators, the constraint handling and the mutation rate);
 - `exact_front`: the true Pareto set by enumerating the 2^k subsets (k ≤ `EXACT_LIMIT`);
 - `nsga2_front`: pymoo's NSGA-II on the same problem (a labelled alternative, not the paper's rule);
