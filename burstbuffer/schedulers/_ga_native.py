@@ -1,0 +1,254 @@
+"""Native (C) loop of BBSched's genetic algorithm (`moo.ga_front`), compiled on first use (ctypes).
+
+`moo.ga_front` draws every random number of a decision up front with numpy (`moo._ga_draws`), then
+runs G generations. The generations are sequential and each is ~25 numpy calls on 40 × 20 arrays, so
+the numpy loop costs ~30 ms at w = 20, P = 20, G = 500 whatever numpy does per element. `ga_loop`
+here runs the same generations in C on the same draws — chromosomes bit-packed in a uint64 (bit
+k−1−i = job i, i.e. the chromosome *is* its `moo.front_key`), objectives summed as exact int64 — and
+returns the last population and its Set-1 flags, from which `moo.ga_front` builds the `Front` exactly
+as the numpy loop does. The C code mirrors the numpy loop step by step (Fan et al., *Scheduling
+Beyond CPUs for HPC*, HPDC'19, §3.2.2; docs/bbsched.md "The GA"):
+
+- crossover: child c < H = ⌈P/2⌉ takes genes < cut[c] from parent pa[c] and the rest from pb[c];
+  child c ≥ H the same with the parents swapped (cut[c − H]);
+- mutation: XOR with the flips drawn by `moo._ga_draws` (flat indices (g·P + c)·k + j);
+- repair: keep the longest prefix (window order) of the selected jobs that fits both capacities;
+- survival: level 2 = a later copy (same chromosome in an earlier buffer row), 1 = dominated
+  (f1 ≥, f2 ≥, f1 + f2 >), 0 = Set 1; order by (level, birth descending, buffer row), keep P.
+
+The two loops give identical results while every objective sum and capacity is below 2^53 (the numpy
+loop works in float64, exact there; `moo` documents the same bound) — tests/test_ga_native.py checks
+them equal on generated windows. Build: as `_plan_native` (same flags, same cache directory, named
+after a hash of the source); no compiler, a failed build or ``BURSTBUFFER_NATIVE=0`` → `available()`
+is False and `moo.ga_front` runs its numpy loop.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform as _platform
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+from ._plan_native import _CFLAGS, _cache_dir
+
+__all__ = ["available", "ga_loop", "unavailable_reason"]
+
+C_SOURCE = r"""
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Repair (keep the longest prefix of the selected jobs, in window order, that fits both capacities) of
+   a chromosome (bit k-1-i = job i, so job 0 is the highest bit), and its objectives. */
+static uint64_t repair(uint64_t x, int k, const int64_t *n, const int64_t *b, int64_t cn, int64_t cb,
+                       int64_t *f1, int64_t *f2) {
+    int64_t sn = 0, sb = 0;
+    uint64_t keep = 0;
+    while (x) {
+#if defined(__GNUC__)
+        int p = 63 - __builtin_clzll(x);                   /* highest set bit = next selected job */
+#else
+        int p = 63; while (!((x >> p) & 1)) p--;
+#endif
+        uint64_t bit = (uint64_t)1 << p;
+        int i = k - 1 - p;
+        if (sn + n[i] > cn || sb + b[i] > cb) break;      /* prefix sums only grow: the rest fails too */
+        sn += n[i]; sb += b[i]; keep |= bit; x ^= bit;
+    }
+    *f1 = sn; *f2 = sb;
+    return keep;
+}
+
+/* Levels of the R buffer rows: 2 = a later copy, 1 = dominated, 0 = Set 1 (non-dominated, first copy).
+   With copies = 0, copies are not looked for (the G = 0 final front). A copy has the objectives of the
+   row it copies, so dominance is tested against first copies only (uniq: scratch of R ints). */
+static void levels(int R, const uint64_t *x, const int64_t *f1, const int64_t *f2, int copies, int8_t *lev,
+                   int *uniq) {
+    int u = 0;
+    for (int j = 0; j < R; j++) {
+        int l = 0;
+        if (copies)
+            for (int a = 0; a < u; a++) if (x[uniq[a]] == x[j]) { l = 2; break; }
+        if (!l) uniq[u++] = j;
+        lev[j] = (int8_t)l;
+    }
+    for (int j = 0; j < R; j++) {
+        if (lev[j]) continue;
+        int64_t sj = f1[j] + f2[j];
+        for (int a = 0; a < u; a++) {
+            int i = uniq[a];
+            if (f1[i] >= f1[j] && f2[i] >= f2[j] && f1[i] + f2[i] > sj) { lev[j] = 1; break; }
+        }
+    }
+}
+
+/* The G generations of moo.ga_front's numpy loop on its draws.
+   init: P*k genes (0/1, row-major); pa, pb, cut: G*H; flips: nflip flat indices into G*P*k;
+   mut: G*P scratch (zeroed here). Out: pop_out P*k genes of the last population (buffer order),
+   final P flags (Set 1). Returns 0. */
+int ga_loop(int k, int P, int G, const int64_t *n, const int64_t *b, int64_t cn, int64_t cb,
+            const uint8_t *init, const int64_t *pa, const int64_t *pb, const int64_t *cut,
+            const int64_t *flips, int64_t nflip, uint64_t *mut, uint8_t *pop_out, uint8_t *final) {
+    int R = 2 * P, H = (P + 1) / 2;
+    if (P < 1 || P > (1 << 20) || k < 1 || k > 64) return -1;
+    /* scratch: x tx (u64), f1 f2 birth t1 t2 tbirth (i64), order uniq (int), lev tlev (i8) */
+    char *mem = malloc((size_t)R * (8 * 8 + 2 * sizeof(int) + 2));
+    if (!mem) return -2;
+    uint64_t *x = (uint64_t *)mem, *tx = x + R;
+    int64_t *f1 = (int64_t *)(tx + R), *f2 = f1 + R, *birth = f2 + R, *t1 = birth + R, *t2 = t1 + R,
+            *tbirth = t2 + R;
+    int *order = (int *)(tbirth + R), *uniq = order + R;
+    int8_t *lev = (int8_t *)(uniq + R), *tlev = lev + R;
+    uint64_t all = k == 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1);
+
+    memset(mut, 0, sizeof(uint64_t) * (size_t)G * (size_t)P);
+    for (int64_t f = 0; f < nflip; f++) {
+        int64_t cell = flips[f] / k, j = flips[f] % k;
+        mut[cell] ^= (uint64_t)1 << (k - 1 - j);
+    }
+    /* population rows P..2P-1, children rows 0..P-1 */
+    for (int c = 0; c < P; c++) {
+        uint64_t v = 0;
+        for (int i = 0; i < k; i++) if (init[c * k + i]) v |= (uint64_t)1 << (k - 1 - i);
+        x[P + c] = repair(v, k, n, b, cn, cb, &f1[P + c], &f2[P + c]);
+        birth[P + c] = 0;
+    }
+    if (G == 0) {
+        levels(P, x + P, f1 + P, f2 + P, 0, lev, uniq);
+        for (int c = 0; c < P; c++) final[c] = lev[c] == 0;
+    }
+    for (int g = 0; g < G; g++) {
+        const int64_t *ga = pa + (size_t)g * H, *gb = pb + (size_t)g * H, *gc = cut + (size_t)g * H;
+        for (int c = 0; c < P; c++) {
+            int h = c < H ? c : c - H;
+            int64_t A = c < H ? ga[h] : gb[h], B = c < H ? gb[h] : ga[h], ct = gc[h];
+            uint64_t hi = ct >= k ? all : (all & ~((((uint64_t)1) << (k - ct)) - 1));   /* genes < cut */
+            uint64_t v = ((x[P + A] & hi) | (x[P + B] & ~hi & all)) ^ mut[(size_t)g * P + c];
+            x[c] = repair(v, k, n, b, cn, cb, &f1[c], &f2[c]);
+            birth[c] = g + 1;
+        }
+        levels(R, x, f1, f2, 1, lev, uniq);
+        /* stable order by (lev, -birth), i.e. numpy's argsort(lev * big - birth, kind="stable") */
+        int m = 0;
+        for (int r = 0; r < R; r++) {
+            int p = m;
+            while (p > 0 && (lev[order[p - 1]] > lev[r] ||
+                             (lev[order[p - 1]] == lev[r] && birth[order[p - 1]] < birth[r]))) {
+                order[p] = order[p - 1]; p--;
+            }
+            order[p] = r; m++;
+        }
+        for (int c = 0; c < P; c++) {
+            int r = order[c];
+            tx[c] = x[r]; t1[c] = f1[r]; t2[c] = f2[r]; tbirth[c] = birth[r]; tlev[c] = lev[r];
+        }
+        for (int c = 0; c < P; c++) {
+            x[P + c] = tx[c]; f1[P + c] = t1[c]; f2[P + c] = t2[c]; birth[P + c] = tbirth[c];
+        }
+        if (g == G - 1)
+            for (int c = 0; c < P; c++) final[c] = tlev[c] == 0;
+    }
+    for (int c = 0; c < P; c++)
+        for (int i = 0; i < k; i++) pop_out[c * k + i] = (uint8_t)((x[P + c] >> (k - 1 - i)) & 1);
+    free(mem);
+    return 0;
+}
+"""
+
+_lib = None
+_reason: str | None = None
+_P = ctypes.c_void_p
+
+
+def _load():
+    global _lib, _reason
+    if _lib is not None or _reason is not None:
+        return _lib
+    if os.environ.get("BURSTBUFFER_NATIVE", "1").strip().lower() in ("0", "no", "false", "off"):
+        _reason = "disabled by BURSTBUFFER_NATIVE"
+        return None
+    cc = os.environ.get("CC", "cc")
+    tag = hashlib.sha256("\0".join([C_SOURCE, cc, *_CFLAGS, _platform.machine()]).encode()).hexdigest()[:16]
+    try:
+        d = _cache_dir()
+        so = d / f"ga_native_{tag}.so"
+        if not so.exists():
+            if shutil.which(cc) is None:
+                _reason = f"no C compiler ({cc!r} not found)"
+                return None
+            fd, src = tempfile.mkstemp(suffix=".c", dir=d)
+            with os.fdopen(fd, "w") as f:
+                f.write(C_SOURCE)
+            tmp = src[:-2] + ".so"
+            try:
+                r = subprocess.run([cc, *_CFLAGS, "-o", tmp, src], capture_output=True, text=True, timeout=120)
+                if r.returncode != 0:
+                    _reason = f"compilation failed: {r.stderr.strip().splitlines()[-1:] or r.returncode}"
+                    return None
+                os.replace(tmp, so)
+            finally:
+                for x in (src, tmp):
+                    try:
+                        os.unlink(x)
+                    except OSError:
+                        pass
+        lib = ctypes.CDLL(str(so))
+        lib.ga_loop.restype = ctypes.c_int
+        lib.ga_loop.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, _P, _P, ctypes.c_int64, ctypes.c_int64,
+                                _P, _P, _P, _P, _P, ctypes.c_int64, _P, _P, _P]
+        _lib = lib
+    except (OSError, subprocess.SubprocessError) as exc:
+        _reason = f"{type(exc).__name__}: {exc}"
+        return None
+    return _lib
+
+
+def available() -> bool:
+    """True if the C loop is (or can be) built and loaded."""
+    return _load() is not None
+
+
+def unavailable_reason() -> str | None:
+    """Why the C loop is unavailable (None if it is available)."""
+    _load()
+    return _reason
+
+
+def _ptr(a: np.ndarray) -> int:
+    return a.ctypes.data
+
+
+def ga_loop(n: np.ndarray, b: np.ndarray, cap_nodes: int, cap_bb: int, init: np.ndarray, pa: np.ndarray,
+            pb: np.ndarray, cut: np.ndarray, flips: np.ndarray, generations: int) -> tuple[np.ndarray, np.ndarray]:
+    """The G generations of `moo.ga_front` in C, on its draws (see the module docstring).
+
+    Args: n, b (k,) int64 requests; cap_nodes, cap_bb the capacities (all sums < 2^53); init (P, k)
+    bool first generation (before repair); pa, pb, cut (G, ⌈P/2⌉) int64 parents and cut points; flips
+    the flat mutation indices into (G, P, k) (distinct); generations G.
+    Returns (population (P, k) bool in buffer order, final (P,) bool = Set 1 of the last survival).
+    Raises RuntimeError if the library is unavailable or rejects the sizes (k > 64, P > 2^20) or
+    cannot allocate its scratch memory.
+    """
+    lib = _load()
+    if lib is None:
+        raise RuntimeError(f"native GA unavailable: {_reason}")
+    P, k = init.shape
+    G = int(generations)
+    init8 = np.ascontiguousarray(init, dtype=np.uint8)
+    pa, pb, cut = (np.ascontiguousarray(a, dtype=np.int64) for a in (pa, pb, cut))
+    flips = np.ascontiguousarray(flips, dtype=np.int64)
+    n = np.ascontiguousarray(n, dtype=np.int64)
+    b = np.ascontiguousarray(b, dtype=np.int64)
+    mut = np.empty(max(G * P, 1), np.uint64)
+    pop = np.empty((P, k), np.uint8)
+    final = np.empty(P, np.uint8)
+    rc = lib.ga_loop(k, P, G, _ptr(n), _ptr(b), int(cap_nodes), int(cap_bb), _ptr(init8), _ptr(pa), _ptr(pb),
+                     _ptr(cut), _ptr(flips), len(flips), _ptr(mut), _ptr(pop), _ptr(final))
+    if rc != 0:
+        raise RuntimeError(f"native GA failed (code {rc}) at k = {k}, P = {P}")
+    return pop.view(bool), final.view(bool)
