@@ -186,6 +186,10 @@ def test_claims_partly_and_not_measured():
     part = dict(GOOD)
     part[("S4", "bbsched")] = (0.60, 0.79, 12.0)            # BB usage below bin-packing's on S4 only
     assert _verdicts(part)["bb-usage"].verdict == PARTLY
+    tiny = dict(GOOD)
+    tiny[("S4", "bbsched/w10")] = (0.599, 0.86, 14.0)       # node usage rises by 0.1 pp only: not a rise
+    assert "3 of 4 conditions" in _verdicts(tiny)["window"].by_how_much
+    assert _verdicts(tiny)["window"].verdict == PARTLY
     only = {k: x for k, x in GOOD.items() if k[1] == "bbsched"}
     v = _verdicts(only)
     assert all(x.verdict == "not measured" for x in v.values())
