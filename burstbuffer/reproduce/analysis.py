@@ -155,17 +155,21 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
     # the scopes run like the whole workload: "whole" and the study's extra workloads (e.g. S1-S4)
     extra = [sc for sc in summ["scope"].unique() if sc != "whole" and not str(sc).startswith("part-")]
     judged = summ[summ["scope"].isin(["whole", *extra])]
+    from .study import StudyData
+    data = StudyData(rep, jobs, summ, specs, results, out, figs)
     rep.h(1, "The paper's claims beside the measurements")
     if len(whole):
         note = study.whole_scope_note(manifest) if study.whole_scope_note else None
         if note:
             rep.p(note)
-        rows = judged if extra else whole
-        verdicts = evaluate(study.claims, study.claim_rows(rows, jobs) if study.claim_rows else rows, pm)
+        rows = study.claim_rows(data) if study.claim_rows else (judged if extra else whole)
+        verdicts = evaluate(study.claims, rows, pm)
     else:
         rep.p("No whole-workload run: only the claims about the parts are judged.")
         verdicts = evaluate(study.claims, summ.iloc[0:0], pm)
-    rep.table(VERDICT_HEADER, verdict_rows(verdicts))
+    header = list(VERDICT_HEADER)
+    header[1] = f"claim ({study.paper})"
+    rep.table(header, verdict_rows(verdicts))
     counts = {k: sum(v.verdict == k for v in verdicts) for k in (REPRODUCED, PARTLY, NOT, MISSING)}
     rep.p("Verdicts: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
     (out / "verdicts.json").write_text(json.dumps([asdict(v) for v in verdicts], indent=1))
@@ -182,8 +186,7 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         if study.whole_figures:
             fig_list += study.whole_figures(jobs[jobs["scope"] == "whole"], figs)
     if study.sections:
-        from .study import StudyData
-        fig_list += study.sections(StudyData(rep, jobs, summ, specs, results, out, figs))
+        fig_list += study.sections(data)
     if len(pm):
         rep.h(1, f"Over the parts (means normalised by {study.reference})")
         _parts_table(rep, summ, pm, study.reference)

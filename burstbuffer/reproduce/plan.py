@@ -218,7 +218,7 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
     first ``args.gantt_jobs`` jobs (of the whole workload, else of the first part). A study with
     `Study.variants` runs its variants (policy + options + model) instead, each in a folder named by its
     label, and a study with `Study.workloads` also runs every variant on the workloads it derives from the
-    whole one (scopes beside ``whole``). InputError as `select_workloads`."""
+    whole one (scopes beside ``whole``); a variant with `Variant.scopes` runs on those scopes only. InputError as `select_workloads`."""
     work = out / "workloads"
     work.mkdir(parents=True, exist_ok=True)
     policies, skipped = [], []
@@ -261,6 +261,8 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
             notes.append(f"{scope} ({path}) has no job: not run")
             continue
         for v, name in columns:
+            if v.scopes and scope not in v.scopes:
+                continue
             opts = json.dumps(v.options, sort_keys=True, separators=(",", ":")) if v.options else ""
             col = v.label if v.label != v.policy else ""
             specs.append(RunSpec(scope, v.policy, str(path.resolve()), v.model or args.model,

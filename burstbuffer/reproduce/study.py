@@ -40,12 +40,14 @@ class GanttRun:
 class Variant:
     """One column of a study's tables: `label` (its name in every table, figure and run folder), the
     registry `policy` it runs with `options` (keyword options of the policy's factory, JSON values, e.g.
-    ``{"order": "wfp"}``; ``queues`` may be a TOML path) under job `model` (None: ``--model``)."""
+    ``{"order": "wfp"}``; ``queues`` may be a TOML path) under job `model` (None: ``--model``); `scopes`:
+    the only scopes it runs on (e.g. ``("S4",)`` for a sensitivity study on one workload; empty: all)."""
 
     label: str
     policy: str
     options: dict = field(default_factory=dict)
     model: str | None = None
+    scopes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,8 +94,9 @@ class Study:
     workloads(whole workload, work folder, seed) → [`ExtraWorkload`]: more scopes run like ``whole``
     (claims then see the summary rows of every such scope, column ``scope``);
     sections(`StudyData`) → figures: the study's own report sections, after the summary tables;
-    claim_rows(judged summary rows, tidy per-job table) → the rows the claims see instead (e.g. the same
-    rows with per-size-class columns that a summary row lacks); None: the summary rows as they are."""
+    claim_rows(`StudyData`) → the table the claims judge instead of the summary rows (a study whose
+    metrics differ from `summary_table`'s, e.g. measured over a window of the trace, or the summary rows
+    with per-size-class columns); paper: the paper named in the claims table's header."""
 
     name: str
     title: str
@@ -108,7 +111,8 @@ class Study:
     variants: tuple[Variant, ...] = ()
     workloads: Callable[[Path, Path, int], list[ExtraWorkload]] | None = None
     sections: Callable[[StudyData], list[Figure]] | None = None
-    claim_rows: Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame] | None = None
+    claim_rows: Callable[[StudyData], pd.DataFrame] | None = None
+    paper: str = "Kopanski & Rzadca 2021"
 
     def columns(self, asked: str | None) -> list[Variant]:
         """The variants to run for ``--policies`` `asked` (None: all of the study's): `variants` selected by

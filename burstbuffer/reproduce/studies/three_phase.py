@@ -154,5 +154,5 @@ STUDY = Study(
     description="issue 14: cerberus, slurm-bb, fcfs-easy, sjf-bb, plan-2 on the io-aware vs the three-phase job "
                 "model; Cerberus' claim judged against them",
     policies=BOTH + ("slurm-bb", "cerberus"), reference=f"sjf-bb/{IO}", claims=CLAIMS, variants=VARIANTS,
-    sections=sections,
+    sections=sections, paper="Yan et al., Cerberus",
 )
