@@ -100,7 +100,7 @@ def reproduce(args) -> int:
                 "parts": [str(p) for p in plan.parts], "parts_label": plan.parts_label,
                 "policies": plan.policies, "skipped": plan.skipped, "model": args.model, "platform": str(platform),
                 "seed": args.seed, "workers": workers, "engine": args.engine, "notes": plan.notes}
-    print(f"reproduce: {len(specs)} runs ({len(plan.policies)} policies × "
+    print(f"reproduce: {len(specs)} runs ({len(plan.policies)} {'columns' if study.variants else 'policies'}, "
           f"{len({s.scope for s in specs if s.scope != 'gantt'})} workload(s)"
           f"{' + Fig. 3' if any(s.scope == 'gantt' for s in specs) else ''})"
           f", {workers} worker(s), output {out}")
