@@ -34,7 +34,7 @@ def test_registry_has_the_default_study():
 
 def test_unknown_study_is_an_input_error(tmp_path, capsys):
     assert main(["reproduce", "--study", "nope", "--jobs", "1000", "--output", str(tmp_path / "o")]) == 2
-    assert "unknown study (known: bbsched, kopanski2021)" in capsys.readouterr().err
+    assert "unknown study (known: bbsched, kopanski2021, orders, three-phase)" in capsys.readouterr().err
 
 
 def test_plan_for_jobs_1000(tmp_path):
