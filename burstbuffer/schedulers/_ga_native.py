@@ -25,16 +25,11 @@ is False and `moo.ga_front` runs its numpy loop.
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import platform as _platform
-import shutil
 import subprocess
-import tempfile
 
 import numpy as np
 
-from ._plan_native import _CFLAGS, _cache_dir
+from ._cbuild import NativeUnavailable, build
 
 __all__ = ["available", "ga_loop", "unavailable_reason"]
 
@@ -169,39 +164,15 @@ def _load():
     global _lib, _reason
     if _lib is not None or _reason is not None:
         return _lib
-    if os.environ.get("BURSTBUFFER_NATIVE", "1").strip().lower() in ("0", "no", "false", "off"):
-        _reason = "disabled by BURSTBUFFER_NATIVE"
-        return None
-    cc = os.environ.get("CC", "cc")
-    tag = hashlib.sha256("\0".join([C_SOURCE, cc, *_CFLAGS, _platform.machine()]).encode()).hexdigest()[:16]
     try:
-        d = _cache_dir()
-        so = d / f"ga_native_{tag}.so"
-        if not so.exists():
-            if shutil.which(cc) is None:
-                _reason = f"no C compiler ({cc!r} not found)"
-                return None
-            fd, src = tempfile.mkstemp(suffix=".c", dir=d)
-            with os.fdopen(fd, "w") as f:
-                f.write(C_SOURCE)
-            tmp = src[:-2] + ".so"
-            try:
-                r = subprocess.run([cc, *_CFLAGS, "-o", tmp, src], capture_output=True, text=True, timeout=120)
-                if r.returncode != 0:
-                    _reason = f"compilation failed: {r.stderr.strip().splitlines()[-1:] or r.returncode}"
-                    return None
-                os.replace(tmp, so)
-            finally:
-                for x in (src, tmp):
-                    try:
-                        os.unlink(x)
-                    except OSError:
-                        pass
-        lib = ctypes.CDLL(str(so))
+        lib = build(C_SOURCE, "ga_native")
         lib.ga_loop.restype = ctypes.c_int
         lib.ga_loop.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, _P, _P, ctypes.c_int64, ctypes.c_int64,
                                 _P, _P, _P, _P, _P, ctypes.c_int64, _P, _P, _P]
         _lib = lib
+    except NativeUnavailable as exc:
+        _reason = str(exc)
+        return None
     except (OSError, subprocess.SubprocessError) as exc:
         _reason = f"{type(exc).__name__}: {exc}"
         return None

@@ -29,17 +29,12 @@ This module imports `_plan_base`, never `plan_engine`.
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import platform as _platform
-import shutil
 import subprocess
-import tempfile
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from ._cbuild import NativeUnavailable, build
 from ._plan_base import EngineBase, Placement
 from .base import Job
 from .profile import AvailabilityProfile
@@ -316,65 +311,20 @@ class _Eng(ctypes.Structure):
 
 _lib = None
 _reason: str | None = None
-#: ISO C (no FMA contraction, no fast-math): the same IEEE double operations as CPython
-_CFLAGS = ("-O2", "-std=c99", "-ffp-contract=off", "-shared", "-fPIC")
-
-
-def _cache_dir() -> Path:
-    for cand in (os.environ.get("BURSTBUFFER_CACHE_DIR"),
-                 os.path.join(os.environ["XDG_CACHE_HOME"], "burstbuffer") if os.environ.get("XDG_CACHE_HOME") else None,
-                 os.path.join(os.path.expanduser("~"), ".cache", "burstbuffer"),
-                 os.path.join(tempfile.gettempdir(), f"burstbuffer-{os.getuid() if hasattr(os, 'getuid') else 0}")):
-        if not cand:
-            continue
-        try:
-            os.makedirs(cand, exist_ok=True)
-            if os.access(cand, os.W_OK):
-                return Path(cand)
-        except OSError:
-            continue
-    raise OSError("no writable cache directory")
-
-
 def _load():
     global _lib, _reason
     if _lib is not None or _reason is not None:
         return _lib
-    if os.environ.get("BURSTBUFFER_NATIVE", "1").strip().lower() in ("0", "no", "false", "off"):
-        _reason = "disabled by BURSTBUFFER_NATIVE"
-        return None
-    cc = os.environ.get("CC", "cc")
-    tag = hashlib.sha256("\0".join([C_SOURCE, cc, *_CFLAGS, _platform.machine()]).encode()).hexdigest()[:16]
     try:
-        d = _cache_dir()
-        so = d / f"plan_native_{tag}.so"
-        if not so.exists():
-            if shutil.which(cc) is None:
-                _reason = f"no C compiler ({cc!r} not found)"
-                return None
-            fd, src = tempfile.mkstemp(suffix=".c", dir=d)
-            with os.fdopen(fd, "w") as f:
-                f.write(C_SOURCE)
-            tmp = src[:-2] + ".so"
-            try:
-                r = subprocess.run([cc, *_CFLAGS, "-o", tmp, src, "-lm"],
-                                   capture_output=True, text=True, timeout=120)
-                if r.returncode != 0:
-                    _reason = f"compilation failed: {r.stderr.strip().splitlines()[-1:] or r.returncode}"
-                    return None
-                os.replace(tmp, so)
-            finally:
-                for x in (src, tmp):
-                    try:
-                        os.unlink(x)
-                    except OSError:
-                        pass
-        lib = ctypes.CDLL(str(so))
+        lib = build(C_SOURCE, "plan_native", ("-lm",))
         for fn in (lib.eng_apply, lib.eng_revert):
             fn.restype = ctypes.c_int
         lib.eng_apply.argtypes = [ctypes.POINTER(_Eng), ctypes.c_void_p]
         lib.eng_revert.argtypes = [ctypes.POINTER(_Eng)]
         _lib = lib
+    except NativeUnavailable as exc:
+        _reason = str(exc)
+        return None
     except (OSError, subprocess.SubprocessError) as exc:
         _reason = f"{type(exc).__name__}: {exc}"
         return None
