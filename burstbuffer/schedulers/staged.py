@@ -39,7 +39,7 @@ from procset import ProcSet
 
 from ..platforms.model import Platform
 from .base import Job, StageIn, Start
-from .placement import bb_room, lowest_mask, place_bb, procset_of
+from .placement import bb_room, lowest_mask, mask_of, place_bb, procset_of
 from .profile import Fit
 from .profiled import ProfileScheduler, Reservation
 
@@ -212,11 +212,13 @@ class StagedBackfilling(ProfileScheduler):
         self._free0 = self.profile.free_counts_at(now)
         self._noted = {}
         self._wake = None
+        prev: dict[str, ProcSet] = {}
         for h in self.holds.values():             # node windows of the jobs not yet on nodes: re-placed below
             if h.phase in ("staging", "staged"):
+                prev[h.job.id] = h.procs
                 self._drop_nodes(h, now)
         self._extend(now)
-        out = self._place_started(now)
+        out = self._place_started(now, prev)
         if self._queue:
             out += self._easy(now) if self.mode == "easy" else self._conservative(now)
         self._record_wait_reasons(now)
@@ -258,10 +260,14 @@ class StagedBackfilling(ProfileScheduler):
             if h.phase == "running" and h.bb_end < h.n_end + h.s_out:
                 self._bb_to(h, h.n_end + h.s_out, now)
 
-    def _place_started(self, now: float) -> list[Start]:
+    def _place_started(self, now: float, prev: dict[str, ProcSet] | None = None) -> list[Start]:
         """Node windows of the jobs in stage-in or staged, in the order their stage-in started; the staged
-        ones whose window starts now are started (module docstring)."""
+        ones whose window starts now are started (module docstring). A job keeps the nodes of its previous
+        window (`prev`: job id → nodes) when they are free over its new one: the queued jobs' reservations were
+        planned around them, so taking the lowest free nodes instead could break one (a conservative-bb job
+        then starting after its reservation)."""
         out: list[Start] = []
+        prev = prev or {}
         for h in list(self.holds.values()):
             if h.phase not in ("staging", "staged"):
                 continue
@@ -269,12 +275,25 @@ class StagedBackfilling(ProfileScheduler):
             fit = self.profile.earliest_fit(h.job, t0, bb_aware=False)
             if fit is None:                      # behind a hold without end
                 continue
-            self._take_nodes(h, fit.procs, fit.start)
+            procs = fit.procs
+            old = prev.get(h.job.id)
+            if old and len(old) == h.job.res and self._nodes_free(old, fit.start, fit.start + h.job.walltime):
+                procs = old
+            self._take_nodes(h, procs, fit.start)
             self._bb_to(h, h.n_end + h.s_out, now)
             if h.phase == "staged" and fit.start == now:
                 h.phase = "running"
-                out.append(Start(h.job, fit.procs, bind_slots(self.platform, fit.procs, h.slots)))
+                out.append(Start(h.job, procs, bind_slots(self.platform, procs, h.slots)))
         return out
+
+    def _nodes_free(self, procs: ProcSet, start: float, end: float) -> bool:
+        """Whether every node of `procs` is free over [start, end) in the profile."""
+        want = mask_of(procs)
+        for k in self.profile.window_keys(start, end):
+            mask, _, _ = self.profile.value_at_key(k)
+            if mask & want != want:
+                return False
+        return True
 
     # ------------------------------------------------------------------ fits of queued jobs
     def _est(self, job: Job) -> float:
