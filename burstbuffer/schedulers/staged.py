@@ -262,10 +262,10 @@ class StagedBackfilling(ProfileScheduler):
 
     def _place_started(self, now: float, prev: dict[str, ProcSet] | None = None) -> list[Start]:
         """Node windows of the jobs in stage-in or staged, in the order their stage-in started; the staged
-        ones whose window starts now are started (module docstring). A job keeps the nodes of its previous
-        window (`prev`: job id → nodes) when they are free over its new one: the queued jobs' reservations were
-        planned around them, so taking the lowest free nodes instead could break one (a conservative-bb job
-        then starting after its reservation)."""
+        ones whose window starts now are started (module docstring). Under conservative-bb a job keeps the
+        nodes of its previous window (`prev`: job id → nodes) when they are free over its new one: the queued
+        jobs' reservations were planned around them, so taking the lowest free nodes instead could break one (a
+        job then starting after its reservation). The EASY family takes the lowest free nodes, as before."""
         out: list[Start] = []
         prev = prev or {}
         for h in list(self.holds.values()):
@@ -276,7 +276,7 @@ class StagedBackfilling(ProfileScheduler):
             if fit is None:                      # behind a hold without end
                 continue
             procs = fit.procs
-            old = prev.get(h.job.id)
+            old = prev.get(h.job.id) if self.mode == "conservative" else None
             if old and len(old) == h.job.res and self._nodes_free(old, fit.start, fit.start + h.job.walltime):
                 procs = old
             self._take_nodes(h, procs, fit.start)
