@@ -38,3 +38,16 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
             raise InputError(str(path), "file", exc.strerror or str(exc)) from None
         raise
     return path
+
+
+def read_toml(path: str | Path, item: str) -> dict:
+    """The TOML file `path` as a dict. Raises InputError(path, `item`, reason) when it cannot be read
+    ("file not found", the OS's reason) or is not TOML ("bad TOML: …")."""
+    import tomllib
+    p = Path(path)
+    try:
+        return tomllib.loads(p.read_text())
+    except OSError as exc:
+        raise InputError(str(p), item, exc.strerror or "cannot read") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(str(p), item, f"bad TOML: {exc}") from None

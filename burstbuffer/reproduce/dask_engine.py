@@ -20,13 +20,13 @@ from __future__ import annotations
 import os
 import shutil
 import time
-import tomllib
 import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import InputError
+from ..fileio import read_toml
 from .execute import RunSettings, describe, read_marker, run_one
 from .plan import RunSpec
 
@@ -106,12 +106,7 @@ def read_cluster_config(path: str | Path, kind: str) -> tuple[dict, dict]:
     scaling bounds, default 0 and 1). InputError (file, key, reason) for a missing file, bad TOML, an
     unknown key or a missing cores/memory."""
     p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text())
-    except OSError as exc:
-        raise InputError(str(p), "cluster config", exc.strerror or "cannot read") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(str(p), "cluster config", f"bad TOML: {exc}") from None
+    data = read_toml(p, "cluster config")
     table = data.get(kind, data.get("cluster"))
     if not isinstance(table, dict):
         raise InputError(str(p), "cluster config", f"no [cluster] or [{kind}] table")

@@ -40,12 +40,12 @@ import itertools
 import json
 import os
 import time
-import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import __version__, cliargs
 from ..errors import InputError
+from ..fileio import read_toml
 from .execute import RunSettings, execute, report_failed
 from ..workloads.transform import SCENARIOS
 from .plan import RunSpec
@@ -86,12 +86,7 @@ def load_campaign(path: str | Path) -> Campaign:
     from ..runner import DEFAULT_PLATFORM
     from ..schedulers import POLICIES
     p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text())
-    except OSError as exc:
-        raise InputError(str(p), "campaign", exc.strerror or "cannot read") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(str(p), "campaign", f"bad TOML: {exc}") from None
+    data = read_toml(p, "campaign")
     _unknown(p, "campaign file", data, _TOP)
     top = data.get("campaign", {})
     _unknown(p, "campaign", top, _CAMPAIGN)
