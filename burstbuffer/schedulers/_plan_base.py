@@ -45,17 +45,30 @@ class EngineBase:
         jobs: the queued jobs (index k = position in this list).
         now: decision time [s] (≥ profile origin); plans start no earlier.
         alpha: exponent α > 0 of Eq. 1. Raises ValueError otherwise.
+        stage: None (the two-phase plans of the paper), or per job its stage-in (= stage-out) estimate [s]
+            on the three-phase model (len = len(jobs), each ≥ 0 and finite; ValueError otherwise): a job with
+            BB and a positive estimate s holds its nodes over [t, t + walltime) and its BB over
+            [b0, t + walltime + s), b0 = `placement.staged_bb_start` (its stage-in start, ≥ now), placed by
+            `placement.earliest_staged_window`; its waiting time in Eq. 1 is b0 − subtime (when Batsim starts
+            it: jobs.csv's starting_time). Other jobs are placed as without `stage`.
 
     A job that cannot be placed at all (an infinite hold is in its way) counts as waiting until
-    `horizon` = last finite breakpoint + Σ finite walltimes + 1 s, later than any placed job can
-    start, so plans that place it are preferred.
+    `horizon` = last finite breakpoint + Σ finite walltimes (+ 2 Σ stage estimates) + 1 s, later than any
+    placed job can start, so plans that place it are preferred.
     """
 
     native = False
 
-    def __init__(self, profile: AvailabilityProfile, jobs: Sequence[Job], now: float, alpha: float):
+    def __init__(self, profile: AvailabilityProfile, jobs: Sequence[Job], now: float, alpha: float,
+                 stage: Sequence[float] | None = None):
         if not alpha > 0:
             raise ValueError(f"alpha must be > 0, got {alpha!r}")
+        if stage is not None:
+            stage = [float(x) for x in stage]
+            if len(stage) != len(jobs) or not all(0 <= x < math.inf for x in stage):
+                raise ValueError("stage: one finite estimate ≥ 0 [s] per job expected")
+        #: per job: its stage estimate [s] if it is placed staged (BB and estimate > 0), else 0.0 (None: two-phase)
+        self.stage = None if stage is None else tuple(x if j.bb > 0 else 0.0 for x, j in zip(stage, jobs))
         self.alpha = float(alpha)
         self.now = float(max(now, profile.origin))
         self.jobs = list(jobs)
@@ -81,6 +94,8 @@ class EngineBase:
         last = max((t for t in self._keys if not math.isinf(t)), default=self.now)
         self.horizon = max(last, self.now) + sum(j.walltime for j in self.jobs
                                                  if not math.isinf(j.walltime)) + 1.0
+        if self.stage is not None:
+            self.horizon += 2.0 * sum(self.stage)
 
     def placements(self) -> list[tuple[int, Placement | None]]:  # pragma: no cover - abstract
         """(job index, placement or None if unplaceable) of the applied plan, in plan order."""

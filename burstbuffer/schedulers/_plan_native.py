@@ -9,8 +9,11 @@ mirrors, function by function, the single definition of the rule in
 - ``fit``         = `placement.earliest_window` (same candidates, same jumps past a breakpoint
   that alone cannot host the job, per-BB-node minimum taken once the processors fit);
 - ``choose``      = `placement.lowest_mask` + `placement.place_bb`;
-- ``reserve``     = `PlanEngine._reserve` (undo = give the reservation back and drop the
-  breakpoints it inserted).
+- ``reserve``     = `PlanEngine._hold` (undo = give the reservation back and drop the
+  breakpoints it inserted);
+- ``fit_staged``  = `placement.earliest_staged_window` (``staged_check`` = its one candidate,
+  ``bb_start`` = `placement.staged_bb_start`): the three-phase model's placement, used for the
+  jobs with BB when the engine is given stage estimates (`_plan_base.EngineBase`, ``stage``).
 
 Two shortcuts do not change any result: ``alone`` first compares the total free BB with
 ``res·need`` (below → no room) and ``(res + number of BB nodes)·need`` (at or above → room), and
@@ -60,6 +63,9 @@ typedef struct {
     int64_t *s_bbused; double *s_cum;
     /* scratch */
     uint64_t *wm; int64_t *wa; int64_t *left;
+    /* three-phase model: stage estimate per job (0 = two-phase placement), zero mask / zero BB,
+       undo record of a staged job's BB hold */
+    double *stg; uint64_t *zm; int64_t *zu; int32_t *v_lo; int32_t *v_hi; int8_t *v_ins_s; int8_t *v_ins_e;
 } eng_t;
 
 static int upper_bound(const double *a, int n, double x) {  /* first index with a[i] > x */
@@ -124,6 +130,56 @@ static int fit(eng_t *e, int k, double t0, double *tout) {
     }
     return 0;
 }
+/* three-phase model: placement.staged_bb_start */
+static double bb_start(const eng_t *e, double t, double s) {
+    if (t == e->now + s) return e->now;
+    double b = t - s;
+    return b > e->now ? b : e->now;
+}
+/* placement._staged_fit: 1 and (e->wm, e->wa) if job k fits with its nodes from t; else 0 and *hint */
+static int staged_check(eng_t *e, int k, double t, double *hint) {
+    const int W = e->W, B = e->B, n = e->n;
+    const int32_t res = e->res[k]; const double w = e->wall[k], s = e->stg[k];
+    const int64_t need = e->need[k];
+    uint64_t *m = e->wm; int64_t *A = e->wa;
+    const double end = t + w;
+    int q0 = upper_bound(e->keys, n, t) - 1;
+    for (int q = q0; q < n && (q == q0 || e->keys[q] < end); q++) {
+        if (e->cnt[q] < res) { *hint = q + 1 < n ? e->keys[q + 1] : INFINITY; return 0; }
+        const uint64_t *mq = e->mask + (int64_t)q * W;
+        if (q == q0) memcpy(m, mq, sizeof(uint64_t) * W);
+        else for (int x = 0; x < W; x++) m[x] &= mq[x];
+        if (popc(m, W) < res) { *hint = t; return 0; }
+    }
+    const double b0 = bb_start(e, t, s), bend = end + s;
+    q0 = upper_bound(e->keys, n, b0) - 1;
+    for (int q = q0; q < n && (q == q0 || e->keys[q] < bend); q++) {
+        const int64_t *bq = e->bb + (int64_t)q * B;
+        if (!chunks_ok(bq, B, need, res)) { *hint = q + 1 < n ? e->keys[q + 1] + s : INFINITY; return 0; }
+        if (q == q0) memcpy(A, bq, sizeof(int64_t) * B);
+        else for (int b = 0; b < B; b++) if (bq[b] < A[b]) A[b] = bq[b];
+    }
+    if (!chunks_ok(A, B, need, res)) { *hint = t; return 0; }
+    return 1;
+}
+/* placement.earliest_staged_window */
+static int fit_staged(eng_t *e, int k, double *tout) {
+    const int n = e->n; const double s = e->stg[k], t0 = e->now + s;
+    int i = upper_bound(e->keys, n, t0), j = upper_bound(e->keys, n, e->now);
+    double t = t0, nxt = t0, hint;
+    while (!isinf(t)) {
+        if (t >= nxt) {
+            if (staged_check(e, k, t, &hint)) { *tout = t; return 1; }
+            nxt = hint;
+        }
+        while (i < n && e->keys[i] <= t) i++;
+        while (j < n && e->keys[j] + s <= t) j++;
+        double a = i < n ? e->keys[i] : INFINITY, b = j < n ? e->keys[j] + s : INFINITY;
+        t = a < b ? a : b;
+    }
+    return 0;
+}
+static int is_staged(const eng_t *e, int k) { return e->stg[k] > 0.0 && e->need[k] > 0; }
 /* lowest res ids of e->wm into out; BB bytes per node into used (from free A) */
 static int choose(eng_t *e, int k, uint64_t *out, int64_t *used) {
     const int W = e->W, B = e->B;
@@ -211,8 +267,9 @@ static void apply_window(eng_t *e, int i, int hi, const uint64_t *pm, const int6
         e->tb[k] += sign * dt;
     }
 }
-/* reserve at depth d (placement already in the d-th entries) */
-static void reserve(eng_t *e, int d, double s, double end) {
+/* take pm / used / dt over [s, end); undo record into (*ulo, *uhi, *uis, *uie) */
+static void take(eng_t *e, double s, double end, const uint64_t *pm, const int64_t *used, int64_t dt,
+                 int32_t *ulo, int32_t *uhi, int8_t *uis, int8_t *uie) {
     int lo = upper_bound(e->keys, e->n, s) - 1;
     int i = lo, ins_s = 0, ins_e = 0;
     if (e->keys[lo] != s) { i = lo + 1; slot_insert(e, i, lo); e->keys[i] = s; ins_s = 1; }
@@ -220,18 +277,40 @@ static void reserve(eng_t *e, int d, double s, double end) {
     if (!isinf(end) && (hi == e->n || e->keys[hi] != end)) {
         slot_insert(e, hi, hi - 1); e->keys[hi] = end; ins_e = 1;
     }
+    apply_window(e, i, hi, pm, used, dt, -1);
+    *ulo = i; *uhi = hi; *uis = ins_s; *uie = ins_e;
+}
+static void give(eng_t *e, const uint64_t *pm, const int64_t *used, int64_t dt, int i, int hi, int ins_s, int ins_e) {
+    apply_window(e, i, hi, pm, used, dt, +1);
+    if (ins_e) slot_delete(e, hi);
+    if (ins_s) slot_delete(e, i);
+}
+/* reserve at depth d (placement already in the d-th entries), nodes from t; a staged job (three-phase
+   model) also holds its BB from its stage-in start to its stage-out end (PlanEngine._hold) */
+static void reserve(eng_t *e, int d, double t) {
     int k = e->perm[d];
-    apply_window(e, i, hi, e->chosen + (int64_t)d * e->W, e->bbused + (int64_t)d * e->B,
-                 (int64_t)e->res[k] * e->need[k], -1);
-    e->u_lo[d] = i; e->u_hi[d] = hi; e->u_ins_s[d] = ins_s; e->u_ins_e[d] = ins_e;
+    const double end = t + e->wall[k];
+    const uint64_t *pm = e->chosen + (int64_t)d * e->W; const int64_t *used = e->bbused + (int64_t)d * e->B;
+    const int64_t dt = (int64_t)e->res[k] * e->need[k];
+    if (is_staged(e, k)) {
+        const double s = e->stg[k];
+        take(e, bb_start(e, t, s), end + s, e->zm, used, dt, e->v_lo + d, e->v_hi + d, e->v_ins_s + d, e->v_ins_e + d);
+        take(e, t, end, pm, e->zu, 0, e->u_lo + d, e->u_hi + d, e->u_ins_s + d, e->u_ins_e + d);
+    } else {
+        take(e, t, end, pm, used, dt, e->u_lo + d, e->u_hi + d, e->u_ins_s + d, e->u_ins_e + d);
+    }
 }
 static void unreserve(eng_t *e, int d) {
     if (!e->placed[d]) return;
-    int k = e->perm[d], i = e->u_lo[d], hi = e->u_hi[d];
-    apply_window(e, i, hi, e->chosen + (int64_t)d * e->W, e->bbused + (int64_t)d * e->B,
-                 (int64_t)e->res[k] * e->need[k], +1);
-    if (e->u_ins_e[d]) slot_delete(e, hi);
-    if (e->u_ins_s[d]) slot_delete(e, i);
+    int k = e->perm[d];
+    const uint64_t *pm = e->chosen + (int64_t)d * e->W; const int64_t *used = e->bbused + (int64_t)d * e->B;
+    const int64_t dt = (int64_t)e->res[k] * e->need[k];
+    if (is_staged(e, k)) {
+        give(e, pm, e->zu, 0, e->u_lo[d], e->u_hi[d], e->u_ins_s[d], e->u_ins_e[d]);
+        give(e, e->zm, used, dt, e->v_lo[d], e->v_hi[d], e->v_ins_s[d], e->v_ins_e[d]);
+    } else {
+        give(e, pm, used, dt, e->u_lo[d], e->u_hi[d], e->u_ins_s[d], e->u_ins_e[d]);
+    }
 }
 static void truncate_to(eng_t *e, int c) {
     while (e->depth > c) { e->depth--; unreserve(e, e->depth); }
@@ -243,12 +322,13 @@ static int extend(eng_t *e, const int32_t *perm, int J) {
         int k = perm[d];
         double t, wait;
         e->perm[d] = k;
-        if (fit(e, k, e->now, &t)) {
+        const int st = is_staged(e, k);
+        if (st ? fit_staged(e, k, &t) : fit(e, k, e->now, &t)) {
             if (!choose(e, k, e->chosen + (int64_t)d * W, e->bbused + (int64_t)d * B)) return -1;
             memcpy(e->bbfree + (int64_t)d * B, e->wa, sizeof(int64_t) * B);
             e->placed[d] = 1; e->start[d] = t;
-            reserve(e, d, t, t + e->wall[k]);
-            wait = t - e->sub[k];
+            reserve(e, d, t);
+            wait = (st ? bb_start(e, t, e->stg[k]) : t) - e->sub[k];
         } else {
             e->placed[d] = 0; e->start[d] = INFINITY;
             wait = e->horizon - e->sub[k];
@@ -288,7 +368,7 @@ int eng_revert(eng_t *e) {
         memcpy(e->bbfree + (int64_t)d * B, e->s_bbfree + (int64_t)d * B, sizeof(int64_t) * B);
         memcpy(e->bbused + (int64_t)d * B, e->s_bbused + (int64_t)d * B, sizeof(int64_t) * B);
         e->cum[d] = e->s_cum[d];
-        if (e->placed[d]) reserve(e, d, e->start[d], e->start[d] + e->wall[e->perm[d]]);
+        if (e->placed[d]) reserve(e, d, e->start[d]);
         e->depth = d + 1;
     }
     return 0;
@@ -301,7 +381,7 @@ _FIELDS += [(name, ctypes.c_double) for name in ("alpha", "now", "horizon")]
 _PTRS = ["keys", "mask", "cnt", "bb", "tb", "res", "wall", "need", "tot", "qa", "sub", "pref", "gmask",
          "perm", "placed", "start", "chosen", "bbfree", "bbused", "cum", "u_lo", "u_hi", "u_ins_s",
          "u_ins_e", "s_perm", "s_placed", "s_start", "s_chosen", "s_bbfree", "s_bbused", "s_cum",
-         "wm", "wa", "left"]
+         "wm", "wa", "left", "stg", "zm", "zu", "v_lo", "v_hi", "v_ins_s", "v_ins_e"]
 _FIELDS += [(name, ctypes.c_void_p) for name in _PTRS]
 
 
@@ -349,14 +429,15 @@ def _words(mask: int, W: int) -> list[int]:
 class NativePlanEngine(EngineBase):
     """`plan_engine.PlanEngine` with `apply` / `revert` in C (same arguments, same results).
 
-    Args: as `PlanEngine` (profile, jobs, now [s], alpha > 0). Raises RuntimeError if the C
+    Args: as `PlanEngine` (profile, jobs, now [s], alpha > 0, stage). Raises RuntimeError if the C
     library cannot be built (use `engine_class()` first), ValueError from `apply` if the
     permutation's length is not the number of jobs."""
 
     native = True
 
-    def __init__(self, profile: AvailabilityProfile, jobs: Sequence[Job], now: float, alpha: float):
-        super().__init__(profile, jobs, now, alpha)
+    def __init__(self, profile: AvailabilityProfile, jobs: Sequence[Job], now: float, alpha: float,
+                 stage: Sequence[float] | None = None):
+        super().__init__(profile, jobs, now, alpha, stage)
         lib = _load()
         if lib is None:  # pragma: no cover - guarded by engine_class
             raise RuntimeError(f"native plan engine unavailable: {_reason}")
@@ -368,7 +449,7 @@ class NativePlanEngine(EngineBase):
         W = maxid // 64 + 1
         J = len(self.jobs)
         nb = len(self._keys)
-        cap = nb + 2 * J + 4
+        cap = nb + 4 * J + 4          # a placed job adds ≤ 2 breakpoints (≤ 4 staged)
         self._W, self._B, self._J = W, B, J
         a = {}
         a["keys"] = np.empty(cap, np.float64)
@@ -413,6 +494,13 @@ class NativePlanEngine(EngineBase):
         a["wm"] = np.zeros(W, np.uint64)
         a["wa"] = np.zeros(B, np.int64)
         a["left"] = np.zeros(B, np.int64)
+        a["stg"] = np.zeros(Jc, np.float64)
+        if self.stage is not None:
+            a["stg"][:J] = self.stage
+        a["zm"] = np.zeros(W, np.uint64)
+        a["zu"] = np.zeros(B, np.int64)
+        for name, dtype in (("v_lo", np.int32), ("v_hi", np.int32), ("v_ins_s", np.int8), ("v_ins_e", np.int8)):
+            a[name] = np.zeros(Jc, dtype)
         self._arr = a  # keeps the buffers alive
         eng = _Eng(W=W, B=nbb, cap=cap, n=nb, J=J, P=P, depth=0, stash_c=0, stash_len=0,
                    stash_valid=0, alpha=self.alpha, now=self.now, horizon=self.horizon)

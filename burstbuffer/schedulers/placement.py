@@ -28,12 +28,14 @@ seconds (floats, ``inf`` allowed as a key), BB amounts bytes (ints).
 """
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from typing import Callable, Iterable, Iterator, Sequence
 
 from procset import ProcSet
 
 __all__ = ["mask_of", "procset_of", "lowest_mask", "lowest_procs", "bb_room", "window_fit",
-           "earliest_window", "place_bb", "Slot"]
+           "earliest_window", "earliest_staged_window", "staged_bb_start", "place_bb", "Slot"]
 
 #: a breakpoint value: (free-processor bitmask, free bytes per BB node, number of free processors)
 Slot = tuple[int, tuple[int, ...], int]
@@ -172,6 +174,83 @@ def earliest_window(keys: Sequence[float], vals: Sequence[Slot], i: int, t0: flo
                 i += 1
                 continue
         return t, m, bb
+    return None
+
+
+# ---------------------------------------------------------------------------- three-phase model
+def staged_bb_start(t: float, now: float, s: float) -> float:
+    """Start [s] of the BB window of a job whose nodes start at `t` on the three-phase model, `s` being its
+    stage-in estimate [s]: `now` for t = now + s (its stage-in starts now), else max(t − s, now)."""
+    if t == now + s:
+        return now
+    b = t - s
+    return b if b > now else now
+
+
+def _staged_fit(keys: Sequence[float], vals: Sequence[Slot], now: float, t: float, res: int, walltime: float,
+                need: int, s: float) -> tuple[tuple[float, int, tuple[int, ...]] | None, float]:
+    """One candidate of `earliest_staged_window`: ((t, node mask, BB minimum) or None, the least candidate
+    worth trying next — a later key when one breakpoint alone rules out every candidate before it)."""
+    n = len(keys)
+    end = t + walltime
+    q0 = q = bisect_right(keys, t) - 1
+    m = 0
+    while q < n and (q == q0 or keys[q] < end):          # the nodes over [t, t + walltime)
+        mq, _, c = vals[q]
+        if c < res:
+            return None, (keys[q + 1] if q + 1 < n else math.inf)
+        m = mq if q == q0 else m & mq
+        if m.bit_count() < res:
+            return None, t
+        q += 1
+    b0, bend = staged_bb_start(t, now, s), end + s
+    q0 = q = bisect_right(keys, b0) - 1
+    bb: tuple[int, ...] = ()
+    while q < n and (q == q0 or keys[q] < bend):         # the BB over [b0, t + walltime + s)
+        f = vals[q][1]
+        if not bb_room(f, need, res):
+            return None, (keys[q + 1] + s if q + 1 < n else math.inf)
+        bb = f if q == q0 else tuple(map(min, bb, f))
+        q += 1
+    if not bb_room(bb, need, res):
+        return None, t
+    return (t, m, bb), t
+
+
+def earliest_staged_window(keys: Sequence[float], vals: Sequence[Slot], now: float, res: int, walltime: float,
+                           need: int, s: float) -> tuple[float, int, tuple[int, ...]] | None:
+    """Rule steps 1-2 on the three-phase model (docs/io-model.md §3, docs/policies.md "On the three-phase
+    model"): a job holds its BB alone during its stage-in and stage-out, each estimated at `s` [s].
+
+    The earliest node start t ≥ now + s such that `res` compute ids are free over the node window
+    [t, t + walltime) and the BB shares (`need` > 0 bytes per processor, `bb_room`) fit over the BB window
+    [`staged_bb_start`(t), t + walltime + s) — the stage-in starts at or after `now`.
+
+    Args:
+        keys, vals: breakpoints as `earliest_window` (``keys[0] <= now``).
+        now: decision time [s]; res, walltime [s], need [B]; s: stage-in (= stage-out) estimate [s], ≥ 0.
+    Candidates: now + s, every breakpoint after it and every breakpoint + s after it, ascending: the node window
+    leaves an interval at a breakpoint, the BB window at a breakpoint + s, and between two candidates the windows
+    only grow. Returns (t, bitmask of the ids free over the node window, per-BB-node minimum free bytes over the
+    BB window) or None. The same start as the EASY family's staged plans (`staged.StagedBackfilling._earliest`,
+    tests/test_staged_plan.py); the C plan engine (`_plan_native`) mirrors it.
+    """
+    n = len(keys)
+    t0 = now + s
+    i, j = bisect_right(keys, t0), bisect_right(keys, now)
+    t = nxt = t0
+    while t != math.inf:
+        if t >= nxt:
+            r, nxt = _staged_fit(keys, vals, now, t, res, walltime, need, s)
+            if r is not None:
+                return r
+        while i < n and keys[i] <= t:
+            i += 1
+        while j < n and keys[j] + s <= t:
+            j += 1
+        a = keys[i] if i < n else math.inf
+        b = keys[j] + s if j < n else math.inf
+        t = a if a < b else b
     return None
 
 

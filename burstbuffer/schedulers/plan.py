@@ -155,6 +155,35 @@ def plan_search(engine: PlanEngine, n: int, rng: random.Random, *, candidates: l
     return out
 
 
+def set_search_options(sched, alpha, cooling_rate, cooling_steps, temperature_steps, exhaustive_limit,
+                       native) -> None:
+    """Check plan-α's options (`PlanScheduler`) and set them on `sched` (``alpha``, ``cooling_rate``,
+    ``cooling_steps``, ``temperature_steps``, ``exhaustive_limit``, ``native``, and ``last_search`` /
+    ``last_plan`` = None). Raises ValueError on an out-of-range value, TypeError on a non-integer count."""
+    try:
+        alpha = float(alpha)
+    except (TypeError, ValueError):
+        raise ValueError(f"alpha must be a positive real, got {alpha!r}") from None
+    if not (alpha > 0 and math.isfinite(alpha)):
+        raise ValueError(f"alpha must be a positive real, got {alpha!r}")
+    if not (0 < cooling_rate <= 1):
+        raise ValueError(f"cooling_rate must be in (0, 1], got {cooling_rate!r}")
+    for nm, v, hi in (("cooling_steps", cooling_steps, None), ("temperature_steps", temperature_steps, None),
+                      ("exhaustive_limit", exhaustive_limit, MAX_EXHAUSTIVE)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"{nm} must be an integer, got {v!r}")
+        if v < 0 or (hi is not None and v > hi):
+            raise ValueError(f"{nm} must be in [0, {hi if hi is not None else 'inf'}], got {v}")
+    sched.alpha = alpha
+    sched.cooling_rate = float(cooling_rate)
+    sched.cooling_steps = cooling_steps
+    sched.temperature_steps = temperature_steps
+    sched.exhaustive_limit = exhaustive_limit
+    sched.native = native
+    sched.last_search = None
+    sched.last_plan = None
+
+
 def plan_on_profile(profile: AvailabilityProfile, jobs: Sequence[Job], perm: Sequence[int],
                     now: float, alpha: float, horizon: float | None = None
                     ) -> tuple[float, list[Fit | None]]:
@@ -201,6 +230,11 @@ class PlanScheduler(ProfileScheduler):
             (default 5; 0 ≤ limit ≤ MAX_EXHAUSTIVE).
         native: plan engine: None = the C engine if it can be built, else pure Python; False =
             pure Python; True = C or RuntimeError. Both give identical schedules.
+        staging: on the three-phase job model (docs/io-model.md §3): "bb-first" (default) plans each job's
+            nodes over its running phase and its BB over its stagings too (`for_job_model`,
+            `staged_plan.StagedPlan`); "with-nodes" keeps these two-phase plans there (nodes held from
+            stage-in to stage-out). Ignored on the other job models.
+        staging_bandwidth: [B/s] of the stage estimates on three-phase (`staged.stage_estimate`).
 
     Raises ValueError on an out-of-range option (TypeError on a non-integer count).
 
@@ -216,30 +250,19 @@ class PlanScheduler(ProfileScheduler):
     def __init__(self, platform: Platform, *, seed: int = 0, alpha: float = 2.0,
                  cooling_rate: float = 0.9, cooling_steps: int = 30, temperature_steps: int = 6,
                  exhaustive_limit: int = 5, native: bool | None = None,
-                 period: float | None = None, overdue_grace: float = 1.0):
+                 period: float | None = None, overdue_grace: float = 1.0,
+                 staging: str = "bb-first", staging_bandwidth: float = 5e9):
         super().__init__(platform, seed=seed, period=period, overdue_grace=overdue_grace)
-        try:
-            alpha = float(alpha)
-        except (TypeError, ValueError):
-            raise ValueError(f"alpha must be a positive real, got {alpha!r}") from None
-        if not (alpha > 0 and math.isfinite(alpha)):
-            raise ValueError(f"alpha must be a positive real, got {alpha!r}")
-        if not (0 < cooling_rate <= 1):
-            raise ValueError(f"cooling_rate must be in (0, 1], got {cooling_rate!r}")
-        for nm, v, hi in (("cooling_steps", cooling_steps, None), ("temperature_steps", temperature_steps, None),
-                          ("exhaustive_limit", exhaustive_limit, MAX_EXHAUSTIVE)):
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise TypeError(f"{nm} must be an integer, got {v!r}")
-            if v < 0 or (hi is not None and v > hi):
-                raise ValueError(f"{nm} must be in [0, {hi if hi is not None else 'inf'}], got {v}")
-        self.alpha = alpha
-        self.cooling_rate = float(cooling_rate)
-        self.cooling_steps = cooling_steps
-        self.temperature_steps = temperature_steps
-        self.exhaustive_limit = exhaustive_limit
-        self.native = native
-        self.last_search: SearchResult | None = None
-        self.last_plan: list[tuple[str, float | None]] | None = None
+        set_search_options(self, alpha, cooling_rate, cooling_steps, temperature_steps, exhaustive_limit, native)
+        from .staged import check_staging
+        check_staging(staging, staging_bandwidth)
+        self.staging, self.staging_bandwidth = staging, staging_bandwidth
+
+    def for_job_model(self, model: str):
+        """On ``three-phase`` (unless ``staging="with-nodes"``): plan-α with BB planned over the stagings and
+        nodes over the running phase (`staged_plan.StagedPlan`, docs/policies.md); `self` otherwise."""
+        from .staged_plan import staged_plan_variant
+        return staged_plan_variant(self, model)
 
     def decide(self, now: float) -> list[Start]:
         self.last_search = None

@@ -22,8 +22,12 @@ The native engine (`_plan_native.NativePlanEngine`, C compiled on first use, ~20
 mirror of the same rule; `make_engine` picks it when available. tests/test_placement_mirror.py
 checks on generated profiles, jobs and platforms that both give identical placements and plans.
 
+On the three-phase model (``stage`` given, `_plan_base.EngineBase`) a job with BB holds its nodes over its
+running phase only and its BB over its stage-in, running phase and stage-out
+(`placement.earliest_staged_window`; docs/policies.md "On the three-phase model").
+
 Units: seconds, bytes. Source: Kopanski & Rzadca, Euro-Par 2021, §3.3 (execution plan, Eq. 1),
-§4.1 (BB placement).
+§4.1 (BB placement); docs/io-model.md §3 (the three-phase model).
 """
 from __future__ import annotations
 
@@ -34,7 +38,7 @@ from typing import Sequence
 
 from ._plan_base import EngineBase, Placement
 from .base import Job
-from .placement import earliest_window, lowest_mask, place_bb
+from .placement import earliest_staged_window, earliest_window, lowest_mask, place_bb, staged_bb_start
 from .profile import AvailabilityProfile
 
 __all__ = ["PlanEngine", "Placement", "make_engine"]
@@ -49,6 +53,7 @@ class PlanEngine(EngineBase):
             platform (`ProfileScheduler.can_ever_fit`).
         now: decision time [s] (≥ profile origin); plans start no earlier.
         alpha: exponent α > 0 of Eq. 1 (ValueError otherwise).
+        stage: None, or the per-job stage estimates [s] of the three-phase model (`EngineBase`).
 
     A job that cannot be placed at all (an infinite hold is in its way) counts as waiting until
     `horizon` = last finite breakpoint + Σ finite walltimes + 1 s, later than any placed job can
@@ -59,8 +64,10 @@ class PlanEngine(EngineBase):
 
     native = False
 
-    def __init__(self, profile: AvailabilityProfile, jobs: Sequence[Job], now: float, alpha: float):
-        super().__init__(profile, jobs, now, alpha)
+    def __init__(self, profile: AvailabilityProfile, jobs: Sequence[Job], now: float, alpha: float,
+                 stage: Sequence[float] | None = None):
+        super().__init__(profile, jobs, now, alpha, stage)
+        self._zero = (0,) * self.nbb
         # applied plan: parallel stacks (job index, placement or None, cumulative score after it)
         self._perm: list[int] = []
         self._pl: list[Placement | None] = []
@@ -92,12 +99,11 @@ class PlanEngine(EngineBase):
         c, perm, pls, cums = self._stash
         self._stash = None
         self._truncate(c)
-        jd = self._jd
         for k, pl, cum in zip(perm, pls, cums):
             if pl is None:
                 self._log.append(None)
             else:
-                self._log.append(self._reserve(pl.start, pl.start + jd[k][1], pl.procs, pl.bb_used))
+                self._log.append(self._hold(k, pl.start, pl.procs, pl.bb_used))
             self._perm.append(k)
             self._pl.append(pl)
             self._cum.append(cum)
@@ -112,8 +118,9 @@ class PlanEngine(EngineBase):
         log, keys, vals = self._log, self._keys, self._vals
         while len(log) > c:
             u = log.pop()
-            if u is not None:
-                lo, hi, ok, ov = u
+            if u is None:
+                continue
+            for lo, hi, ok, ov in (reversed(u) if len(u) == 2 else (u,)):   # staged: nodes, then BB
                 keys[lo:hi] = ok
                 vals[lo:hi] = ov
         del self._perm[c:], self._pl[c:], self._cum[c:]
@@ -122,11 +129,16 @@ class PlanEngine(EngineBase):
         jd, sub, alpha, now = self._jd, self._sub, self.alpha, self.now
         keys, vals, nbb = self._keys, self._vals, self.nbb
         pref = self._pref.__getitem__
+        stage = self.stage
         cum = self._cum[-1] if self._cum else 0.0
         for i in range(c, len(perm)):
             k = perm[i]
             res, w, need = jd[k][:3]
-            r = earliest_window(keys, vals, bisect_right(keys, now) - 1, now, res, w, need)
+            s = stage[k] if stage is not None else 0.0
+            if s > 0.0:
+                r = earliest_staged_window(keys, vals, now, res, w, need, s)
+            else:
+                r = earliest_window(keys, vals, bisect_right(keys, now) - 1, now, res, w, need)
             if r is None:
                 pl = None
                 self._log.append(None)
@@ -141,14 +153,26 @@ class PlanEngine(EngineBase):
                 else:
                     free = (0,) * nbb
                 pl = Placement(t, chosen, free, tuple(used))
-                self._log.append(self._reserve(t, t + w, chosen, pl.bb_used))
-                wait = t - sub[k]
+                self._log.append(self._hold(k, t, chosen, pl.bb_used))
+                wait = (staged_bb_start(t, now, s) if s > 0.0 else t) - sub[k]
             if wait < 0.0:
                 wait = 0.0
             cum += wait ** alpha
             self._perm.append(k)
             self._pl.append(pl)
             self._cum.append(cum)
+
+    def _hold(self, k: int, t: float, pm: int, used: tuple[int, ...]):
+        """Reserve job k placed at `t` (processors `pm`, BB bytes `used` per BB node); returns the undo
+        record, or for a staged job the pair (BB record, nodes record): BB over [b0, t + walltime + s),
+        nodes over [t, t + walltime) (`EngineBase` ``stage``)."""
+        w = self._jd[k][1]
+        s = self.stage[k] if self.stage is not None else 0.0
+        if s > 0.0:
+            e = t + w
+            first = self._reserve(staged_bb_start(t, self.now, s), e + s, 0, used)
+            return first, self._reserve(t, e, pm, self._zero)
+        return self._reserve(t, t + w, pm, used)
 
     def _reserve(self, s: float, e: float, pm: int, used: tuple[int, ...]):
         """Subtract processors `pm` and BB bytes `used` (per BB node) over [s, e); returns the
@@ -178,15 +202,16 @@ class PlanEngine(EngineBase):
 
 
 def make_engine(profile: AvailabilityProfile, jobs: Sequence[Job], now: float, alpha: float, *,
-                native: bool | None = None) -> EngineBase:
+                native: bool | None = None, stage: Sequence[float] | None = None) -> EngineBase:
     """The fastest available engine: the native one if it can be built (and `native` is not
     False), else the pure-Python `PlanEngine`. ``native=True`` raises RuntimeError if the native
-    engine is unavailable. Both give identical plans and scores."""
+    engine is unavailable. Both give identical plans and scores. `stage`: the three-phase model's
+    per-job stage estimates [s] (`EngineBase`), None for the paper's two-phase plans."""
     if native is not False:
         from . import _plan_native
         cls = _plan_native.engine_class()
         if cls is not None:
-            return cls(profile, jobs, now, alpha)
+            return cls(profile, jobs, now, alpha, stage)
         if native:
             raise RuntimeError(f"native plan engine unavailable: {_plan_native.unavailable_reason()}")
-    return PlanEngine(profile, jobs, now, alpha)
+    return PlanEngine(profile, jobs, now, alpha, stage)

@@ -146,12 +146,14 @@ class StagedBackfilling(ProfileScheduler):
     """
 
     blocked_reason = "Reservation"
+    #: valid `mode` values (a subclass planning the queue its own way, `_schedule_queue`, names its own)
+    MODES = ("conservative", "easy")
 
     def __init__(self, platform: Platform, *, mode: str = "easy", reserve_bb: bool = True, sjf: bool = False,
                  name: str = "fcfs-bb", staging_bandwidth: float = STAGING_BANDWIDTH, **options):
         super().__init__(platform, **options)
-        if mode not in ("easy", "conservative"):
-            raise ValueError(f"unknown mode {mode!r}; valid: conservative, easy")
+        if mode not in self.MODES:
+            raise ValueError(f"unknown mode {mode!r}; valid: {', '.join(self.MODES)}")
         check_staging("bb-first", staging_bandwidth)
         self.mode, self.reserve_bb, self.sjf, self.name = mode, reserve_bb, sjf, name
         self.staging, self.staging_bandwidth = "bb-first", float(staging_bandwidth)
@@ -220,9 +222,14 @@ class StagedBackfilling(ProfileScheduler):
         self._extend(now)
         out = self._place_started(now, prev)
         if self._queue:
-            out += self._easy(now) if self.mode == "easy" else self._conservative(now)
+            out += self._schedule_queue(now)
         self._record_wait_reasons(now)
         return out
+
+    def _schedule_queue(self, now: float) -> list[Start | StageIn]:
+        """The decisions for the queued jobs, once the jobs whose stage-in started are placed: EASY's or
+        conservative backfilling's (`mode`)."""
+        return self._easy(now) if self.mode == "easy" else self._conservative(now)
 
     # ------------------------------------------------------------------ holds
     def _now(self, now: float) -> None:
