@@ -77,6 +77,20 @@ def test_two_phase_plans_hold_the_nodes_through_the_stagings():
         assert sched.last_plan == [("w0!C", 100.0), ("w0!B", 110.0)]
 
 
+def test_a_planned_stage_in_starts_at_its_wake_up_despite_rounding():
+    """A (1 node, no BB) runs [0, T); B (1 node, bb B, s = bb / 5 GB/s) at 1 is planned with its nodes at T and
+    its stage-in at T − s, where the policy asks to be called. For these T and s, (T − s) + s < T in floating
+    point: at the wake-up B's nodes cannot start at now + s (A still holds them), the plan puts them at T, whose
+    BB window starts at max(T − s, now) = now — so B stages in then (T − s, not at A's end), runs from T."""
+    T, bb = 3959601.855446, 284_502_966_000
+    s = bb / 5e9
+    assert (T - s) + s < T                            # the case this test is about
+    plat = Platform.simple(1, [300 * GB])
+    jobs = [Job("w0!A", 0, T, 1, 0), Job("w0!B", 1, 10, 1, bb)]
+    t = simulate(staged("plan-2", plat), plat, jobs, rate=5e9)
+    assert t["w0!B"] == (T - s, T, T + 10 + s)
+
+
 def test_the_app_picks_the_staged_plan_on_three_phase_only():
     plat = Platform.simple(2, [10 * GB])
     for p in PLANS:
@@ -161,11 +175,12 @@ def test_stage_estimates_are_checked():
 
 # ---------------------------------------------------------------------------- generated workloads
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(workloads(), st.sampled_from(PLANS), st.sampled_from([GB / 4, GB, 4 * GB]), st.sampled_from([0, 2, 5]))
+@given(workloads(), st.sampled_from(PLANS), st.sampled_from([GB / 4, GB, 3 * GB, 4 * GB]), st.sampled_from([0, 2, 5]))
 def test_never_overallocated_and_every_job_ends(wl, policy, estimate, limit):
     """BB held by jobs in stage-in, staged, running and in stage-out within every BB node's capacity at every
     instant, nodes never given twice, a job with BB started only after its stage-in, every job ends — with
-    runtimes shorter than the walltime and stage estimates 4× too short or too long (`simulate` checks)."""
+    runtimes shorter than the walltime and stage estimates 4× too short or too long, or 3× too short (not a
+    power of two: planned stage-in starts t − s rounded) (`simulate` checks)."""
     plat, jobs, frac = wl
     sched = staged(policy, plat, staging_bandwidth=estimate, exhaustive_limit=limit, cooling_steps=4,
                    temperature_steps=3, seed=3)
