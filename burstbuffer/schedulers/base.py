@@ -124,8 +124,9 @@ class Scheduler(ABC):
 
     def for_job_model(self, model: str) -> "Scheduler":
         """The scheduler to run under job model `model` (a `burstbuffer.io_model.registry` name), called once
-        by the app at SIMULATION_BEGINS, before any job: `self` by default. The EASY family and conservative-bb
-        return their three-phase variant on ``three-phase`` (`burstbuffer.schedulers.staged`, docs/policies.md)."""
+        by the app at SIMULATION_BEGINS, before any job: `self` by default. The EASY family, conservative-bb and
+        plan-α return their three-phase variant on ``three-phase`` (`burstbuffer.schedulers.staged`,
+        `burstbuffer.schedulers.staged_plan`, docs/policies.md)."""
         return self
 
     # Three-phase notifications (docs/io-model.md §3). The defaults keep the two-phase contract:
