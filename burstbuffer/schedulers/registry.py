@@ -6,8 +6,8 @@ policy families register themselves by adding to `POLICIES`.
 Plan-based policies (Kopanski & Rzadca 2021, §3.3): ``plan-1``, ``plan-2``, ``plan-3`` fix α = 1, 2, 3;
 ``plan`` takes any α > 0 as the option ``alpha`` (default 2), e.g.
 ``make_scheduler("plan", platform, alpha=1.5)``. Their other options: ``cooling_rate`` (r),
-``cooling_steps`` (N), ``temperature_steps`` (M), ``exhaustive_limit``, ``native`` (see
-`PlanScheduler`). ``conservative-bb`` is conservative backfilling with processor + BB reservations.
+``cooling_steps`` (N), ``temperature_steps`` (M), ``exhaustive_limit``, ``native``, and on the three-phase
+model ``staging`` / ``staging_bandwidth`` (see `PlanScheduler`, `staged_plan.StagedPlan`). ``conservative-bb`` is conservative backfilling with processor + BB reservations.
 
 Window policies (Fan et al. 2019, BBSched, and its §4.3 baselines; `burstbuffer.schedulers.bbsched`,
 docs/bbsched.md): ``bbsched``, ``bbsched-exact``, ``bbsched-nsga2``, ``bbsched-naive``, ``weighted``,
