@@ -68,7 +68,7 @@ class EngineBase:
             if len(stage) != len(jobs) or not all(0 <= x < math.inf for x in stage):
                 raise ValueError("stage: one finite estimate ≥ 0 [s] per job expected")
         #: per job: its stage estimate [s] if it is placed staged (BB and estimate > 0), else 0.0 (None: two-phase)
-        self.stage = None if stage is None else tuple(x if j.bb > 0 else 0.0 for x, j in zip(stage, jobs))
+        self.stage = None if stage is None else tuple(x if int(j.bb) > 0 else 0.0 for x, j in zip(stage, jobs))
         self.alpha = float(alpha)
         self.now = float(max(now, profile.origin))
         self.jobs = list(jobs)
