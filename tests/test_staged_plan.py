@@ -79,16 +79,29 @@ def test_two_phase_plans_hold_the_nodes_through_the_stagings():
 
 def test_a_planned_stage_in_starts_at_its_wake_up_despite_rounding():
     """A (1 node, no BB) runs [0, T); B (1 node, bb B, s = bb / 5 GB/s) at 1 is planned with its nodes at T and
-    its stage-in at T − s, where the policy asks to be called. For these T and s, (T − s) + s < T in floating
-    point: at the wake-up B's nodes cannot start at now + s (A still holds them), the plan puts them at T, whose
-    BB window starts at max(T − s, now) = now — so B stages in then (T − s, not at A's end), runs from T."""
+    its stage-in at T − s. For these T and s, (T − s) + s < T in floating point: called at exactly T − s, the
+    policy cannot start B's nodes at now + s (A still holds them), plans them at T, whose BB window starts at
+    max(T − s, now) = now — so B stages in then, not at A's end. The policy asks to be called at T − s rounded up
+    to the microsecond (`wake_time`): in the simulation B stages in there and computes from A's end (or its own
+    stage-in's end, if later)."""
+    from burstbuffer.schedulers.base import StageIn
+    from burstbuffer.schedulers.staged_plan import wake_time
     T, bb = 3959601.855446, 284_502_966_000
     s = bb / 5e9
     assert (T - s) + s < T                            # the case this test is about
     plat = Platform.simple(1, [300 * GB])
-    jobs = [Job("w0!A", 0, T, 1, 0), Job("w0!B", 1, 10, 1, bb)]
-    t = simulate(staged("plan-2", plat), plat, jobs, rate=5e9)
-    assert t["w0!B"] == (T - s, T, T + 10 + s)
+    a, b = Job("w0!A", 0, T, 1, 0), Job("w0!B", 1, 10, 1, bb)
+    sched = staged("plan-2", plat)
+    sched.submit(a, 0)
+    assert [d.job.id for d in sched.decide(0)] == ["w0!A"]
+    sched.submit(b, 1)
+    assert sched.decide(1) == [] and sched.last_plan == [("w0!B", T)]
+    w = sched.wakeup(1)
+    assert w == wake_time(T - s) and T - s <= w < T - s + 1e-6 and round(w, 6) == w
+    [d] = sched.decide(T - s)
+    assert isinstance(d, StageIn) and d.job is b
+    t = simulate(staged("plan-2", plat), plat, [a, b], rate=5e9)
+    assert t["w0!B"] == (w, max(T, w + s), max(T, w + s) + 10 + s)
 
 
 def test_the_app_picks_the_staged_plan_on_three_phase_only():

@@ -66,6 +66,7 @@ typedef struct {
     /* three-phase model: stage estimate per job (0 = two-phase placement), zero mask / zero BB,
        undo record of a staged job's BB hold */
     double *stg; uint64_t *zm; int64_t *zu; int32_t *v_lo; int32_t *v_hi; int8_t *v_ins_s; int8_t *v_ins_e;
+    int32_t *pbn; int32_t *pbb; int32_t pfill, pln, plb;
 } eng_t;
 
 static int upper_bound(const double *a, int n, double x) {  /* first index with a[i] > x */
@@ -136,6 +137,24 @@ static double bb_start(const eng_t *e, double t, double s) {
     double b = t - s;
     return b > e->now ? b : e->now;
 }
+/* can breakpoint q alone host job k's BB shares (= placement.bb_room, with alone's shortcuts) */
+static int bb_alone(const eng_t *e, int q, int32_t res, int64_t need, int64_t tot, int64_t qa) {
+    int64_t t = e->tb[q];
+    if (t < tot) return 0;
+    if (t < qa && !chunks_ok(e->bb + (int64_t)q * e->B, e->B, need, res)) return 0;
+    return 1;
+}
+/* e->pbn[q] / e->pbb[q]: the last breakpoint ≤ q (and ≥ the one in force at now) that alone cannot host job
+   k's nodes / BB shares (−1: none); filled lazily up to q (the windows only move right during a fit) */
+static void fill_to(eng_t *e, int k, int q) {
+    const int32_t res = e->res[k]; const int64_t need = e->need[k], tot = e->tot[k], qa = e->qa[k];
+    for (int p = e->pfill + 1; p <= q; p++) {
+        if (e->cnt[p] < res) e->pln = p;
+        if (!bb_alone(e, p, res, need, tot, qa)) e->plb = p;
+        e->pbn[p] = e->pln; e->pbb[p] = e->plb;
+    }
+    if (q > e->pfill) e->pfill = q;
+}
 /* placement._staged_fit: 1 and (e->wm, e->wa) if job k fits with its nodes from t; else 0 and *hint */
 static int staged_check(eng_t *e, int k, double t, double *hint) {
     const int W = e->W, B = e->B, n = e->n;
@@ -143,21 +162,27 @@ static int staged_check(eng_t *e, int k, double t, double *hint) {
     const int64_t need = e->need[k];
     uint64_t *m = e->wm; int64_t *A = e->wa;
     const double end = t + w;
-    int q0 = upper_bound(e->keys, n, t) - 1;
-    for (int q = q0; q < n && (q == q0 || e->keys[q] < end); q++) {
-        if (e->cnt[q] < res) { *hint = q + 1 < n ? e->keys[q + 1] : INFINITY; return 0; }
+    const int q0 = upper_bound(e->keys, n, t) - 1;
+    const int q1 = lower_bound_from(e->keys, q0 + 1, n, end);
+    fill_to(e, k, q1 - 1);
+    int bad = e->pbn[q1 - 1];
+    if (bad >= q0) { *hint = bad + 1 < n ? e->keys[bad + 1] : INFINITY; return 0; }
+    const double b0 = bb_start(e, t, s), bend = end + s;
+    const int r0 = upper_bound(e->keys, n, b0) - 1;
+    const int r1 = lower_bound_from(e->keys, r0 + 1, n, bend);
+    fill_to(e, k, r1 - 1);
+    bad = e->pbb[r1 - 1];
+    if (bad >= r0) { *hint = bad + 1 < n ? e->keys[bad + 1] + s : INFINITY; return 0; }
+    memcpy(m, e->mask + (int64_t)q0 * W, sizeof(uint64_t) * W);
+    for (int q = q0 + 1; q < q1; q++) {
         const uint64_t *mq = e->mask + (int64_t)q * W;
-        if (q == q0) memcpy(m, mq, sizeof(uint64_t) * W);
-        else for (int x = 0; x < W; x++) m[x] &= mq[x];
+        for (int x = 0; x < W; x++) m[x] &= mq[x];
         if (popc(m, W) < res) { *hint = t; return 0; }
     }
-    const double b0 = bb_start(e, t, s), bend = end + s;
-    q0 = upper_bound(e->keys, n, b0) - 1;
-    for (int q = q0; q < n && (q == q0 || e->keys[q] < bend); q++) {
+    memcpy(A, e->bb + (int64_t)r0 * B, sizeof(int64_t) * B);
+    for (int q = r0 + 1; q < r1; q++) {
         const int64_t *bq = e->bb + (int64_t)q * B;
-        if (!chunks_ok(bq, B, need, res)) { *hint = q + 1 < n ? e->keys[q + 1] + s : INFINITY; return 0; }
-        if (q == q0) memcpy(A, bq, sizeof(int64_t) * B);
-        else for (int b = 0; b < B; b++) if (bq[b] < A[b]) A[b] = bq[b];
+        for (int b = 0; b < B; b++) if (bq[b] < A[b]) A[b] = bq[b];
     }
     if (!chunks_ok(A, B, need, res)) { *hint = t; return 0; }
     return 1;
@@ -166,6 +191,7 @@ static int staged_check(eng_t *e, int k, double t, double *hint) {
 static int fit_staged(eng_t *e, int k, double *tout) {
     const int n = e->n; const double s = e->stg[k], t0 = e->now + s;
     int i = upper_bound(e->keys, n, t0), j = upper_bound(e->keys, n, e->now);
+    e->pfill = j - 2; e->pln = -1; e->plb = -1;
     double t = t0, nxt = t0, hint;
     while (!isinf(t)) {
         if (t >= nxt) {
@@ -381,8 +407,9 @@ _FIELDS += [(name, ctypes.c_double) for name in ("alpha", "now", "horizon")]
 _PTRS = ["keys", "mask", "cnt", "bb", "tb", "res", "wall", "need", "tot", "qa", "sub", "pref", "gmask",
          "perm", "placed", "start", "chosen", "bbfree", "bbused", "cum", "u_lo", "u_hi", "u_ins_s",
          "u_ins_e", "s_perm", "s_placed", "s_start", "s_chosen", "s_bbfree", "s_bbused", "s_cum",
-         "wm", "wa", "left", "stg", "zm", "zu", "v_lo", "v_hi", "v_ins_s", "v_ins_e"]
+         "wm", "wa", "left", "stg", "zm", "zu", "v_lo", "v_hi", "v_ins_s", "v_ins_e", "pbn", "pbb"]
 _FIELDS += [(name, ctypes.c_void_p) for name in _PTRS]
+_FIELDS += [(name, ctypes.c_int32) for name in ("pfill", "pln", "plb")]
 
 
 class _Eng(ctypes.Structure):
@@ -501,6 +528,8 @@ class NativePlanEngine(EngineBase):
         a["zu"] = np.zeros(B, np.int64)
         for name, dtype in (("v_lo", np.int32), ("v_hi", np.int32), ("v_ins_s", np.int8), ("v_ins_e", np.int8)):
             a[name] = np.zeros(Jc, dtype)
+        a["pbn"] = np.zeros(cap, np.int32)
+        a["pbb"] = np.zeros(cap, np.int32)
         self._arr = a  # keeps the buffers alive
         eng = _Eng(W=W, B=nbb, cap=cap, n=nb, J=J, P=P, depth=0, stash_c=0, stash_len=0,
                    stash_valid=0, alpha=self.alpha, now=self.now, horizon=self.horizon)

@@ -29,7 +29,7 @@ seconds (floats, ``inf`` allowed as a key), BB amounts bytes (ints).
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from typing import Callable, Iterable, Iterator, Sequence
 
 from procset import ProcSet
@@ -187,31 +187,42 @@ def staged_bb_start(t: float, now: float, s: float) -> float:
     return b if b > now else now
 
 
+def _last_bad(lo: int, hi: int, ok: Callable[[int], bool]) -> int:
+    """The largest index q in [lo, hi) with not ok(q), or −1."""
+    for q in range(hi - 1, lo - 1, -1):
+        if not ok(q):
+            return q
+    return -1
+
+
 def _staged_fit(keys: Sequence[float], vals: Sequence[Slot], now: float, t: float, res: int, walltime: float,
-                need: int, s: float) -> tuple[tuple[float, int, tuple[int, ...]] | None, float]:
+                need: int, s: float, node_ok: Callable[[int], bool], bb_ok: Callable[[int], bool]
+                ) -> tuple[tuple[float, int, tuple[int, ...]] | None, float]:
     """One candidate of `earliest_staged_window`: ((t, node mask, BB minimum) or None, the least candidate
-    worth trying next — a later key when one breakpoint alone rules out every candidate before it)."""
+    worth trying next). A breakpoint that alone cannot host the job's nodes (`node_ok`) or BB shares (`bb_ok`)
+    rules out every candidate whose window holds it: the next one worth trying puts the window just past the
+    last such breakpoint of the window (nodes: at its end; BB: at its end + s)."""
     n = len(keys)
     end = t + walltime
-    q0 = q = bisect_right(keys, t) - 1
-    m = 0
-    while q < n and (q == q0 or keys[q] < end):          # the nodes over [t, t + walltime)
-        mq, _, c = vals[q]
-        if c < res:
-            return None, (keys[q + 1] if q + 1 < n else math.inf)
-        m = mq if q == q0 else m & mq
+    q0 = bisect_right(keys, t) - 1
+    q1 = bisect_left(keys, end, q0 + 1)                  # the node window: breakpoints q0 .. q1 − 1
+    bad = _last_bad(q0, q1, node_ok)
+    if bad >= 0:
+        return None, (keys[bad + 1] if bad + 1 < n else math.inf)
+    b0, bend = staged_bb_start(t, now, s), end + s
+    r0 = bisect_right(keys, b0) - 1
+    r1 = bisect_left(keys, bend, r0 + 1)                 # the BB window: breakpoints r0 .. r1 − 1
+    bad = _last_bad(r0, r1, bb_ok)
+    if bad >= 0:
+        return None, (keys[bad + 1] + s if bad + 1 < n else math.inf)
+    m = vals[q0][0]
+    for q in range(q0 + 1, q1):
+        m &= vals[q][0]
         if m.bit_count() < res:
             return None, t
-        q += 1
-    b0, bend = staged_bb_start(t, now, s), end + s
-    q0 = q = bisect_right(keys, b0) - 1
-    bb: tuple[int, ...] = ()
-    while q < n and (q == q0 or keys[q] < bend):         # the BB over [b0, t + walltime + s)
-        f = vals[q][1]
-        if not bb_room(f, need, res):
-            return None, (keys[q + 1] + s if q + 1 < n else math.inf)
-        bb = f if q == q0 else tuple(map(min, bb, f))
-        q += 1
+    bb = vals[r0][1]
+    if r1 > r0 + 1:
+        bb = tuple(map(min, *[vals[q][1] for q in range(r0, r1)]))
     if not bb_room(bb, need, res):
         return None, t
     return (t, m, bb), t
@@ -238,10 +249,25 @@ def earliest_staged_window(keys: Sequence[float], vals: Sequence[Slot], now: flo
     n = len(keys)
     t0 = now + s
     i, j = bisect_right(keys, t0), bisect_right(keys, now)
+    nodes: dict[int, bool] = {}                          # per breakpoint: can it alone host the nodes, the BB
+    room: dict[int, bool] = {}
+
+    def node_ok(q: int) -> bool:
+        a = nodes.get(q)
+        if a is None:
+            a = nodes[q] = vals[q][2] >= res
+        return a
+
+    def bb_ok(q: int) -> bool:
+        a = room.get(q)
+        if a is None:
+            a = room[q] = bb_room(vals[q][1], need, res)
+        return a
+
     t = nxt = t0
     while t != math.inf:
         if t >= nxt:
-            r, nxt = _staged_fit(keys, vals, now, t, res, walltime, need, s)
+            r, nxt = _staged_fit(keys, vals, now, t, res, walltime, need, s, node_ok, bb_ok)
             if r is not None:
                 return r
         while i < n and keys[i] <= t:
