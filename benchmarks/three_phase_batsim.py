@@ -3,7 +3,7 @@ against the real Batsim (Dragonfly C++ plugin) and against `burstbuffer simulate
 jobs; prints, per policy, the jobs whose waiting time differs, whether the scheduler's jobs.csv files are
 byte-identical, how many protocol messages differ, and the wall time of each run.
 
-    python benchmarks/three_phase_batsim.py [--jobs 200] [--policies fcfs-easy,fcfs-bb,sjf-bb,conservative-bb]
+    python benchmarks/three_phase_batsim.py [--jobs 200] [--policies fcfs-easy,fcfs-bb,sjf-bb,conservative-bb,plan-2]
 
 Needs the real Batsim (`$BATSIM_BIN`, else ~/.cache/batsim-4.2.1/build/batsim) and its Dragonfly plugin
 (tests/batsim_diff.py finds them); run from the repository root.
@@ -25,7 +25,7 @@ from tests import batsim_diff as B  # noqa: E402
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=200)
-    ap.add_argument("--policies", default="fcfs-easy,fcfs-bb,sjf-bb,conservative-bb")
+    ap.add_argument("--policies", default="fcfs-easy,fcfs-bb,sjf-bb,conservative-bb,plan-2")
     a = ap.parse_args()
     batsim, plugin = B.find_batsim(), B.find_dragonfly_plugin()
     if batsim is None or plugin is None:
