@@ -8,7 +8,7 @@ machine it runs on, and counts the calls of a real run, so that "calls × cost p
 what the simulator can take with its present design, whatever the solver and the Python code cost.
 
 ``python benchmarks/simcall_floor.py micro [--factories thread ucontext raw boost] [--actors 1 16]
-[--calls 20000] [--reps 5]``: for each context factory (``--cfg=contexts/factory:F`` passed to
+[--calls 20000] [--reps 5] [--cpu CORE]``: for each context factory (``--cfg=contexts/factory:F`` passed to
 ``simgrid.Engine``) and number of actors N, N actors on a 2-host ``ptask_L07`` platform (the simulator's
 host model) each make ``--calls`` / N iterations of one pattern; each (factory, pattern, N) runs ``--reps``
 times, each time in a fresh process (one engine per process; a crash is reported, not fatal). Patterns:
@@ -32,7 +32,7 @@ threads) per iteration, in ns, and the voluntary context switches per iteration 
 thread factory, 2 per simcall — the actor's wait and the maestro's).
 
 ``python benchmarks/simcall_floor.py count [--workload workloads/kth-1000.json] [--policy sjf-bb] [--whole-subjobs N]
-[--whole-messages M] [--micro FILE.json]``: one ``burstbuffer.runner.run`` (io-aware, the paper's platform,
+[--whole-messages M] [--micro FILE.json] [--counts COUNT.json]``: one ``burstbuffer.runner.run`` (io-aware, the paper's platform,
 the bundled first 1000 KTH jobs by default) whose simulator process imports a counting stand-in for the
 ``simgrid`` module (``sys.modules["simgrid"]``; nothing in ``burstbuffer/`` changes): every call into
 ``this_actor``, ``Semaphore``, ``Mailbox``, ``Comm``, ``Exec``, ``Actor`` objects is counted by name and by
@@ -156,10 +156,12 @@ def micro_worker(factory: str, pattern: str, nactors: int, calls: int) -> dict:
             "nivcsw": (r1.ru_nivcsw - r0.ru_nivcsw) / n, "clock": sg.Engine.clock}
 
 
-def _run_sub(args: list[str], timeout: float = 600) -> tuple[dict | None, str]:
-    """Run this script as a worker; (its JSON result, or None and the reason it failed)."""
+def _run_sub(args: list[str], cpu: int | None = None, timeout: float = 600) -> tuple[dict | None, str]:
+    """Run this script as a worker (pinned to core `cpu` if given); (its JSON result, or None and the reason
+    it failed)."""
+    pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
     proc = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, cwd=REPO,
-                          timeout=timeout)
+                          timeout=timeout, preexec_fn=pin)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode == 0 and lines:
         return json.loads(lines[-1]), ""
@@ -171,7 +173,8 @@ def _run_sub(args: list[str], timeout: float = 600) -> tuple[dict | None, str]:
 
 def micro(args) -> dict:
     rows, failures = [], {}
-    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.2f} at the start", flush=True)
+    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.2f} at the start; "
+          f"{'pinned to core ' + str(args.cpu) if args.cpu is not None else 'not pinned'}", flush=True)
     print(f"{'factory':<9} {'pattern':<8} {'actors':>6} {'wall ns/it':>11} {'CPU ns/it':>10} "
           f"{'CPU ns/call':>11} {'vol. cs/it':>10}", flush=True)
     for factory in args.factories:
@@ -179,7 +182,8 @@ def micro(args) -> dict:
             for pattern in args.patterns:
                 reps, why = [], ""
                 for _ in range(args.reps):
-                    res, why = _run_sub(["--micro-worker", factory, pattern, str(nactors), str(args.calls)])
+                    res, why = _run_sub(["--micro-worker", factory, pattern, str(nactors), str(args.calls)],
+                                        args.cpu)
                     if res is None:
                         break
                     reps.append(res)
@@ -195,7 +199,7 @@ def micro(args) -> dict:
                 rows.append(row)
                 print(f"{factory:<9} {pattern:<8} {nactors:>6} {row['wall_ns']:>11.0f} {row['cpu_ns']:>10.0f} "
                       f"{row['cpu_ns'] / PATTERNS[pattern]:>11.0f} {row['nvcsw']:>10.2f}", flush=True)
-    out = {"machine": machine(), "load_end": os.getloadavg(), "calls": args.calls, "reps": args.reps,
+    out = {"machine": machine(), "load_end": os.getloadavg(), "calls": args.calls, "reps": args.reps, "cpu": args.cpu,
            "rows": rows, "failures": failures}
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
     return out
@@ -356,8 +360,12 @@ def count(args) -> dict:
     if args.micro:
         costs = _micro_costs(json.loads(Path(args.micro).read_text())["rows"])
     else:
-        ns = argparse.Namespace(factories=["thread"], patterns=list(PATTERNS), actors=[1], calls=20000, reps=3)
+        ns = argparse.Namespace(factories=["thread"], patterns=list(PATTERNS), actors=[1], calls=20000, reps=3,
+                                cpu=None)
         costs = _micro_costs(micro(ns)["rows"])
+    if args.counts:  # a previous count's --json: only the floors are computed again
+        prev = json.loads(Path(args.counts).read_text())
+        return _floors(args, prev["simulator"]["counts"], prev["subjobs"], prev["messages"], costs, prev)
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.2f} at the start", flush=True)
     with tempfile.TemporaryDirectory(prefix="simcall-count-") as tmp:
         cfile, out = Path(tmp) / "counts.json", Path(tmp) / "out"
@@ -386,12 +394,18 @@ def count(args) -> dict:
         total = sum(c[role].values())
         print(f"  {role:<6} {total:>9} calls ({total / per:.2f} {unit}): " + ", ".join(
             f"{k} {v}" for k, v in sorted(c[role].items(), key=lambda kv: -kv[1])))
+    result = {"machine": machine(), "policy": args.policy, "workload": str(args.workload), "subjobs": subjobs,
+              "messages": messages, "wall_s": wall, "load_end": os.getloadavg(), "simulator": data}
+    return _floors(args, c, subjobs, messages, costs, result)
+
+
+def _floors(args, c: dict, subjobs: int, messages: int, costs: dict[str, float], result: dict) -> dict:
+    """Print and add to `result` the floor of the counted run and of the whole trace (`args`)."""
     run_floor = floor_s(_merged(c["job"], c["server"], c["setup"]), costs)
     print("cost per iteration (thread factory, CPU ns): " + ", ".join(f"{k} {v:.0f}" for k, v in costs.items()))
-    print(f"floor of this run: {run_floor:.2f} s of simulator CPU in SimGrid calls "
-          f"(measured: {data['cpu_s']:.1f} s, counting included)")
-    result = {"machine": machine(), "policy": args.policy, "workload": str(args.workload), "subjobs": subjobs,
-              "messages": messages, "wall_s": wall, "simulator": data, "costs_ns": costs, "floor_s": run_floor}
+    print(f"floor of the counted run: {run_floor:.2f} s of simulator CPU in SimGrid calls "
+          f"(measured: {result['simulator']['cpu_s']:.1f} s, counting included)")
+    result.update(costs_ns=costs, floor_s=run_floor)
     if args.whole_subjobs and args.whole_messages:
         kj, km = args.whole_subjobs / subjobs, args.whole_messages / messages
         whole = _merged(_scaled(c["job"], kj), _scaled(c["server"], km), c["setup"])
@@ -420,6 +434,8 @@ def main(argv=None) -> int:
     m.add_argument("--actors", nargs="+", type=int, default=[1, 16])
     m.add_argument("--calls", type=int, default=20000, help="iterations in all per run (default 20000)")
     m.add_argument("--reps", type=int, default=5)
+    m.add_argument("--cpu", type=int, help="pin each run to this core (`burstbuffer run` pins both of its "
+                                           "processes to one core); default: not pinned")
     m.add_argument("--json", help="also write the results here")
     c = sub.add_parser("count", help="SimGrid calls of one run, and the floor they set")
     c.add_argument("--policy", default="sjf-bb")
@@ -429,6 +445,7 @@ def main(argv=None) -> int:
     c.add_argument("--whole-subjobs", type=int, help="sub-jobs of a whole-trace run (its batsim_jobs.csv rows "
                                                      "that are not REJECTED)")
     c.add_argument("--whole-messages", type=int, help="protocol messages of that run (its summary.json)")
+    c.add_argument("--counts", help="a previous `count --json` file: compute the floors again, no run")
     c.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
     out = micro(args) if args.cmd == "micro" else count(args)
