@@ -31,10 +31,10 @@ Printed per row: the median over the repeats of wall time and of process CPU tim
 threads) per iteration, in ns, and the voluntary context switches per iteration (``getrusage``: under the
 thread factory, 2 per simcall — the actor's wait and the maestro's).
 
-``python benchmarks/simcall_floor.py count [--workload workloads/kth-1000.json] [--policy sjf-bb] [--whole-subjobs N]
-[--whole-messages M] [--micro FILE.json] [--counts COUNT.json]``: one ``burstbuffer.runner.run`` (io-aware, the paper's platform,
-the bundled first 1000 KTH jobs by default) whose simulator process imports a counting stand-in for the
-``simgrid`` module (``sys.modules["simgrid"]``; nothing in ``burstbuffer/`` changes): every call into
+``python benchmarks/simcall_floor.py count [--workload workloads/kth-1000.json] [--policy sjf-bb]
+[--whole-subjobs N] [--whole-messages M] [--micro FILE.json] [--counts COUNT.json]``: one
+``burstbuffer.runner.run`` (io-aware, the paper's platform, the bundled first 1000 KTH jobs by default) whose
+simulator process imports a counting stand-in for the ``simgrid`` module (``sys.modules["simgrid"]``; nothing in ``burstbuffer/`` changes): every call into
 ``this_actor``, ``Semaphore``, ``Mailbox``, ``Comm``, ``Exec``, ``Actor`` objects is counted by name and by
 the actor that made it (the server, or a job's executor). Printed: calls per sub-job (job side) and per
 protocol message (server side), the simulator's voluntary context switches, and — with the per-pattern
@@ -44,6 +44,14 @@ messages (from its ``batsim_jobs.csv`` rows and ``summary.json``).
 
 Measure on an otherwise idle machine if you can: a hand-over waits for the other thread to be scheduled, so
 a loaded machine inflates wall times; CPU times are the steadier figure.
+
+Findings (2026-11-23, 2-core AMD EPYC, Debian python3-simgrid 3.32, load average 25-50; README "Large machines
+(issue 17)" has the tables): under the thread factory a call costs 12-17 µs of CPU (``yield`` 12.0, ``sleep``
+16.7; about 2.2 voluntary context switches per simcall). ucontext, raw and boost exist and make a call 4-28x
+cheaper (raw ``yield`` 0.43 µs), but a second Python actor aborts the process as soon as two actors are
+suspended in calls at once (``loader_life_support: internal error``: pybind11 >= 2.8 keeps a per-thread stack
+of call frames that swapped contexts interleave). Whole KTH trace under sjf-bb: 5.4 M calls, a floor of
+117 s of simulator CPU.
 """
 from __future__ import annotations
 
@@ -311,7 +319,8 @@ COST_OF = {
     "Comm.sendto_async": ("comm", 0), "Comm.wait_for": ("comm", 1), "Comm.wait": ("comm", 1),
     "Mailbox.put": ("mailbox", 1), "Comm.wait_any": ("mailbox", 0), "PyGetAsync.get": ("none", 1),
     "Comm.wait_any_for": ("waitfor", 1), "Mailbox.get_async": ("mailbox", 0),
-    "Mailbox.by_name": ("none", 1), "this_actor.get_host": ("none", 1), "Semaphore()": ("none", 1), "Actor.daemonize": ("yield", 1),
+    "Mailbox.by_name": ("none", 1), "this_actor.get_host": ("none", 1), "Semaphore()": ("none", 1),
+    "Actor.daemonize": ("yield", 1),
 }
 
 
