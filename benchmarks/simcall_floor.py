@@ -34,7 +34,8 @@ thread factory, 2 per simcall — the actor's wait and the maestro's).
 ``python benchmarks/simcall_floor.py count [--workload workloads/kth-1000.json] [--policy sjf-bb]
 [--whole-subjobs N] [--whole-messages M] [--micro FILE.json] [--counts COUNT.json]``: one
 ``burstbuffer.runner.run`` (io-aware, the paper's platform, the bundled first 1000 KTH jobs by default) whose
-simulator process imports a counting stand-in for the ``simgrid`` module (``sys.modules["simgrid"]``; nothing in ``burstbuffer/`` changes): every call into
+simulator process imports a counting stand-in for the ``simgrid`` module (``sys.modules["simgrid"]``;
+nothing in ``burstbuffer/`` changes): every call into
 ``this_actor``, ``Semaphore``, ``Mailbox``, ``Comm``, ``Exec``, ``Actor`` objects is counted by name and by
 the actor that made it (the server, or a job's executor). Printed: calls per sub-job (job side) and per
 protocol message (server side), the simulator's voluntary context switches, and — with the per-pattern
