@@ -46,7 +46,7 @@ messages (from its ``batsim_jobs.csv`` rows and ``summary.json``).
 Measure on an otherwise idle machine if you can: a hand-over waits for the other thread to be scheduled, so
 a loaded machine inflates wall times; CPU times are the steadier figure.
 
-Findings (2026-11-23, 2-core AMD EPYC, Debian python3-simgrid 3.32, load average 25-50; README "Large machines
+Findings (2026-11-23, 2-core AMD EPYC, Debian python3-simgrid 3.32, load average 25-60; README "Large machines
 (issue 17)" has the tables): under the thread factory a call costs 12-17 µs of CPU (``yield`` 12.0, ``sleep``
 16.7; about 2.2 voluntary context switches per simcall). ucontext, raw and boost exist and make a call 4-28x
 cheaper (raw ``yield`` 0.43 µs), but a second Python actor aborts the process as soon as two actors are
