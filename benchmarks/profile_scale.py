@@ -28,6 +28,7 @@ busy seconds with the process's CPU time.
 Usage::
 
     python benchmarks/profile_scale.py --size 1080 --jobs 300 [--network-model ring] [--rate 50] [--out DIR]
+        [--width W --speedup X]     # e.g. --size 10800 --jobs 1000 --width 1 --speedup 100 (issue 17's target)
 
 Needs ``py-spy`` (the test extra) and ptrace permission (root, or ``kernel.yama.ptrace_scope=0``).
 """
@@ -108,6 +109,8 @@ def main(argv=None) -> int:
     ap.add_argument("--size", type=int, default=1080, choices=sorted(bps.SIZES))
     ap.add_argument("--jobs", type=int, default=300)
     ap.add_argument("--network-model", default="exact", choices=("exact", "ring", "random-ring"))
+    ap.add_argument("--width", type=int, help="processor multiplier of every job (default: bench_platform_scale's)")
+    ap.add_argument("--speedup", type=float, help="submission speed-up (default: bench_platform_scale's)")
     ap.add_argument("--rate", type=int, default=50, help="samples per second (default 50)")
     ap.add_argument("--out", help="keep the raw profile and the run here (default: a temporary folder)")
     args = ap.parse_args(argv)
@@ -118,8 +121,8 @@ def main(argv=None) -> int:
         p = bps.params_of(args.size)
         plat = work / f"dragonfly{args.size}.xml"
         bps.write_platform(p, plat)
-        width, speedup = bps.scaling(p.nb_compute, None, None)
-        wl = work / f"kth-{args.jobs}-{args.size}.json"
+        width, speedup = bps.scaling(p.nb_compute, args.width, args.speedup)
+        wl = work / f"kth-{args.jobs}-{args.size}-x{width}.json"
         facts = bps.make_workload(p, args.jobs, width, speedup, wl)
         raw = work / f"profile-{args.size}-{args.network_model}.txt"
         cmd = [spy, "record", "--subprocesses", "--native", "--rate", str(args.rate), "--format", "raw",
