@@ -7,7 +7,11 @@ task on the allocated hosts, a host-to-host comm for a data staging, or a sleep 
 then sends a 1-byte message to the server's mailbox on ``master``. That message crosses the platform, so a
 completion reaches the server one route latency after the job ended (0.0001 s on the paper's platform), and
 messages are received one at a time, in the order they were posted, as Batsim's are: that is why Batsim's
-completions come at +0.0001 s steps.
+completions come at +0.0001 s steps. A message posted while the server is not receiving waits in the
+mailbox until its next receive, which is when SimGrid starts its transfer; here such a job actor does not
+wait for that: it leaves its host in `SimState.senders` and goes back to the pool, and the server starts the
+same 1-byte host-to-host transfer when it receives next (`loop.next_message`) — the same SimGrid action at
+the same date, without the actor's put and wake-up.
 
 Walltime: a job still running ``walltime`` seconds after its start is stopped → COMPLETED_WALLTIME_REACHED
 (return code -1); a ``delay`` equal to the walltime also reaches it. A killed job's actor is stopped at
@@ -67,11 +71,14 @@ def worker_loop(st: SimState, w: "_Worker") -> None:
         if this_actor.get_host() != w.host:
             this_actor.set_host(w.host)
         job, w.job = w.job, None
-        st.guarded(job_body, st, job)
+        st.guarded(job_body, st, job, w.host)
         st.idle_workers.setdefault(w.host, []).append(w)
 
 
-def job_body(st: SimState, job: Job) -> None:
+def job_body(st: SimState, job: Job, host) -> None:
+    """Execute `job` from an actor on `host` (its first allocated machine), then post its message to the
+    server: a put into the server's posted receive if it is free (`SimState.receiving`), else queued for the
+    server to send from `host` (see the module docstring)."""
     job.composed_stack = []
     remaining = [float(job.walltime)]
     ret = run_profile(st, job, job.profile, remaining)
@@ -85,7 +92,12 @@ def job_body(st: SimState, job: Job) -> None:
     job.activity = None
     machines_release(st, job)
     st.posts.append((st.now, job))
-    st.mailbox.put(job, 1)
+    if st.receiving:
+        st.receiving = False
+        st.inflight = True
+        st.mailbox.put(job, 1)
+    else:
+        st.senders.append(host)
 
 
 def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:
