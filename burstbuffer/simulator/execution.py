@@ -24,6 +24,11 @@ from .state import LD, SimState, SimulationError
 from .workload import SimJob as Job
 
 
+#: Job actors kept at most before parked ones are moved to another host rather than new ones created
+#: (each is a thread; a large platform would otherwise keep one per host ever used).
+MAX_WORKERS = 512
+
+
 class _Worker:
     """A job-executing actor and the semaphore it waits on between jobs."""
 
@@ -47,14 +52,18 @@ def machines_release(st: SimState, job: Job) -> None:
 
 def dispatch(st: SimState, job: Job, host) -> None:
     """Run `job` in an actor on `host` (its first allocated machine), as Batsim does. Finished job
-    actors are kept, parked on a semaphore, and reused (one parked on `host` first, else one moved
-    there): creating a SimGrid actor (a thread) per job costs more than the job's own activities."""
-    idle = st.idle_workers.get(host) or next(iter(st.idle_workers.values()), None)
+    actors are kept, parked on a semaphore, and reused: one parked on `host`, else a new one there (up to
+    `MAX_WORKERS`), else one moved there. Creating a SimGrid actor (a thread) per job costs more than the
+    job's own activities; moving a parked one costs a simulation call each time, a new one its creation."""
+    idle = st.idle_workers.get(host)
+    if not idle and st.nb_workers >= MAX_WORKERS:
+        idle = next(iter(st.idle_workers.values()), None)
     if idle:
         w = idle.pop()
         if not idle:
             del st.idle_workers[w.host]
     else:
+        st.nb_workers += 1
         w = _Worker(st.sg.Semaphore(0))
         w.actor = st.sg.Actor.create("job_executor", host, worker_loop, st, w)
         w.actor.daemonize()  # parked executors end with the server

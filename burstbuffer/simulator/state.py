@@ -157,6 +157,7 @@ class SimState:
     reached: float = 0.0              # latest timer target reached (see loop.next_message)
     to_delete: list[Job] = field(default_factory=list)
     idle_workers: dict = field(default_factory=dict)  # host -> parked job actors on it (moving one costs a simcall)
+    nb_workers: int = 0               # job actors created (execution.MAX_WORKERS)
     submitters_left: int = 0
 
     @property
