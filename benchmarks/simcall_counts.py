@@ -105,7 +105,8 @@ def main() -> int:
         (tmp / "hook").mkdir()
         (tmp / "hook" / "sitecustomize.py").write_text(HOOK)
         paths = [str(tmp / "hook"), os.environ.get("PYTHONPATH"), str(ROOT)]
-        env = dict(os.environ, BB_SIMCALLS_OUT=str(tmp / "counts.json"), PYTHONPATH=os.pathsep.join(p for p in paths if p))
+        env = dict(os.environ, BB_SIMCALLS_OUT=str(tmp / "counts.json"),
+                   PYTHONPATH=os.pathsep.join(p for p in paths if p))
         # the scheduler process must not install the hook: it runs without BB_SIMCALLS_OUT, its child with it
         child_env = dict(env)
         child_env.pop("BB_SIMCALLS_OUT")
