@@ -151,13 +151,9 @@ def test_protocol_violation_stops_with_one_line(tmp_path):
     assert len(lines) == 1 and "w0!1" in lines[0] and "allocation is invalid" in lines[0]
 
 
-@pytest.mark.parametrize("handoff", [None, "1"])
-def test_same_exchange_as_real_batsim(tmp_path, monkeypatch, handoff):
+def test_same_exchange_as_real_batsim(tmp_path):
     """Replaying the scheduler replies of a real Batsim 4.2.1 run (I/O-aware model, dynamic jobs, data
-    staging, PFS/BB transfers, metadata) yields the same 124 messages byte for byte and the same jobs.csv;
-    also when the server actor hands its loop over to a fresh actor after every withdrawn receive."""
-    if handoff is not None:
-        monkeypatch.setenv("BURSTBUFFER_SERVER_HANDOFF", handoff)
+    staging, PFS/BB transfers, metadata) yields the same 124 messages byte for byte and the same jobs.csv."""
     capture = [json.loads(line) for line in (CAPTURE_DIR / "protocol-full-run.jsonl").read_text().splitlines()]
     res = run_simulation(tmp_path, CAPTURE_DIR / "kth-io-aware-first10.json",
                          platform=DATA / "reference" / "dragonfly96.xml",

@@ -7,7 +7,11 @@ task on the allocated hosts, a host-to-host comm for a data staging, or a sleep 
 then sends a 1-byte message to the server's mailbox on ``master``. That message crosses the platform, so a
 completion reaches the server one route latency after the job ended (0.0001 s on the paper's platform), and
 messages are received one at a time, in the order they were posted, as Batsim's are: that is why Batsim's
-completions come at +0.0001 s steps.
+completions come at +0.0001 s steps. A message posted while the server is not receiving waits in the
+mailbox until its next receive, which is when SimGrid starts its transfer; here such a job actor does not
+wait for that: it leaves its host in `SimState.senders` and goes back to the pool, and the server starts the
+same 1-byte host-to-host transfer when it receives next (`loop.next_message`) — the same SimGrid action at
+the same date, without the actor's put and wake-up.
 
 Walltime: a job still running ``walltime`` seconds after its start is stopped → COMPLETED_WALLTIME_REACHED
 (return code -1); a ``delay`` equal to the walltime also reaches it. A killed job's actor is stopped at
@@ -18,6 +22,11 @@ from __future__ import annotations
 from .network import homogeneous_bytes
 from .state import LD, SimState, SimulationError
 from .workload import SimJob as Job
+
+
+#: Job actors kept at most before parked ones are moved to another host rather than new ones created
+#: (each is a thread; a large platform would otherwise keep one per host ever used).
+MAX_WORKERS = 512
 
 
 class _Worker:
@@ -43,14 +52,18 @@ def machines_release(st: SimState, job: Job) -> None:
 
 def dispatch(st: SimState, job: Job, host) -> None:
     """Run `job` in an actor on `host` (its first allocated machine), as Batsim does. Finished job
-    actors are kept, parked on a semaphore, and reused (one parked on `host` first, else one moved
-    there): creating a SimGrid actor (a thread) per job costs more than the job's own activities."""
-    idle = st.idle_workers.get(host) or next(iter(st.idle_workers.values()), None)
+    actors are kept, parked on a semaphore, and reused: one parked on `host`, else a new one there (up to
+    `MAX_WORKERS`), else one moved there. Creating a SimGrid actor (a thread) per job costs more than the
+    job's own activities; moving a parked one costs a simulation call each time, a new one its creation."""
+    idle = st.idle_workers.get(host)
+    if not idle and st.nb_workers >= MAX_WORKERS:
+        idle = next(iter(st.idle_workers.values()), None)
     if idle:
         w = idle.pop()
         if not idle:
             del st.idle_workers[w.host]
     else:
+        st.nb_workers += 1
         w = _Worker(st.sg.Semaphore(0))
         w.actor = st.sg.Actor.create("job_executor", host, worker_loop, st, w)
         w.actor.daemonize()  # parked executors end with the server
@@ -67,11 +80,14 @@ def worker_loop(st: SimState, w: "_Worker") -> None:
         if this_actor.get_host() != w.host:
             this_actor.set_host(w.host)
         job, w.job = w.job, None
-        st.guarded(job_body, st, job)
+        st.guarded(job_body, st, job, w.host)
         st.idle_workers.setdefault(w.host, []).append(w)
 
 
-def job_body(st: SimState, job: Job) -> None:
+def job_body(st: SimState, job: Job, host) -> None:
+    """Execute `job` from an actor on `host` (its first allocated machine), then post its message to the
+    server: a put into the server's posted receive if it is free (`SimState.receiving`), else queued for the
+    server to send from `host` (see the module docstring)."""
     job.composed_stack = []
     remaining = [float(job.walltime)]
     ret = run_profile(st, job, job.profile, remaining)
@@ -85,7 +101,12 @@ def job_body(st: SimState, job: Job) -> None:
     job.activity = None
     machines_release(st, job)
     st.posts.append((st.now, job))
-    st.mailbox.put(job, 1)
+    if st.receiving:
+        st.receiving = False
+        st.inflight = True
+        st.mailbox.put(job, 1)
+    else:
+        st.senders.append(host)
 
 
 def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:

@@ -56,13 +56,6 @@ def serve(st: SimState) -> None:
 
 def serve_loop(st: SimState) -> None:
     while not st.end_ack:
-        if st.withdrawn >= st.handoff_after:
-            # SimGrid 3.32 keeps every cancelled receive in its actor's activity list, which each later
-            # completion scans: hand the loop over to a fresh server actor at the same instant (the
-            # old one ends, and its list with it) so that the cost per message stays flat.
-            st.withdrawn = 0
-            st.sg.Actor.create("server", st.master_host, st.guarded, serve_loop, st)
-            return
         kind, payload = next_message(st)
         handle(st, kind, payload)
         if st.sched_ready and not st.end_ack and mailbox_empty(st):
@@ -98,42 +91,59 @@ def finished(st: SimState) -> bool:
 
 def next_message(st: SimState):
     """Block (in simulated time) until the server's next message, Batsim-style: one at a time, in the
-    order they were posted; a job's message travels from its host to ``master`` (SimGrid comm)."""
+    order they were posted; a job's message travels from its host to ``master`` (SimGrid comm).
+
+    The server's receive on its mailbox, once posted, stays posted until a job message takes it: while the
+    server handles a message of its own host (`st.receiving` false), a job actor does not put into it but
+    queues its host in `st.senders` (execution.job_body), and the server, when it receives next, starts that
+    message's transfer itself (`Comm.sendto_async` from the job's host, 1 byte) — where SimGrid would match
+    the waiting put with the new receive: the same transfer at the same date. This spares withdrawing and
+    re-posting the receive around each such message, and the job actor's put."""
     Comm = st.sg.Comm
     while True:
-        if st.get_comm is not None and st.posts:
-            # The posted receive has been matched by a job's message: the server is busy receiving it.
-            Comm.wait_any([st.get_comm])
+        if st.inflight is not None:
+            # A job's message is on its way: a job actor's put took the posted receive, or the server
+            # started the transfer of a queued one. The server is busy receiving it.
+            if st.inflight is True:
+                Comm.wait_any([st.get_comm])
+            else:
+                st.inflight.wait()
             return take_job_message(st)
         now = max(st.now, st.reached)
         if st.internal and st.internal[0][0] <= now and (
                 not st.posts or st.posts[0][0] >= st.internal[0][0]):
-            if st.get_comm is not None:  # unmatched (no job message posted): withdraw it
-                st.get_comm.cancel()
-                st.withdrawn += 1
-                st.get_comm = st.get_data = None
+            st.receiving = False  # job messages posted from now on wait (execution.job_body)
             _, _, kind, payload = heapq.heappop(st.internal)
             return kind, payload
-        if st.get_comm is None:
-            st.get_comm, st.get_data = st.mailbox.get_async()
-        if st.posts:
-            Comm.wait_any([st.get_comm])
-        elif st.internal:
+        if st.senders:
+            # the oldest waiting job message: its transfer starts as the receive is posted
+            st.inflight = Comm.sendto_async(st.senders.popleft(), st.master_host, 1)
+            continue
+        st.receiving = True
+        if st.internal:
+            if st.get_comm is None:
+                st.get_comm, st.get_data = st.mailbox.get_async()
             target = st.internal[0][0]
             if Comm.wait_any_for([st.get_comm], target - st.now) < 0:
                 # the clock may stop one ulp short of `target`: the timer has fired all the same
                 st.reached = max(st.reached, target)
                 continue
         elif st.nb_executing > 0:
-            Comm.wait_any([st.get_comm])
+            if st.get_comm is None:
+                st.mailbox.get()  # posting and waiting in one simulation call
+            else:
+                Comm.wait_any([st.get_comm])
         else:
             raise SimulationError(deadlock_reason(st))
         return take_job_message(st)
 
 
 def take_job_message(st: SimState):
-    st.get_data.get()  # one job's message; which job it stands for: Batsim's order (fidelity.py)
-    st.get_comm = st.get_data = None
+    if st.inflight is True and st.get_comm is not None:
+        st.get_data.get()  # one job's message; which job it stands for: Batsim's order (fidelity.py)
+        st.get_comm = st.get_data = None
+    st.inflight = None
+    st.receiving = False
     i = st.completion_order.pick(st.posts)
     job = st.posts[i][1]
     del st.posts[i]

@@ -28,10 +28,6 @@ from .workload import Workload, load_workload
 
 __all__ = ["EXIT_PROTOCOL", "SimConfig", "SimResult", "SimulationError", "Simulator", "import_simgrid"]
 
-#: A server actor hands its loop over to a new one after this many withdrawn receives (see `loop.serve_loop`);
-#: the environment variable BURSTBUFFER_SERVER_HANDOFF overrides it (tests force hand-overs with 1).
-_HANDOFF_AFTER = 1000
-
 
 def import_simgrid(quiet: bool):
     """Import SimGrid's Python bindings, hiding the one INFO line its import prints on stderr."""
@@ -71,15 +67,9 @@ class Simulator:
         workloads: dict[str, Workload] = {}
         for i, path in enumerate(config.workloads):
             workloads[f"w{i}"] = load_workload(path, f"w{i}")
-        value = os.environ.get("BURSTBUFFER_SERVER_HANDOFF", str(_HANDOFF_AFTER))
-        try:
-            handoff_after = int(value)
-        except ValueError:
-            raise InputError("BURSTBUFFER_SERVER_HANDOFF", value, "not an integer") from None
         self.state = SimState(cfg=config, spec=spec, machines=machines, workloads=workloads,
                               static_names=list(workloads),
-                              gc_profiles=not (config.dynamic_jobs and config.profile_reuse),
-                              handoff_after=handoff_after)
+                              gc_profiles=not (config.dynamic_jobs and config.profile_reuse))
 
     def run(self) -> SimResult:
         st = self.state

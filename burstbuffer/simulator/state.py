@@ -113,7 +113,6 @@ class SimState:
     workloads: dict[str, Workload]
     static_names: list[str]
     gc_profiles: bool
-    handoff_after: int
     seq: Any = field(default_factory=itertools.count)
     # SimGrid, outputs and the ZeroMQ socket (set by `server.Simulator.run`)
     sg: Any = None
@@ -148,12 +147,17 @@ class SimState:
     deferred: list = field(default_factory=list)    # items handled after the send check (submitter goodbye)
     posts: deque = field(default_factory=deque)     # (post time, job) of job messages not yet received, FIFO
     completion_order: CompletionOrder = field(default_factory=CompletionOrder)  # same-clock messages: Batsim's order
-    get_comm: Any = None
+    get_comm: Any = None              # the server's posted receive (it stays posted while the server is busy)
     get_data: Any = None
-    withdrawn: int = 0                # receives cancelled by the current server actor
+    receiving: bool = False           # the server waits for a job message: a job actor's put takes its receive
+    inflight: Any = None              # the job message being received: True (a put took the receive) or the Comm
+                                      # the server started for a queued one (see loop.next_message)
+    senders: deque = field(default_factory=deque)   # hosts of the queued job messages (posted while the server
+                                                    # was busy, not yet being received), oldest first
     reached: float = 0.0              # latest timer target reached (see loop.next_message)
     to_delete: list[Job] = field(default_factory=list)
     idle_workers: dict = field(default_factory=dict)  # host -> parked job actors on it (moving one costs a simcall)
+    nb_workers: int = 0               # job actors created (execution.MAX_WORKERS)
     submitters_left: int = 0
 
     @property
