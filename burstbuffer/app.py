@@ -300,7 +300,10 @@ class SchedulerApp:
                 self.executor.start(start, now, out)
             # why the others wait, until the next decision (docs/wait-reasons.md)
             records = self.records
-            for job_id, reason in getattr(sched, "wait_reasons", {}).items():
+            reasons = getattr(sched, "wait_reasons_changed", None)   # only the jobs whose reason changed
+            if reasons is None:
+                reasons = getattr(sched, "wait_reasons", {})
+            for job_id, reason in reasons.items():
                 rec = records[job_id]
                 if reason != rec.wait_reason:
                     rec.wait_for(reason, now)

@@ -17,7 +17,7 @@ VARIANTS = (Variant("sjf-bb", "sjf-bb"), Variant("fcfs-bb/ljf", "fcfs-bb", {"ord
             Variant("sjf-bb/alloc", "sjf-bb", model="alloc-only"))
 
 
-def _first_half(whole: Path, work: Path, seed: int) -> list[ExtraWorkload]:
+def _first_half(whole: Path, work: Path, seed: int, platform: Path) -> list[ExtraWorkload]:
     from burstbuffer.reproduce.plan import njobs
     n = njobs(whole) // 2
     return [ExtraWorkload("half", subset(whole, n, work / "half.json"), f"half: the first {n} jobs (seed {seed})")]

@@ -248,7 +248,9 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
     if whole is not None:
         scopes.append(("whole", whole))
         if study.workloads is not None:
-            for extra in study.workloads(whole, work, getattr(args, "seed", 0) or 0):
+            from ..runner import DEFAULT_PLATFORM
+            platform = Path(getattr(args, "platform", None) or DEFAULT_PLATFORM)
+            for extra in study.workloads(whole, work, getattr(args, "seed", 0) or 0, platform):
                 scopes.append((extra.scope, Path(extra.path)))
                 notes.append(extra.note)
     for k, part in enumerate(parts):

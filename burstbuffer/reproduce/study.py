@@ -91,7 +91,8 @@ class Study:
     variants: when not empty, the study's columns (`Variant`: a policy with options and maybe its own job
     model) instead of `policies`; ``--policies`` then selects variants by label (a plain policy name
     not among them becomes a variant without options);
-    workloads(whole workload, work folder, seed) → [`ExtraWorkload`]: more scopes run like ``whole``
+    workloads(whole workload, work folder, seed, platform file) → [`ExtraWorkload`]: more scopes run like
+    ``whole``
     (claims then see the summary rows of every such scope, column ``scope``);
     sections(`StudyData`) → figures: the study's own report sections, after the summary tables;
     claim_rows(`StudyData`) → the table the claims judge instead of the summary rows (a study whose
@@ -109,7 +110,7 @@ class Study:
     part_figures: Callable[[pd.DataFrame, Path], tuple[list[Figure], str | None]] | None = None
     whole_scope_note: Callable[[dict], str | None] | None = None
     variants: tuple[Variant, ...] = ()
-    workloads: Callable[[Path, Path, int], list[ExtraWorkload]] | None = None
+    workloads: Callable[[Path, Path, int, Path], list[ExtraWorkload]] | None = None
     sections: Callable[[StudyData], list[Figure]] | None = None
     claim_rows: Callable[[StudyData], pd.DataFrame] | None = None
     paper: str = "Kopanski & Rzadca 2021"

@@ -18,8 +18,8 @@ shares do not); else Priority if jobs started by this decision before it was loo
 needed; else Reservation while the EASY head job's reservation is held (the backfill window), or the
 policy's `blocked_reason` otherwise. The passes note the reason of a job when they look at it
 (`_note_wait`); jobs they never looked at are classified after the decision. Cost: one O(log n)
-profile look-up per decision plus one per job that was looked at and not started, and a few integer
-comparisons per queued job.
+profile look-up per decision plus one per job that was looked at and not started, and a few vector
+operations over the queue (`wait_table`): the decision loop gets only the jobs whose reason changed.
 """
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ from .orders import Order, make_order
 from .placement import bb_room
 from .profile import AvailabilityProfile, Fit
 from .queues import Queue, QueueConfig, queue_config
+from .wait_table import QueueTable, TrackedQueue
 
 __all__ = ["ProfileScheduler", "Reservation", "Running"]
 
@@ -111,15 +112,18 @@ class ProfileScheduler(Scheduler):
         self.overdue_grace = float(overdue_grace)
         self.profile: AvailabilityProfile | None = None  # created at the first call (origin = now)
         self.running: dict[str, Running] = {}
-        self._queue: dict[str, Job] = {}  # insertion order = submission order
+        self._queue: dict[str, Job] = TrackedQueue()  # insertion order = submission order
+        self._wait_table = QueueTable()
         self._order: dict[str, int] = {}
         self._seq = 0
         self._max_bb_node = max(platform.bb_capacity.values(), default=0)
         #: the head job's reservation made by the last `decide` (None if none was needed)
         self.last_reservation: Reservation | None = None
         self._held: Reservation | None = None
-        #: job id → reason (`burstbuffer.metrics.definitions.WAIT_REASONS`) of every job queued after the last `decide`
-        self.wait_reasons: dict[str, str] = {}
+        #: job id → reason (`burstbuffer.metrics.definitions.WAIT_REASONS`) of the jobs whose reason changed at
+        #: the last `decide` (new jobs included); None: use `wait_reasons`
+        self.wait_reasons_changed: dict[str, str] | None = None
+        self.wait_reasons = {}
         #: hook for queue limits: job id → a limit reason (e.g. "QOSMaxJobsPerUserLimit") that a policy with
         #: queues sets for the jobs its limits hold back and removes when they no longer do; it takes
         #: precedence over every other reason (docs/wait-reasons.md). Empty in the built-in policies.
@@ -211,32 +215,35 @@ class ProfileScheduler(Scheduler):
         self._record_wait_reasons(now)
         return starts
 
+    @property
+    def wait_reasons(self) -> dict[str, str]:
+        """Job id → reason (`burstbuffer.metrics.definitions.WAIT_REASONS`) of every job queued after the
+        last `decide`, in submission order (docs/wait-reasons.md). A policy may assign its own map; the
+        decision loop then reads it whole."""
+        if self._wait_override is not None:
+            return self._wait_override
+        return self._wait_table.reasons()
+
+    @wait_reasons.setter
+    def wait_reasons(self, value: dict[str, str]) -> None:
+        self._wait_override = value
+        self.wait_reasons_changed = None
+
     def _record_wait_reasons(self, now: float) -> None:
-        """Set `wait_reasons` for the jobs still queued (module docstring; docs/wait-reasons.md): the reason
-        noted during the pass, else the one the free counts give after the decision (no reservation held)."""
+        """Classify the jobs still queued (module docstring; docs/wait-reasons.md): the reason noted during
+        the pass, else the one the free counts give after the decision (no reservation held), for the whole
+        queue at once (`wait_table.QueueTable`); sets `wait_reasons_changed` to the jobs whose reason
+        changed."""
+        table = self._wait_table
+        table.sync(self._queue)
+        self._wait_override = None
         if not self._queue:
-            self.wait_reasons = {}
+            self.wait_reasons_changed = {}
             return
-        noted, limits = self._noted, self.limit_reasons
         free0, bb0 = self._free0
         free1, bb1 = self.profile.free_counts_at(now)
-        blocked = self.blocked_reason
-        reasons: dict[str, str] = {}
-        for jid, job in self._queue.items():
-            r = noted.get(jid)
-            if r is None:
-                if limits and jid in limits:
-                    r = limits[jid]
-                elif job.res > free0:
-                    r = "Resources"
-                elif job.bb > 0 and not bb_room(bb0, job.bb, job.res):
-                    r = "BurstBufferResources"
-                elif job.res > free1 or (job.bb > 0 and not bb_room(bb1, job.bb, job.res)):
-                    r = "Priority"
-                else:
-                    r = blocked
-            reasons[jid] = r
-        self.wait_reasons = reasons
+        self.wait_reasons_changed = table.classify(free0, bb0, free1, bb1, self.blocked_reason,
+                                                   self.limit_reasons, self._noted)
 
     def _note_wait(self, job: Job, now: float) -> None:
         """Note why `job`, looked at now by the pass and not started, waits (module docstring)."""

@@ -10,7 +10,8 @@ Table 3's ``bbsched/w10`` and ``bbsched/w50`` run on S4 only, as the paper's Tab
 Theta-S4 only. ``bbsched-nsga2`` (pymoo's NSGA-II, minutes per run) and ``bbsched-exact`` are not default
 variants; ``--policies bbsched,bbsched-exact,…`` adds them. S1-S4 are made from the selected workload by
 `burstbuffer.workloads.transform.transform_bb` with the run's ``--seed`` (docs/bbsched.md, "Workloads
-S1-S4"), for the paper's platform (12 BB nodes of 40 GB, whatever ``--platform`` is). The metrics and the
+S1-S4"), for the BB nodes and capacity of the study's ``--platform`` (the paper's 12 BB nodes of 40 GB by
+default). The metrics and the
 measurement window: `bbsched_tables` (the half-months are dropped only on a trace of ≥ 60 days).
 """
 from __future__ import annotations
@@ -57,15 +58,18 @@ RISE_PP = 0.5
 
 
 # --- workloads ------------------------------------------------------------------------------------
-def derive_workloads(whole: Path, work: Path, seed: int) -> list[ExtraWorkload]:
-    """KTH-S1 … KTH-S4 (Fan et al. 2019 §4.1) from the Batsim workload `whole`, with `seed`, written to
-    `work`/<stem>-S<k>-seed<seed>.json (rewritten only when the content differs). InputError when
-    `whole` cannot be read or has no BB request above a threshold."""
+def derive_workloads(whole: Path, work: Path, seed: int, platform: Path | None = None) -> list[ExtraWorkload]:
+    """KTH-S1 … KTH-S4 (Fan et al. 2019 §4.1) from the Batsim workload `whole`, with `seed`, for the BB
+    nodes and capacity of `platform` (`burstbuffer.workloads.cli.platform_params`; the paper's 12 × 40 GB
+    for what the file does not say, or without a file), written to `work`/<stem>-S<k>-seed<seed>.json
+    (rewritten only when the content differs). InputError when `whole` or `platform` cannot be read or
+    `whole` has no BB request above a threshold."""
     from ...workloads.batsim_json import _dumps, load_workload, write_workload
-    from ...workloads.cli import PAPER_PLATFORM
+    from ...workloads.cli import PAPER_PLATFORM, platform_params
     from ...workloads.transform import SCENARIOS, transform_bb
     w = load_workload(whole, require_bb=False)
-    nodes, cap = PAPER_PLATFORM["bb_nodes"], PAPER_PLATFORM["bb_capacity"]
+    params = {**PAPER_PLATFORM, **(platform_params(platform) if platform is not None else {})}
+    nodes, cap = params["bb_nodes"], params["bb_capacity"]
     out = []
     for name, (share, frac) in SCENARIOS.items():
         res = transform_bb(w, share=share, from_above=frac, seed=seed, total_bb=nodes * cap, bb_nodes=nodes,
