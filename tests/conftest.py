@@ -43,3 +43,104 @@ def check_protocol():
         os.environ.pop(CHECK_PROTOCOL_ENV, None)
     else:
         os.environ[CHECK_PROTOCOL_ENV] = old
+
+
+def _run_in_worker(call: dict) -> tuple:
+    """In a `ParallelRuns` worker: ("returned", RunResult), ("raised", the exception) if it survives pickling,
+    else ("failed", its traceback)."""
+    import pickle
+    import traceback
+
+    from burstbuffer.runner import run
+    try:
+        return "returned", run(**call)
+    except BaseException as exc:  # noqa: BLE001 - reported to the test that waits for this run
+        tb = traceback.format_exc()
+        try:
+            pickle.loads(pickle.dumps(exc))
+        except Exception:  # noqa: BLE001 - e.g. an exception class whose __init__ takes other arguments
+            return "failed", tb
+        exc.add_note(f"(in a ParallelRuns worker)\n{tb}")
+        return "raised", exc
+
+
+class ParallelRuns:
+    """`burstbuffer.runner.run` calls started ahead of the tests that check them, on the machine's second core.
+
+    The suite runs one test at a time, and a run keeps its scheduler and simulator on one core (`--cpu auto`),
+    so the other core idles. Here each of (up to) two spawned worker processes is pinned to a core of its own
+    and takes the next submitted run as soon as it is free; `result(key)` waits for one run and returns its
+    `RunResult` (or raises what the run raised). With fewer than two cores, `result` runs the call itself.
+    The calls, their arguments and their outputs are those of an in-process `run`; only where they run differs.
+    """
+
+    def __init__(self):
+        import queue
+        import threading
+
+        from burstbuffer.affinity import available_cpus
+
+        self._calls: dict = {}
+        self._futures: dict = {}
+        self._todo = queue.Queue()
+        cpus = available_cpus()
+        self._lanes = [threading.Thread(target=self._lane, args=(c,), daemon=True) for c in cpus[:2]] \
+            if len(cpus) >= 2 else []
+        for t in self._lanes:
+            t.start()
+
+    def _lane(self, cpu: int) -> None:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"), initializer=os.sched_setaffinity,
+                                 initargs=(0, {cpu})) as pool:
+            while (key := self._todo.get()) is not None:
+                fut = self._futures[key]
+                if not fut.set_running_or_notify_cancel():
+                    continue
+                try:
+                    how, what = pool.submit(_run_in_worker, self._calls[key]).result()
+                except BaseException as exc:  # noqa: BLE001 - the worker died: handed to the test that waits
+                    fut.set_exception(exc)
+                    continue
+                if how == "returned":
+                    fut.set_result(what)
+                elif how == "raised":
+                    fut.set_exception(what)
+                else:
+                    fut.set_exception(RuntimeError(f"run({key!r}) in a ParallelRuns worker:\n{what}"))
+
+    def submit(self, key, **call) -> None:
+        """Queue `run(**call)` under `key` (runs in submission order)."""
+        from concurrent.futures import Future
+
+        self._calls[key] = call
+        self._futures[key] = Future()
+        if self._lanes:
+            self._todo.put(key)
+
+    def result(self, key, timeout: float | None = None):
+        if not self._lanes:
+            from burstbuffer.runner import run
+            return run(**self._calls[key])
+        return self._futures[key].result(timeout)
+
+    def close(self) -> None:
+        """Cancel the runs not started, wait for the running ones, stop the workers."""
+        for fut in self._futures.values():
+            fut.cancel()
+        for _ in self._lanes:
+            self._todo.put(None)
+        for t in self._lanes:
+            t.join()
+
+
+def selected_params(request, test_name: str, *names: str) -> list[tuple]:
+    """The parameter values (`names`, in order) of the selected items of `test_name` in the requesting module,
+    in the order they will run: what a module fixture needs to submit to `ParallelRuns`."""
+    out = []
+    for item in request.session.items:
+        if item.module is request.module and getattr(item, "originalname", None) == test_name:
+            out.append(tuple(item.callspec.params[n] for n in names))
+    return out
