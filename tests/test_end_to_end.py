@@ -8,14 +8,27 @@ import pytest
 from burstbuffer.runner import run
 from burstbuffer.schedulers import POLICIES
 
-from .conftest import PLATFORM
+from .conftest import PLATFORM, ParallelRuns, selected_params, write_subset
+
+
+@pytest.fixture(scope="module")
+def first_100(request, tmp_path_factory):
+    """The runs of the selected cases of the next test, two at a time ahead of it (`conftest.ParallelRuns`)."""
+    tmp = tmp_path_factory.mktemp("first100")
+    wl = write_subset(tmp / "kth-100.json", 100)
+    pool = ParallelRuns()
+    for policy, model in selected_params(request, "test_first_100_kth_jobs_complete_under_every_policy",
+                                         "policy", "model"):
+        pool.submit((policy, model), policy=policy, workload=wl, platform=PLATFORM, output=tmp / model / policy,
+                    model=model, progress=False, timeout=120)
+    yield pool
+    pool.close()
 
 
 @pytest.mark.parametrize("model", ["alloc-only", "io-aware"])
 @pytest.mark.parametrize("policy", sorted(POLICIES))
-def test_first_100_kth_jobs_complete_under_every_policy(policy, model, kth_subset, tmp_path):
-    wl = kth_subset(100)
-    res = run(policy, wl, PLATFORM, tmp_path / policy, model=model, progress=False, timeout=120)
+def test_first_100_kth_jobs_complete_under_every_policy(policy, model, first_100):
+    res = first_100.result((policy, model))
     jobs = pd.read_csv(res.jobs_csv)
     assert len(jobs) == 100
     # every job ends; KTH job 70 (64 nodes, 60 s walltime, 100 MB between every pair of its nodes)
@@ -29,7 +42,7 @@ def test_first_100_kth_jobs_complete_under_every_policy(policy, model, kth_subse
     assert (jobs.starting_time >= jobs.submission_time - 1e-6).all()
     assert (jobs.finish_time > jobs.starting_time).all()
     # the simulator's own Batsim-format outputs agree with the scheduler's accounting
-    bat = pd.read_csv(tmp_path / policy / "batsim_jobs.csv")
+    bat = pd.read_csv(res.jobs_csv.parent / "batsim_jobs.csv")
     if model == "io-aware":   # Batsim lists the static jobs as REJECTED, then each sub-job (docs/protocol.md)
         static = bat[bat.workload_name == "w0"]
         assert len(static) == 100 and (static.final_state == "REJECTED").all()
