@@ -17,7 +17,7 @@ from burstbuffer.schedulers import Job, make_scheduler
 from burstbuffer.schedulers.base import StageIn, Start
 from burstbuffer.errors import InputError
 
-from .conftest import PLATFORM
+from .conftest import PLATFORM, ParallelRuns, selected_params, write_subset
 
 GB = 10**9
 PFS_BW = 5000e6          # docs/platform.md: the one PFS link, 5 GB/s
@@ -232,14 +232,27 @@ def test_slurm_bb_never_overallocates_and_every_job_ends(wl):
     assert set(times) == {j.id for j in jobs} and not sched.queue
 
 
+@pytest.fixture(scope="module")
+def kth_runs(request, tmp_path_factory):
+    """The runs of the selected cases of the next test, two at a time ahead of it (`conftest.ParallelRuns`)."""
+    tmp = tmp_path_factory.mktemp("kth100")
+    wl = write_subset(tmp / "kth-100.json", 100)
+    pool = ParallelRuns()
+    for (policy,) in selected_params(request, "test_simulated_bb_and_nodes_never_overallocated_on_kth", "policy"):
+        pool.submit(policy, policy=policy, workload=wl, platform=PLATFORM, output=tmp / policy, model="three-phase",
+                    progress=False, timeout=300)
+    yield pool
+    pool.close()
+
+
 @pytest.mark.parametrize("policy", ["cerberus", "slurm-bb", "sjf-bb", "conservative-bb"])
-def test_simulated_bb_and_nodes_never_overallocated_on_kth(policy, kth_subset, tmp_path):
+def test_simulated_bb_and_nodes_never_overallocated_on_kth(policy, kth_runs):
     """100 KTH jobs in the embedded simulator: each job holds its `bb_allocation` from its stage-in start to its
     end (jobs.csv) and its nodes over its sub-jobs on compute nodes (batsim_jobs.csv); at every instant the
     BB held on each BB node (by pending, running and finishing jobs) is within its 40 GB, and no compute node is
     held by two jobs."""
     from procset import ProcSet
-    res = run(policy, kth_subset(100), PLATFORM, tmp_path / "o", model="three-phase", progress=False, timeout=300)
+    res = kth_runs.result(policy)
     jobs = pd.read_csv(res.jobs_csv, keep_default_na=False)
     assert len(jobs) == 100 and (jobs.final_state.str.startswith("COMPLETED")).all()
     events = []
@@ -251,7 +264,7 @@ def test_simulated_bb_and_nodes_never_overallocated_on_kth(policy, kth_subset, t
     for _, n, b in sorted(events):                  # releases before holds at the same instant
         held[b] = held.get(b, 0) + n
         assert held[b] <= 40 * GB
-    ph = _phases(tmp_path / "o")
+    ph = _phases(res.jobs_csv.parent)
     procs = {int(r.job_id): ProcSet.from_str(r.allocated_resources) for _, r in jobs.iterrows()}
     spans = sorted((p["compute"], p["nodes_free"], j) for j, p in ph.items())
     for k, (s1, e1, j1) in enumerate(spans):
