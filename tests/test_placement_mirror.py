@@ -122,22 +122,28 @@ def test_one_job_fit_is_the_same_everywhere(case):
 
 @needs_native
 @PROPS
+def assert_engines_agree(py, c, perms, jobs, bb_ids) -> None:
+    """Apply each plan of `perms` to both engines: same scores and processor/BB views, and each revert
+    returns both to the previous plan (also used by tests/test_staged_plan.py)."""
+    prev = None
+    for perm in perms:
+        s = py.apply(perm)
+        assert c.apply(perm) == s
+        view = _view(py, jobs, bb_ids)
+        assert _view(c, jobs, bb_ids) == view
+        if prev is not None:
+            assert py.revert() == c.revert() == prev[0]
+            assert _view(py, jobs, bb_ids) == _view(c, jobs, bb_ids) == prev[1]
+            assert py.apply(perm) == c.apply(perm) == s
+        prev = (s, view)
+
+
 @given(cases())
 def test_native_plans_mirror_the_python_rule(case):
     p, now, jobs, perms, alpha = case
     py, c = _engines(p, jobs, now, alpha)
     assert py.horizon == c.horizon
-    prev = None
-    for perm in perms:
-        s = py.apply(perm)
-        assert c.apply(perm) == s
-        view = _view(py, jobs, p.bb_ids)
-        assert _view(c, jobs, p.bb_ids) == view
-        if prev is not None:
-            assert py.revert() == c.revert() == prev[0]
-            assert _view(py, jobs, p.bb_ids) == _view(c, jobs, p.bb_ids) == prev[1]
-            assert py.apply(perm) == c.apply(perm) == s
-        prev = (s, view)
+    assert_engines_agree(py, c, perms, jobs, p.bb_ids)
 
 
 def test_placement_modules_import_without_a_cycle():

@@ -250,22 +250,24 @@ def test_three_phase_columns_and_node_utilisation(tmp_path):
     assert s.cpu_utilisation == pytest.approx(116.4 / 144.8, rel=1e-3)
 
 
-def test_sjf_bb_frees_the_nodes_before_the_stage_out(tmp_path):
-    """sjf-bb on three-phase (staging bb-first, the default): A stages in without nodes (0-19.2), B (no BB, at 50)
-    takes the nodes once A's output is written, before A's stage-out ends — as cerberus. With staging=with-nodes
-    (the two-phase behaviour) B waits for A's end, and jobs.csv counts A's nodes until then."""
+@pytest.mark.parametrize("policy", ["sjf-bb", "plan-2"])
+def test_staged_policies_free_the_nodes_before_the_stage_out(tmp_path, policy):
+    """sjf-bb and plan-2 on three-phase (staging bb-first, the default): A (96 nodes, 1 GB each) stages in without
+    nodes (0-19.2 s at 5 GB/s), B (96 nodes, no BB, at 50) takes the nodes once A's output is written, before A's
+    stage-out ends — as cerberus. With staging=with-nodes (the two-phase behaviour, plans) B waits for A's end, and
+    jobs.csv counts A's nodes until then."""
     from burstbuffer.runner import run
     from .conftest import PLATFORM
     from .test_three_phase import _phases
     import pandas as pd
     wl = _wl(tmp_path, [(1, 0, 96, 100e9, GB), (2, 50, 96, 10e9, 0)])
-    run("sjf-bb", wl, PLATFORM, tmp_path / "s", model="three-phase", progress=False, timeout=120)
+    run(policy, wl, PLATFORM, tmp_path / "s", model="three-phase", progress=False, timeout=120)
     ph = _phases(tmp_path / "s")
     j = pd.read_csv(tmp_path / "s" / "jobs.csv").set_index("job_id")
     assert j.loc[1, "starting_time"] == 0 and j.loc[1, "nodes_start"] == pytest.approx(19.2, rel=1e-3)
     assert ph[2]["compute"] == pytest.approx(ph[1]["nodes_free"], abs=1e-2)
     assert ph[2]["compute"] < j.loc[1, "finish_time"] - 19
-    run("sjf-bb", wl, PLATFORM, tmp_path / "w", model="three-phase", progress=False, timeout=120,
+    run(policy, wl, PLATFORM, tmp_path / "w", model="three-phase", progress=False, timeout=120,
         policy_options={"staging": "with-nodes"})
     ph = _phases(tmp_path / "w")
     j = pd.read_csv(tmp_path / "w" / "jobs.csv").set_index("job_id")

@@ -156,23 +156,13 @@ def test_one_staged_job_is_placed_as_the_easy_family_places_it(case, per_gb):
 def test_native_staged_plans_mirror_the_python_rule(case, est):
     """Staged plans (every job with BB and a positive estimate): through apply / revert, the C and the Python
     engines give the same scores bit for bit and the same placements."""
-    from .test_placement_mirror import _view
+    from .test_placement_mirror import assert_engines_agree
     p, now, jobs, perms, alpha = case
     stage = est[:len(jobs)]
     py = PlanEngine(p, jobs, now, alpha, stage=stage)
     c = _plan_native.NativePlanEngine(p, jobs, now, alpha, stage=stage)
     assert py.horizon == c.horizon and py.stage == c.stage
-    prev = None
-    for perm in perms:
-        s = py.apply(perm)
-        assert c.apply(perm) == s
-        view = _view(py, jobs, p.bb_ids)
-        assert _view(c, jobs, p.bb_ids) == view
-        if prev is not None:
-            assert py.revert() == c.revert() == prev[0]
-            assert _view(py, jobs, p.bb_ids) == _view(c, jobs, p.bb_ids) == prev[1]
-            assert py.apply(perm) == c.apply(perm) == s
-        prev = (s, view)
+    assert_engines_agree(py, c, perms, jobs, p.bb_ids)
 
 
 def test_stage_estimates_are_checked():
@@ -249,31 +239,7 @@ def test_exact_estimates_no_job_waits_past_its_first_plan_when_alone(wl):
         assert times[last.id][0] <= planned[last.id] + 1e-6
 
 
-# ---------------------------------------------------------------------------- in the embedded simulator
-def test_plan2_frees_the_nodes_before_the_stage_out(tmp_path):
-    """plan-2 on three-phase (staging bb-first, the default): A (96 nodes, 1 GB each) stages in without nodes
-    (0-19.2 s at 5 GB/s), B (96 nodes, no BB, at 50) takes the nodes once A's output is written, before A's
-    stage-out ends. With staging=with-nodes (the two-phase plans) B waits for A's end, and jobs.csv counts A's
-    nodes until then."""
-    import pandas as pd
-    from burstbuffer.runner import run
-    from .conftest import PLATFORM
-    from .test_three_phase import _phases, _workload
-    wl = _workload(tmp_path, [(1, 0, 96, 100e9, GB), (2, 50, 96, 10e9, 0)])
-    run("plan-2", wl, PLATFORM, tmp_path / "s", model="three-phase", progress=False, timeout=120)
-    ph = _phases(tmp_path / "s")
-    j = pd.read_csv(tmp_path / "s" / "jobs.csv").set_index("job_id")
-    assert j.loc[1, "starting_time"] == 0 and j.loc[1, "nodes_start"] == pytest.approx(19.2, rel=1e-3)
-    assert ph[2]["compute"] == pytest.approx(ph[1]["nodes_free"], abs=1e-2)
-    assert ph[2]["compute"] < j.loc[1, "finish_time"] - 19
-    run("plan-2", wl, PLATFORM, tmp_path / "w", model="three-phase", progress=False, timeout=120,
-        policy_options={"staging": "with-nodes"})
-    ph = _phases(tmp_path / "w")
-    j = pd.read_csv(tmp_path / "w" / "jobs.csv").set_index("job_id")
-    assert ph[2]["compute"] >= j.loc[1, "finish_time"]
-    assert j.loc[1, "nodes_start"] == 0 and j.loc[1, "nodes_end"] == j.loc[1, "finish_time"]
-
-
+# ---------------------------------------------------------------------------- the two-phase class
 def test_plan_scheduler_keeps_its_two_phase_class():
     """io-aware plan-α is the class it always was (its schedules are checked by benchmarks/schedule_hashes.py)."""
     assert type(make_scheduler("plan-2", Platform.simple(2, [GB]))) is PlanScheduler
