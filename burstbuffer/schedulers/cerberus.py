@@ -41,6 +41,7 @@ from .base import Job, Scheduler, StageIn, Start
 from .knapsack import knapsack
 from .placement import lowest_procs
 from .profiled import ProfileScheduler
+from .staged import bind_slots
 
 __all__ = ["Cerberus", "PROFITS"]
 
@@ -154,23 +155,6 @@ class Cerberus(Scheduler):
                     room[b] -= 1
         return tuple(sorted(out))
 
-    def _bind(self, procs: ProcSet, slots: tuple[int, ...]) -> dict[int, int]:
-        """Compute node → BB node: each node, in id order, takes a remaining slot on the first BB node of its
-        preference list (docs/platform.md §2: own chassis, own group, any)."""
-        if not slots:
-            return {}
-        left: dict[int, int] = {}
-        for b in slots:
-            left[b] = left.get(b, 0) + 1
-        out = {}
-        for node in procs:
-            b = next((b for b in self.platform.bb_preference(node) if left.get(b, 0) > 0), None)
-            if b is None:                                # preference lists end with "any": not reached
-                b = next(b for b, k in left.items() if k > 0)
-            left[b] -= 1
-            out[node] = b
-        return out
-
     def _select(self, queue: dict[str, tuple[Job, float]], now: float, values, weights, caps) -> list[str]:
         """Job ids to serve from `queue`: FCFS from the head while its oldest job starves, else the knapsack."""
         ids = list(queue)
@@ -216,7 +200,7 @@ class Cerberus(Scheduler):
             self.free_nodes -= procs
             self.nodes[jid] = procs
             del self.q_run[jid]
-            out.append(Start(job, procs, self._bind(procs, self.slots[jid])))
+            out.append(Start(job, procs, bind_slots(self.platform, procs, self.slots[jid])))
         return out
 
     # ------------------------------------------------------------------ starvation "reserve"
@@ -233,7 +217,7 @@ class Cerberus(Scheduler):
         self.nodes[jid] = procs
         self.node_end[jid] = now + self._ert(job)
         del self.q_run[jid]
-        return Start(job, procs, self._bind(procs, self.slots[jid]))
+        return Start(job, procs, bind_slots(self.platform, procs, self.slots[jid]))
 
     def _decide_reserve(self, now: float, out: list) -> list[Start | StageIn]:
         """`decide` with ``starvation="reserve"`` (module docstring)."""

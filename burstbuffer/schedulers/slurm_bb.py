@@ -19,6 +19,7 @@ import math
 from .base import StageIn, Start
 from .cerberus import Cerberus
 from .placement import lowest_procs
+from .staged import bind_slots
 
 __all__ = ["SlurmBB"]
 
@@ -100,5 +101,5 @@ class SlurmBB(Cerberus):
             self.nodes[jid] = procs
             self.node_end[jid] = now + job.walltime
             del self.q_run[jid]
-            out.append(Start(job, procs, self._bind(procs, self.slots[jid])))
+            out.append(Start(job, procs, bind_slots(self.platform, procs, self.slots[jid])))
         return out
