@@ -29,6 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 POLICIES = ["fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3", "conservative-bb"]
 MODELS = ["io-aware", "alloc-only"]
+#: Policies that run only under the three-phase model: added to the default policies when it is in --models.
+THREE_PHASE_ONLY = ["cerberus", "slurm-bb"]
 #: The jobs.csv columns the recorded hashes cover (`JOBS_CSV_COLUMNS` when they were recorded). jobs.csv is
 #: hashed projected on these, in this order, so that columns added later do not change the hashes;
 #: the projection of a file with exactly these columns is the file itself, byte for byte.
@@ -71,7 +73,9 @@ def _one(args: tuple[str, str, int | None, bool]) -> tuple[str, str, str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=None, help="first N jobs of the bundled workload (default: all)")
-    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--policies", default=None,
+                    help=f"comma-separated (default: {','.join(POLICIES)}, and {','.join(THREE_PHASE_ONLY)} "
+                         "under three-phase)")
     ap.add_argument("--models", default=",".join(MODELS),
                     help=f"comma-separated job models (default: {','.join(MODELS)}; also three-phase)")
     ap.add_argument("--all-columns", action="store_true",
@@ -81,7 +85,11 @@ def main() -> int:
     g.add_argument("--record", type=Path)
     g.add_argument("--check", type=Path)
     args = ap.parse_args()
-    todo = [(p, m, args.jobs, args.all_columns) for p in args.policies.split(",") for m in args.models.split(",")]
+    models = args.models.split(",")
+    todo = [(p, m, args.jobs, args.all_columns) for p in (args.policies or ",".join(POLICIES)).split(",")
+            for m in models]
+    if args.policies is None and "three-phase" in models:
+        todo += [(p, "three-phase", args.jobs, args.all_columns) for p in THREE_PHASE_ONLY]
     got: dict[str, str] = {}
     with ProcessPoolExecutor(args.workers) as pool:
         for policy, model, digest in pool.map(_one, todo):
