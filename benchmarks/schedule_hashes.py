@@ -5,6 +5,12 @@ first N jobs with --jobs N) and the bundled platform, for every registered polic
 prints one line per run: `policy model sha256` (of jobs.csv projected on `HASHED_COLUMNS`). With --record FILE the hashes are written as JSON; with
 --check FILE they are compared with a recorded file and the script exits 1 on any difference.
 
+`--models` picks the job models (three-phase too); `--all-columns` hashes jobs.csv as written, every column
+(the wait-reason and three-phase columns that the projection leaves out), for files recorded the same way:
+
+    .venv/bin/python benchmarks/schedule_hashes.py --jobs 200 --models io-aware,alloc-only,three-phase \
+        --all-columns --check benchmarks/schedule_hashes_full_200.json
+
     .venv/bin/python benchmarks/schedule_hashes.py --record benchmarks/schedule_hashes_1000.json
     .venv/bin/python benchmarks/schedule_hashes.py --check benchmarks/schedule_hashes_1000.json
 """
@@ -44,8 +50,8 @@ def projected(jobs_csv: Path) -> bytes:
     return buf.getvalue().encode()
 
 
-def _one(args: tuple[str, str, int | None]) -> tuple[str, str, str]:
-    policy, model, jobs = args
+def _one(args: tuple[str, str, int | None, bool]) -> tuple[str, str, str]:
+    policy, model, jobs, all_columns = args
     from burstbuffer.runner import DEFAULT_PLATFORM, DEFAULT_WORKLOAD, run
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -57,7 +63,8 @@ def _one(args: tuple[str, str, int | None]) -> tuple[str, str, str]:
             workload.write_text(json.dumps(data))
         out = Path(tmp) / "out"
         run(policy, workload, DEFAULT_PLATFORM, out, model=model, progress=False, timeout=3600, seed=0, cpu=None)
-        digest = hashlib.sha256(projected(out / "jobs.csv")).hexdigest()
+        data = (out / "jobs.csv").read_bytes() if all_columns else projected(out / "jobs.csv")
+        digest = hashlib.sha256(data).hexdigest()
     return policy, model, digest
 
 
@@ -65,12 +72,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=None, help="first N jobs of the bundled workload (default: all)")
     ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--models", default=",".join(MODELS),
+                    help=f"comma-separated job models (default: {','.join(MODELS)}; also three-phase)")
+    ap.add_argument("--all-columns", action="store_true",
+                    help="hash jobs.csv as written (every column) instead of its projection on HASHED_COLUMNS")
     ap.add_argument("--workers", type=int, default=2)
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--record", type=Path)
     g.add_argument("--check", type=Path)
     args = ap.parse_args()
-    todo = [(p, m, args.jobs) for p in args.policies.split(",") for m in MODELS]
+    todo = [(p, m, args.jobs, args.all_columns) for p in args.policies.split(",") for m in args.models.split(",")]
     got: dict[str, str] = {}
     with ProcessPoolExecutor(args.workers) as pool:
         for policy, model, digest in pool.map(_one, todo):
