@@ -306,7 +306,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--days", type=float, help="keep only the jobs submitted within DAYS of the first, after the "
                                                 "speed-up (e.g. 30: a month of the scaled trace)")
-    ap.add_argument("--network-model", default="exact", choices=("exact", "ring", "random-ring"),
+    ap.add_argument("--network-model", default="exact", choices=("exact", "ring", "random-ring", "uncontended"),
                     help="the simulator's --network-model (docs/io-model.md §5; default exact)")
     ap.add_argument("--workdir", help="keep platforms, workloads and outputs here (default: a temporary folder)")
     ap.add_argument("--json", help="also write the results to this JSON file")

@@ -300,8 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .simulator.network import NETWORK_MODELS
     r.add_argument("--network-model", default="exact", choices=NETWORK_MODELS,
                    help="the simulator's model of a job's compute-phase communication: exact (Batsim's "
-                        "all-to-all), ring or random-ring (n flows instead of n(n-1): approximations for large "
-                        "machines, docs/io-model.md §5) (default: exact)")
+                        "all-to-all), ring or random-ring (n flows instead of n(n-1)) or uncontended (priced "
+                        "alone on the network, no flows: the fastest), approximations for large machines, "
+                        "docs/io-model.md §5 (default: exact)")
     r.add_argument("--alpha", type=cliargs.positive_float, metavar="A",
                    help="plan-α with any positive real α (exponent of the waiting times in the plan score, "
                         "Kopanski & Rzadca 2021, Eq. 1); with --policy plan")

@@ -1,5 +1,6 @@
 """The simulator's network models (docs/io-model.md §5; burstbuffer.simulator.network): the exact
-all-to-all of Batsim, and the opt-in ring with n flows instead of n(n-1)."""
+all-to-all of Batsim, the opt-in rings with n flows instead of n(n-1), and the opt-in uncontended model
+(phases timed alone on the network, no flows)."""
 from __future__ import annotations
 
 import pytest
@@ -73,7 +74,7 @@ def _run(tmp_path, workload, model, alloc_only=False):
     return pd.read_csv(out / "jobs.csv"), out
 
 
-@pytest.mark.parametrize("model", ["ring", "random-ring"])
+@pytest.mark.parametrize("model", ["ring", "random-ring", "uncontended"])
 def test_ring_deviation_bounded_on_the_paper_platform(tmp_path, kth_subset, model):
     """60 KTH jobs on the paper's 108-node Dragonfly, io-aware, sjf-bb: the ring models end every job in the
     same state and keep the schedule close to the exact model's. Bounds (docs/io-model.md §5, where the
@@ -113,3 +114,47 @@ def test_cli_run_takes_the_network_model(tmp_path, kth_subset):
     assert len((tmp_path / "o" / "jobs.csv").read_text().splitlines()) == 6
     bad = subprocess.run(base + ["--network-model", "star"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "invalid choice: 'star'" in bad.stderr
+
+
+# ------------------------------------------------------------------- uncontended: phases timed alone
+
+def test_uncontended_seconds_is_l07_alone():
+    """latency + max(computation, transfer): the larger one bounds the phase (ptask_L07 alone)."""
+    from burstbuffer.simulator.network import uncontended_seconds
+    assert uncontended_seconds(10.0, [2.0, 5.0], 0.5, 3.0) == 5.5        # the slower host computes 5 s
+    assert uncontended_seconds(10.0, [2.0, 5.0], 0.5, 8.0) == 8.5        # the transfer bounds it
+    assert uncontended_seconds(0.0, [0.0], 0.0, 1.0) == 1.0              # communication only
+    with pytest.raises(ValueError, match="no speed"):
+        uncontended_seconds(1.0, [0.0, 1.0], 0.0, 0.0)
+    assert homogeneous_bytes(5, 3.0, "uncontended") == []                # no flows at all
+
+
+def test_uncontended_equals_exact_for_a_job_alone_on_its_router(tmp_path):
+    """Jobs one at a time on the nodes of one router of the paper's platform (alloc-only, so the phase is
+    the job's parallel_homogeneous profile): every route is the two hosts' own links, which carry (n-1)
+    x com each way in the all-to-all and in the ring alike, so the uncontended duration is exact's, for a
+    transfer-bound job (2 and 3 nodes) and a computation-bound one. A wrong latency, bandwidth or
+    direction of a link would move these execution times."""
+    import json
+
+    import pandas as pd
+    from burstbuffer.runner import run
+    from .conftest import PLATFORM
+    jobs = [(2, 0.0, 4e9), (3, 1e9, 5e9), (3, 2e12, 1e6), (2, 1e11, 2e9)]   # (nodes, flops, bytes per pair)
+    w = {"nb_res": 96, "jobs": [{"id": k, "subtime": 10_000 * k, "walltime": 9_000, "res": n, "profile": str(k)}
+                                for k, (n, _, _) in enumerate(jobs)],
+         "profiles": {str(k): {"type": "parallel_homogeneous", "cpu": c, "com": b}
+                      for k, (_, c, b) in enumerate(jobs)}}
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(w))
+    times = {}
+    for model in ("exact", "uncontended"):
+        run("fcfs", path, PLATFORM, tmp_path / model, model="alloc-only", progress=False, timeout=120, cpu=None,
+            network_model=model)
+        df = pd.read_csv(tmp_path / model / "jobs.csv").sort_values("job_id")
+        assert (df.allocated_resources.str.split("-").str[0].astype(int) == 0).all()   # on nodes 0.. (router 0)
+        times[model] = df.execution_time.to_numpy()
+    print(times)
+    assert times["exact"] == pytest.approx(times["uncontended"], rel=1e-9)
+    # the transfer bounds job 0 (3.2 s for 4e9 bytes at 1.25 GB/s), the computation job 2 (2000 s at 1 Gflop/s)
+    assert times["exact"][0] == pytest.approx(3.2, abs=0.01) and times["exact"][2] == pytest.approx(2000, abs=0.01)

@@ -32,7 +32,17 @@ import pandas as pd
 from procset import ProcSet
 
 from ..errors import InputError
-from .figures import binned_mean, step_function, gantt_axes, plt, save_figure
+# matplotlib and scipy (behind .figures) load only when a figure is drawn: every `run` writes run.json through
+# this module, and importing them cost the scheduler process 1.2-1.6 s of each run (py-spy, issue 17).
+_FIGURE_NAMES = ("binned_mean", "step_function", "gantt_axes", "plt", "save_figure")
+
+
+def __getattr__(name: str):
+    if name in _FIGURE_NAMES:
+        from . import figures
+        return getattr(figures, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["RunData", "load_run", "step_function", "binned_mean", "run_figure", "plot_run", "GANTT_MAX_JOBS"]
 
@@ -128,6 +138,7 @@ def _bb_of(alloc: str) -> dict[int, int]:
 
 def _draw_steps(ax, times, values, t0, t1, scale, unit_s, **kw):
     """Step function on `ax` ([t0, t1], x in units of `unit_s`), binned above MAX_STEPS changes."""
+    from .figures import binned_mean
     if len(times) > MAX_STEPS:
         edges = np.linspace(t0, t1, BINS + 1)
         v = binned_mean(times, values, edges)
@@ -140,6 +151,7 @@ def _draw_steps(ax, times, values, t0, t1, scale, unit_s, **kw):
 def run_figure(run: RunData, *, max_jobs: int = GANTT_MAX_JOBS):
     """The four-panel figure of `run` (module docstring). Returns (figure, {panel name: Axes}) with
     panels "gantt", "bb", "queue", "utilisation". Raises InputError if no job started."""
+    from .figures import binned_mean, gantt_axes, plt, step_function
     s = run.started
     if s.empty:
         raise InputError("jobs.csv", "jobs", "no job started: nothing to plot")
@@ -221,6 +233,7 @@ def run_figure(run: RunData, *, max_jobs: int = GANTT_MAX_JOBS):
 def plot_run(run_dir: str | Path, out: str | Path | None = None, *, max_jobs: int = GANTT_MAX_JOBS) -> list[Path]:
     """Write the run figure of `run_dir` as `out`/run.png and run.svg (default `out`: `run_dir`/figures).
     Returns the two paths. InputError as `load_run` and `run_figure`."""
+    from .figures import save_figure
     run = load_run(run_dir)
     fig, _ = run_figure(run, max_jobs=max_jobs)
     return save_figure(fig, Path(out) if out is not None else Path(run_dir) / "figures", "run")

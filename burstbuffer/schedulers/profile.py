@@ -255,13 +255,13 @@ class AvailabilityProfile:
         if not end > start:
             raise ValueError(f"reserve: empty window [{start}, {end})")
         pm = mask_of(procs)
-        delta = self._bb_vector(bb_per_storage)
+        delta = self._bb_delta(bb_per_storage)
         for k in self._slots.irange(self._floor_key(start), end, inclusive=(True, False)):
             m, b, _ = self._slots[k]
             if pm & m != pm:
                 raise ValueError(f"reserve: processors {procset_of(pm & ~m)} are not free at "
                                  f"t={max(k, start)}")
-            if any(x < d for x, d in zip(b, delta)):
+            if any(b[i] < d for i, d in delta):
                 raise ValueError(f"reserve: not enough free BB at t={max(k, start)} for {bb_per_storage}")
         self._apply(start, end, pm, delta, -1)
 
@@ -278,13 +278,14 @@ class AvailabilityProfile:
         pm = mask_of(procs)
         if pm & ~self._all:
             raise ValueError(f"release: {procset_of(pm & ~self._all)} are not compute resources")
-        delta = self._bb_vector(bb_per_storage)
+        delta = self._bb_delta(bb_per_storage)
+        caps = self._caps
         for k in self._slots.irange(self._floor_key(start), end, inclusive=(True, False)):
             m, b, _ = self._slots[k]
             if pm & m:
                 raise ValueError(f"release: processors {procset_of(pm & m)} are already free at "
                                  f"t={max(k, start)}")
-            if any(x + d > c for x, d, c in zip(b, delta, self._caps)):
+            if any(b[i] + d > caps[i] for i, d in delta):
                 raise ValueError(f"release: BB over capacity at t={max(k, start)} for {bb_per_storage}")
         self._apply(start, end, pm, delta, +1)
 
@@ -349,18 +350,21 @@ class AvailabilityProfile:
         if t not in self._slots and not math.isinf(t):
             self._set(t, self._slots[self._floor_key(t)])
 
-    def _apply(self, start: float, end: float, pm: int, delta: tuple[int, ...], sign: int) -> None:
+    def _apply(self, start: float, end: float, pm: int, delta: list[tuple[int, int]], sign: int) -> None:
+        """Take (`sign` < 0) or give back `pm` and the sparse BB `delta` ([(BB index, bytes)]) over
+        ``[start, end)``; only the BB nodes in `delta` are touched (a BB vector has one entry per BB node of
+        the platform: 1,200 at 10,800 hosts)."""
         slots = self._slots
         self._split(start)
         self._split(end)
         for k in list(slots.irange(start, end, inclusive=(True, False))):
             m, b, _ = slots[k]
-            if sign < 0:
-                m &= ~pm
-                b = tuple(x - d for x, d in zip(b, delta))
-            else:
-                m |= pm
-                b = tuple(x + d for x, d in zip(b, delta))
+            m = m & ~pm if sign < 0 else m | pm
+            if delta:
+                nb = list(b)
+                for i, d in delta:
+                    nb[i] += sign * d
+                b = tuple(nb)
             self._set(k, (m, b, m.bit_count()))
         self._merge(end)
         self._merge(start)
@@ -374,14 +378,17 @@ class AvailabilityProfile:
         if i > 0 and slots.peekitem(i - 1)[1] == slots[t]:
             self._del(t)
 
-    def _bb_vector(self, bb_per_storage: dict[int, int]) -> tuple[int, ...]:
-        vec = [0] * len(self._bb_ids)
+    def _bb_delta(self, bb_per_storage: dict[int, int]) -> list[tuple[int, int]]:
+        """{storage id: bytes} → [(BB index, bytes)] for the BB nodes with bytes, ascending index.
+        Raises ValueError for a storage id that is not a BB node of the platform."""
+        vec: dict[int, int] = {}
         for b, n in bb_per_storage.items():
             try:
-                vec[self._bb_index[b]] += int(n)
+                i = self._bb_index[b]
             except KeyError:
                 raise ValueError(f"storage id {b} is not a BB node of the platform") from None
-        return tuple(vec)
+            vec[i] = vec.get(i, 0) + int(n)
+        return sorted((i, d) for i, d in vec.items() if d)
 
     def _make_fit(self, t: float, free: int, bb: tuple[int, ...], job: Job, bb_aware: bool) -> Fit:
         """Rule steps 3-4 (`placement`): lowest free ids, then each id's BB share by preference

@@ -3,7 +3,7 @@
 Options follow Batsim 4's (batsim --help; docs/protocol.md): -p PLATFORM -w WORKLOAD [-w ...] [-e PREFIX]
 [-s ENDPOINT] [-r HOSTS:ROLE ...] [--enable-dynamic-jobs] [--acknowledge-dynamic-jobs]
 [--enable-profile-reuse] [--forward-profiles-on-submission] [-q], and this simulator's own
-[--network-model exact|ring|random-ring] (docs/io-model.md §5; exact is Batsim's). As with Batsim, start the
+[--network-model exact|ring|random-ring|uncontended] (docs/io-model.md §5; exact is Batsim's). As with Batsim, start the
 scheduler first (it binds its REP socket), then this process connects to it.
 
 Exit status: 0 done; 2 bad input (missing or malformed platform/workload file, bad option), with one line
@@ -56,8 +56,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--network-model", default="exact", choices=NETWORK_MODELS,
                    help="a parallel_homogeneous job's communication: exact (Batsim's all-to-all, n(n-1) flows), "
                         "ring or random-ring (each host sends its all-to-all volume to the next host of the "
-                        "allocation, or of a fixed shuffled order: n flows, approximations for large machines; "
-                        "docs/io-model.md §5) [default: exact]")
+                        "allocation, or of a fixed shuffled order: n flows) or uncontended (its random-ring flows "
+                        "priced alone on the network and added to the computation: no flows); approximations "
+                        "for large machines, docs/io-model.md §5 [default: exact]")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--dump-platform", action="store_true",
                    help="print the resources (JSON, as SIMULATION_BEGINS lists them) and exit; no workload needed")

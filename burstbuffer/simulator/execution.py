@@ -19,7 +19,7 @@ once (`kill_jobs`); its progress is reported as Batsim's KILL_JOB does (`job_pro
 """
 from __future__ import annotations
 
-from .network import homogeneous_bytes
+from .network import homogeneous_bytes, ring_alone, uncontended_seconds
 from .state import LD, SimState, SimulationError
 from .workload import SimJob as Job
 
@@ -214,6 +214,8 @@ def ptask(st: SimState, job: Job, prof):
             cpu, com = cpu / n, com / n
         flops = [cpu] * n
         nbytes = homogeneous_bytes(n, com, st.cfg.network_model)
+        if st.cfg.network_model == "uncontended" and com > 0 and n > 1:
+            flops = uncontended_flops(st, alloc, hosts, cpu, com)
     elif t == "parallel":
         if len(d["cpu"]) != n:
             raise SimulationError(f"job '{job.id}': the number of resources given by the allocation ({n}) is "
@@ -262,6 +264,24 @@ def ptask(st: SimState, job: Job, prof):
             raise SimulationError(f"Some computation ({flops[k]:g}) is assigned to storage node (id={mid}, "
                                   f"name='{ms.m.name}') (job '{job.id}')")
     return hosts, flops, nbytes
+
+
+def uncontended_flops(st: SimState, alloc: list[int], hosts: list, cpu: float, com: float) -> list[float]:
+    """Flops per host of a homogeneous phase under ``--network-model uncontended`` (docs/io-model.md §5):
+    each host computes for the phase's duration alone on the network (`network.uncontended_seconds`) at
+    its current speed."""
+    key = (tuple(alloc), com)          # a job's phases share both: n route look-ups per job
+    alone = st.ring_alone.get(key)
+    if alone is None:
+        if len(st.ring_alone) >= 4096:
+            st.ring_alone.clear()
+        alone = st.ring_alone[key] = ring_alone(hosts, com)
+    speeds = [h.speed for h in hosts]
+    try:
+        seconds = uncontended_seconds(cpu, speeds, *alone)
+    except ValueError as exc:
+        raise SimulationError(f"cannot time the phase under the uncontended network model: {exc}") from None
+    return [s * seconds for s in speeds]
 
 
 def job_progress(st: SimState, job: Job) -> dict:

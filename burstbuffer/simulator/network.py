@@ -25,6 +25,19 @@ hosts a single compute phase carries a million flows (issue 17). The models:
     the bytes the all-to-all puts on it (n_a·n_b·B between two parts of n_a and n_b hosts), with n flows;
     around that expectation a link carries whole flows of (n−1)·B, so a lightly used link may carry more.
 
+``uncontended``
+    An approximation for large machines, opt-in: the phase's communication is priced once, as if the phase
+    were alone on the network, and folded into its duration; the phase then occupies only its hosts' CPUs in
+    SimGrid's bandwidth sharing (no link at all). The price is that of the ``random-ring`` flows alone:
+    under ``ptask_L07`` a parallel task alone lasts its longest route latency plus the larger of its
+    computation time and max over links of (bytes on the link / bandwidth), so the phase becomes an
+    execution of ``speed × (latency + max(cpu / speed, max_l bytes_l / bandwidth_l))`` flops on each host.
+    n route look-ups per job (cached), none per event. A phase alone on the network lasts what it lasts
+    under ``random-ring``; what is lost is the contention between jobs and with the I/O on the links the
+    phases would share (and L07's TCP-window bound, negligible at these latencies). Every link of a route
+    is counted as shared: a FATPIPE link on a compute-to-compute route (none in the bundled Dragonflies)
+    would be over-counted.
+
 Only ``parallel_homogeneous`` (and ``parallel_homogeneous_total``) profiles are affected; explicit
 ``parallel`` matrices, PFS/BB transfers and data staging are sent as given.
 """
@@ -34,7 +47,7 @@ import functools
 import random
 
 #: ``--network-model`` choices; the first is the default.
-NETWORK_MODELS = ("exact", "ring", "random-ring")
+NETWORK_MODELS = ("exact", "ring", "random-ring", "uncontended")
 
 
 def check_model(name: str) -> str:
@@ -48,7 +61,8 @@ def homogeneous_bytes(n: int, com: float, model: str = "exact") -> list[float]:
     """The row-major sender × receiver bytes matrix (n² floats, [] when ``com <= 0``) of a homogeneous
     parallel task on `n` hosts with `com` bytes per ordered pair of distinct hosts, under network `model`
     (module docstring). Raises ValueError for an unknown model."""
-    if com <= 0:
+    if com <= 0 or model == "uncontended":   # uncontended: the communication is in the flops (ptask)
+        check_model(model)
         return []
     if model == "exact" or n <= 2:
         check_model(model)
@@ -61,6 +75,44 @@ def homogeneous_bytes(n: int, com: float, model: str = "exact") -> list[float]:
             out[k * n + order[(i + 1) % n]] = total
         return out
     raise ValueError(check_model(model))
+
+
+def ring_alone(hosts: list, com: float) -> tuple[float, float]:
+    """(latency [s], transfer time [s]) of the ``random-ring`` flows of a homogeneous phase with `com` bytes
+    per ordered pair of distinct hosts on the SimGrid `hosts` (in the allocation's order), alone on the
+    network: the longest of their routes' latencies, and max over links of bytes on the link / its
+    bandwidth (a link object is one direction of a SPLITDUPLEX link, as SimGrid routes it). (0, 0) when
+    there is no communication (`com` <= 0 or fewer than 2 hosts). n route look-ups."""
+    n = len(hosts)
+    if com <= 0 or n < 2:
+        return 0.0, 0.0
+    order = cyclic_order(n) if n > 2 else range(n)
+    nbytes = com * (n - 1) if n > 2 else com
+    load: dict[str, float] = {}
+    bandwidth: dict[str, float] = {}
+    latency = 0.0
+    for i, k in enumerate(order):
+        links, lat = hosts[k].route_to(hosts[order[(i + 1) % n]])
+        latency = max(latency, lat)
+        for link in links:
+            name = link.name
+            if name not in bandwidth:
+                bandwidth[name] = link.bandwidth
+            load[name] = load.get(name, 0.0) + nbytes
+    return latency, max((b / bandwidth[name] for name, b in load.items()), default=0.0)
+
+
+def uncontended_seconds(cpu: float, speeds: list[float], latency: float, transfer: float) -> float:
+    """Duration [s] of a phase of `cpu` flops per host on hosts of `speeds` [flop/s] whose communication,
+    alone on the network, has `latency` and `transfer` seconds (`ring_alone`): as ``ptask_L07`` times a
+    parallel task alone, latency + max(max_i cpu / speed_i, transfer). Raises ValueError for a host without
+    speed when there is computation."""
+    t_cpu = 0.0
+    if cpu > 0:
+        if min(speeds) <= 0:
+            raise ValueError("a host of the phase has no speed")
+        t_cpu = max(cpu / s for s in speeds)
+    return latency + max(t_cpu, transfer)
 
 
 @functools.lru_cache(maxsize=256)

@@ -159,6 +159,7 @@ class SimState:
     idle_workers: dict = field(default_factory=dict)  # host -> parked job actors on it (moving one costs a simcall)
     nb_workers: int = 0               # job actors created (execution.MAX_WORKERS)
     submitters_left: int = 0
+    ring_alone: dict = field(default_factory=dict)   # (allocation, bytes per pair) -> network.ring_alone (uncontended)
 
     @property
     def now(self) -> float:
