@@ -269,3 +269,33 @@ def test_contradictory_engine_options_are_one_line(tmp_path, capsys, argv, words
     rc = main(["reproduce", "--jobs", "1000", "--output", str(tmp_path / "o"), *argv])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1 and all(w in err for w in words), err
+
+
+def test_campaign_network_model_is_part_of_the_run(campaign, tmp_path):
+    """`network-model` in [campaign] reaches the simulator of every run and names the runs apart; without it
+    (or with "exact") the run ids are the ones computed before the key existed, so finished runs stay
+    reusable. An unknown model is a one-line campaign error."""
+    import hashlib
+    from burstbuffer import __version__
+    from burstbuffer.reproduce.sweep import sha256_file
+    text = campaign.read_text().replace('models = ["io-aware", "alloc-only"]', 'models = ["io-aware"]')
+    text = text.replace('[[policy]]\nname = "plan"\nlabel = "plan-2"\noptions = { alpha = 2.0 }\n', "")   # fcfs only
+    exact, unc = tmp_path / "exact.toml", tmp_path / "unc.toml"
+    exact.write_text(text)
+    unc.write_text(text.replace("timeout = 120", 'timeout = 120\nnetwork-model = "uncontended"'))
+    (s_e,), (s_u,) = plan_campaign(load_campaign(exact), tmp_path / "e"), plan_campaign(load_campaign(unc), tmp_path / "u")
+    assert s_e.key == s_u.key == "kth-40/fcfs/io-aware/seed-0"
+    key = json.dumps({"workload": sha256_file(Path(s_e.workload)), "platform": sha256_file(ROOT / "platforms" /
+                      "dragonfly96.xml"), "policy": "fcfs", "options": "", "model": "io-aware", "seed": 0,
+                      "version": __version__}, sort_keys=True)
+    assert Path(s_e.out).name == hashlib.sha256(key.encode()).hexdigest()[:16] != Path(s_u.out).name
+    for f, out in ((exact, tmp_path / "e"), (unc, tmp_path / "u")):
+        assert main(["sweep", str(f), "--output", str(out), "--engine", "local", "--workers", "1", "-q"]) == 0
+    marker = json.loads((Path(s_u.out) / "summary.json").read_text())
+    assert marker["network_model"] == "uncontended"
+    # 40 jobs of >= 40 nodes on 96: all-to-alls across groups, which the uncontended model times differently
+    assert (Path(s_e.out) / "jobs.csv").read_bytes() != (Path(s_u.out) / "jobs.csv").read_bytes()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace("timeout = 120", 'timeout = 120\nnetwork-model = "star"'))
+    with pytest.raises(InputError, match="campaign.network-model"):
+        load_campaign(bad)

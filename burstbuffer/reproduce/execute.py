@@ -32,12 +32,14 @@ Progress = Callable[[int, "int | None"], None]
 class RunSettings:
     """What every run of a plan shares: the SimGrid `platform` file, the policies' `seed`, `timeout`
     [s] of simulator silence before a run fails, `cpu`: the CPU core to pin a run's scheduler and
-    simulator to (None: no pinning; a local executor sets it per worker)."""
+    simulator to (None: no pinning; a local executor sets it per worker), `network_model`: the
+    simulator's (docs/io-model.md §5)."""
 
     platform: str
     seed: int = 0
     timeout: float = 600.0
     cpu: int | None = None
+    network_model: str = "exact"
 
 
 def read_marker(spec: RunSpec) -> dict | None:
@@ -84,7 +86,8 @@ def run_one(spec: RunSpec, settings: RunSettings, on_progress: Progress | None =
     try:
         res = run(spec.policy, Path(spec.workload), Path(settings.platform), out, model=spec.model,
                   seed=seed, progress=False, on_progress=on_progress, timeout=settings.timeout,
-                  cpu=settings.cpu, policy_options=json.loads(spec.options) if spec.options else None)
+                  cpu=settings.cpu, policy_options=json.loads(spec.options) if spec.options else None,
+                  network_model=settings.network_model)
     except BaseException as exc:   # noqa: BLE001 - reported, the other runs go on
         msg = f"{type(exc).__name__}: {exc}"
         (out / "error.txt").write_text(msg + "\n\n" + traceback.format_exc())
@@ -94,6 +97,7 @@ def run_one(spec: RunSpec, settings: RunSettings, on_progress: Progress | None =
             signal.signal(signal.SIGINT, signal.SIG_IGN)
     info = {"key": spec.key, "scope": spec.scope, "policy": spec.policy, "model": spec.model,
             "workload": spec.workload, "jobs": spec.jobs, "seed": seed, "options": spec.options,
+            "network_model": settings.network_model,
             "wall_time": time.perf_counter() - t0, "messages": res.messages, "summary": asdict(res.summary),
             "cpu_time": _cpu_since(ru0), "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
     (out / "error.txt").unlink(missing_ok=True)

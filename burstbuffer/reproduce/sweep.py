@@ -9,6 +9,8 @@ Campaign file (TOML; relative paths are relative to the file)::
     models = ["io-aware"]                       # job models (default: io-aware)
     seeds = [0]                                 # the policies' seeds (default: [0])
     timeout = 600                               # [s] of simulator silence before a run fails
+    network-model = "exact"                     # the simulator's --network-model (docs/io-model.md §5;
+                                                #   default exact, Batsim's; e.g. uncontended on 10,000 nodes)
 
     [[policy]]                                  # one table per policy; label defaults to name
     name = "plan"
@@ -29,7 +31,7 @@ Campaign file (TOML; relative paths are relative to the file)::
 
 Each run's directory is ``DIR/runs/<id>/``, `<id>` the first 16 hex digits of the SHA-256 of what
 determines its result (`run_id`): the workload's and the platform's content, the policy and its
-options, the job model, the seed and the package version. A run whose ``summary.json`` is there is
+options, the job model, the seed, the network model (when not exact) and the package version. A run whose ``summary.json`` is there is
 reused, whatever campaign made it. ``DIR/campaign.csv`` lists every run (key, id, status, summary).
 """
 from __future__ import annotations
@@ -51,7 +53,7 @@ from ..workloads.transform import SCENARIOS
 from .plan import RunSpec
 
 _TOP = {"campaign", "policy", "workload", "exclude"}
-_CAMPAIGN = {"platform", "models", "seeds", "timeout", "name"}
+_CAMPAIGN = {"platform", "models", "seeds", "timeout", "name", "network-model"}
 _POLICY = {"name", "label", "options"}
 _WORKLOAD = {"file", "label", "jobs", "min-res", "parts", "bb-scenario", "bb-seed"}
 _EXCLUDE = {"policy", "workload", "model", "seed"}
@@ -60,7 +62,8 @@ _EXCLUDE = {"policy", "workload", "model", "seed"}
 @dataclass(frozen=True)
 class Campaign:
     """A parsed campaign file: `policies` [(label, name, options dict)], `workloads` [(label, file,
-    transforms dict)], `models`, `seeds`, `exclude` [dict], `platform` path, `timeout` [s]."""
+    transforms dict)], `models`, `seeds`, `exclude` [dict], `platform` path, `timeout` [s],
+    `network_model` (the simulator's, `burstbuffer.simulator.network.NETWORK_MODELS`)."""
 
     path: Path
     policies: list
@@ -70,6 +73,7 @@ class Campaign:
     exclude: list
     platform: Path
     timeout: float
+    network_model: str = "exact"
 
 
 def _unknown(path: Path, where: str, table: dict, known: set) -> None:
@@ -104,6 +108,11 @@ def load_campaign(path: str | Path) -> Campaign:
     timeout = top.get("timeout", 600.0)
     if not isinstance(timeout, (int, float)) or not timeout > 0:
         raise InputError(str(p), "campaign.timeout", "expected a number > 0")
+    from ..simulator.network import NETWORK_MODELS
+    network_model = top.get("network-model", "exact")
+    if network_model not in NETWORK_MODELS:
+        raise InputError(str(p), "campaign.network-model",
+                         f"{network_model!r} is not a network model (known: {', '.join(NETWORK_MODELS)})")
     policies = []
     for i, t in enumerate(data.get("policy", [])):
         _unknown(p, f"policy[{i}]", t, _POLICY)
@@ -144,7 +153,8 @@ def load_campaign(path: str | Path) -> Campaign:
     exclude = data.get("exclude", [])
     for i, t in enumerate(exclude):
         _unknown(p, f"exclude[{i}]", t, _EXCLUDE)
-    return Campaign(p, policies, workloads, list(models), list(seeds), exclude, platform, float(timeout))
+    return Campaign(p, policies, workloads, list(models), list(seeds), exclude, platform, float(timeout),
+                    network_model)
 
 
 def sha256_file(path: Path) -> str:
@@ -155,11 +165,16 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def run_id(workload_sha: str, platform_sha: str, policy: str, options: str, model: str, seed: int) -> str:
+def run_id(workload_sha: str, platform_sha: str, policy: str, options: str, model: str, seed: int,
+           network_model: str = "exact") -> str:
     """The run's directory name: 16 hex digits of the SHA-256 of (workload content hash, platform content
-    hash, policy, options as canonical JSON, job model, seed, burstbuffer version)."""
-    key = json.dumps({"workload": workload_sha, "platform": platform_sha, "policy": policy, "options": options,
-                      "model": model, "seed": seed, "version": __version__}, sort_keys=True)
+    hash, policy, options as canonical JSON, job model, seed, network model unless exact, burstbuffer
+    version). The exact network model leaves the key as it was before the option existed."""
+    fields = {"workload": workload_sha, "platform": platform_sha, "policy": policy, "options": options,
+              "model": model, "seed": seed, "version": __version__}
+    if network_model != "exact":
+        fields["network_model"] = network_model
+    key = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
@@ -230,7 +245,7 @@ def plan_campaign(c: Campaign, out: Path) -> list[RunSpec]:
         if _excluded(c, wl, pl, model, seed):
             continue
         o = json.dumps(opts, sort_keys=True, separators=(",", ":")) if opts else ""
-        rid = run_id(sha256_file(path), psha, name, o, model, seed)
+        rid = run_id(sha256_file(path), psha, name, o, model, seed, c.network_model)
         specs.append(RunSpec(wl, name, str(path), model, str(out / "runs" / rid), njobs(path), seed=seed,
                              options=o, label=f"{wl}/{pl}/{model}/seed-{seed}"))
     return specs
@@ -270,7 +285,8 @@ def sweep(args) -> int:
     t0 = time.perf_counter()
     executor, close = make_executor(args, workers, pin=args.cpu == "auto", progress=not args.quiet, desc="sweep")
     try:
-        results = execute(specs, executor, RunSettings(str(c.platform.resolve()), timeout=c.timeout))
+        results = execute(specs, executor, RunSettings(str(c.platform.resolve()), timeout=c.timeout,
+                                                            network_model=c.network_model))
     finally:
         close()
     index = write_index(out, specs, results)
