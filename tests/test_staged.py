@@ -3,16 +3,16 @@ docs/policies.md "On the three-phase model"): a hand-checked schedule whose head
 stage-in, invariants on generated workloads, and the app's choice of the variant from the job model."""
 from __future__ import annotations
 
-import heapq
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from burstbuffer.platforms.model import Platform
 from burstbuffer.schedulers import Job, make_scheduler
-from burstbuffer.schedulers.base import StageIn, Start
+from burstbuffer.schedulers.base import StageIn
 from burstbuffer.schedulers.staged import StagedBackfilling
+
+from .staged_sim import simulate
 
 GB = 10**9
 STAGED = ("fcfs-easy", "fcfs-bb", "sjf-bb", "conservative-bb")
@@ -20,70 +20,6 @@ STAGED = ("fcfs-easy", "fcfs-bb", "sjf-bb", "conservative-bb")
 
 def staged(policy: str, plat: Platform, **options):
     return make_scheduler(policy, plat, **options).for_job_model("three-phase")
-
-
-def simulate(sched, plat, jobs, *, rate=GB, runtime=None):
-    """Drive a three-phase policy with its wake-ups: a stage-in or stage-out of B bytes lasts B / `rate` s,
-    the running phase `runtime(job)` s (default its walltime). At every instant checks that the BB held by
-    the jobs in stage-in, staged, running and in stage-out never exceeds a BB node's capacity, that no node is
-    given twice and that a job with BB is started only after its stage-in. Returns {job id: (stage-in start,
-    nodes start, end)}."""
-    runtime = runtime or (lambda j: j.walltime)
-    events, seq = [], 0
-
-    def push(t, kind, j):
-        nonlocal seq
-        heapq.heappush(events, (t, seq, kind, j))
-        seq += 1
-
-    for j in jobs:
-        push(j.subtime, "submit", j)
-    bb_used = {b: 0 for b in plat.bb_capacity}
-    nodes_used: set[int] = set()
-    staged_ids, held, procs, times = set(), {}, {}, {}
-    while events:
-        now = events[0][0]
-        while events and events[0][0] == now:
-            _, _, kind, j = heapq.heappop(events)
-            if kind == "submit":
-                sched.submit(j, now)
-            elif kind == "staged":
-                staged_ids.add(j.id)
-                sched.stage_in_done(j.id, now)
-            elif kind == "released":
-                nodes_used.difference_update(procs.pop(j.id))
-                sched.nodes_released(j.id, now)
-                push(now + j.bb_total / rate, "ended", j)
-            elif kind == "ended":
-                for b, n in held.pop(j.id, {}).items():
-                    bb_used[b] -= n
-                sched.job_ended(j.id, now)
-                times[j.id] = times[j.id] + (now,)
-        for d in sched.decide(now):
-            j = d.job
-            if isinstance(d, StageIn):
-                assert len(d.bb_slots) == j.res and j.bb > 0 and j.id not in times
-                held[j.id] = d.bb_per_storage
-                for b, n in held[j.id].items():
-                    bb_used[b] += n
-                    assert bb_used[b] <= plat.bb_capacity[b], (now, j.id)
-                times[j.id] = (now,)
-                push(now + j.bb_total / rate, "staged", j)
-            else:
-                assert isinstance(d, Start)
-                assert j.bb == 0 or j.id in staged_ids
-                assert len(d.procs) == j.res and not (set(d.procs) & nodes_used), (now, j.id)
-                assert d.bb_per_storage == held.get(j.id, {})
-                nodes_used.update(d.procs)
-                procs[j.id] = set(d.procs)
-                times[j.id] = times.get(j.id, (now,)) + (now,)
-                push(now + runtime(j), "released", j)
-        wake = sched.wakeup(now)
-        if wake is not None:
-            assert wake > now
-            if not any(e[0] == wake and e[2] == "wake" for e in events):
-                push(wake, "wake", None)
-    return times
 
 
 def _hand_jobs():
@@ -192,13 +128,12 @@ def test_cerberus_reserve_lets_short_jobs_pass_a_starving_job():
     come first served and stops at O, so X and L wait until O ends at 1100. "reserve": O gets a reservation at
     R's expected end (1000, no extra node), X ends before it and runs 200-250, L would not and waits; O runs
     1000-1100, then L."""
-    from .test_three_phase import three_phase_sim
     plat = Platform.simple(3, [GB])
     jobs = [Job("w0!R", 0, 1000, 1, 0), Job("w0!O", 0.5, 100, 3, 0), Job("w0!X", 200, 50, 1, 0),
             Job("w0!L", 200, 5000, 1, 0)]
-    fcfs = three_phase_sim(make_scheduler("cerberus", plat, starvation_limit=100), plat, jobs)
+    fcfs = simulate(make_scheduler("cerberus", plat, starvation_limit=100), plat, jobs)
     assert fcfs["w0!O"] == (1000, 1000, 1100) and fcfs["w0!X"] == (1100, 1100, 1150)
-    resv = three_phase_sim(make_scheduler("cerberus", plat, starvation_limit=100, starvation="reserve"), plat, jobs)
+    resv = simulate(make_scheduler("cerberus", plat, starvation_limit=100, starvation="reserve"), plat, jobs)
     assert resv == {"w0!R": (0, 0, 1000), "w0!O": (1000, 1000, 1100), "w0!X": (200, 200, 250),
                     "w0!L": (1100, 1100, 6100)}
     with pytest.raises(ValueError):
@@ -211,12 +146,11 @@ def test_cerberus_reserve_drains_the_bb_for_a_starving_stage_in():
     C (1 node, 4 GB, 10 s, at 60) would fit the 4 GB, but "reserve" withholds them for B (the drain): B stages in
     112-120 once A's BB is free, runs 120-130, stages out to 138; C (4 GB + B's 8 GB > 10 GB) then stages in
     138-142, runs 142-152, stages out to 156. Without a limit C stages in at 60."""
-    from .test_three_phase import three_phase_sim
     plat = Platform.simple(4, [10 * GB])
     jobs = [Job("w0!A", 0, 100, 1, 6 * GB), Job("w0!B", 1, 10, 1, 8 * GB), Job("w0!C", 60, 10, 1, 4 * GB)]
-    t = three_phase_sim(make_scheduler("cerberus", plat, starvation_limit=50, starvation="reserve"), plat, jobs)
+    t = simulate(make_scheduler("cerberus", plat, starvation_limit=50, starvation="reserve"), plat, jobs)
     assert t == {"w0!A": (0, 6, 112), "w0!B": (112, 120, 138), "w0!C": (138, 142, 156)}
-    patient = three_phase_sim(make_scheduler("cerberus", plat, starvation_limit=1e12), plat, jobs)
+    patient = simulate(make_scheduler("cerberus", plat, starvation_limit=1e12), plat, jobs)
     assert patient["w0!C"][0] == 60                     # without a limit C takes the 4 GB at once
 
 

@@ -19,7 +19,8 @@ from burstbuffer.schedulers.staged import StagedBackfilling
 from burstbuffer.schedulers.staged_plan import StagedPlan
 
 from .test_placement_mirror import cases
-from .test_staged import simulate, workloads
+from .staged_sim import simulate
+from .test_staged import workloads
 
 GB = 10**9
 PLANS = ("plan-1", "plan-2", "plan-3")

@@ -2,9 +2,7 @@
 hand-checked schedules in the embedded simulator, invariants on generated workloads, starvation."""
 from __future__ import annotations
 
-import heapq
 import json
-import math
 
 import pandas as pd
 import pytest
@@ -14,10 +12,10 @@ from hypothesis import strategies as st
 from burstbuffer.platforms.model import Platform
 from burstbuffer.runner import run
 from burstbuffer.schedulers import Job, make_scheduler
-from burstbuffer.schedulers.base import StageIn, Start
 from burstbuffer.errors import InputError
 
 from .conftest import PLATFORM, ParallelRuns, selected_params, write_subset
+from .staged_sim import simulate
 
 GB = 10**9
 PFS_BW = 5000e6          # docs/platform.md: the one PFS link, 5 GB/s
@@ -84,56 +82,6 @@ def test_policy_needing_three_phase_is_refused_under_io_aware(tmp_path):
 
 
 # ---------------------------------------------------------------------------- policy-level invariants
-def three_phase_sim(sched, plat, jobs, *, rate=GB):
-    """Drive a three-phase policy: a stage-in or stage-out of B bytes in all lasts B / `rate` s, the running
-    phase the job's walltime. Checks at every decision that BB per node and nodes are never over-allocated and
-    that a job starts only after its stage-in. Returns {job id: (stage-in start, run start, end)}."""
-    events, seq = [], 0
-    for j in jobs:
-        heapq.heappush(events, (j.subtime, seq, "submit", j)); seq += 1
-    bb_used = {b: 0 for b in plat.bb_capacity}
-    nodes_used: set[int] = set()
-    staged, held, procs, times = set(), {}, {}, {}
-    while events:
-        now = events[0][0]
-        while events and events[0][0] == now:
-            _, _, kind, j = heapq.heappop(events)
-            if kind == "submit":
-                sched.submit(j, now)
-            elif kind == "staged":
-                staged.add(j.id)
-                sched.stage_in_done(j.id, now)
-            elif kind == "released":
-                nodes_used.difference_update(procs.pop(j.id))
-                sched.nodes_released(j.id, now)
-                heapq.heappush(events, (now + j.bb_total / rate, seq, "ended", j)); seq += 1
-            else:
-                for b, n in held.pop(j.id, {}).items():
-                    bb_used[b] -= n
-                sched.job_ended(j.id, now)
-                times[j.id] = times[j.id] + (now,)
-        for d in sched.decide(now):
-            j = d.job
-            if isinstance(d, StageIn):
-                assert len(d.bb_slots) == j.res
-                held[j.id] = d.bb_per_storage
-                for b, n in held[j.id].items():
-                    bb_used[b] += n
-                    assert bb_used[b] <= plat.bb_capacity[b]
-                times[j.id] = (now,)
-                heapq.heappush(events, (now + j.bb_total / rate, seq, "staged", j)); seq += 1
-            else:
-                assert isinstance(d, Start)
-                assert j.bb == 0 or j.id in staged                 # only after its stage-in
-                assert len(d.procs) == j.res and not (set(d.procs) & nodes_used)
-                assert d.bb_per_storage == held.get(j.id, {})       # the BB it staged into
-                nodes_used.update(d.procs)
-                procs[j.id] = set(d.procs)
-                times[j.id] = times.get(j.id, (now,)) + (now,)
-                heapq.heappush(events, (now + j.walltime, seq, "released", j)); seq += 1
-    return times
-
-
 @st.composite
 def workloads(draw):
     nb = draw(st.integers(2, 8))
@@ -154,7 +102,7 @@ def workloads(draw):
 def test_cerberus_never_overallocates_and_every_job_ends(wl, profit, method):
     plat, jobs = wl
     sched = make_scheduler("cerberus", plat, profit=profit, knapsack_method=method)
-    times = three_phase_sim(sched, plat, jobs)
+    times = simulate(sched, plat, jobs)
     assert set(times) == {j.id for j in jobs}
     assert all(len(t) == 3 and t[0] <= t[1] <= t[2] for t in times.values())
     assert not sched.queue
@@ -168,9 +116,9 @@ def test_starving_job_is_served_fcfs_after_the_limit():
     plat = Platform.simple(2, [GB])
     stream = [Job(f"w0!{i}", 50 * i, 100, 2, 0) for i in range(1, 10)]
     jobs = [Job("w0!0", 0, 100, 2, 0), Job("w0!s", 0.5, 10, 1, 0)] + stream
-    patient = three_phase_sim(make_scheduler("cerberus", plat, starvation_limit=1e12), plat, jobs)
+    patient = simulate(make_scheduler("cerberus", plat, starvation_limit=1e12), plat, jobs)
     assert patient["w0!s"][1] == 1000                   # after all ten stream jobs (10 × 100 s)
-    limited = three_phase_sim(make_scheduler("cerberus", plat, starvation_limit=150), plat, jobs)
+    limited = simulate(make_scheduler("cerberus", plat, starvation_limit=150), plat, jobs)
     assert limited["w0!s"][1] == 200
 
 
@@ -207,7 +155,7 @@ def test_slurm_bb_reserves_no_nodes_for_a_job_not_staged_in():
     no BB, 1000 s) is backfilled at 2 though it ends long after A. B stages in 120-130 and starts when C ends."""
     plat = Platform.simple(2, [10 * GB])
     jobs = [Job("w0!A", 0, 100, 1, 10 * GB), Job("w0!B", 1, 10, 2, 5 * GB), Job("w0!C", 2, 1000, 1, 0)]
-    t = three_phase_sim(make_scheduler("slurm-bb", plat), plat, jobs)
+    t = simulate(make_scheduler("slurm-bb", plat), plat, jobs)
     assert t == {"w0!A": (0, 10, 120), "w0!C": (2, 2, 1002), "w0!B": (120, 1002, 1022)}
 
 
@@ -218,7 +166,7 @@ def test_slurm_bb_reserves_nodes_for_a_staged_job():
     plat = Platform.simple(2, [20 * GB])
     jobs = [Job("w0!A", 0, 100, 1, 0), Job("w0!B", 1, 10, 2, 5 * GB), Job("w0!C", 12, 1000, 1, 0),
             Job("w0!D", 13, 50, 1, 0)]
-    t = three_phase_sim(make_scheduler("slurm-bb", plat), plat, jobs)
+    t = simulate(make_scheduler("slurm-bb", plat), plat, jobs)
     assert t["w0!B"] == (1, 100, 120)
     assert t["w0!D"][1] == 13 and t["w0!C"][1] == 110
 
@@ -228,7 +176,7 @@ def test_slurm_bb_reserves_nodes_for_a_staged_job():
 def test_slurm_bb_never_overallocates_and_every_job_ends(wl):
     plat, jobs = wl
     sched = make_scheduler("slurm-bb", plat)
-    times = three_phase_sim(sched, plat, jobs)
+    times = simulate(sched, plat, jobs)
     assert set(times) == {j.id for j in jobs} and not sched.queue
 
 
