@@ -8,10 +8,13 @@ completion at start + runtime, as the simulator would send them. Prints the medi
 alone, which a loaded machine perturbs far less than a whole run's.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_decide.py --policy sjf-bb --repeat 5
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_decide.py --policy fcfs --workload workloads/kth-all.json \
+        --jobs 6000 --repeat 1 --cprofile fcfs.prof      # the first 6000 jobs of the whole trace, profiled
 """
 from __future__ import annotations
 
 import argparse
+import json
 import heapq
 import statistics
 import sys
@@ -30,7 +33,7 @@ def replay(policy: str, workload, platform, runtime: dict[str, float]) -> tuple[
     """One replay: (CPU seconds, number of decisions)."""
     from burstbuffer.app import SchedulerApp
     from burstbuffer.batsim.loop import Outbox
-    from burstbuffer.batsim.protocol import JobCompleted, JobSubmitted, SimulationBegins
+    from burstbuffer.batsim.protocol import ExecuteJob, JobCompleted, JobSubmitted, SimulationBegins
     from burstbuffer.io_model.alloc_only import AllocOnlyExecutor
     from burstbuffer.platforms.model import Platform
     from burstbuffer.schedulers import make_scheduler
@@ -58,10 +61,10 @@ def replay(policy: str, workload, platform, runtime: dict[str, float]) -> tuple[
                                                    "res": j.res, "profile": j.profile}), out)
             app.after_events(t, out)
             decisions += 1
-            for jid, rec in app.records.items():
-                if rec.start == t and jid not in started:
-                    started.add(jid)
-                    heapq.heappush(ends, (t + runtime[jid], jid))
+            for _, d in out.items:      # the starts of this answer (scanning every record was O(jobs) each)
+                if isinstance(d, ExecuteJob) and d.job_id not in started:
+                    started.add(d.job_id)
+                    heapq.heappush(ends, (t + runtime[d.job_id], d.job_id))
         return time.process_time() - t0, decisions
     finally:
         Platform.from_simulation_begins = orig
@@ -72,23 +75,38 @@ def main() -> int:
     ap.add_argument("--policy", default="sjf-bb")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--runtimes", type=Path, help="jobs.csv of an alloc-only run of the workload (default: run it)")
+    ap.add_argument("--workload", type=Path, help="Batsim workload (default: the bundled 1000 KTH jobs)")
+    ap.add_argument("--jobs", type=int, help="only its first N jobs")
+    ap.add_argument("--cprofile", type=Path, help="write cProfile stats of the first replay here")
     args = ap.parse_args()
     from burstbuffer.runner import DEFAULT_PLATFORM, DEFAULT_WORKLOAD, run
     from burstbuffer.workloads.batsim_json import load_workload
 
     with tempfile.TemporaryDirectory() as tmp:
+        wl_path = args.workload or DEFAULT_WORKLOAD
+        if args.jobs is not None:
+            data = json.loads(Path(wl_path).read_text())
+            data["jobs"] = data["jobs"][:args.jobs]
+            wl_path = Path(tmp) / "w.json"
+            wl_path.write_text(json.dumps(data))
+        workload = load_workload(wl_path, require_bb=False)
         csv = args.runtimes
         if csv is None:
-            run(args.policy, DEFAULT_WORKLOAD, DEFAULT_PLATFORM, Path(tmp), model="alloc-only", progress=False,
+            run(args.policy, wl_path, DEFAULT_PLATFORM, Path(tmp) / "alloc", model="alloc-only", progress=False,
                 timeout=3600)
-            csv = Path(tmp) / "jobs.csv"
+            csv = Path(tmp) / "alloc" / "jobs.csv"
         jobs = pd.read_csv(csv, dtype={"job_id": str})
         runtime = {f"w0!{k}": float(v) for k, v in zip(jobs["job_id"], jobs["execution_time"]) if v == v}
         platform = _platform(DEFAULT_PLATFORM)
-    workload = load_workload(DEFAULT_WORKLOAD, require_bb=False)
     cpu, n = [], 0
-    for _ in range(args.repeat):
-        c, n = replay(args.policy, workload, platform, runtime)
+    for k in range(args.repeat):
+        if k == 0 and args.cprofile:
+            import cProfile
+            prof = cProfile.Profile()
+            c, n = prof.runcall(replay, args.policy, workload, platform, runtime)
+            prof.dump_stats(str(args.cprofile))
+        else:
+            c, n = replay(args.policy, workload, platform, runtime)
         cpu.append(c)
     print(f"machine: {machine()}")
     print(f"{args.policy}: {len(workload.jobs)} jobs, {n} decisions; scheduler CPU per replay: median "

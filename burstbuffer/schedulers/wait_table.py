@@ -170,7 +170,10 @@ class QueueTable:
         if len(idx):
             shares = bb[idx]
             no_room1[idx] = _room(bb1, shares) < res[idx]
-            no_room0[idx] = _room(bb0, shares) < res[idx]
+            if tuple(bb0) == tuple(bb1):         # nothing started by the decision: the same BB is free
+                no_room0 = no_room1
+            else:
+                no_room0[idx] = _room(bb0, shares) < res[idx]
         codes[(res > free1) | no_room1] = 2          # Priority
         codes[no_room0] = 1                          # BurstBufferResources
         codes[res > free0] = 0                       # Resources
