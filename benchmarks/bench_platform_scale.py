@@ -69,7 +69,6 @@ Findings (2-core shared AMD EPYC, load average 4-7 from other jobs; README "Plat
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 import os
@@ -91,7 +90,7 @@ from common import cpu_model  # noqa: E402
 from burstbuffer.workloads.bb_model import BBModel  # noqa: E402
 from burstbuffer.workloads.batsim_json import write_workload  # noqa: E402
 from burstbuffer.workloads.bundled import KTH_SWF  # noqa: E402
-from burstbuffer.workloads.convert import convert_records  # noqa: E402
+from burstbuffer.workloads.convert import convert_records, scale_com, scale_records  # noqa: E402
 from burstbuffer.workloads.swf import iter_swf  # noqa: E402
 
 GB = 10**9
@@ -128,24 +127,12 @@ def make_workload(p: DragonflyParams, jobs: int, width: int, speedup: float, pat
                   days: float | None = None) -> dict:
     """KTH-derived workload for platform `p` (module docstring); returns facts about it. With `days`, only the
     records submitted within that many days of the first one, after the speed-up, are kept (at most `jobs`)."""
-    def scaled():
-        first = None
-        for rec in iter_swf(KTH_SWF):
-            first = rec.submit_time if first is None else first
-            if days is not None and (rec.submit_time - first) / speedup > days * 86400:
-                return
-            yield dataclasses.replace(
-                rec, requested_processors=rec.requested_processors * width if rec.requested_processors > 0
-                else rec.requested_processors,
-                submit_time=rec.submit_time / speedup if speedup != 1 else rec.submit_time)
-
     model = BBModel(bb_capacity=p.bb_capacity, bb_nodes=p.nb_bb_nodes)
-    conv = convert_records(scaled(), name=f"kth-{jobs}-x{width}", nb_res=p.nb_compute, model=model, seed=seed,
+    records = scale_records(iter_swf(KTH_SWF), width=width, speedup=speedup, days=days)
+    conv = convert_records(records, name=f"kth-{jobs}-x{width}", nb_res=p.nb_compute, model=model, seed=seed,
                            max_records=jobs, source=str(KTH_SWF))
     w = conv.workload
-    if width > 1:  # `com` is bytes between each pair of hosts: keep each node's traffic as at width 1
-        for prof in w.profiles.values():
-            prof["com"] = round(prof["com"] / width)
+    scale_com(w, width)   # `com` is bytes between each pair of hosts: keep each node's traffic as at width 1
     write_workload(path, w)
     work = sum(j.res * w.profiles[j.profile]["cpu"] for j in w.jobs) / 1e9  # node-seconds of compute
     span = max(j.subtime for j in w.jobs) - min(j.subtime for j in w.jobs)

@@ -349,3 +349,37 @@ def test_duplicate_job_number_is_an_error(tmp_path):
     from burstbuffer.workloads import convert_swf
     with pytest.raises(InputError, match=r"d.swf: line 2: job number 7 appears twice"):
         convert_swf(f)
+
+
+def test_cli_from_swf_rescales_for_a_larger_machine(tmp_path, capsys):
+    """`from-swf --width K --speedup S --days D` (issue 17, what benchmarks/bench_platform_scale.py runs on the
+    10,800-host and Theta platforms): every job asks for K times its processors, is submitted S times faster
+    (times after the first, which stays at t = 1), sends com / K bytes per pair where the draw is otherwise
+    the same, and --days keeps the records submitted within D days of the first after the speed-up."""
+    p = _parser()
+
+    def convert(name, *extra):
+        out = tmp_path / name
+        args = p.parse_args(["workload", "from-swf", str(SWF), "--output", str(out), "--jobs", "400", *extra])
+        assert args.func(args) == 0
+        return json.loads(out.read_text())
+
+    plain = convert("plain.json")
+    wide = convert("wide.json", "--width", "3", "--speedup", "2")
+    assert [j["id"] for j in wide["jobs"]] == [j["id"] for j in plain["jobs"]]
+    same_draw = 0
+    for a, b in zip(plain["jobs"], wide["jobs"]):
+        assert b["res"] == 3 * a["res"]
+        assert (b["subtime"] - 1) * 2 == pytest.approx(a["subtime"] - 1, abs=1e-6)
+        pa, pb = plain["profiles"][a["profile"]], wide["profiles"][b["profile"]]
+        if (pa["cpu"], pa["bb"]) == (pb["cpu"], pb["bb"]) and a["res"] > 1:   # one node: no com drawn
+            assert pb["com"] == round(pa["com"] / 3)
+            same_draw += 1
+    assert same_draw > 200
+    cut = convert("cut.json", "--width", "3", "--speedup", "2", "--days", "0.5")
+    assert 0 < len(cut["jobs"]) < len(wide["jobs"])
+    assert max(j["subtime"] for j in cut["jobs"]) - 1 <= 0.5 * 86400
+    assert cut["jobs"] == wide["jobs"][:len(cut["jobs"])]
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        p.parse_args(["workload", "from-swf", str(SWF), "--output", str(tmp_path / "x.json"), "--width", "0"])

@@ -2,6 +2,7 @@
 
     burstbuffer workload from-swf TRACE.swf --output W.json [--jobs N] [--from-job K] [--seed S]
                                   [--platform P | --bb-capacity 40GB --bb-nodes 12 --nb-res 96]
+                                  [--width K --speedup S --days D]   (rescaled for a larger machine)
     burstbuffer workload split W.json --weeks 3 --output DIR
     burstbuffer workload transform W.json --bb-share 0.5 --bb-from-above 0.002778 --seed N --output OUT.json
 """
@@ -143,7 +144,8 @@ def _cmd_from_swf(args: argparse.Namespace) -> int:
                     distinct_bb=args.artifact_distinct_bb)
     t0 = time.perf_counter()
     conv = convert_swf(args.trace, name=args.name, nb_res=params["nb_res"], model=model, seed=args.seed,
-                       from_job=args.from_job, max_records=args.jobs, drop_oversized=args.drop_oversized)
+                       from_job=args.from_job, max_records=args.jobs, drop_oversized=args.drop_oversized,
+                       width=args.width, speedup=args.speedup, days=args.days)
     if not conv.workload.jobs:
         raise InputError(args.trace, "records", "no job left after the filters (" + conv.selection.summary() + ")")
     write_workload(args.output, conv.workload)
@@ -232,6 +234,14 @@ def register(subparsers) -> None:
     f.add_argument("--drop-oversized", action="store_true",
                    help="drop jobs requesting more than nb_res processors (default: keep; they are rejected "
                         "at run time)")
+    f.add_argument("--width", type=cliargs.positive_int, default=1, metavar="K",
+                   help="for a larger machine: every job asks for K times its processors, with its per-pair "
+                        "communication divided by K (each node sends what it did) (default: 1)")
+    f.add_argument("--speedup", type=cliargs.positive_float, default=1.0, metavar="S",
+                   help="for a larger machine: submit S times faster (submission times / S) (default: 1)")
+    f.add_argument("--days", type=cliargs.positive_float, metavar="D",
+                   help="keep only the records submitted within D days of the first, after --speedup "
+                        "(e.g. 30: a month of the rescaled trace)")
     f.add_argument("--artifact-distinct-bb", action="store_true",
                    help="lower bb by 1 byte while another job has the same (walltime, bb), as the paper's "
                         "artifact did")

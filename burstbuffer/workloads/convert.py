@@ -20,6 +20,7 @@ counts them; docs/README.md: valid jobs are never silently dropped) unless `drop
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,9 +115,46 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
                       int((res > nb_res).sum()))
 
 
-def convert_swf(path: str | Path, *, name: str | None = None, **kwargs) -> Conversion:
+def scale_records(records: Iterable[SWFRecord], *, width: int = 1, speedup: float = 1.0,
+                  days: float | None = None) -> Iterable[SWFRecord]:
+    """A trace rescaled for a larger machine (issue 17; `benchmarks/bench_platform_scale.py`): every record's
+    requested processors × `width` (unknown ones, <= 0, left as they are), its submission time / `speedup`,
+    and with `days` only the records submitted within that many days of the first one, after the speed-up
+    (the iteration stops at the first later one). Raises ValueError for width < 1 or speedup <= 0."""
+    if width < 1 or not speedup > 0:
+        raise ValueError(f"width must be >= 1 and speedup > 0 (got {width}, {speedup})")
+    first = None
+    for rec in records:
+        first = rec.submit_time if first is None else first
+        if days is not None and (rec.submit_time - first) / speedup > days * 86400:
+            return
+        yield dataclasses.replace(
+            rec, requested_processors=rec.requested_processors * width if rec.requested_processors > 0
+            else rec.requested_processors,
+            submit_time=rec.submit_time / speedup if speedup != 1 else rec.submit_time)
+
+
+def scale_com(workload: Workload, width: int) -> None:
+    """Divide every profile's `com` (bytes between each pair of hosts) by `width`, rounded, in place: a job
+    made `width` times wider then sends as many bytes per node as at width 1 (its all-to-all has `width`
+    times more peers)."""
+    if width > 1:
+        for prof in workload.profiles.values():
+            if "com" in prof:
+                prof["com"] = round(prof["com"] / width)
+
+
+def convert_swf(path: str | Path, *, name: str | None = None, width: int = 1, speedup: float = 1.0,
+                days: float | None = None, **kwargs) -> Conversion:
     """Convert the SWF file at `path` (see :func:`convert_records`; `name` defaults to the file
-    name without ``.swf`` or ``.swf.gz``, as the artifact). Raises InputError for a malformed trace."""
+    name without ``.swf`` or ``.swf.gz``, as the artifact), rescaled for a larger machine when `width`,
+    `speedup` or `days` say so (`scale_records`, then `scale_com`). Raises InputError for a malformed
+    trace, ValueError for a bad scaling."""
     path = Path(path)
     stem = Path(path.name.removesuffix(".gz")).stem
-    return convert_records(iter_swf(path), name=name or stem, source=str(path), **kwargs)
+    records = iter_swf(path)
+    if width != 1 or speedup != 1 or days is not None:
+        records = scale_records(records, width=width, speedup=speedup, days=days)
+    conv = convert_records(records, name=name or stem, source=str(path), **kwargs)
+    scale_com(conv.workload, width)
+    return conv
