@@ -68,13 +68,25 @@ def homogeneous_bytes(n: int, com: float, model: str = "exact") -> list[float]:
         check_model(model)
         return [0.0 if x == y else com for y in range(n) for x in range(n)]
     if model in ("ring", "random-ring"):
-        order = cyclic_order(n) if model == "random-ring" else range(n)
         out = [0.0] * (n * n)
-        total = com * (n - 1)
-        for i, k in enumerate(order):
-            out[k * n + order[(i + 1) % n]] = total
+        for src, dst, nbytes in ring_flows(n, com, shuffled=model == "random-ring"):
+            out[src * n + dst] = nbytes
         return out
     raise ValueError(check_model(model))
+
+
+def ring_flows(n: int, com: float, *, shuffled: bool) -> list[tuple[int, int, float]]:
+    """The flows (sender, receiver, bytes) of a ring model on hosts 0..n-1 with `com` bytes per ordered pair
+    of distinct hosts: for n > 2 each host sends its all-to-all volume, (n−1)·com, to the next one in the
+    allocation's order (`shuffled` false: ``ring``) or in `cyclic_order` (``random-ring``); for n = 2 the
+    all-to-all's two flows; none for n < 2 or com <= 0."""
+    if n < 2 or com <= 0:
+        return []
+    if n == 2:
+        return [(0, 1, com), (1, 0, com)]
+    order = cyclic_order(n) if shuffled else range(n)
+    total = com * (n - 1)
+    return [(k, order[(i + 1) % n], total) for i, k in enumerate(order)]
 
 
 def ring_alone(hosts: list, com: float) -> tuple[float, float]:
@@ -83,16 +95,11 @@ def ring_alone(hosts: list, com: float) -> tuple[float, float]:
     network: the longest of their routes' latencies, and max over links of bytes on the link / its
     bandwidth (a link object is one direction of a SPLITDUPLEX link, as SimGrid routes it). (0, 0) when
     there is no communication (`com` <= 0 or fewer than 2 hosts). n route look-ups."""
-    n = len(hosts)
-    if com <= 0 or n < 2:
-        return 0.0, 0.0
-    order = cyclic_order(n) if n > 2 else range(n)
-    nbytes = com * (n - 1) if n > 2 else com
     load: dict[str, float] = {}
     bandwidth: dict[str, float] = {}
     latency = 0.0
-    for i, k in enumerate(order):
-        links, lat = hosts[k].route_to(hosts[order[(i + 1) % n]])
+    for src, dst, nbytes in ring_flows(len(hosts), com, shuffled=True):
+        links, lat = hosts[src].route_to(hosts[dst])
         latency = max(latency, lat)
         for link in links:
             name = link.name
