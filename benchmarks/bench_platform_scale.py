@@ -92,6 +92,7 @@ from burstbuffer.workloads.batsim_json import write_workload  # noqa: E402
 from burstbuffer.workloads.bundled import KTH_SWF  # noqa: E402
 from burstbuffer.workloads.convert import convert_records, scale_com, scale_records  # noqa: E402
 from burstbuffer.workloads.swf import iter_swf  # noqa: E402
+from burstbuffer.simulator.network import NETWORK_MODELS  # noqa: E402
 
 GB = 10**9
 
@@ -293,7 +294,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--days", type=float, help="keep only the jobs submitted within DAYS of the first, after the "
                                                 "speed-up (e.g. 30: a month of the scaled trace)")
-    ap.add_argument("--network-model", default="exact", choices=("exact", "ring", "random-ring", "uncontended"),
+    ap.add_argument("--network-model", default="exact", choices=NETWORK_MODELS,
                     help="the simulator's --network-model (docs/io-model.md §5; default exact)")
     ap.add_argument("--workdir", help="keep platforms, workloads and outputs here (default: a temporary folder)")
     ap.add_argument("--json", help="also write the results to this JSON file")

@@ -108,7 +108,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=1080, choices=sorted(bps.SIZES))
     ap.add_argument("--jobs", type=int, default=300)
-    ap.add_argument("--network-model", default="exact", choices=("exact", "ring", "random-ring", "uncontended"))
+    ap.add_argument("--network-model", default="exact", choices=bps.NETWORK_MODELS)
     ap.add_argument("--width", type=int, help="processor multiplier of every job (default: bench_platform_scale's)")
     ap.add_argument("--speedup", type=float, help="submission speed-up (default: bench_platform_scale's)")
     ap.add_argument("--rate", type=int, default=50, help="samples per second (default 50)")
