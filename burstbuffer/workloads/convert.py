@@ -20,9 +20,8 @@ counts them; docs/README.md: valid jobs are never silently dropped) unless `drop
 """
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -128,7 +127,7 @@ def scale_records(records: Iterable[SWFRecord], *, width: int = 1, speedup: floa
         first = rec.submit_time if first is None else first
         if days is not None and (rec.submit_time - first) / speedup > days * 86400:
             return
-        yield dataclasses.replace(
+        yield replace(
             rec, requested_processors=rec.requested_processors * width if rec.requested_processors > 0
             else rec.requested_processors,
             submit_time=rec.submit_time / speedup if speedup != 1 else rec.submit_time)
