@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 APT_PACKAGES := python3-simgrid python3-venv python3-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup system-deps run test bench clean constraints
+.PHONY: setup system-deps run test test-fast docs bench clean constraints
 
 system-deps:
 	@if ! $(PY_SYS) -c 'import simgrid, venv, ensurepip' >/dev/null 2>&1; then \
@@ -29,8 +29,15 @@ setup: system-deps $(VENV)/.installed
 run: setup
 	$(VENV)/bin/burstbuffer run
 
+# The whole suite (CI's and the README's test command), with the Hypothesis profile `ci` (tests/conftest.py).
 test: setup
-	$(PY) -m pytest -q
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q
+
+# The edit-test loop: every module not marked slow, batsim, dask or docker (setup.cfg [tool:pytest] markers),
+# with the Hypothesis profile `dev` (a tenth of the examples). docs/testing.md.
+FAST_MARKERS := not slow and not batsim and not dask and not docker
+test-fast: setup
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} $(PY) -m pytest -q -m "$(FAST_MARKERS)" --durations=10
 
 clean:
 	rm -rf $(VENV) *.egg-info out

@@ -3,8 +3,29 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from burstbuffer.runner import CHECK_PROTOCOL_ENV
+
+# Hypothesis profiles. `ci` runs 100 examples per property (a test's own budget is a multiple of it, see
+# `examples`), the budgets the suite always ran; `dev` runs a tenth of them, for the edit-test loop
+# (`make test-fast`). Chosen by HYPOTHESIS_PROFILE=dev|ci, else CI=true (as CI services set it) -> ci, else dev.
+# `make test` sets HYPOTHESIS_PROFILE=ci.
+settings.register_profile("ci", max_examples=100, deadline=None, print_blob=True)
+settings.register_profile("dev", max_examples=10, deadline=None)
+_CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if _CI else "dev")
+settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+def examples(weight: float) -> int:
+    """A property's example budget: `weight` times the loaded profile's `max_examples` (ci: 100, dev: 10),
+    at least 1. `examples(1.5)` is 150 examples under `ci` and 15 under `dev`."""
+    return max(1, round(weight * settings.default.max_examples))
+
+
+def pytest_report_header(config):
+    return f"hypothesis profile: {HYPOTHESIS_PROFILE} (max_examples={settings.default.max_examples})"
 
 ROOT = Path(__file__).resolve().parents[1]
 #: inputs the tests read: a real Batsim 4.2.1 run (batsim-4.2.1/) and the paper artifact's platform (reference/)

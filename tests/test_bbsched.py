@@ -9,6 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from .conftest import examples
+
 from burstbuffer.platforms.model import Platform
 from burstbuffer.schedulers import Job, make_scheduler
 from burstbuffer.schedulers import moo
@@ -147,7 +149,7 @@ def test_pooled_fit_but_not_placeable_is_dropped():
 
 
 # ---------------------------------------------------------------------------- exact oracle, GA
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_exact_front_equals_brute_force(data):
     k = data.draw(st.integers(0, 8))
@@ -161,7 +163,7 @@ def test_exact_front_equals_brute_force(data):
     assert [x.tolist() for x in f.sets] == [x.tolist() for x in bf.values()]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_ga_front_is_feasible_and_approximates_the_true_front(data):
     k = data.draw(st.integers(1, 6))
@@ -210,7 +212,7 @@ def random_jobs(data, n_jobs):
 
 
 @pytest.mark.parametrize("policy", sorted(WINDOW_POLICIES))
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(0.08), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_every_job_runs_and_nothing_is_over_allocated(policy, data):
@@ -223,7 +225,7 @@ def test_every_job_runs_and_nothing_is_over_allocated(policy, data):
     assert set(tr.start) | set(tr.rejected) == {j.id for j in jobs}
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.1), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_naive_without_starvation_is_fcfs_bb(data):
     plat = Platform.simple(8, [10 * GB, 10 * GB])
@@ -233,7 +235,7 @@ def test_naive_without_starvation_is_fcfs_bb(data):
     assert a.decisions == b.decisions
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.06), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_same_seed_same_schedule(data):
     plat = Platform.simple(8, [10 * GB, 10 * GB])

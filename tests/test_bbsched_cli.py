@@ -17,6 +17,8 @@ import pytest
 from burstbuffer.cli import main
 from burstbuffer.workloads.batsim_json import load_workload
 
+pytestmark = [pytest.mark.slow, pytest.mark.batsim]   # test tier (setup.cfg markers; docs/testing.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 KTH = ROOT / "workloads" / "kth-1000.json"
 GB = 10**9

@@ -21,6 +21,8 @@ from burstbuffer.schedulers import POLICIES
 from burstbuffer.workloads import load_workload
 from burstbuffer.workloads.transform import SCENARIOS
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 GB = 10 ** 9
 TOTAL_BB = 480 * GB
 

@@ -8,6 +8,8 @@ import pytest
 
 from .conftest import KTH1000, ROOT
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 BAD = [
     ("run", "--policy", "plan", "--alpha", "inf"),
     ("run", "--policy", "plan", "--alpha", "-1"),

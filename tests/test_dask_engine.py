@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.slow, pytest.mark.dask]   # test tier (setup.cfg markers; docs/testing.md)
+
 pytest.importorskip("distributed")
 pytest.importorskip("dask_jobqueue")
 

@@ -13,8 +13,9 @@ import pytest
 from . import batsim_diff as B
 
 BATSIM = B.find_batsim()
-pytestmark = pytest.mark.skipif(BATSIM is None, reason="no real Batsim 4.2.1 binary (set BATSIM_BIN, or build it "
-                                "with ../shared/batsim-4.2.1/build/build-batsim.sh; .ci/run does)")
+pytestmark = [pytest.mark.batsim,   # test tier (setup.cfg markers; docs/testing.md)
+              pytest.mark.skipif(BATSIM is None, reason="no real Batsim 4.2.1 binary (set BATSIM_BIN, or build it "
+                                "with ../shared/batsim-4.2.1/build/build-batsim.sh; .ci/run does)")]
 
 pytest.importorskip("batsim.batsim", reason="pybatsim 3.2.1 is not installed (test extra)")
 pytest.importorskip("docopt", reason="docopt (a pybatsim requirement) is not installed")

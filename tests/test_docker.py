@@ -18,6 +18,8 @@ from burstbuffer.simulator.cli import add_arguments
 
 from .conftest import PLATFORM, ROOT
 
+pytestmark = pytest.mark.docker   # test tier (setup.cfg markers; docs/testing.md)
+
 DOCKER = ROOT / "docker"
 _VAR = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}")
 

@@ -10,6 +10,8 @@ from burstbuffer.schedulers import POLICIES
 
 from .conftest import PLATFORM, ParallelRuns, selected_params, write_subset
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 
 @pytest.fixture(scope="module")
 def first_100(request, tmp_path_factory):

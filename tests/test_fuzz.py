@@ -4,7 +4,7 @@ Each case starts from a valid input and changes a few of its fields to hostile v
 NaN-like text, wrong types, missing, duplicated). The CLI must answer with exit status 0 or 2 (a one-line
 error), never an uncaught exception; the scheduler must answer a Batsim message or raise its own
 `ProtocolError`/`InputError`; a run that exits 0 has every job of its workload in jobs.csv exactly once.
-Budgets are fixed (max_examples) so the module takes about a minute.
+Budgets are multiples of the Hypothesis profile's (tests/conftest.py): about a minute under `ci`.
 """
 from __future__ import annotations
 
@@ -24,11 +24,14 @@ from burstbuffer.cli import main
 from burstbuffer.errors import InputError
 from burstbuffer.batsim.protocol import ProtocolError
 
-from .conftest import KTH1000, ROOT
+from .conftest import KTH1000, ROOT, examples
 
-def fuzz(n: int) -> settings:
-    """`n` cases, derandomized (the same cases every run), no deadline."""
-    return settings(max_examples=n, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
+def fuzz(weight: float) -> settings:
+    """`examples(weight)` cases (100 x weight under the ci profile), derandomized (the same cases every run),
+    no deadline."""
+    return settings(max_examples=examples(weight), deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
                     database=None)
 
 #: Hostile values for a JSON field.
@@ -87,7 +90,7 @@ def mutated_workloads(draw, n: int = 12, max_changes: int = 3) -> dict:
     return w
 
 
-@fuzz(1500)
+@fuzz(15)
 @given(mutated_workloads())
 def test_mutated_workloads_are_read_or_refused_in_one_line(w):
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,7 +136,7 @@ def mutated_swf(draw) -> str:
     return _SWF_HEAD + "\n".join(" ".join(r) for r in rows) + "\n"
 
 
-@fuzz(1500)
+@fuzz(15)
 @given(mutated_swf())
 def test_mutated_swf_traces_convert_or_are_refused_in_one_line(text):
     with tempfile.TemporaryDirectory() as tmp:
@@ -203,7 +206,7 @@ def mutated_exchanges(draw) -> list[str]:
     return [json.dumps(m) for m in msgs]
 
 
-@fuzz(400)
+@fuzz(4)
 @given(mutated_exchanges(), st.booleans())
 def test_mutated_batsim_messages_never_crash_the_scheduler(messages, strict):
     try:
@@ -220,7 +223,7 @@ def test_the_unmutated_capture_replays_with_warnings_only():
         _replay(_capture(), True)
 
 
-@fuzz(15)
+@fuzz(0.15)
 @given(mutated_workloads(n=8, max_changes=2), st.sampled_from(["io-aware", "alloc-only"]))
 def test_mutated_workloads_run_end_to_end(w, model):
     """A whole run (scheduler + simulator): exit 0 with every job once in jobs.csv, or a one-line error."""

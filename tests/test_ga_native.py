@@ -8,11 +8,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from .conftest import examples
+
 from burstbuffer.platforms.model import Platform
 from burstbuffer.schedulers import Job, _ga_native, make_scheduler, moo
 
 from .ga_reference import ga_front_reference
 from .test_policies import simulate
+
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
 
 GB = 10**9
 NATIVE = _ga_native.available()
@@ -47,7 +51,7 @@ def windows(draw, max_k=30):
     return n, b, cn, cb
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1.5), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(w=windows(), seed=st.integers(0, 2**32 - 1), P=st.integers(1, 24), G=st.integers(0, 80),
        pm=st.sampled_from([0.0, 0.0005, 0.01, 0.05, 0.3, 1.0]))
 def test_native_and_numpy_equal_the_reference_ga(w, seed, P, G, pm):
@@ -60,7 +64,7 @@ def test_native_and_numpy_equal_the_reference_ga(w, seed, P, G, pm):
 
 
 @needs_native
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.1), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(w=windows(max_k=moo.GA_LIMIT), seed=st.integers(0, 2**32 - 1))
 def test_native_equals_the_reference_at_the_default_settings(w, seed):
     # the benchmark's settings: P = 20, G = 500, p_m = 0.0005 (and windows up to GA_LIMIT jobs)

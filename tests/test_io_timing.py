@@ -20,6 +20,8 @@ from burstbuffer.simulator import command
 
 from .conftest import PLATFORM
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 PFS_BW, LINK_BW = 5000e6, 1250e6        # docs/platform.md: PFS link 5 GB/s (100 µs), links 1250 MB/s (50 µs)
 PFS_LAT = 100e-6
 

@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from .conftest import examples
+
 from burstbuffer.schedulers.knapsack import knapsack, total
 
 
@@ -26,14 +28,14 @@ def check(values, weights, caps, method):
     return total(values, chosen)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(2), deadline=None)
 @given(st.lists(st.integers(0, 10**12), max_size=10), st.integers(0, 3 * 10**12), st.sampled_from(["dp", "milp"]))
 def test_problem1_fills_the_free_bb_exactly_as_brute_force(bbs, free, method):
     """Problem 1: max Σ bb·x s.t. Σ bb·x ≤ free BB (byte-sized weights, so HiGHS' tolerances matter)."""
     assert check(bbs, [bbs], [free], method) == brute(bbs, [bbs], [free])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(2), deadline=None)
 @given(st.integers(1, 10).flatmap(lambda n: st.tuples(
     st.lists(st.integers(1, 1000), min_size=n, max_size=n), st.lists(st.integers(1, 96), min_size=n, max_size=n),
     st.lists(st.integers(0, 40), min_size=n, max_size=n))), st.integers(0, 96), st.integers(0, 100),

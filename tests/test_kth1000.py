@@ -5,6 +5,8 @@ import pytest
 
 from .conftest import KTH1000, PLATFORM, ParallelRuns
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 POLICIES = ["fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb"]
 
 

@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 
 from burstbuffer.simulator.network import NETWORK_MODELS, homogeneous_bytes
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 
 def rows_cols(m: list[float], n: int) -> tuple[list[float], list[float]]:
     return ([sum(m[i * n:(i + 1) * n]) for i in range(n)], [sum(m[j::n]) for j in range(n)])

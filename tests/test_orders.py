@@ -17,6 +17,8 @@ from burstbuffer.schedulers.registry import EASY_POLICIES, QUEUE_POLICIES
 
 from .test_policies import PROPS, simulate, workloads
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 H = 3600.0
 
 

@@ -28,8 +28,9 @@ SO = CACHE / "platforms" / "dragonfly96_sg332.so"
 QUEUES = ROOT / "workloads" / "mira-like-queues.toml"
 N_JOBS = 200
 
-pytestmark = pytest.mark.skipif(not (BATSIM.is_file() and SO.is_file()),
-                                reason=f"no real Batsim 4.2.1 at {BATSIM} (set BATSIM_421_DIR to the folder holding build/batsim and platforms/dragonfly96_sg332.so)")
+pytestmark = [pytest.mark.batsim,   # test tier (setup.cfg markers; docs/testing.md)
+              pytest.mark.skipif(not (BATSIM.is_file() and SO.is_file()),
+                                reason=f"no real Batsim 4.2.1 at {BATSIM} (set BATSIM_421_DIR to the folder holding build/batsim and platforms/dragonfly96_sg332.so)")]
 
 
 def _free_port() -> int:

@@ -25,6 +25,8 @@ from burstbuffer.schedulers.queues import QueueConfig, queue_config
 
 from .test_policies import simulate
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 MIRA = ROOT / "workloads" / "mira-like-queues.toml"
 

@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from .conftest import examples
 from procset import ProcSet
 
 from burstbuffer.platforms.model import Dragonfly, Platform
@@ -34,7 +36,7 @@ GB = 10**9
 NATIVE = _plan_native.engine_class() is not None
 needs_native = pytest.mark.skipif(
     not NATIVE, reason=f"native plan engine unavailable: {_plan_native.unavailable_reason()}")
-PROPS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPS = settings(max_examples=examples(1.5), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite

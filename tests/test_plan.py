@@ -29,14 +29,14 @@ from burstbuffer.schedulers.plan import candidate_orders, plan_on_profile, plan_
 from burstbuffer.schedulers.plan_engine import PlanEngine, make_engine
 from burstbuffer.schedulers.profile import AvailabilityProfile, mask_of
 
-from .conftest import KTH1000
+from .conftest import KTH1000, examples
 from .test_policies import simulate, workloads
 
 GB = 10**9
 NATIVE = _plan_native.engine_class() is not None
 ENGINES = [False, pytest.param(True, marks=pytest.mark.skipif(
     not NATIVE, reason=f"native plan engine unavailable: {_plan_native.unavailable_reason()}"))]
-PROPS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPS = settings(max_examples=examples(2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # ---------------------------------------------------------------------------- an independent brute force
@@ -359,7 +359,7 @@ def test_options_and_registry():
 
 
 # ---------------------------------------------------------------------------- schedules
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1.5), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads(), st.sampled_from(["plan-1", "plan-2", "plan-3", "conservative-bb"]), st.booleans())
 def test_no_over_allocation_and_progress(wl, policy, periodic):
     """`simulate` asserts at every start that no processor is used twice and no BB node exceeds its
@@ -376,7 +376,7 @@ def test_no_over_allocation_and_progress(wl, policy, periodic):
         assert all(tr.start[jid] >= t for jid in plan)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads(), st.sampled_from(["plan-1", "plan-2", "plan-3"]))
 @pytest.mark.skipif(not NATIVE, reason="native plan engine unavailable")
 def test_python_and_native_engines_give_the_same_schedule(wl, policy):

@@ -27,6 +27,8 @@ from burstbuffer.workloads.swf import iter_swf
 
 from .conftest import PLATFORM, ROOT
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 GB = 10**9
 PAPER = ["--groups", "3", "--chassis", "4", "--routers", "3", "--nodes-per-router", "3"]
 #: the two larger sizes committed in platforms/ (benchmarks/bench_platform_scale.py), with their options

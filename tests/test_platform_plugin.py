@@ -13,6 +13,8 @@ from burstbuffer.serve import platform_for_batsim
 
 from .sim_sched import REPO
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 XML = str(REPO / "platforms" / "dragonfly96.xml")
 
 

@@ -7,6 +7,8 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from .conftest import examples
 from procset import ProcSet
 
 from burstbuffer.platforms.model import Platform
@@ -303,7 +305,7 @@ def workloads(draw):
     return plat, jobs, runtime
 
 
-PROPS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPS = settings(max_examples=examples(3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROPS

@@ -6,6 +6,8 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from .conftest import examples
 from procset import ProcSet
 
 from burstbuffer.platforms.model import Dragonfly, Platform
@@ -258,7 +260,7 @@ def brute_earliest(plat, holds, j, t0, bb_aware):
     return None
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1.5), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_profile_matches_brute_force(data):
     n = data.draw(st.integers(1, 6), label="nb_compute")
@@ -359,7 +361,7 @@ def test_transaction_rollback_and_commit():
     assert p.origin == 1.0
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_transaction_rollback_restores_any_sequence(data):
     plat = Platform.simple(3, [4 * GB, 4 * GB])

@@ -24,6 +24,8 @@ from burstbuffer.simulator import free_tcp_endpoint
 
 from .sim_sched import REPO
 
+pytestmark = [pytest.mark.slow, pytest.mark.batsim]   # test tier (setup.cfg markers; docs/testing.md)
+
 pytest.importorskip("batsim.batsim", reason="pybatsim 3.2.1 is not installed (test extra)")
 pytest.importorskip("docopt", reason="docopt (a pybatsim requirement) is not installed")
 

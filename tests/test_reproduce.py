@@ -9,6 +9,8 @@ import pytest
 from burstbuffer.cli import main
 from burstbuffer.metrics.tidy import job_metrics, load_jobs
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 FIGS = ["fig03_gantt_fcfs_easy", "fig05_mean_waiting_time", "fig06_mean_bounded_slowdown",
         "fig07_waiting_time_quantiles", "fig08_bounded_slowdown_quantiles", "fig09_waiting_time_tail",
         "fig10_bounded_slowdown_tail", "fig11_normalised_waiting_time", "fig12_normalised_bounded_slowdown"]

@@ -14,6 +14,8 @@ from burstbuffer.reproduce import (DEFAULT_STUDY, MARKER, RunSettings, all_studi
 from burstbuffer.reproduce.plan import KTH_1000
 from burstbuffer.schedulers import POLICIES
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 PAPER = ["fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3"]
 
 

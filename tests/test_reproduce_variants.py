@@ -12,6 +12,9 @@ from burstbuffer.reproduce.plan import subset
 from burstbuffer.reproduce.study import ExtraWorkload, Study, Variant
 from burstbuffer.runner import DEFAULT_PLATFORM
 from burstbuffer.schedulers import POLICIES
+import pytest
+
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
 
 VARIANTS = (Variant("sjf-bb", "sjf-bb"), Variant("fcfs-bb/ljf", "fcfs-bb", {"order": "ljf"}),
             Variant("sjf-bb/alloc", "sjf-bb", model="alloc-only"))

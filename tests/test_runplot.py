@@ -13,6 +13,8 @@ from burstbuffer.metrics.figures import KILLED_STATES, plt
 from burstbuffer.metrics.runplot import binned_mean, load_run, run_figure, step_function
 from burstbuffer.runner import DEFAULT_WORKLOAD
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 N_JOBS = 150   # the first 150 bundled jobs: some are killed at their walltime in the io-aware model
 
 

@@ -19,6 +19,8 @@ from burstbuffer.simulator import free_tcp_endpoint
 
 from .conftest import CAPTURE_DIR, PLATFORM
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 CAPTURE = CAPTURE_DIR / "protocol-full-run.jsonl"
 BB_NODES = "node_0,node_9,node_18,node_27,node_36,node_45,node_54,node_63,node_72,node_81,node_90,node_99"
 

@@ -15,6 +15,8 @@ import pytest
 
 from .conftest import KTH1000
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

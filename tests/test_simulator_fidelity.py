@@ -8,6 +8,8 @@ from burstbuffer.simulator.fidelity import CompletionOrder
 
 from . import batsim_diff as B
 
+pytestmark = [pytest.mark.slow, pytest.mark.batsim]   # test tier (setup.cfg markers; docs/testing.md)
+
 
 def test_same_clock_messages_in_activity_start_order():
     order = CompletionOrder()

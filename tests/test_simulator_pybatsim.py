@@ -14,6 +14,8 @@ import pytest
 from .conftest import write_subset
 from .sim_sched import REPO, run_simulation
 
+pytestmark = pytest.mark.batsim   # test tier (setup.cfg markers; docs/testing.md)
+
 pytest.importorskip("batsim.batsim", reason="pybatsim 3.2.1 is not installed (test extra)")
 pytest.importorskip("docopt", reason="docopt (a pybatsim requirement) is not installed")
 

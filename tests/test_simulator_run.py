@@ -10,6 +10,8 @@ from .sim_sched import REPO, run_simulation
 
 from burstbuffer.simulator.cli import main as sim_main
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 DATA = REPO / "tests" / "data"
 CAPTURE_DIR = DATA / "batsim-4.2.1"
 BB_ROLES = ",".join(f"node_{9 * k}" for k in range(12)) + ":storage"

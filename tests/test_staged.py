@@ -7,12 +7,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from .conftest import examples
+
 from burstbuffer.platforms.model import Platform
 from burstbuffer.schedulers import Job, make_scheduler
 from burstbuffer.schedulers.base import StageIn
 from burstbuffer.schedulers.staged import StagedBackfilling
 
 from .staged_sim import simulate
+
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
 
 GB = 10**9
 STAGED = ("fcfs-easy", "fcfs-bb", "sjf-bb", "conservative-bb")
@@ -84,7 +88,7 @@ def workloads(draw):
     return plat, jobs, frac
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1.2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads(), st.sampled_from(STAGED), st.sampled_from([GB / 4, GB, 4 * GB]))
 def test_never_overallocated_and_every_job_ends(wl, policy, estimate):
     """BB held by pending, running and finishing jobs within every BB node's capacity, nodes never given twice,
@@ -97,7 +101,7 @@ def test_never_overallocated_and_every_job_ends(wl, policy, estimate):
     assert not sched.queue and not sched.holds
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads())
 def test_conservative_jobs_start_no_later_than_their_first_reservation(wl):
     """Exact estimates and runtimes = walltimes: a conservative-bb job's nodes start no later than the plan it

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from .conftest import examples
+
 from burstbuffer.platforms.model import Platform
 from burstbuffer.schedulers import Job, _plan_native, make_scheduler
 from burstbuffer.schedulers.placement import mask_of
@@ -124,7 +126,7 @@ def test_the_app_picks_the_staged_plan_on_three_phase_only():
 
 
 # ---------------------------------------------------------------------------- the placement
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.sampled_from([0.5, 1.0, 3.0, 7.25]))
 def test_one_staged_job_is_placed_as_the_easy_family_places_it(case, per_gb):
     """On generated profiles, a job alone in the plan engine with a stage estimate gets the start, nodes and BB
@@ -152,7 +154,7 @@ def test_one_staged_job_is_placed_as_the_easy_family_places_it(case, per_gb):
 
 
 @pytest.mark.skipif(not NATIVE, reason=f"native plan engine unavailable: {_plan_native.unavailable_reason()}")
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.5, 9.0]), min_size=7, max_size=7))
 def test_native_staged_plans_mirror_the_python_rule(case, est):
     """Staged plans (every job with BB and a positive estimate): through apply / revert, the C and the Python
@@ -178,7 +180,7 @@ def test_stage_estimates_are_checked():
 
 
 # ---------------------------------------------------------------------------- generated workloads
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads(), st.sampled_from(PLANS), st.sampled_from([GB / 4, GB, 3 * GB, 4 * GB]), st.sampled_from([0, 2, 5]))
 def test_never_overallocated_and_every_job_ends(wl, policy, estimate, limit):
     """BB held by jobs in stage-in, staged, running and in stage-out within every BB node's capacity at every
@@ -194,7 +196,7 @@ def test_never_overallocated_and_every_job_ends(wl, policy, estimate, limit):
     assert not sched.queue and not sched.holds
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.4), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads(), st.integers(0, 2**31))
 def test_same_seed_same_schedule_in_either_engine(wl, seed):
     """Same seed and inputs, same schedule: twice with the C engine, and with the pure-Python engine (the
@@ -211,7 +213,7 @@ def test_same_seed_same_schedule_in_either_engine(wl, seed):
     assert once(False) == first
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.4), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads())
 def test_exact_estimates_no_job_waits_past_its_first_plan_when_alone(wl):
     """With exact estimates and runtimes = walltimes, a job's planned stage-in start, when nothing else is queued

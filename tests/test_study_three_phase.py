@@ -17,6 +17,8 @@ from burstbuffer.reproduce.studies.three_phase import CLAIMS
 from burstbuffer.schedulers import POLICIES
 from burstbuffer.schedulers.registry import THREE_PHASE_POLICIES
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 
 def test_plan(tmp_path, kth_subset):
     study = get_study("three-phase")

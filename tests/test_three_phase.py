@@ -14,8 +14,10 @@ from burstbuffer.runner import run
 from burstbuffer.schedulers import Job, make_scheduler
 from burstbuffer.errors import InputError
 
-from .conftest import PLATFORM, ParallelRuns, selected_params, write_subset
+from .conftest import PLATFORM, ParallelRuns, examples, selected_params, write_subset
 from .staged_sim import simulate
+
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
 
 GB = 10**9
 PFS_BW = 5000e6          # docs/platform.md: the one PFS link, 5 GB/s
@@ -97,7 +99,7 @@ def workloads(draw):
     return plat, jobs
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1.5), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads(), st.sampled_from(["node-seconds", "nodes", "short-first"]), st.sampled_from(["dp", "milp", "greedy"]))
 def test_cerberus_never_overallocates_and_every_job_ends(wl, profit, method):
     plat, jobs = wl
@@ -171,7 +173,7 @@ def test_slurm_bb_reserves_nodes_for_a_staged_job():
     assert t["w0!D"][1] == 13 and t["w0!C"][1] == 110
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads())
 def test_slurm_bb_never_overallocates_and_every_job_ends(wl):
     plat, jobs = wl

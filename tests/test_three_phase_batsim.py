@@ -12,9 +12,10 @@ import pytest
 
 B = pytest.importorskip("tests.batsim_diff", reason="the differential helpers tests/batsim_diff.py are absent")
 BATSIM, PLUGIN = B.find_batsim(), B.find_dragonfly_plugin()
-pytestmark = pytest.mark.skipif(BATSIM is None or PLUGIN is None,
+pytestmark = [pytest.mark.batsim,   # test tier (setup.cfg markers; docs/testing.md)
+              pytest.mark.skipif(BATSIM is None or PLUGIN is None,
                                 reason="no real Batsim 4.2.1 binary or Dragonfly plugin (build them with "
-                                       "../shared/batsim-4.2.1/build/build-batsim.sh)")
+                                       "../shared/batsim-4.2.1/build/build-batsim.sh)")]
 
 
 @pytest.mark.parametrize("policy,n", [("cerberus", 100), ("slurm-bb", 100), ("sjf-bb", 30), ("fcfs-bb", 30),

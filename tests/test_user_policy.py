@@ -16,6 +16,8 @@ from procset import ProcSet
 
 from .sim_sched import REPO
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 EXAMPLE = "examples/bb_capped_backfill.py:BBCappedBackfill"
 TOTAL_BB = 12 * 40 * 10 ** 9       # platforms/dragonfly96.xml: 12 BB nodes of 40 GB
 CAPACITY = 40 * 10 ** 9

@@ -12,6 +12,8 @@ from burstbuffer.runner import _simulator_failed, run
 
 from .conftest import PLATFORM
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 
 def _no_walltime(w):
     for j in w["jobs"][:6]:

@@ -324,9 +324,10 @@ def test_platform_params_yaml_and_xml(tmp_path):
 
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
+from .conftest import examples  # noqa: E402
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(0.6), deadline=None)
 @given(st.lists(st.integers(1, 10**7), min_size=1, max_size=60), st.integers(1, 8))
 def test_split_property(subtimes, n):
     subtimes = sorted(subtimes)
