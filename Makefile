@@ -39,8 +39,18 @@ FAST_MARKERS := not slow and not batsim and not dask and not docker
 test-fast: setup
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} $(PY) -m pytest -q -m "$(FAST_MARKERS)" --durations=10
 
+# The documentation site (docs/, Sphinx + MyST) into docs/_build/html; every warning is an error (-W), a broken
+# link or cross-reference included. Installs the `docs` extra (pinned by constraints.txt) on first use.
+$(VENV)/.docs-installed: $(VENV)/.installed setup.cfg constraints.txt
+	$(PY) -m pip install -q -c constraints.txt -e '.[docs]'
+	touch $@
+
+docs: setup $(VENV)/.docs-installed
+	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	@echo "docs: docs/_build/html/index.html"
+
 clean:
-	rm -rf $(VENV) *.egg-info out
+	rm -rf $(VENV) *.egg-info out docs/_build
 
 # constraints.txt: the versions `make setup` and docker/Dockerfile install (pip -c); regenerate after a
 # change of setup.cfg's requirements, from a venv made by `make setup`.

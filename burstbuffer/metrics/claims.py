@@ -83,7 +83,7 @@ def Above(reproduced: float, partly: float) -> Bound:  # noqa: N802
 
 @dataclass(frozen=True)
 class Within:
-    """Reproduced when |value − target| <= tol, else partly when partly_value > `partly_above`."""
+    """Reproduced when ``abs(value − target) <= tol``, else partly when partly_value > `partly_above`."""
 
     target: float
     tol: float

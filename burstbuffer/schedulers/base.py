@@ -132,7 +132,7 @@ class Scheduler(ABC):
     # Three-phase notifications (docs/io-model.md §3). The defaults keep the two-phase contract:
     # a policy that never returns `StageIn` holds a started job's nodes and BB until `job_ended`.
     def stage_in_done(self, job_id: str, now: float) -> None:
-        """The stage-in of `job_id` (a `StageIn` decision) finished at `now` [s]: it may be `Start`ed."""
+        """The stage-in of `job_id` (a `StageIn` decision) finished at `now` [s]: it may now be started (`Start`)."""
 
     def nodes_released(self, job_id: str, now: float) -> None:
         """The running phase of `job_id` ended at `now` [s] (its output is on the BB): its compute nodes

@@ -12,11 +12,13 @@ popcount: intersecting two fragmented ProcSets costs ~40 µs in pure Python, two
 and `earliest_fit` intersects once per breakpoint it visits.
 
 Costs (n = number of breakpoints, w = breakpoints inside a job's window):
+
 - `reserve` / `release`: O(log n + w) (two splits, w updates, two merge checks);
 - `fit_at`: O(log n + w);
 - `earliest_fit`: O(n) to take the breakpoints from t0 on, plus O(c·w) for the c candidate start
   times visited (a breakpoint that alone cannot host the job skips every candidate up to it);
 - `advance(now)`: O(number of breakpoints dropped), amortised O(1) per breakpoint ever created.
+
 Nothing is rebuilt from scratch per query.
 
 Transactions (`begin` / `rollback` / `commit`) make tentative reservations cheap to undo: while a

@@ -1,0 +1,56 @@
+"""Sphinx configuration of burstbuffer's documentation site (`make docs` builds it into docs/_build/html).
+
+Sphinx with MyST rather than MkDocs: the pages stay the Markdown files the code already cites
+(docs/*.md, by name and section), and Sphinx brings three things this site needs from well-kept,
+widely used extensions: autodoc (the API reference from the docstrings), sphinx-argparse (one page per
+command generated from `burstbuffer.cli.build_parser`, so the pages cannot drift from `--help`), and
+`-W` (every warning, a broken link or cross-reference included, fails the build). Batsim, SimGrid and
+pybatsim document themselves with Sphinx too.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from burstbuffer import __version__  # noqa: E402
+
+project = "burstbuffer"
+author = "the burstbuffer authors"
+copyright = "the burstbuffer authors, MIT licence"
+version = release = __version__
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.viewcode",
+    "sphinxarg.ext",
+]
+
+source_suffix = {".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+
+# MyST: `#section` links to headings of level 1-3 resolve (and fail the build when they do not)
+myst_heading_anchors = 3
+myst_enable_extensions = ["colon_fence", "deflist", "dollarmath"]
+# every warning fails the build (-W in the Makefile); a reference that resolves nowhere is a warning too
+nitpicky = False
+# sphinx-argparse's domain does not answer MyST's any-role look-ups (harmless: MyST then tries the others)
+suppress_warnings = ["myst.domains"]
+
+# docstrings are written with `name` for code (as Markdown): render the default role as inline code
+default_role = "code"
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+autodoc_default_options = {"members": True, "show-inheritance": True}
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+napoleon_use_ivar = True   # `Attributes:` as fields, not as a second description of a NamedTuple's fields
+
+html_theme = "furo"
+html_title = f"burstbuffer {release}"
+html_static_path: list[str] = []
