@@ -48,7 +48,7 @@ of each size's first run (``DIR/<size>-scheduler.pstats``, ``DIR/<size>-simulato
 actors run in SimGrid's own threads, which cProfile does not see: its profile shows ``simgrid.run`` as one
 block; ``perf record -g -p <simulator pid>`` shows what happens inside.
 
-Findings (2-core shared AMD EPYC, load average 4-7 from other jobs; README "Platforms" has the table):
+Findings (2-core shared AMD EPYC, load average 4-7 from other jobs; docs/performance.md has the tables):
 
 * Loading is not a problem: SimGrid builds the 10,800-host Dragonfly in 0.2-0.4 s, the scheduler's platform
   view takes 0.3-0.8 s. Two quadratic steps were fixed on the way: ``resolve_machines`` split the
@@ -96,7 +96,7 @@ from burstbuffer.simulator.network import NETWORK_MODELS  # noqa: E402
 
 GB = 10**9
 
-#: The Theta-sized platform (platforms/theta4392.xml; README "Platforms"): 4,392 compute nodes as Theta
+#: The Theta-sized platform (platforms/theta4392.xml; docs/performance.md, "Large machines"): 4,392 compute nodes as Theta
 #: (Fan et al., "Scheduling Beyond CPUs for HPC", HPDC'19, §4.1 Table 2), in 12 groups x 6 chassis x 16
 #: routers x 4 nodes (4,608 hosts), 3 BB nodes per chassis (216); BB 1.26 PB in all (Theta's projected shared
 #: burst buffer, 1.38 x its 913.5 TB of memory): 5,833 GB per BB node; PFS link 5 GB/s per 96 compute nodes as

@@ -1,6 +1,6 @@
 """Where the time goes at scale: py-spy samples of the scheduler and the simulator process of one
 `burstbuffer run` (sjf-bb, io-aware), classified as SimGrid solver / other SimGrid / Python simulator code /
-ZeroMQ + JSON / scheduler (issue 17, README "Platforms").
+ZeroMQ + JSON / scheduler (issue 17, docs/performance.md, "Large machines").
 
 The platforms and KTH-derived workloads are those of ``bench_platform_scale.py`` (same sizes, width and
 speed-up rules). The run is the benchmark's own worker (``runner.run`` in-process: that process is the

@@ -1,5 +1,5 @@
 """What one SimGrid call costs from a Python actor, and how many a simulation makes: the floor under the
-embedded simulator's run time (issue 17, README "Large machines (issue 17)").
+embedded simulator's run time (issue 17, docs/performance.md, "Large machines").
 
 SimGrid 3.32's Python bindings run every actor in its own thread (the module sets
 ``contexts/factory:thread`` when imported): each simulation call ("simcall") of an actor wakes the maestro
@@ -46,7 +46,7 @@ messages (from its ``batsim_jobs.csv`` rows and ``summary.json``).
 Measure on an otherwise idle machine if you can: a hand-over waits for the other thread to be scheduled, so
 a loaded machine inflates wall times; CPU times are the steadier figure.
 
-Findings (2026-11-23, 2-core AMD EPYC, Debian python3-simgrid 3.32, load average 25-60; README "Large machines
+Findings (2026-11-23, 2-core AMD EPYC, Debian python3-simgrid 3.32, load average 25-60; docs/performance.md, "Large machines
 (issue 17)" has the tables): under the thread factory a call costs 12-17 µs of CPU (``yield`` 12.0, ``sleep``
 16.7; about 2.2 voluntary context switches per simcall). ucontext, raw and boost exist and make a call 4-28x
 cheaper (raw ``yield`` 0.43 µs), but a second Python actor aborts the process as soon as two actors are

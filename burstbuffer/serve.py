@@ -229,7 +229,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         print(f"burstbuffer serve: policy {args.policy}, model {args.model}, listening on {args.socket}; "
               "start Batsim 4.x with:")
         print("  " + shlex.join(cmd))
-        print(f"  (platform: {platform_note}; storage hosts from {hosts_from}; README, 'Beside a real Batsim')",
+        print(f"  (platform: {platform_note}; storage hosts from {hosts_from}; docs/batsim.md)",
               flush=True)
 
     timeout = args.timeout if args.timeout and args.timeout > 0 else None

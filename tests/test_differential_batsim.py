@@ -1,6 +1,6 @@
 """Differential suite: the same scheduler, the same inputs, a real Batsim 4.2.1 and the embedded simulator;
 the whole message exchange (every message both ways, every event in order with its timestamp) and the
-`_jobs.csv` files must be the same (docs/batsim-fidelity.md, README "Fidelity").
+`_jobs.csv` files must be the same (docs/batsim-fidelity.md, docs/fidelity.md).
 
 Skips when no Batsim binary is found ($BATSIM_BIN, else ~/.cache/batsim-4.2.1/build/batsim, which
 `.ci/run` builds from ../shared/batsim-4.2.1/build/ when that folder is there); the project's own policies

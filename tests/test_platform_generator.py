@@ -37,7 +37,7 @@ LARGER = {
                          "--bb-nodes-per-chassis", "4", "--pfs-bandwidth", "50GBps"],
     "dragonfly9600.xml": ["--groups", "10", "--chassis", "12", "--routers", "10", "--nodes-per-router", "9",
                           "--bb-nodes-per-chassis", "10", "--pfs-bandwidth", "500GBps"],
-    # Theta-sized (README "Platforms"; benchmarks/bench_platform_scale.py THETA)
+    # Theta-sized (docs/performance.md, "Large machines"; benchmarks/bench_platform_scale.py THETA)
     "theta4392.xml": ["--groups", "12", "--chassis", "6", "--routers", "16", "--nodes-per-router", "4",
                       "--bb-nodes-per-chassis", "3", "--bb-capacity", "5833GB", "--pfs-bandwidth", "228750MBps"],
 }

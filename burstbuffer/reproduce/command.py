@@ -28,7 +28,7 @@ from .plan import plan_runs
 from .study import DEFAULT_STUDY, get_study, all_studies
 
 
-#: the engine of `reproduce` when --engine is not given (see README, "Campaigns on Dask")
+#: the engine of `reproduce` when --engine is not given (see docs/campaigns.md)
 DEFAULT_ENGINE = "dask"
 
 
