@@ -54,3 +54,54 @@ napoleon_use_ivar = True   # `Attributes:` as fields, not as a second descriptio
 html_theme = "furo"
 html_title = f"burstbuffer {release}"
 html_static_path: list[str] = []
+
+
+# ---------------------------------------------------------------------------- generated content
+# `{policy-options}`: every built-in policy with its one-line description and its options, as
+# `burstbuffer policies` prints them (burstbuffer.schedulers.resolve.all_policies), so that the page
+# cannot drift from the code.
+import re  # noqa: E402
+
+from docutils import nodes  # noqa: E402
+from docutils.parsers.rst import Directive  # noqa: E402
+
+
+def _inline(text: str) -> list[nodes.Node]:
+    """`code` spans of a one-line description as literals, the rest as text."""
+    out: list[nodes.Node] = []
+    for k, part in enumerate(re.split(r"`([^`]*)`", text)):
+        if part:
+            out.append(nodes.literal(text=part) if k % 2 else nodes.Text(part))
+    return out
+
+
+class PolicyOptions(Directive):
+    has_content = False
+
+    def run(self):
+        from burstbuffer.schedulers.resolve import all_policies
+        infos, errors = all_policies()
+        if errors:
+            raise self.error(f"policy-options: {errors[0]}")
+        dl = nodes.definition_list()
+        for info in infos:
+            if info.origin != "built-in":
+                continue
+            item = nodes.definition_list_item()
+            term = nodes.term()
+            term += nodes.literal(text=info.spec)
+            body = nodes.definition()
+            desc = nodes.paragraph()
+            desc.extend(_inline(info.description or "(no description)"))
+            opts = nodes.paragraph()
+            opts += nodes.Text("options: ")
+            opts += nodes.literal(text=", ".join(info.options) or "none")
+            body += [desc, opts]
+            item += [term, body]
+            dl += item
+        return [dl]
+
+
+def setup(app):
+    app.add_directive("policy-options", PolicyOptions)
+    return {"parallel_read_safe": True}
