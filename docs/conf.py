@@ -44,6 +44,8 @@ suppress_warnings = ["myst.domains"]
 
 # docstrings are written with `name` for code (as Markdown): render the default role as inline code
 default_role = "code"
+# no typographic replacement: `--option` in help texts must stay two hyphens
+smartquotes = False
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 autodoc_default_options = {"members": True, "show-inheritance": True}
