@@ -104,6 +104,40 @@ class PolicyOptions(Directive):
         return [dl]
 
 
+def _unlisted_pages(srcdir: Path) -> list[str]:
+    """Pages of docs/ that no toctree names: the index lists them under "More", so that a new page is on the
+    site (and checked by -W) without a second edit, instead of failing the build as a page outside every
+    toctree."""
+    pages = {str(p.relative_to(srcdir).with_suffix("")) for p in srcdir.rglob("*.md")
+             if "_build" not in p.parts}
+    listed = {"index"}
+    for p in srcdir.rglob("*.md"):
+        if "_build" in p.parts:
+            continue
+        here = p.relative_to(srcdir).parent
+        for block in re.findall(r"```\{toctree\}\n(.*?)```", p.read_text(encoding="utf-8"), flags=re.S):
+            for line in block.splitlines():
+                line = line.strip()
+                if not line or line.startswith(":"):
+                    continue
+                name = line[1:] if line.startswith("/") else str(here / line)
+                listed.add(str(Path(name)).removesuffix(".md"))
+    return sorted(pages - listed)
+
+
+def _more_pages(app, docname, source):
+    if docname == "index":
+        more = _unlisted_pages(Path(app.srcdir))
+        if more:
+            source[0] += "\n```{toctree}\n:caption: More\n:maxdepth: 1\n\n" + "\n".join(more) + "\n```\n"
+
+
+def _reread_index(app, env, added, changed, removed):
+    return ["index"] if (added or removed) else []   # a page came or went: the "More" list may change
+
+
 def setup(app):
     app.add_directive("policy-options", PolicyOptions)
+    app.connect("source-read", _more_pages)
+    app.connect("env-get-outdated", _reread_index)
     return {"parallel_read_safe": True}
