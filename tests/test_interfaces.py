@@ -72,7 +72,7 @@ def test_the_protocol_check_fails_on_a_missing_or_different_method():
     assert "signature of flush" in mismatches(NoFlush) or "missing flush" in mismatches(NoFlush)
     assert mismatches(OddStart) == ["signature of start"]
     assert set(_members(JobModel)) == {"name", "uses_dynamic_jobs", "begin", "start", "on_completed", "flush",
-                                       "busy"}
+                                       "busy", "stages_separately", "hold_shape", "stage_in", "take_phase_events"}
 
 
 def test_registry_names_and_factories():
