@@ -39,7 +39,7 @@ from ..platforms.model import Platform
 from procset import ProcSet
 
 from .base import Job, StageIn, Start
-from .holds import STAGING_BANDWIDTH
+from .holds import STAGING_BANDWIDTH, wake_time
 from .profile import AvailabilityProfile, Fit
 from .profiled import ProfileScheduler, Reservation
 
@@ -132,6 +132,9 @@ class Policy(ProfileScheduler):
             if bbs:
                 self.profile.reserve(b0, b1, ProcSet(), bbs)
         self._resv.append((r, b0, b1))
+        if self.staged:                                  # be called when its stage-in should start
+            w = wake_time(max(fit.start - shape.stage_in, self._now))
+            self._wake = w if self._wake is None else min(self._wake, w)
         return r
 
     # ------------------------------------------------------------------ the contract with ProfileScheduler

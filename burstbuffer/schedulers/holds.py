@@ -29,7 +29,7 @@ from ..platforms.model import Platform
 from .base import Job
 
 __all__ = ["HoldShape", "NO_STAGING", "STAGING_BANDWIDTH", "STAGINGS", "bind_slots", "check_staging",
-           "platform_fit_reason", "stage_estimate"]
+           "platform_fit_reason", "stage_estimate", "wake_time"]
 
 #: default stage-in / stage-out bandwidth [B/s]: the paper's PFS link (docs/platform.md §1)
 STAGING_BANDWIDTH = 5e9
@@ -123,3 +123,15 @@ def platform_fit_reason(platform: Platform, job: Job) -> str | None:
             return (f"{job.res} nodes × {job.bb} B of burst buffer cannot be placed on the BB "
                     f"nodes (room for {slots} such shares)")
     return None
+
+
+def wake_time(t: float) -> float:
+    """The first time on the microsecond grid at or after `t` [s] (Batsim's message times have 6 decimals).
+
+    Successive plans give the same planned stage-in start a few 1e-9 s apart (t − s from different
+    breakpoints); asked as distinct CALL_ME_LATERs, the real Batsim 4.2.1 delivers them together and the
+    embedded simulator one by one — one more decision, and plan-α's annealing then draws other random moves
+    (benchmarks/three_phase_batsim.py). On the grid they are one time, asked once (the app skips a pending time).
+    A wake-up up to 1 µs late starts the stage-in then, its plan being recomputed there."""
+    w = math.ceil(t * 1e6) / 1e6
+    return w if w >= t else (math.ceil(t * 1e6) + 1) / 1e6

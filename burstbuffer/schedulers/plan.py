@@ -40,6 +40,7 @@ from typing import Sequence
 
 from ..platforms.model import Platform
 from .base import Job, StageIn, Start
+from .holds import wake_time
 from .placement import staged_bb_start
 from .plan_engine import PlanEngine, make_engine
 from .profile import AvailabilityProfile, Fit, procset_of
@@ -303,14 +304,3 @@ class PlanScheduler(ProfileScheduler):
             self._wake = None if wake is None else wake_time(wake)
         return out
 
-
-def wake_time(t: float) -> float:
-    """The first time on the microsecond grid at or after `t` [s] (Batsim's message times have 6 decimals).
-
-    Successive plans give the same planned stage-in start a few 1e-9 s apart (t − s from different
-    breakpoints); asked as distinct CALL_ME_LATERs, the real Batsim 4.2.1 delivers them together and the
-    embedded simulator one by one — one more decision, and plan-α's annealing then draws other random moves
-    (benchmarks/three_phase_batsim.py). On the grid they are one time, asked once (the app skips a pending time).
-    A wake-up up to 1 µs late starts the stage-in then, its plan being recomputed there."""
-    w = math.ceil(t * 1e6) / 1e6
-    return w if w >= t else (math.ceil(t * 1e6) + 1) / 1e6
