@@ -24,7 +24,7 @@ from burstbuffer.metrics.definitions import (BATSIM_JOBS_COLUMNS, JOBS_CSV_COLUM
 from burstbuffer.metrics.tidy import job_metrics
 from burstbuffer.platforms.model import Platform
 from burstbuffer.runner import make_executor
-from burstbuffer.schedulers.policies import Fcfs
+from burstbuffer.schedulers.easy import Fcfs
 from burstbuffer.simulator.outputs import JobsWriter
 from burstbuffer.simulator.workload import load_workload as simulator_load
 from burstbuffer.workloads.batsim_json import load_workload as reader_load
