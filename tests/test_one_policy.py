@@ -20,6 +20,8 @@ from burstbuffer.schedulers.profile import AvailabilityProfile
 
 from .staged_sim import simulate
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 GB = 10**9
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
