@@ -5,6 +5,7 @@
                                   [--width K --speedup S --days D]   (rescaled for a larger machine)
     burstbuffer workload from-sacct JOBS.txt --output W.json [--cores-per-node C] [--columns KEY=COL,...]
                                     [--platform P ...] [--width K --speedup S --days D]
+    burstbuffer workload io-from-darshan W.json LOG.darshan ... --output OUT.json
     burstbuffer workload split W.json --weeks 3 --output DIR
     burstbuffer workload transform W.json --bb-share 0.5 --bb-from-above 0.002778 --seed N --output OUT.json
 """
@@ -192,6 +193,14 @@ def _cmd_from_sacct(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_io_from_darshan(args: argparse.Namespace) -> int:
+    from .darshan_io import io_from_darshan
+    res = io_from_darshan(cliargs.input_file(args.workload, "workload"), args.logs, args.output)
+    print(f"{args.workload}: {res.summary()}")
+    print(f"wrote {args.output}")
+    return 0
+
+
 def _cmd_split(args: argparse.Namespace) -> int:
     w = load_workload(cliargs.input_file(args.workload, "workload"))
     if not w.jobs:
@@ -310,6 +319,18 @@ def register(subparsers) -> None:
     c.add_argument("--speedup", type=cliargs.positive_float, default=1.0, metavar="S", help="as from-swf --speedup")
     c.add_argument("--days", type=cliargs.positive_float, metavar="D", help="as from-swf --days")
     c.set_defaults(func=_cmd_from_sacct)
+
+    d = sub.add_parser("io-from-darshan", help="set the io-aware model's I/O volumes from Darshan logs",
+                       description="Give the jobs of a workload whose id a Darshan log names the I/O volumes the "
+                                   "log records (PyDarshan: pip install darshan): per compute node, stage-in = "
+                                   "bytes read / nodes, each checkpoint and the stage-out = bytes written / (nodes x "
+                                   "compute phases), as profile fields io_stage_in, io_checkpoint, io_stage_out "
+                                   "(docs/inputs-traces.md). bb and the compute are unchanged; jobs without a log "
+                                   "keep the model's defaults.")
+    d.add_argument("workload", metavar="W.json")
+    d.add_argument("logs", nargs="+", metavar="LOG.darshan")
+    d.add_argument("--output", "-o", required=True, metavar="OUT.json")
+    d.set_defaults(func=_cmd_io_from_darshan)
 
     s = sub.add_parser("split", help="split a workload into equal-duration parts",
                        description="Split a workload into non-overlapping parts of equal duration (the fewest "
