@@ -1,8 +1,6 @@
 """PREFIX_machine_states.csv as Batsim 4.2.1 writes it, read by evalys; bb_occupancy.csv (issue 29,
 docs/outputs.md)."""
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd

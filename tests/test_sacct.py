@@ -9,7 +9,6 @@ import pytest
 
 from burstbuffer.cli import main
 from burstbuffer.errors import InputError
-from burstbuffer.runner import run
 from burstbuffer.workloads.sacct import parse_bb_tres, parse_duration, read_sacct
 
 from .conftest import PLATFORM
@@ -57,7 +56,7 @@ def test_hand_written_dump_fields_drops_and_bb_sources(tmp_path):
     assert tr.bb_source == {101: "ReqTRES", 102: "AllocTRES"}
 
 
-def test_cores_per_node_and_slurm_units():
+def test_slurm_durations_and_bb_tres_units():
     assert parse_duration("1-02:03:04") == 86400 + 7384 and parse_duration("90") == 5400
     assert parse_duration("05:30") == 330 and parse_duration("2-12") == 2.5 * 86400
     assert parse_duration("UNLIMITED") is None and parse_duration("Partition_Limit") is None
