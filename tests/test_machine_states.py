@@ -11,6 +11,8 @@ from burstbuffer.runner import run
 from . import batsim_diff as B
 from .conftest import PLATFORM
 
+pytestmark = [pytest.mark.slow, pytest.mark.batsim]   # test tier (setup.cfg markers; docs/testing.md)
+
 DATA = Path(__file__).resolve().parent / "data" / "batsim-4.2.1"
 CAPTURE = DATA / "kth20-sjf-bb-io-aware_machine_states.csv"
 BATSIM = B.find_batsim()

@@ -13,6 +13,8 @@ from burstbuffer.workloads.sacct import parse_bb_tres, parse_duration, read_sacc
 
 from .conftest import PLATFORM
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 KTH = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf.gz"
 GiB, MiB = 1024 ** 3, 1024 ** 2
