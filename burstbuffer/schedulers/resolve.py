@@ -29,9 +29,12 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Callable
 
+from ..platforms.model import Platform
 from .base import Scheduler
+from .registry import POLICIES as _BUILT_IN, THREE_PHASE_POLICIES
 
-__all__ = ["ENTRY_POINT_GROUP", "PolicyError", "PolicyInfo", "all_policies", "is_spec", "resolve_policy"]
+__all__ = ["ENTRY_POINT_GROUP", "PolicyError", "PolicyInfo", "all_policies", "is_spec", "make_scheduler",
+           "resolve_policy"]
 
 #: entry-point group under which installed packages offer policies
 ENTRY_POINT_GROUP = "burstbuffer.policies"
@@ -195,8 +198,7 @@ def resolve_policy(spec: str) -> PolicyInfo:
     `PolicyError` (one line) for an unknown name, a missing file or module, a missing attribute, an
     object that is not a `Scheduler` subclass, or an exception raised while importing the user's code.
     """
-    from .registry import POLICIES as _P, THREE_PHASE_POLICIES
-    POLICIES = {**_P, **THREE_PHASE_POLICIES}
+    POLICIES = {**_BUILT_IN, **THREE_PHASE_POLICIES}
 
     spec = str(spec).strip()
     if not spec:
@@ -224,8 +226,7 @@ def resolve_policy(spec: str) -> PolicyInfo:
 def all_policies() -> tuple[list[PolicyInfo], list[str]]:
     """(every built-in policy then every entry point of `ENTRY_POINT_GROUP`, sorted by name; the one-line
     errors of the entry points that failed to load)."""
-    from .registry import POLICIES as _P, THREE_PHASE_POLICIES
-    POLICIES = {**_P, **THREE_PHASE_POLICIES}
+    POLICIES = {**_BUILT_IN, **THREE_PHASE_POLICIES}
 
     infos = [PolicyInfo(n, n, POLICIES[n], "built-in") for n in sorted(POLICIES)]
     errors = []
@@ -238,3 +239,20 @@ def all_policies() -> tuple[list[PolicyInfo], list[str]]:
         except PolicyError as exc:
             errors.append(str(exc))
     return infos, errors
+
+
+def make_scheduler(name: str, platform: Platform, *, seed: int = 0, **options) -> Scheduler:
+    """Build the scheduler of policy `name` for `platform`.
+
+    `options` are passed to the factory (for the profile-based policies: ``period`` [s] and
+    ``overdue_grace`` [s], see `ProfileScheduler`; for the plan policies also ``alpha``,
+    ``cooling_rate``, ``cooling_steps``, ``temperature_steps``, ``exhaustive_limit``, ``native``,
+    see `PlanScheduler`). `seed` seeds the policy's private `random.Random` (the only source of
+    randomness). `name` may also be an entry point of ``burstbuffer.policies``, ``MODULE:CLASS`` or
+    ``FILE.py:CLASS`` (`resolve_policy`). Raises `PolicyError` (a ValueError,
+    one line) if `name` cannot be resolved; the factory raises TypeError/ValueError on bad options.
+    """
+    factory = _BUILT_IN.get(name) or THREE_PHASE_POLICIES.get(name)
+    if factory is None:
+        factory = resolve_policy(name).factory
+    return factory(platform, seed=seed, **options)
