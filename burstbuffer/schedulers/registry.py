@@ -3,7 +3,8 @@
 `POLICIES` and `THREE_PHASE_POLICIES` map a name to ``factory(platform, *, seed=0, **options)``; new
 policy families register themselves by adding to `POLICIES`. Building a scheduler from a name (or from a
 ``MODULE:CLASS`` spec) is `burstbuffer.schedulers.resolve.make_scheduler`; the factories that wrap a class
-(plan-N, the EASY family) are in `burstbuffer.schedulers.factories`.
+(plan-N, the EASY family) are in `burstbuffer.schedulers.factories`; the options each policy takes are
+declared once in `burstbuffer.schedulers.options` (docs/policy-options.md).
 
 Plan-based policies (Kopanski & Rzadca 2021, §3.3): ``plan-1``, ``plan-2``, ``plan-3`` fix α = 1, 2, 3;
 ``plan`` takes any α > 0 as the option ``alpha`` (default 2), e.g.

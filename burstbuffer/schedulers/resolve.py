@@ -73,18 +73,12 @@ class PolicyInfo:
 
     @property
     def options(self) -> list[str]:
-        """The keyword options the factory takes besides ``platform`` and ``seed``, as ``name=default``
-        (``name`` alone when it has no default)."""
-        try:
-            sig = inspect.signature(self.factory)
-        except (TypeError, ValueError):
-            return []
-        out = []
-        for p in sig.parameters.values():
-            if p.name in ("self", "platform", "seed") or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                continue
-            out.append(p.name if p.default is p.empty else f"{p.name}={p.default!r}")
-        return out
+        """The keyword options the policy takes, as ``name=default`` (``name`` alone when it has no
+        default): a built-in policy's declared options (`burstbuffer.schedulers.options.OPTIONS`), else
+        the factory's keyword parameters besides ``platform`` and ``seed``."""
+        from .options import describe
+        rows = describe(self.spec if self.origin == "built-in" else "", self.factory)
+        return [n if d == "(required)" else f"{n}={d}" for n, _, d, _ in rows if not n.startswith("**")]
 
 
 def is_spec(text: str) -> bool:
