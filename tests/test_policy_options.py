@@ -135,7 +135,7 @@ def test_campaign_options_are_not_rewritten(tmp_path):
 
 def test_study_options_are_checked_before_the_runs():
     from burstbuffer.reproduce.command import check_study_options
-    from burstbuffer.reproduce.plan import RunSpec
+    from burstbuffer.reproduce.runs import RunSpec
     study = argparse.Namespace(name="orders")
     good = RunSpec("whole", "sjf-bb", "w.json", "io-aware", "out", 5, options='{"order":"ljf"}', column="sjf-bb/ljf")
     check_study_options(study, [good, good])
@@ -232,7 +232,11 @@ def test_user_policy_options_come_from_its_constructor(capsys):
     for pair, reason in (("bb_share=true", "expected a number, got a boolean (true)"),
                          ("bb_share=NaN", "expected a finite number"),
                          ("bb_share=x", "expected a number, got a string ('x')"),
-                         ("share=1", "takes no option 'share' (its options: bb_share)")):
+                         ("share=1", "takes no option 'share' (its options: bb_share, period, staging, "
+                                     "staging_bandwidth)"),
+                         # inherited from Policy through **options: the table's rule
+                         ("period=0.5", "must be >= 1 s"),
+                         ("staging=later", "expected one of bb-first, with-nodes")):
         with pytest.raises(InputError, match=f"--policy-option: {pair}: .*{reason}".replace("(", r"\(").replace(")", r"\)")):
             options_from_args(argparse.Namespace(policy=EXAMPLE, policy_option=[pair]), policy_info(EXAMPLE))
 

@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .holds import STAGING_BANDWIDTH, STAGINGS
 from .moo import EXACT_LIMIT, GA_LIMIT
 from .plan import MAX_EXHAUSTIVE
 from .registry import EASY_POLICIES, POLICIES, QUEUE_POLICIES, THREE_PHASE_POLICIES
@@ -260,7 +261,6 @@ _WINDOW = ("bbsched", "bbsched-exact", "bbsched-nsga2", "bbsched-naive", "weight
 _GA = ("bbsched", "bbsched-nsga2")
 _PLAN = ("plan", "plan-1", "plan-2", "plan-3")
 _PROFILE = QUEUE_POLICIES + _PLAN + _WINDOW            # every ProfileScheduler
-_STAGED = EASY_POLICIES + ("conservative-bb",) + _PLAN   # the policies with a three-phase form
 
 
 def _orders_text() -> str:
@@ -291,11 +291,13 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("easy_extra_nodes", Bool(), False,
            "also backfill a job needing no more than the nodes left idle at the shadow time",
            EASY_POLICIES, flag="--easy-extra-nodes"),
-    Option("staging", Choice(("bb-first", "with-nodes")), "bb-first",
-           "three-phase model: bb-first plans BB over the stagings and nodes over the run; with-nodes holds "
-           "the nodes from stage-in to stage-out", _STAGED),
-    Option("staging_bandwidth", Number(0, open_low=True), 5e9,
-           "[B/s] bandwidth of the stage-in/out estimates on the three-phase model", _STAGED),
+    Option("staging", Choice(STAGINGS), None,
+           "on a job model that separates the stagings (three-phase): bb-first plans BB over the stagings and "
+           "nodes over the run, with-nodes holds the nodes from stage-in to stage-out (null: the policy's own, "
+           "bb-first for the EASY family, conservative-bb and plan, with-nodes for the others)", _PROFILE,
+           nullable=True),
+    Option("staging_bandwidth", Number(0, open_low=True), STAGING_BANDWIDTH,
+           "[B/s] bandwidth of the stage-in/out estimates on the three-phase model", _PROFILE),
     Option("alpha", Number(0, open_low=True), 2.0,
            "α of the plan score Σ wait^α (Kopanski & Rzadca 2021, Eq. 1; plan-1, plan-2, plan-3 fix it)",
            ("plan",), flag="--alpha"),
@@ -378,15 +380,46 @@ def _factory_of(policy: str, factory):
     return POLICIES.get(policy) or THREE_PHASE_POLICIES.get(policy)
 
 
+#: (user class, option name) of the options a user policy inherits from a built-in base (`Policy`: period,
+#: staging, staging_bandwidth): checked and described by the table
+_INHERITED: set = set()
+
+
 def _signature_options(factory) -> tuple[list[inspect.Parameter], bool]:
-    """(keyword parameters of `factory` but platform/seed, takes ``**options``)."""
-    try:
-        params = list(inspect.signature(factory).parameters.values())
-    except (TypeError, ValueError):
-        return [], True
-    named = [p for p in params if p.name not in ("self", "platform", "seed")
-             and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    return named, any(p.kind is p.VAR_KEYWORD for p in params)
+    """(keyword parameters of `factory` but platform/seed, takes any other keyword). For a class whose
+    ``__init__`` takes ``**options`` the parameters of the next ``__init__`` up its MRO are added, and so
+    on while each passes ``**options`` on (a user `Policy` subclass forwarding ``period``, ``staging``…)."""
+    def named(fn):
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            return None, True
+        return ([p for p in params if p.name not in ("self", "platform", "seed")
+                 and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)],
+                any(p.kind is p.VAR_KEYWORD for p in params))
+
+    if not isinstance(factory, type):
+        params, open_ended = named(factory)
+        return params or [], open_ended
+    out: dict[str, inspect.Parameter] = {}
+    open_ended = True
+    for cls in factory.__mro__:
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            continue
+        if cls is object:
+            break
+        params, open_ended = named(init)
+        if params is None:
+            return list(out.values()), True
+        for p in params:
+            if p.name not in out:
+                out[p.name] = p
+                if cls.__module__.startswith("burstbuffer.") and p.name in OPTIONS:
+                    _INHERITED.add((factory, p.name))
+        if not open_ended:
+            break
+    return list(out.values()), open_ended
 
 
 def check_value(name: str, value: Any, text: str | None = None) -> None:
@@ -423,7 +456,9 @@ def check_options(policy: str, options: dict, *, factory=None, texts: dict | Non
                 raise OptionError(name, value, f"policy {policy} takes no option {name!r} "
                                                f"(its options: {', '.join(known) or 'none'})", texts.get(name))
             why = _like_default(known[name].default, value) if name in known else None
-            if why:
+            if (factory, name) in _INHERITED:
+                check_value(name, value, texts.get(name))
+            elif why:
                 raise OptionError(name, value, why, texts.get(name))
         if not options:
             return
@@ -494,6 +529,12 @@ def describe(policy: str, factory=None) -> list[tuple[str, str, str, str]]:
             meanings.setdefault(head.strip(), rest.strip())
     out = []
     for p in params:
+        if (factory, p.name) in _INHERITED:
+            o = OPTIONS[p.name]
+            rng = "" if o.kind.range in ("any", "true, false", "") else f" {o.kind.range}"
+            null = " (or null)" if o.nullable and "null" not in o.type else ""
+            out.append((p.name, o.type + rng + null, value_text(p.default), o.meaning))
+            continue
         if p.annotation is not p.empty:
             t = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", str(p.annotation))
         elif p.default is not p.empty and p.default is not None:
