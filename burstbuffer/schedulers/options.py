@@ -27,13 +27,14 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .bbsched import WINDOW_POLICIES
 from .holds import STAGING_BANDWIDTH, STAGINGS
 from .moo import EXACT_LIMIT, GA_LIMIT
 from .plan import MAX_EXHAUSTIVE
 from .registry import EASY_POLICIES, POLICIES, QUEUE_POLICIES, THREE_PHASE_POLICIES
 
-__all__ = ["FLAGS", "OPTIONS", "Option", "OptionError", "check_options", "check_value", "describe",
-           "option_names", "value_text"]
+__all__ = ["FLAGS", "OPTIONS", "PERIOD_MIN", "Option", "OptionError", "check_options", "check_value", "describe",
+           "flag_type", "is_built_in", "option_names", "value_text"]
 
 
 class OptionError(ValueError):
@@ -256,8 +257,7 @@ class Option:
         return self.kind.type
 
 
-_WINDOW = ("bbsched", "bbsched-exact", "bbsched-nsga2", "bbsched-naive", "weighted", "weighted-cpu", "weighted-bb",
-           "constrained-cpu", "constrained-bb", "bin-packing")
+_WINDOW = tuple(WINDOW_POLICIES)
 _GA = ("bbsched", "bbsched-nsga2")
 _PLAN = ("plan", "plan-1", "plan-2", "plan-3")
 _PROFILE = QUEUE_POLICIES + _PLAN + _WINDOW            # every ProfileScheduler
