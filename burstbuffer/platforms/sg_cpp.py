@@ -179,9 +179,8 @@ def _installed_simgrid() -> str:
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("BURSTBUFFER_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "burstbuffer")
-    d = Path(base) / "platforms"
+    from ..data import cache_dir
+    d = cache_dir("platforms")
     d.mkdir(parents=True, exist_ok=True)
     return d
 
