@@ -261,7 +261,7 @@ def wheelhouse() -> Path:
         say(f"downloading the wheels of constraints.txt into {cached}")
         shutil.rmtree(cached, ignore_errors=True)
         cached.mkdir(parents=True)
-        run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-c", ROOT / "constraints.txt",
+        run([sys.executable, "-m", "pip", "download", "-q", "-c", ROOT / "constraints.txt",
              "-d", cached, "setuptools>=61", "wheel", *install_requires()], timeout=1800)
         (cached / ".complete").write_text("")
     dest = ROOT / "docker" / "wheelhouse"
@@ -330,6 +330,13 @@ def compose_run(eng: Engine, env: dict[str, str]) -> None:
                     quiet=True).stdout.split() if eng.cli == "podman" else []
         if left:
             eng("rm", "-f", *set(left), check=False)
+        # podman-compose 1.0.3's down leaves the project's network: remove it (and only it)
+        nets = set()
+        for label in ("com.docker.compose.project", "io.podman.compose.project"):
+            nets.update(eng("network", "ls", "--filter", f"label={label}={PROJECT}", "-q", check=False,
+                            quiet=True).stdout.split())
+        if nets:
+            eng("network", "rm", *nets, check=False)
 
 
 def exit_codes(eng: Engine) -> dict[str, int]:
