@@ -163,7 +163,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     label = info.label if args.alpha is None else f"plan-{args.alpha:g}"
     out = Path(args.output) if args.output else Path("out") / label
     header = f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}"
-    outputs = f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv"
+    outputs = (f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv, "
+               f"{out}/batsim_machine_states.csv, {out}/bb_occupancy.csv")
     try:
         with interruptible():
             res = run(policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
