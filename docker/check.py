@@ -264,6 +264,9 @@ def wheelhouse() -> Path:
         run([sys.executable, "-m", "pip", "download", "-q", "-c", ROOT / "constraints.txt",
              "-d", cached, "setuptools>=61", "wheel", *install_requires()], timeout=1800)
         (cached / ".complete").write_text("")
+        for old in cached.parent.glob("wheelhouse-*"):      # those of former constraints: not needed any more
+            if old != cached:
+                shutil.rmtree(old, ignore_errors=True)
     dest = ROOT / "docker" / "wheelhouse"
     have = {p.name for p in dest.glob("*.whl")}
     want = {p.name for p in cached.glob("*.whl")}
@@ -285,12 +288,25 @@ def install_requires() -> list[str]:
     return [ln.strip() for ln in cp["options"]["install_requires"].splitlines() if ln.strip()]
 
 
+def image_id(eng: Engine, ref: str) -> str | None:
+    r = eng("image", "inspect", "--format", "{{.Id}}", ref, check=False, quiet=True)
+    return r.stdout.strip() or None if r.returncode == 0 else None
+
+
+def replaced(eng: Engine, ref: str, before: str | None) -> None:
+    """Remove the image `ref` named before a rebuild (now untagged), if the rebuild made another one."""
+    if before is not None and image_id(eng, ref) not in (None, before):
+        eng("rmi", before, check=False, quiet=True)
+
+
 def build_images(eng: Engine, sched_base: str, batsim_base: str, batsim_bin: Path, scratch: Path) -> None:
     wheelhouse()
     say(f"building {SCHEDULER_IMAGE} (docker/Dockerfile, FROM {sched_base}, wheels from docker/wheelhouse/)")
     t0 = time.monotonic()
+    before = image_id(eng, SCHEDULER_IMAGE)
     eng("build", "-q", "-f", ROOT / "docker" / "Dockerfile", "--build-arg", f"BASE_IMAGE={sched_base}",
         "--build-arg", "PIP_WHEELHOUSE=1", "-t", SCHEDULER_IMAGE, ROOT, timeout=1800)
+    replaced(eng, SCHEDULER_IMAGE, before)
     say(f"  done in {time.monotonic() - t0:.0f} s")
     ctx = scratch / "batsim-context"
     ctx.mkdir()
@@ -298,8 +314,10 @@ def build_images(eng: Engine, sched_base: str, batsim_base: str, batsim_bin: Pat
     shutil.copy2(ROOT / "docker" / "Dockerfile.batsim", ctx / "Dockerfile")
     say(f"building {BATSIM_IMAGE} (docker/Dockerfile.batsim, FROM {batsim_base}, binary {batsim_bin})")
     t0 = time.monotonic()
+    before = image_id(eng, BATSIM_IMAGE)
     eng("build", "-q", "-f", ctx / "Dockerfile", "--build-arg", f"BASE_IMAGE={batsim_base}", "-t", BATSIM_IMAGE,
         ctx, timeout=1800)
+    replaced(eng, BATSIM_IMAGE, before)
     say(f"  done in {time.monotonic() - t0:.0f} s")
 
 
