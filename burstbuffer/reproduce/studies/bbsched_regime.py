@@ -96,21 +96,15 @@ def window(submissions) -> tuple[float, float, bool]:
 
 
 def mean_queue(jobs: pd.DataFrame, a: float, b: float) -> float:
-    """Mean number of queued jobs over [a, b]: Σ |[submission, start] ∩ [a, b]| / (b − a) (jobs that never
-    started wait to b)."""
-    sub = jobs["submission_time"].to_numpy(float)
-    st = jobs["starting_time"].to_numpy(float)
-    st = np.where(np.isnan(st), b, st)
-    overlap = np.clip(np.minimum(st, b) - np.maximum(sub, a), 0.0, None)
-    return float(overlap.sum() / (b - a)) if b > a else math.nan
+    """Mean number of queued jobs over [a, b] (`metrics.regime.mean_queue`)."""
+    from ...metrics.regime import mean_queue as mq
+    return mq(jobs, a, b)
 
 
 def offered_load(jobs: pd.DataFrame, nodes: int) -> float:
-    """Σ nodes × run time / (nodes of the machine × submission span): > 1 means the queue must grow."""
-    sub = jobs["submission_time"].to_numpy(float)
-    span = float(np.nanmax(sub) - np.nanmin(sub))
-    work = (jobs["requested_number_of_resources"] * jobs["runtime"]).sum()
-    return float(work / (nodes * span)) if span > 0 else math.nan
+    """`metrics.regime.offered_load`: > 1 means the queue must grow."""
+    from ...metrics.regime import offered_load as ol
+    return ol(jobs, nodes)
 
 
 def decision_shares(path: Path, window_size: int = 20) -> dict:
