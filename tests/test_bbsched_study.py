@@ -32,6 +32,10 @@ def _args(wl: Path, **kw) -> argparse.Namespace:
     return argparse.Namespace(**base)
 
 
+def by_key(plan, key):
+    return next(s for s in plan.specs if s.key == key)
+
+
 # --- the plan --------------------------------------------------------------------------------------
 def test_plan_runs_every_variant_on_kth_and_s1_s4_and_the_windows_on_s4_only(tmp_path, kth_subset):
     wl = kth_subset(60)
@@ -44,7 +48,11 @@ def test_plan_runs_every_variant_on_kth_and_s1_s4_and_the_windows_on_s4_only(tmp
     # the paper regime: every §4.3 method and the windows (not sjf-bb, plan-2) on 3 replicates per machine
     regime = [f"{m}-S4-r{k}/{lab}" for m in ("cori", "theta") for k in range(3)
               for lab in main_labels[:8] + ["bbsched/w10", "bbsched/w50"]]
-    assert sorted(s.key for s in plan.specs) == sorted(expected + regime) and len(plan.specs) == 52 + 60
+    regime += [f"{m}-S4-r{k}/{lab}/nobound" for m in ("cori", "theta") for k in range(3)
+               for lab in ("bbsched-naive", "bbsched")]
+    assert sorted(s.key for s in plan.specs) == sorted(expected + regime) and len(plan.specs) == 52 + 72
+    assert json.loads(by_key(plan, "theta-S4-r0/bbsched/nobound").options) == {"order": "wfp",
+                                                                              "starvation_bound": 10 ** 9}
     by = {s.key: s for s in plan.specs}
     for k in range(3):
         c, t = by[f"cori-S4-r{k}/bbsched-naive"], by[f"theta-S4-r{k}/bbsched/w10"]
