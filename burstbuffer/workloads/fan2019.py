@@ -71,7 +71,7 @@ MACHINES = {
 #: the paper's S1-S4: (share of jobs with a BB request, lower bound of the drawn request [bytes])
 SCENARIOS = {"S1": (0.5, 5 * TB), "S2": (0.75, 5 * TB), "S3": (0.5, 20 * TB), "S4": (0.75, 20 * TB)}
 #: how much larger a request's share of the machine's BB is than in the paper (calibrated; module docstring)
-CONCURRENCY = {"cori": 12.0, "theta": 8.0}
+CONCURRENCY = {"cori": 12.0, "theta": 12.0}
 #: the factor submission times are compressed by (module docstring)
 LOAD = 3.0
 
