@@ -60,7 +60,7 @@ def test_plan_runs_every_variant_on_kth_and_s1_s4_and_the_windows_on_s4_only(tmp
         assert (c.model, c.seed, t.seed) == ("alloc-only", 5 + k, 5 + k)
         assert json.loads(c.options) == {"order": "fcfs"}
         assert json.loads(t.options) == {"order": "wfp", "record_gd": True, "window": 10}
-        assert Path(c.workload).name == f"kth-60-cori-S4-seed{5 + k}.json"
+        assert Path(c.workload).name == f"kth-60-cori-S4-c12-l3-seed{5 + k}.json"
     assert (by["S4/bbsched"].platform, by["S4/bbsched"].seed, by["S4/bbsched"].model) == ("", None, "io-aware")
     assert by["whole/bbsched"].options == '{"record_gd":true}'
     assert (by["S4/bbsched/w10"].policy, by["S4/bbsched/w10"].options) == ("bbsched", '{"record_gd":true,"window":10}')

@@ -75,7 +75,9 @@ def derive(whole: Path, work: Path, seed: int, root: Path) -> list[ExtraWorkload
                 s = seed + k
                 res = regime_workload(w, machine=machine, scenario=scen, seed=s, bb_nodes=pp["bb_nodes"],
                                       bb_capacity=pp["bb_capacity"])
-                path = work / f"{whole.stem}-{machine}-{scen}-seed{s}.json"
+                # the generator's constants in the name: a new calibration is a new file, so a resumed
+                # reproduce reruns (a run's marker names its workload file)
+                path = work / f"{whole.stem}-{machine}-{scen}-c{CONCURRENCY[machine]:g}-l{LOAD:g}-seed{s}.json"
                 text = _dumps(res.workload.to_dict())
                 if not (path.is_file() and path.read_text(encoding="utf-8") == text):
                     write_workload(path, res.workload)
