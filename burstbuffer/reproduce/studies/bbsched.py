@@ -66,6 +66,8 @@ NEAR_PP = 1.0
 TIE_PP = 0.1
 #: bin-packing's largest gain over the baseline allowed (the paper: "no more than 3.72 %") [%]
 BIN_PACKING_MAX = 4.0
+#: … and needed: "capable of improving both" is a measurable gain, not a rounding difference [%]
+BIN_PACKING_MIN = 0.5
 #: "flat" from w = 20 to 50: a change of at most this many percentage points (the paper: ≤ 1.05)
 FLAT_PP = 1.5
 #: "rising" from w = 10 to 20: at least this many percentage points (the paper: +2.2 to +6.2)
@@ -189,7 +191,7 @@ def wait_reduction_largest(rows: pd.DataFrame) -> Measurement | None:
 
 def bin_packing_small(rows: pd.DataFrame) -> Measurement | None:
     """Two conditions: bin-packing's largest gain over bbsched-naive (node or BB usage, any workload) in
-    (0, `BIN_PACKING_MAX`] % (the paper: it improves both, by no more than 3.72 %), and below the largest
+    [`BIN_PACKING_MIN`, `BIN_PACKING_MAX`] % (the paper: it improves both, by no more than 3.72 %), and below the largest
     gain of an optimisation method. A bin-packing that does nothing fails the first, one that gains more
     than the optimisers fails both."""
     gains = {}
@@ -208,11 +210,12 @@ def bin_packing_small(rows: pd.DataFrame) -> Measurement | None:
     best_m = max(opt, key=lambda m: max(gains[m])[0])
     bo = max(gains[best_m])
     name = lambda g: f"{g[1].replace('_', ' ')} on {SCOPE_NAMES[g[2]]}"  # noqa: E731
-    conds = (0 < bp[0] <= BIN_PACKING_MAX, bp[0] < bo[0])
+    conds = (BIN_PACKING_MIN <= bp[0] <= BIN_PACKING_MAX, bp[0] < bo[0])
     return Measurement(f"bin-packing's largest gain over bbsched-naive {bp[0]:+.2f} % ({name(bp)}); the largest "
                        f"of an optimisation method {bo[0]:+.2f} % ({best_m}, {name(bo)})",
                        f"paper: improves both, no more than 3.72 %, well below the optimisation methods; "
-                       f"{sum(conds)} of 2 conditions hold (in (0, {BIN_PACKING_MAX:g}] %, below the best optimiser)",
+                       f"{sum(conds)} of 2 conditions hold (in [{BIN_PACKING_MIN:g}, {BIN_PACKING_MAX:g}] %, below the best "
+                       f"optimiser)",
                        count=(sum(map(int, conds)), 2))
 
 
@@ -444,7 +447,7 @@ def _claims(regime: str) -> tuple[Claim, ...]:
         Claim(pre + "all-beat-baseline", "all methods improve the mean waiting time over the baseline", "§4.4, Fig. 8",
               "whole", METHODS, "all", _on(sc, all_beat_baseline), AllHold(), "bbsched-naive and another §4.3 method"),
         Claim(pre + "bin-packing", "bin-packing improves node and BB usage, by no more than 3.72 %, much less than the "
-              "optimisation methods", "§4.4, Fig. 6-7", "whole", ("bin-packing", BASELINE), "(0, 3.72 %]",
+              "optimisation methods", "§4.4, Fig. 6-7", "whole", ("bin-packing", BASELINE), "[0.5, 3.72 %]",
               _on(sc, bin_packing_small), AllHold(), "bin-packing, bbsched-naive and an optimisation method"),
         Claim(pre + "biased-node-cost", "Weighted_BB and Constrained_BB cost node usage (worst −6.11 % and −4.84 % vs the "
               "baseline)", "§4.4, Fig. 6 (Theta-S1)", "whole", tuple(PAPER_BIASED_COST), "−6.11 / −4.84 %",

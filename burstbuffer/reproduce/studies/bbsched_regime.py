@@ -156,7 +156,7 @@ def regime_table(data, baseline: str = "bbsched-naive") -> list[list[str]]:
         if not scopes:
             continue
         bu, nu, load, queue = [], [], [], []
-        dec = {"bbsched": [], baseline: []}
+        dec = {"bbsched": [], baseline: [], "bbsched/nobound": []}
         for s in scopes:
             b = j[(j["scope"] == s) & (j["policy"] == baseline)]
             if b.empty:
@@ -180,10 +180,10 @@ def regime_table(data, baseline: str = "bbsched-naive") -> list[list[str]]:
                                 if dec[pol] else "n/a")
         body.append([group_label(g), str(len(bu)), ci(nu), ci(bu), ci(load, False), ci(queue, False),
                      share("bbsched", "full"), share("bbsched", "ga"), share("bbsched", "forced"),
-                     share(baseline, "forced")])
+                     share(baseline, "forced"), share("bbsched/nobound", "ga")])
     return body
 
 
 REGIME_HEADER = ["workload", "replicates", "Baseline node usage", "Baseline BB usage", "offered load",
                  "mean queue length (Baseline) [jobs]", "bbsched: window full", "bbsched: GA runs",
-                 "bbsched: starvation bound fires", "Baseline: bound fires"]
+                 "bbsched: starvation bound fires", "Baseline: bound fires", "bbsched/nobound: GA runs"]
