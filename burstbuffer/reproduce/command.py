@@ -24,7 +24,7 @@ from ..errors import InputError
 from .analysis import analyse
 from .execute import RunSettings, execute, read_marker, report_failed
 from .dask_engine import add_engine_arguments, check_engine_arguments, make_executor
-from .plan import plan_runs
+from .runs import plan_runs
 from .study import DEFAULT_STUDY, get_study, all_studies
 
 
