@@ -75,6 +75,10 @@ def test_tiny_study_end_to_end(tmp_path, kth_subset):
     assert [v["id"] for v in verdicts] == [c.id for c in CLAIMS]
     md = (out / "report.md").read_text()
     assert "Three-phase: node and BB usage, stage-in while pending" in md
+    # every study's report shows the regime it ran in, under the study's reference (sjf-bb/io-aware)
+    reg = md.split("The regime each workload ran in", 1)[1]
+    row = next(ln for ln in reg.splitlines() if ln.startswith("| whole |"))
+    assert row.startswith("| whole | sjf-bb/io-aware | 15 |")
     md = md.split("Three-phase: node and BB usage, stage-in while pending", 1)[1]
     jobs = pd.read_csv(out / "runs" / "whole" / "cerberus" / "three-phase" / "jobs.csv")
     pend = (jobs.nodes_start - jobs.starting_time)
