@@ -56,6 +56,7 @@ class SimConfig:
     quiet: bool = False
     timeout: float | None = None
     network_model: str = "exact"
+    machine_states: bool = True       # write PREFIX_machine_states.csv (Batsim: --disable-machine-state-tracing)
 
 
 @dataclass
@@ -125,6 +126,7 @@ class SimState:
     jobs_csv: str = ""
     schedule_csv: str = ""
     writer: Any = None
+    states: Any = None                # outputs.MachineStatesWriter, or None (--disable-machine-state-tracing)
     error: BaseException | None = None
     zmq: Any = None
     ctx: Any = None
