@@ -22,6 +22,7 @@ from .app import SchedulerApp
 from .batsim.conformance import CheckedTransport
 from .batsim.loop import BatsimDied, run_loop
 from .batsim.transport import ReplySocket
+from .data import bundled
 from .errors import InputError
 from .io_model.base import JobModel
 from .io_model.registry import make_model, model_names
@@ -30,9 +31,9 @@ from .signals import Interrupted, die_with_parent
 from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_WORKLOAD = ROOT / "workloads" / "kth-1000.json"
-DEFAULT_PLATFORM = ROOT / "platforms" / "dragonfly96.xml"
+#: The bundled defaults (package data, `burstbuffer.data`; in a checkout the repository's workloads/, platforms/).
+DEFAULT_WORKLOAD = bundled("workloads", "kth-1000.json")
+DEFAULT_PLATFORM = bundled("platforms", "dragonfly96.xml")
 #: The registered job models (`burstbuffer.io_model.registry`), derived: `reproduce` takes its choices here.
 MODELS = tuple(model_names())
 #: Environment variable that turns on the protocol-conformance check of every answer
