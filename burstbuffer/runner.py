@@ -30,9 +30,7 @@ from .signals import Interrupted, die_with_parent
 from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_WORKLOAD = ROOT / "workloads" / "kth-1000.json"
-DEFAULT_PLATFORM = ROOT / "platforms" / "dragonfly96.xml"
+from .defaults import DEFAULT_PLATFORM, DEFAULT_WORKLOAD, ROOT  # noqa: E402  (re-exported)
 #: The registered job models (`burstbuffer.io_model.registry`), derived: `reproduce` takes its choices here.
 MODELS = tuple(model_names())
 #: Environment variable that turns on the protocol-conformance check of every answer

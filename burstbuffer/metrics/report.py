@@ -14,8 +14,10 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 from pathlib import Path
+from ..lazy import lazy
 
-import pandas as pd
+pd = lazy("pandas")  # imported on first use (burstbuffer.lazy)
+
 
 REPRODUCED, PARTLY, NOT, MISSING = "reproduced", "partly", "not reproduced", "not measured"
 

@@ -8,7 +8,6 @@ import argparse
 
 from .. import cliargs
 from ..errors import InputError
-from .bbsched import GA_OPTIONS, WINDOW_OPTIONS, WINDOW_POLICIES, BBSched
 
 _FLAGS = {"window": "--window", "starvation_bound": "--starvation-bound", "generations": "--generations",
           "population": "--population", "mutation_rate": "--mutation-rate", "record_gd": "--record-gd"}
@@ -37,6 +36,7 @@ def window_options(policy: str, args: argparse.Namespace) -> dict:
     opts = {k: v for k, v in opts.items() if v is not None}
     if not opts:
         return {}
+    from .bbsched import GA_OPTIONS, WINDOW_OPTIONS, WINDOW_POLICIES, BBSched
     cls = WINDOW_POLICIES.get(policy)
     for k, v in opts.items():
         if cls is None or k not in WINDOW_OPTIONS + (GA_OPTIONS if issubclass(cls, BBSched) else ()):
