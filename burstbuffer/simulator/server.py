@@ -52,6 +52,33 @@ def import_simgrid(quiet: bool):
     return simgrid
 
 
+#: Environment variable choosing the simulator core: "actors" (one SimGrid actor per running job, the
+#: default) or "bridged" (no job actor: the server drives the jobs' activities through the compiled
+#: bridge, `_bridge`; falls back to "actors", with a warning, when the bridge cannot be built).
+CORE_ENV = "BURSTBUFFER_SIM_CORE"
+#: SimGrid context factory of the bridged core (default raw; thread, ucontext, boost where built)
+CONTEXTS_ENV = "BURSTBUFFER_SIM_CONTEXTS"
+CORES = ("actors", "bridged")
+
+
+def select_core(st: SimState):
+    """The compiled bridge if the bridged core is asked for (`CORE_ENV`) and can be built, else None (the
+    actor core). InputError on an unknown core name."""
+    core = os.environ.get(CORE_ENV, "actors").strip().lower() or "actors"
+    if core not in CORES:
+        raise InputError(CORE_ENV, core, f"unknown simulator core (choose from {', '.join(CORES)})")
+    if core == "actors":
+        return None
+    from . import _bridge  # noqa: PLC0415
+    try:
+        return _bridge.load()
+    except (_bridge.NativeUnavailable, OSError) as exc:
+        if not st.cfg.quiet:
+            print(f"burstbuffer simulate: bridged core unavailable ({exc}); using the actor core",
+                  file=sys.stderr)
+        return None
+
+
 class Simulator:
     """One simulation. Construction reads and checks the inputs (raises InputError); `run()` simulates
     against the scheduler listening on `config.socket` and writes the outputs; it returns a `SimResult`
@@ -80,6 +107,10 @@ class Simulator:
                 "--log=root.thres:" + ("critical" if st.cfg.quiet else "warning")]
         engine = sg.Engine(args)
         st.engine = engine
+        st.bridge = select_core(st)
+        if st.bridge is not None:
+            # one Python actor only: the cheapest context factory runs (thread: SimGrid's Python default)
+            sg.Engine.set_config("contexts/factory:" + os.environ.get(CONTEXTS_ENV, "raw"))
         st.loader = load_into_engine(engine, st.spec)
         hosts = {h.name: h for h in engine.all_hosts}
         st.mstate = []
@@ -88,6 +119,12 @@ class Simulator:
             ms.host = hosts[m.name]
             st.mstate.append(ms)
         st.master_host = hosts[st.machines.master.name]
+        if st.bridge is not None:
+            names = [ms.m.name for ms in st.mstate] + [st.machines.master.name]
+            st.bridge.init(names)
+            st.host_index = {ms.host: i for i, ms in enumerate(st.mstate)}
+            st.master_index = len(st.mstate)
+            st.host_index.setdefault(st.master_host, st.master_index)
         prefix = st.cfg.export_prefix
         d = os.path.dirname(prefix)
         if d:

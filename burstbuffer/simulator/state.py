@@ -160,6 +160,13 @@ class SimState:
     nb_workers: int = 0               # job actors created (execution.MAX_WORKERS)
     submitters_left: int = 0
     ring_alone: dict = field(default_factory=dict)   # (allocation, bytes per pair) -> network.ring_alone (uncontended)
+    # the bridged core (execution.start_bridged; None: the actor core)
+    bridge: Any = None                # the compiled bridge module (simulator._bridge)
+    keyed: dict = field(default_factory=dict)        # bridge key -> job whose activity runs
+    next_key: int = 0
+    walltimes: list = field(default_factory=list)    # heap of (deadline [s], key) of the bridged jobs
+    host_index: dict = field(default_factory=dict)   # SimGrid host -> its index in the bridge
+    master_index: int = -1
 
     @property
     def now(self) -> float:
