@@ -127,3 +127,25 @@ def test_unknown_core_is_bad_input(tmp_path, monkeypatch):
     res = run_simulation(tmp_path, WORKLOAD)
     assert res.returncode == 2
     assert CORE_ENV in res.stderr and "fast" in res.stderr
+
+
+def test_auto_core_runs_what_the_bridge_cannot(tmp_path, monkeypatch):
+    """--core auto (as $BURSTBUFFER_SIM_CORE=auto) keeps the actor core for a delay profile: it runs."""
+    wl = {"nb_res": 96, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"},
+                                 {"id": 2, "subtime": 1, "res": 2, "profile": "p"}],
+          "profiles": {"d": {"type": "delay", "delay": 5}, "p": {"type": "parallel_homogeneous", "cpu": 1e9,
+                                                                 "com": 0}}}
+    res = _run(tmp_path, monkeypatch, "auto", workload=wl)
+    assert [r["final_state"] for r in res.jobs] == ["COMPLETED_SUCCESSFULLY"] * 2
+
+
+def test_auto_core_same_outputs(tmp_path, monkeypatch, bridge_available):
+    a = _run(tmp_path, monkeypatch, "actors")
+    b = _run(tmp_path, monkeypatch, "auto")
+    assert _csv(b) == _csv(a) and _messages(b) == _messages(a)
+
+
+def test_core_option_beats_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv(CORE_ENV, "actors")
+    res = run_simulation(tmp_path, WORKLOAD, sim_args=("--core", "nonsense"))
+    assert res.returncode == 2 and "--core" in res.stderr

@@ -52,28 +52,38 @@ def import_simgrid(quiet: bool):
     return simgrid
 
 
-#: Environment variable choosing the simulator core: "actors" (one SimGrid actor per running job, the
-#: default) or "bridged" (no job actor: the server drives the jobs' activities through the compiled
-#: bridge, `_bridge`; falls back to "actors", with a warning, when the bridge cannot be built).
+#: Environment variable choosing the simulator core when `SimConfig.core` (``--core``) is not given:
+#: "actors" (one SimGrid actor per running job), "bridged" (no job actor: the server drives the jobs'
+#: activities through the compiled bridge, `_bridge`; the actor core, with a warning, when the bridge
+#: cannot be built) or "auto" (bridged when it can run the whole simulation, see `select_core`).
 CORE_ENV = "BURSTBUFFER_SIM_CORE"
 #: SimGrid context factory of the bridged core (default raw; thread, ucontext, boost where built)
 CONTEXTS_ENV = "BURSTBUFFER_SIM_CONTEXTS"
-CORES = ("actors", "bridged")
+CORES = ("auto", "actors", "bridged")
+#: the core when neither --core nor $BURSTBUFFER_SIM_CORE says
+DEFAULT_CORE = "actors"
 
 
 def select_core(st: SimState):
-    """The compiled bridge if the bridged core is asked for (`CORE_ENV`) and can be built, else None (the
-    actor core). InputError on an unknown core name."""
-    core = os.environ.get(CORE_ENV, "actors").strip().lower() or "actors"
+    """The compiled bridge if the bridged core runs, else None (the actor core). "auto" runs it when dynamic
+    jobs are off and every static profile is of one activity (`execution.SINGLE_ACTIVITY`) — the bridged
+    core cannot run the others — and the bridge is available. InputError on an unknown core name."""
+    from .execution import SINGLE_ACTIVITY  # noqa: PLC0415
+
+    core = (st.cfg.core or os.environ.get(CORE_ENV, "") or DEFAULT_CORE).strip().lower()
     if core not in CORES:
-        raise InputError(CORE_ENV, core, f"unknown simulator core (choose from {', '.join(CORES)})")
+        raise InputError(CORE_ENV if not st.cfg.core else "--core", core,
+                         f"unknown simulator core (choose from {', '.join(CORES)})")
     if core == "actors":
+        return None
+    if core == "auto" and (st.cfg.dynamic_jobs or any(
+            p.type not in SINGLE_ACTIVITY for w in st.workloads.values() for p in w.profiles.values())):
         return None
     from . import _bridge  # noqa: PLC0415
     try:
         return _bridge.load()
     except (_bridge.NativeUnavailable, OSError) as exc:
-        if not st.cfg.quiet:
+        if core == "bridged" and not st.cfg.quiet:
             print(f"burstbuffer simulate: bridged core unavailable ({exc}); using the actor core",
                   file=sys.stderr)
         return None

@@ -38,7 +38,8 @@ class SimConfig:
     export_prefix: outputs go to PREFIX_jobs.csv / PREFIX_schedule.csv. socket: ZeroMQ endpoint of the
     scheduler's REP socket, which this REQ socket connects to. roles: ``HOSTS:ROLE`` strings (-r).
     timeout: seconds to wait for each scheduler reply (None: forever, as Batsim). network_model: how a
-    homogeneous parallel task's all-to-all becomes flows (`network.NETWORK_MODELS`; "exact" is Batsim's)."""
+    homogeneous parallel task's all-to-all becomes flows (`network.NETWORK_MODELS`; "exact" is Batsim's).
+    core: how jobs run (`server.select_core`, docs/simulator-core.md)."""
 
     platform: str
     workloads: list[str]
@@ -56,6 +57,7 @@ class SimConfig:
     quiet: bool = False
     timeout: float | None = None
     network_model: str = "exact"
+    core: str | None = None           # auto, actors, bridged (None: $BURSTBUFFER_SIM_CORE, else the default)
 
 
 @dataclass
