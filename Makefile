@@ -26,6 +26,10 @@ $(VENV)/.installed: setup.cfg pyproject.toml constraints.txt | system-deps
 	# pybatsim 3.2.1 (Batsim's own Python client, used by the tests as "a scheduler nobody here wrote")
 	# pins pyzmq<23, which does not build for Python 3.11: install it without its pins.
 	$(PY) -m pip install -q --no-deps pybatsim==3.2.1
+	# the simulator's compiled bridge (docs/simulator-core.md), built now rather than by the first simulation;
+	# without a compiler or headers the simulator runs its actor core, so a failure here is not an error
+	-$(PY) -c 'from burstbuffer.simulator import _bridge; _bridge.load()' \
+	  || echo "note: the simulator's bridge could not be built; the simulator will use its actor core"
 	touch $@
 
 setup: system-deps $(VENV)/.installed

@@ -149,3 +149,17 @@ def test_core_option_beats_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv(CORE_ENV, "actors")
     res = run_simulation(tmp_path, WORKLOAD, sim_args=("--core", "nonsense"))
     assert res.returncode == 2 and "--core" in res.stderr
+
+
+def test_runner_asks_for_the_bridged_core_when_it_can_run_everything(tmp_path, monkeypatch):
+    from burstbuffer import runner
+    from burstbuffer.simulator.execution import SINGLE_ACTIVITY
+
+    assert runner._ONE_ACTIVITY == SINGLE_ACTIVITY
+    monkeypatch.delenv(CORE_ENV, raising=False)
+    assert runner.simulator_core(REPO / "workloads" / "kth-1000.json") == "bridged"
+    d = tmp_path / "delay.json"
+    d.write_text('{"nb_res": 4, "jobs": [], "profiles": {"d": {"type": "delay", "delay": 1}}}')
+    assert runner.simulator_core(d) == "actors"
+    monkeypatch.setenv(CORE_ENV, "actors")
+    assert runner.simulator_core(REPO / "workloads" / "kth-1000.json") is None
