@@ -98,7 +98,7 @@ def test_job_models_load_on_demand():
             "names = model_names()\nbefore = 'burstbuffer.io_model.io_aware' in sys.modules\n"
             "m = make_model('io-aware')\nprint(names, before, type(m).__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['alloc-only', 'io-aware', 'three-phase'] False IOAwareExecutor"
+    assert out.strip() == "['alloc-only', 'io-aware', 'three-phase'] False IOAwareModel"
 
 
 def test_lazy_packages_export_their_names():
@@ -111,5 +111,5 @@ def test_lazy_packages_export_their_names():
     with pytest.raises(AttributeError):
         sch.no_such_name  # noqa: B018
     from burstbuffer.schedulers import SjfBB
-    from burstbuffer.schedulers.policies import SjfBB as direct
+    from burstbuffer.schedulers.easy import SjfBB as direct
     assert SjfBB is direct

@@ -18,9 +18,9 @@ __all__ = ["JOB_MODELS", "make_model", "model_names"]
 
 #: name → (module, class) of each registered job model
 _WHERE = {
-    "alloc-only": ("burstbuffer.io_model.alloc_only", "AllocOnlyExecutor"),
-    "io-aware": ("burstbuffer.io_model.io_aware", "IOAwareExecutor"),
-    "three-phase": ("burstbuffer.io_model.three_phase", "ThreePhaseExecutor"),
+    "alloc-only": ("burstbuffer.io_model.alloc_only", "AllocOnlyModel"),
+    "io-aware": ("burstbuffer.io_model.io_aware", "IOAwareModel"),
+    "three-phase": ("burstbuffer.io_model.three_phase", "ThreePhaseModel"),
 }
 
 

@@ -12,8 +12,8 @@ from .execute import MARKER, Executor, RunSettings, execute, read_marker, run_on
 _WHERE = {
     "analyse": "analysis", "collect": "analysis", "register": "command", "reproduce": "command",
     "MARKER": "execute", "Executor": "execute", "RunSettings": "execute", "execute": "execute",
-    "read_marker": "execute", "run_one": "execute", "LocalPoolExecutor": "local", "RunPlan": "plan",
-    "RunSpec": "plan", "plan_runs": "plan", "select_workloads": "plan", "DEFAULT_STUDY": "study",
+    "read_marker": "execute", "run_one": "execute", "LocalPoolExecutor": "local", "RunPlan": "runs",
+    "RunSpec": "runs", "plan_runs": "runs", "select_workloads": "runs", "DEFAULT_STUDY": "study",
     "GanttRun": "study", "Study": "study", "get_study": "study", "all_studies": "study",
 }
 

@@ -76,7 +76,7 @@ def reproduce(args) -> int:
     (exit 2) for bad input (unknown study, missing platform or workload, nothing to run)."""
     from ..runner import DEFAULT_PLATFORM
     from .analysis import analyse
-    from .plan import plan_runs
+    from .runs import plan_runs
     from ..schedulers import POLICIES
     from ..schedulers.registry import THREE_PHASE_POLICIES
 

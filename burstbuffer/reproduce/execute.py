@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
-from .plan import RunSpec
+from .runs import RunSpec
 
 MARKER = "summary.json"
 

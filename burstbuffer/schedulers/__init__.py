@@ -10,9 +10,9 @@ interface (`base`), `Job`, `Start`, and `AvailabilityProfile` for policy authors
 #: submodule (e.g. `schedulers.window_cli` while the command line is parsed) does not import them all.
 _WHERE = {
     "Job": "base", "Scheduler": "base", "Start": "base", "AvailabilityProfile": "profile", "Fit": "profile",
-    "ProfileScheduler": "profiled", "Reservation": "profiled", "EasyBackfilling": "policies",
-    "Fcfs": "policies", "FcfsBB": "policies", "FcfsEasy": "policies", "Filler": "policies",
-    "SjfBB": "policies", "PlanScheduler": "plan", "ConservativeBB": "conservative",
+    "ProfileScheduler": "profiled", "Reservation": "profiled", "EasyBackfilling": "easy",
+    "Fcfs": "easy", "FcfsBB": "easy", "FcfsEasy": "easy", "Filler": "easy",
+    "SjfBB": "easy", "PlanScheduler": "plan", "ConservativeBB": "conservative",
     "DepthBackfilling": "depth", "ORDERS": "orders", "Order": "orders", "make_order": "orders",
     "order_names": "orders", "Queue": "queues", "QueueConfig": "queues", "load_queues": "queues",
     "EASY_POLICIES": "registry", "POLICIES": "registry", "QUEUE_POLICIES": "registry",

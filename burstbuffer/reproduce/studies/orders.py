@@ -26,7 +26,7 @@ import math
 from pathlib import Path
 
 from ...metrics.claims import AllHold, Claim, Measurement
-from ..plan import ROOT
+from ..runs import ROOT
 from ..study import Study, StudyData, Variant
 from ...lazy import lazy
 
