@@ -58,11 +58,11 @@ _ONE_ACTIVITY = frozenset(("parallel_homogeneous", "parallel_homogeneous_total",
 
 
 def simulator_core(workload: Path) -> str | None:
-    """The simulator's ``--core`` for a run of `workload` (docs/simulator-core.md): None when
-    ``$BURSTBUFFER_SIM_CORE`` chooses (the simulator reads it), else "bridged" when every profile of the
-    workload is of one activity — the job models register only such profiles, so the bridged core runs the
-    whole simulation, dynamic jobs included —, else "actors"."""
-    if os.environ.get("BURSTBUFFER_SIM_CORE"):
+    """The simulator's ``--core`` for a run of `workload` (docs/simulator-core.md): None (the simulator's
+    default, the actor core, or ``$BURSTBUFFER_SIM_CORE``) unless that variable is "auto"; then "bridged"
+    when every profile of the workload is of one activity — the job models register only such profiles, so
+    the bridged core runs the whole simulation, dynamic jobs included —, else "actors"."""
+    if os.environ.get("BURSTBUFFER_SIM_CORE", "").strip().lower() != "auto":
         return None
     import json
     try:

@@ -151,15 +151,18 @@ def test_core_option_beats_the_environment(tmp_path, monkeypatch):
     assert res.returncode == 2 and "--core" in res.stderr
 
 
-def test_runner_asks_for_the_bridged_core_when_it_can_run_everything(tmp_path, monkeypatch):
+def test_runner_under_auto_asks_for_the_bridged_core_when_it_can_run_everything(tmp_path, monkeypatch):
     from burstbuffer import runner
     from burstbuffer.simulator.execution import SINGLE_ACTIVITY
 
     assert runner._ONE_ACTIVITY == SINGLE_ACTIVITY
+    kth = REPO / "workloads" / "kth-1000.json"
     monkeypatch.delenv(CORE_ENV, raising=False)
-    assert runner.simulator_core(REPO / "workloads" / "kth-1000.json") == "bridged"
+    assert runner.simulator_core(kth) is None              # the default: the actor core
+    monkeypatch.setenv(CORE_ENV, "auto")
+    assert runner.simulator_core(kth) == "bridged"
     d = tmp_path / "delay.json"
     d.write_text('{"nb_res": 4, "jobs": [], "profiles": {"d": {"type": "delay", "delay": 1}}}')
     assert runner.simulator_core(d) == "actors"
-    monkeypatch.setenv(CORE_ENV, "actors")
-    assert runner.simulator_core(REPO / "workloads" / "kth-1000.json") is None
+    monkeypatch.setenv(CORE_ENV, "bridged")
+    assert runner.simulator_core(kth) is None

@@ -64,7 +64,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "bridged (no job actor: the compiled bridge, one-activity profiles only; falls back to "
                         "actors when it cannot be built) or auto (bridged when the bridge is available, dynamic "
                         "jobs are off and every profile is of one activity) [default: $BURSTBUFFER_SIM_CORE, "
-                        "else auto]")
+                        "else actors]")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--dump-platform", action="store_true",
                    help="print the resources (JSON, as SIMULATION_BEGINS lists them) and exit; no workload needed")

@@ -61,7 +61,7 @@ CORE_ENV = "BURSTBUFFER_SIM_CORE"
 CONTEXTS_ENV = "BURSTBUFFER_SIM_CONTEXTS"
 CORES = ("auto", "actors", "bridged")
 #: the core when neither --core nor $BURSTBUFFER_SIM_CORE says
-DEFAULT_CORE = "auto"
+DEFAULT_CORE = "actors"
 
 
 def select_core(st: SimState):
