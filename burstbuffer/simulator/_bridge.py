@@ -62,8 +62,10 @@ void on_completion(sg4::Activity const& a) {
     return;
   long key = it->second;
   key_of.erase(it);
+  // SimGrid 3.32 reports an Exec's completion when an actor waits on or tests it, not when it ends:
+  // the date is the activity's own finish time
   if (a.get_state() == sg4::Activity::State::FINISHED)
-    done.emplace_back(key, sg4::Engine::get_clock());
+    done.emplace_back(key, a.get_finish_time());
 }
 
 void track(long key, sg4::ActivityPtr a) {
@@ -122,6 +124,21 @@ PYBIND11_MODULE(MODNAME, m) {
     }
     return r >= 0;
   }, "block until one of the activities ends (True) or `timeout` s pass (False; < 0: no timeout)");
+  m.def("poll", []() {
+    std::vector<sg4::ActivityPtr> v;
+    v.reserve(running.size() + 1);
+    if (msg) v.push_back(msg);
+    for (auto& p : running)
+      if (by_key.count(p.first) && key_of.count(p.second.get()))
+        v.push_back(p.second);
+    py::gil_scoped_release nogil;
+    while (!v.empty()) {
+      ssize_t r = sg4::Activity::test_any(v);
+      if (r < 0) break;
+      v.erase(v.begin() + r);
+    }
+  }, "report the activities that ended while the server did something else (SimGrid reports an end when "
+     "it is tested): to `take`, in start order");
   m.def("take", []() {
     std::vector<std::pair<long, double>> out;
     out.swap(done);

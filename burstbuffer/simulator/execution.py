@@ -164,7 +164,9 @@ def absorb(st: SimState) -> bool:
     and in SimGrid's order — what each job's actor would have done when it woke up (`job_body`'s end).
     Returns True when the server's in-flight message has arrived."""
     arrived = False
-    for key, t in st.bridge.take():
+    # SimGrid reports each end when it is waited on or tested, not necessarily in date order: by date,
+    # then in the order reported (start order for the same date)
+    for key, t in sorted(st.bridge.take(), key=lambda kt: kt[1]):
         if key == -1:
             arrived = True
             continue

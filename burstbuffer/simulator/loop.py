@@ -328,6 +328,7 @@ def handle(st: SimState, kind: str, payload) -> None:
 
 
 def _absorb_while_busy(st: SimState) -> None:
+    st.bridge.poll()
     if absorb(st):
         raise SimulationError("internal error: the server's message arrived while it was not receiving")
     if st.walltimes and st.walltimes[0][0] <= st.now:
