@@ -12,7 +12,7 @@ measurement into a verdict:
 - `AllHold`: the measurement counts `k` of `n` conditions: reproduced when all hold, not
   reproduced when none does, partly otherwise.
 
-Verdicts (the strings of `burstbuffer.metrics.report`): ``reproduced``, ``partly``,
+Verdicts (the strings of `burstbuffer.metrics.verdicts`): ``reproduced``, ``partly``,
 ``not reproduced``, and ``not measured`` when the measure returns None (the report then says what
 more data the claim needs).
 """
@@ -22,8 +22,8 @@ import operator
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
-from .report import MISSING, NOT, PARTLY, REPRODUCED, Verdict
 from ..lazy import lazy
+from .verdicts import MISSING, NOT, PARTLY, REPRODUCED, Verdict
 
 pd = lazy("pandas")  # imported on first use (burstbuffer.lazy)
 

@@ -16,7 +16,7 @@ _WHERE = {
     "DepthBackfilling": "depth", "ORDERS": "orders", "Order": "orders", "make_order": "orders",
     "order_names": "orders", "Queue": "queues", "QueueConfig": "queues", "load_queues": "queues",
     "EASY_POLICIES": "registry", "POLICIES": "registry", "QUEUE_POLICIES": "registry",
-    "make_scheduler": "registry", "policy_names": "registry", "Policy": "api", "PolicyError": "resolve",
+    "make_scheduler": "resolve", "policy_names": "registry", "Policy": "api", "PolicyError": "resolve",
     "PolicyInfo": "resolve", "all_policies": "resolve", "resolve_policy": "resolve",
 }
 

@@ -58,6 +58,7 @@ class SimConfig:
     timeout: float | None = None
     network_model: str = "exact"
     core: str | None = None           # auto, actors, bridged (None: $BURSTBUFFER_SIM_CORE, else the default)
+    machine_states: bool = True       # write PREFIX_machine_states.csv (Batsim: --disable-machine-state-tracing)
 
 
 @dataclass
@@ -127,6 +128,7 @@ class SimState:
     jobs_csv: str = ""
     schedule_csv: str = ""
     writer: Any = None
+    states: Any = None                # outputs.MachineStatesWriter, or None (--disable-machine-state-tracing)
     error: BaseException | None = None
     zmq: Any = None
     ctx: Any = None
