@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 APT_PACKAGES := python3-simgrid python3-venv python3-dev libsimgrid-dev pybind11-dev g++
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup system-deps run test bench clean constraints
+.PHONY: setup system-deps run test bench clean constraints docker-check slurm-check
 
 system-deps:
 	@if ! $(PY_SYS) -c 'import simgrid, venv, ensurepip' >/dev/null 2>&1 \
@@ -48,3 +48,15 @@ clean:
 constraints: setup
 	( echo "# Versions installed by make setup and docker/Dockerfile (pip -c). Regenerate: make constraints"; \
 	  $(PY) -m pip freeze --local --exclude-editable | grep -v '^burstbuffer' ) > constraints.txt
+
+# The containers beside a real Batsim, run for real (docs/deployment.md §2): images built without a registry,
+# the bundled 1000 jobs through docker/compose.yaml, the scheduler's jobs.csv compared with `burstbuffer run`.
+# Skips (exit 0, with a message) without a local Batsim 4.2.1 build or a container engine.
+docker-check: setup
+	$(PY) docker/check.py
+
+# `burstbuffer sweep --cluster slurm` on a real single-node Slurm (Debian's slurm-wlm + munge, configured in a
+# scratch folder), its campaign compared with the local engine's (docs/deployment.md §4). Skips (exit 0, with a
+# message) when the Slurm packages cannot be installed.
+slurm-check: setup
+	$(PY) slurm/check.py

@@ -2,11 +2,9 @@
 so that building the command-line parser stays cheap)."""
 from __future__ import annotations
 
-from pathlib import Path
+from .data import bundled
 
-#: The source tree's root (holds workloads/ and platforms/).
-ROOT = Path(__file__).resolve().parents[1]
-#: The 1000-job KTH workload (Batsim JSON).
-DEFAULT_WORKLOAD = ROOT / "workloads" / "kth-1000.json"
-#: The paper's 108-node Dragonfly with burst buffers (SimGrid XML).
-DEFAULT_PLATFORM = ROOT / "platforms" / "dragonfly96.xml"
+#: The bundled defaults (package data, `burstbuffer.data`; in a checkout the repository's workloads/,
+#: platforms/): the 1000-job KTH workload (Batsim JSON) and the paper's 108-node Dragonfly (SimGrid XML).
+DEFAULT_WORKLOAD = bundled("workloads", "kth-1000.json")
+DEFAULT_PLATFORM = bundled("platforms", "dragonfly96.xml")

@@ -30,7 +30,8 @@ from .signals import Interrupted, die_with_parent
 from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
 
-from .defaults import DEFAULT_PLATFORM, DEFAULT_WORKLOAD, ROOT  # noqa: E402  (re-exported)
+#: The bundled defaults (`burstbuffer.defaults`, kept apart so that the command line's parser stays cheap).
+from .defaults import DEFAULT_PLATFORM, DEFAULT_WORKLOAD  # noqa: E402  (re-exported)
 #: The registered job models (`burstbuffer.io_model.registry`), derived: `reproduce` takes its choices here.
 MODELS = tuple(model_names())
 #: Environment variable that turns on the protocol-conformance check of every answer

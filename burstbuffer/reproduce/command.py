@@ -190,7 +190,7 @@ def register(subparsers) -> None:
     r.add_argument("--platform", metavar="FILE", help="SimGrid platform (default: the bundled Dragonfly)")
     r.add_argument("--model", default="io-aware", choices=MODELS, help="job model (default: io-aware)")
     r.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every policy (default: 0)")
-    r.add_argument("--gantt-jobs", type=cliargs.positive_int, default=3500, metavar="N",
+    r.add_argument("--gantt-jobs", type=cliargs.nonneg_int, default=3500, metavar="N",
                    help="Fig. 3: fcfs-easy, alloc-only, on the first N jobs of the workload (default 3500; 0: no)")
     r.add_argument("--timeout", type=cliargs.positive_float, default=600.0, metavar="S",
                    help="a run fails if its simulator stays silent this long (default: 600 s)")

@@ -13,15 +13,15 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..data import bundled
 from ..errors import InputError
 from ..schedulers.resolve import PolicyError, is_spec, resolve_policy
 from .study import Study
 
-ROOT = Path(__file__).resolve().parents[2]
-KTH_SWF = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf.gz"
+KTH_SWF = bundled("workloads", "KTH-SP2-1996-2.1-cln.swf.gz")
 #: the artifact's 16 three-week KTH parts, gzip-compressed (part-N.json.gz, part-N.yaml)
-KTH_SPLIT = ROOT / "workloads" / "KTH-split"
-KTH_1000 = ROOT / "workloads" / "kth-1000.json"
+KTH_SPLIT = bundled("workloads", "KTH-split")
+KTH_1000 = bundled("workloads", "kth-1000.json")
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import math
 from pathlib import Path
 
 from ...metrics.claims import AllHold, Claim, Measurement
-from ..runs import ROOT
+from ...data import bundled
 from ..study import Study, StudyData, Variant
 from ...lazy import lazy
 
@@ -34,7 +34,7 @@ np = lazy("numpy")  # numpy and pandas: imported on first use (burstbuffer.lazy)
 pd = lazy("pandas")
 
 #: the Mira-like queue file (Allcock et al. §3, scaled to 96 processors)
-MIRA_QUEUES = ROOT / "workloads" / "mira-like-queues.toml"
+MIRA_QUEUES = bundled("workloads", "mira-like-queues.toml")
 POLICIES = ("fcfs-bb", "sjf-bb")
 ORDER_NAMES = ("fcfs", "sjf", "ljf", "small", "large", "bb-small", "bb-large", "wfp")
 #: (name, lowest, highest processors requested); the platform has 96 processors
