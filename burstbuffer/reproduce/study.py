@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import pandas as pd
-
 from ..errors import InputError
 from ..metrics.claims import Claim
+from ..lazy import lazy
+
+pd = lazy("pandas")  # imported on first use (burstbuffer.lazy)
 
 DEFAULT_STUDY = "kopanski2021"
 

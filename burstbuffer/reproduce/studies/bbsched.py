@@ -19,12 +19,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import pandas as pd
-
 from ...metrics.claims import AllHold, Claim, Measurement
 from ..study import ExtraWorkload, Study, StudyData, Variant
 from . import bbsched_regime as R
 from . import bbsched_tables as T
+from ...lazy import lazy
+
+pd = lazy("pandas")  # imported on first use (burstbuffer.lazy)
 
 #: BBSched and the baselines of §4.3, in the paper's order (bbsched-naive is the paper's "Baseline")
 METHODS = ("bbsched-naive", "weighted", "weighted-cpu", "weighted-bb", "constrained-cpu", "constrained-bb",

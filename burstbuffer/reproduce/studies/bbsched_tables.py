@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from ...lazy import lazy
 
-import numpy as np
-import pandas as pd
+np = lazy("numpy")  # numpy and pandas: imported on first use (burstbuffer.lazy)
+pd = lazy("pandas")
+
 
 DAY = 86400.0
 #: the paper's warm-up and cool-down (§4.2): half a month each [s]

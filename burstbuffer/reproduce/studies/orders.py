@@ -25,12 +25,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from ...metrics.claims import AllHold, Claim, Measurement
 from ...data import bundled
 from ..study import Study, StudyData, Variant
+from ...lazy import lazy
+
+np = lazy("numpy")  # numpy and pandas: imported on first use (burstbuffer.lazy)
+pd = lazy("pandas")
 
 #: the Mira-like queue file (Allcock et al. §3, scaled to 96 processors)
 MIRA_QUEUES = bundled("workloads", "mira-like-queues.toml")

@@ -26,11 +26,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from ...metrics.claims import AllHold, AtLeast, Claim, Measurement
 from ..study import Study, Variant
+from ...lazy import lazy
+
+np = lazy("numpy")  # numpy and pandas: imported on first use (burstbuffer.lazy)
+pd = lazy("pandas")
 
 IO, TP = "io-aware", "three-phase"
 #: the policies run on both job models
