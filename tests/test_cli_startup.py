@@ -15,6 +15,8 @@ import pytest
 
 from burstbuffer import cli
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 #: never imported while building the parser of any command
 NEVER = ("scipy", "matplotlib", "pandas", "simgrid", "dask", "distributed")
 #: not imported by `burstbuffer --help` / `--version` either

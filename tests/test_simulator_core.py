@@ -13,6 +13,8 @@ from burstbuffer.schedulers._cbuild import NativeUnavailable
 from burstbuffer.simulator import _bridge
 from burstbuffer.simulator.server import CORE_ENV
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 BB_ROLES = ",".join(f"node_{9 * k}" for k in range(12)) + ":storage"
 
 #: one-activity profiles only (what the bridged core runs): parallel tasks, a walltime reached, a kill,
