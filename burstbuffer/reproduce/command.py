@@ -22,7 +22,9 @@ from pathlib import Path
 from .. import cliargs
 from ..errors import InputError
 from .analysis import analyse
-from .execute import RunSettings, execute, read_marker, report_failed
+from ..fileio import atomic_write_text
+from ..signals import Interrupted, interruptible
+from .execute import RunSettings, execute, interrupted, read_marker, report_failed
 from .dask_engine import add_engine_arguments, check_engine_arguments, make_executor
 from .plan import plan_runs
 from .study import DEFAULT_STUDY, get_study, all_studies
@@ -115,12 +117,23 @@ def reproduce(args) -> int:
                         history=_history(out), missing=[s.key for s in specs if s.key not in results])
         analyse(out, study, specs_done, results, manifest)
         return 0
-    executor, close = make_executor(args, workers, pin=args.cpu == "auto", progress=not args.quiet,
-                                    desc="reproduce")
     try:
-        results = execute(specs, executor, RunSettings(str(platform), seed=args.seed, timeout=args.timeout))
-    finally:
-        close()
+        with interruptible():
+            executor, close = make_executor(args, workers, pin=args.cpu == "auto", progress=not args.quiet,
+                                            desc="reproduce")
+            try:
+                results = execute(specs, executor, RunSettings(str(platform), seed=args.seed, timeout=args.timeout))
+            finally:
+                close()
+    except Interrupted as exc:
+        # what finished is kept (each run's summary.json): manifest.json says what was interrupted
+        results = exc.result or {}
+        manifest.update(runs_kept=kept, interrupted=str(exc), history=_history(out),
+                        done=sorted(k for k, v in results.items() if "error" not in v),
+                        failed={k: v["error"] for k, v in results.items() if "error" in v and not v.get("interrupted")},
+                        not_done=sorted(s.key for s in specs if "error" in results.get(s.key, {"error": ""})))
+        atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=1))
+        return interrupted(exc, "reproduce", out / "manifest.json", len(specs))
     wall = time.perf_counter() - t0
     history = _history(out)
     history.append({"started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - wall)),

@@ -283,7 +283,7 @@ def make_executor(args, workers: int, *, pin: bool, progress: bool, desc: str, l
     check_engine_arguments(args)
     if args.engine == "local":
         from .local import LocalPoolExecutor
-        return LocalPoolExecutor(workers, pin=pin, progress=progress, log=log), lambda: None
+        return LocalPoolExecutor(workers, pin=pin, progress=progress, log=log, desc=desc), lambda: None
     client, cluster, local = connect(address=args.scheduler_address, scheduler_file=args.scheduler_file,
                                      cluster=args.cluster, cluster_config=args.cluster_config,
                                      workers=workers)

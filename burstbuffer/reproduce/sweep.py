@@ -48,7 +48,8 @@ from pathlib import Path
 from .. import __version__, cliargs
 from ..errors import InputError
 from ..fileio import read_toml
-from .execute import RunSettings, execute, report_failed
+from ..signals import Interrupted, interruptible
+from .execute import RunSettings, execute, interrupted, report_failed
 from ..workloads.transform import SCENARIOS
 from .plan import RunSpec
 
@@ -253,7 +254,8 @@ def plan_campaign(c: Campaign, out: Path) -> list[RunSpec]:
 
 def write_index(out: Path, specs: list[RunSpec], results: dict[str, dict]) -> Path:
     """``out``/campaign.csv: one row per run (key, workload, policy, options, model, seed, jobs, dir,
-    status: done / failed, error, mean waiting time [h], mean bounded slowdown, wall time [s])."""
+    status: done / failed / interrupted (stopped by a signal, or not run), error, mean waiting time [h],
+    mean bounded slowdown, wall time [s]); written atomically."""
     path = out / "campaign.csv"
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", newline="") as f:
@@ -261,10 +263,11 @@ def write_index(out: Path, specs: list[RunSpec], results: dict[str, dict]) -> Pa
         w.writerow(["key", "workload", "policy", "options", "model", "seed", "jobs", "dir", "status", "error",
                     "mean_waiting_h", "mean_bounded_slowdown", "wall_time_s"])
         for s in specs:
-            r = results.get(s.key, {"error": "not run"})
+            r = results.get(s.key, {"error": "not run", "interrupted": True})
             sm = r.get("summary", {})
+            status = "done" if "error" not in r else "interrupted" if r.get("interrupted") else "failed"
             w.writerow([s.key, s.scope, s.policy, s.options, s.model, s.seed, s.jobs, s.out,
-                        "failed" if "error" in r else "done", r.get("error", ""), sm.get("mean_waiting_h", ""),
+                        status, r.get("error", ""), sm.get("mean_waiting_h", ""),
                         sm.get("mean_bounded_slowdown", ""), r.get("wall_time", "")])
     os.replace(tmp, path)
     return path
@@ -283,12 +286,17 @@ def sweep(args) -> int:
     print(f"sweep: {len(specs)} runs ({len(c.policies)} policies, {len({s.scope for s in specs})} workload(s), "
           f"{len(c.models)} model(s), {len(c.seeds)} seed(s)), engine {args.engine}, output {out}")
     t0 = time.perf_counter()
-    executor, close = make_executor(args, workers, pin=args.cpu == "auto", progress=not args.quiet, desc="sweep")
     try:
-        results = execute(specs, executor, RunSettings(str(c.platform.resolve()), timeout=c.timeout,
-                                                            network_model=c.network_model))
-    finally:
-        close()
+        with interruptible():
+            executor, close = make_executor(args, workers, pin=args.cpu == "auto", progress=not args.quiet,
+                                            desc="sweep")
+            try:
+                results = execute(specs, executor, RunSettings(str(c.platform.resolve()), timeout=c.timeout,
+                                                               network_model=c.network_model))
+            finally:
+                close()
+    except Interrupted as exc:
+        return interrupted(exc, "sweep", write_index(out, specs, exc.result or {}), len(specs))
     index = write_index(out, specs, results)
     failed = [k for k, v in results.items() if "error" in v]
     print(f"sweep: {len(specs) - len(failed)} of {len(specs)} runs done in {time.perf_counter() - t0:.0f} s; "
