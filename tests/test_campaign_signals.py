@@ -129,3 +129,17 @@ def test_reproduce_local_stops_on_sigterm(tmp_path):
     assert m["interrupted"] == "SIGTERM" and not m["done"]
     started = [p for p in (out / "runs").rglob("simulator.log")]
     assert len(started) == 1, started
+
+
+def test_sweep_dask_stops_on_sigterm_and_leaves_no_scratch(tmp_path):
+    pytest.importorskip("distributed")
+    f = tmp_path / "c.toml"
+    f.write_text(CAMPAIGN.format(kth=KTH))
+    out = tmp_path / "out"
+    proc, kids = _start(["sweep", str(f), "--output", str(out), "--engine", "dask", "--workers", "1",
+                         "--cpu", "off", "-q"], tmp_path)
+    _check_clean_stop(proc, kids, tmp_path, signal.SIGTERM)     # no batsim.sock, no dask-scratch-space
+    rows = list(csv.DictReader((out / "campaign.csv").open()))
+    assert len(rows) == 2 and {r["status"] for r in rows} == {"interrupted"}, rows
+    assert not [p for p in (out / "runs").glob(".*")], "temporary run directories left"
+    assert not (ROOT / "dask-scratch-space").exists()

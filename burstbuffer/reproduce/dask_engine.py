@@ -27,6 +27,7 @@ from typing import Callable, Sequence
 
 from ..errors import InputError
 from ..fileio import read_toml
+from ..signals import Interrupted
 from .execute import RunSettings, describe, read_marker, run_one
 from .plan import RunSpec
 
@@ -175,9 +176,16 @@ def connect(*, address: str | None = None, scheduler_file: str | None = None, cl
         jq.adapt(minimum_jobs=scale["minimum-jobs"], maximum_jobs=max(scale["maximum-jobs"], 1))
         return _quiet(Client(jq)), jq, False
     import dask
+    import tempfile
+    # every file of the cluster (dask-scratch-space, the runs' socket folders: TMPDIR of the workers) goes
+    # to one private folder, removed with the cluster (`make_executor`'s close), even after a signal
+    scratch = tempfile.mkdtemp(prefix="burstbuffer-dask-")
+    dask.config.set({"temporary-directory": scratch})    # this process's scheduler too, for its lifetime
     with dask.config.set({"distributed.worker.profile.enabled": False}):
         lc = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
-                          dashboard_address=":0", silence_logs=40)
+                          dashboard_address=":0", silence_logs=40, local_directory=scratch,
+                          env={"TMPDIR": scratch})
+    lc.burstbuffer_scratch = scratch
     return _quiet(Client(lc)), lc, True
 
 
@@ -192,12 +200,14 @@ class DaskExecutor:
         self.progress = progress
         self.log = log
         self.desc = desc
+        self.todo: Sequence[RunSpec] = ()
 
     def run(self, todo: Sequence[RunSpec], settings: RunSettings,
             on_done: Callable[[RunSpec, dict], None], *, total: int, kept: int) -> None:
         """See `burstbuffer.reproduce.execute.Executor.run`. A task that fails for good (its workers kept
         dying: KilledWorker) is reported as ``{"key", "error"}``."""
         client = self.client
+        self.todo = todo
         futures = {}
         for s in todo:
             # pure=False and a unique key: a rerun of the campaign never reuses a stale result
@@ -241,7 +251,7 @@ class DaskExecutor:
                         running = -1
                     bar.set_postfix_str(f"running {running if running >= 0 else '?'}, failed {failed}",
                                         refresh=True)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Interrupted):
             client.cancel(list(futures))
             raise
         finally:
@@ -290,8 +300,19 @@ def make_executor(args, workers: int, *, pin: bool, progress: bool, desc: str, l
     n = len(client.scheduler_info().get("workers", {}))
     log(f"dask: scheduler {client.scheduler.address}, {n} worker(s) now, dashboard {client.dashboard_link}")
 
+    executor = DaskExecutor(client, pin=pin and local, progress=progress, log=log, desc=desc)
+
     def close():
-        client.close()
-        if cluster is not None:
-            cluster.close()
-    return DaskExecutor(client, pin=pin and local, progress=progress, log=log, desc=desc), close
+        """Shut down the client and the cluster we started; with our LocalCluster, also its scratch folder
+        and the temporary run directories its killed workers left (no task of ours runs any more)."""
+        try:
+            client.close()
+        finally:
+            if cluster is not None:
+                cluster.close()
+                scratch = getattr(cluster, "burstbuffer_scratch", None)
+                if scratch:
+                    shutil.rmtree(scratch, ignore_errors=True)
+                if executor.todo:
+                    remove_leftovers(executor.todo)
+    return executor, close
