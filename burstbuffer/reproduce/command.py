@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import cliargs
 from ..errors import InputError
 from .analysis import analyse
-from ..fileio import atomic_write_text
+from ..fileio import atomic_write_text, output_dir
 from ..signals import Interrupted, interruptible
 from .execute import RunSettings, execute, interrupted, read_marker, report_failed
 from .dask_engine import add_engine_arguments, check_engine_arguments, make_executor
@@ -84,8 +84,7 @@ def reproduce(args) -> int:
 
     check_engine_arguments(args)
     study = get_study(getattr(args, "study", None) or DEFAULT_STUDY)
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(args.output)
     platform = Path(args.platform or DEFAULT_PLATFORM)
     if not platform.is_file():
         raise InputError(str(platform), "platform", "file not found")
@@ -185,7 +184,7 @@ def register(subparsers) -> None:
     r.add_argument("--platform", metavar="FILE", help="SimGrid platform (default: the bundled Dragonfly)")
     r.add_argument("--model", default="io-aware", choices=MODELS, help="job model (default: io-aware)")
     r.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every policy (default: 0)")
-    r.add_argument("--gantt-jobs", type=cliargs.positive_int, default=3500, metavar="N",
+    r.add_argument("--gantt-jobs", type=cliargs.nonneg_int, default=3500, metavar="N",
                    help="Fig. 3: fcfs-easy, alloc-only, on the first N jobs of the workload (default 3500; 0: no)")
     r.add_argument("--timeout", type=cliargs.positive_float, default=600.0, metavar="S",
                    help="a run fails if its simulator stays silent this long (default: 600 s)")

@@ -18,6 +18,7 @@ marker returns it without simulating again (a resubmitted task that had in fact 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 import uuid
@@ -42,6 +43,8 @@ _CLUSTER_KEYS = {"queue": "queue", "account": "account", "walltime": "walltime",
                  "worker-extra-args": "worker_extra_args", "job-name": "job_name"}
 _SCALE_KEYS = ("minimum-jobs", "maximum-jobs")
 TMP_MARK = ".tmp-"
+#: a Dask scheduler address: [PROTOCOL://]HOST:PORT (HOST a name, an IPv4 address or [IPv6])
+_ADDRESS = re.compile(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?:[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]):[0-9]{1,5}")
 
 
 def swap_in(tmp: Path, out: Path) -> None:
@@ -166,7 +169,7 @@ def connect(*, address: str | None = None, scheduler_file: str | None = None, cl
     if address is not None or scheduler_file is not None:
         try:
             client = Client(address, scheduler_file=scheduler_file, timeout="30s")
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:
             raise InputError(str(address or scheduler_file), "scheduler", f"cannot connect: {exc}") from None
         return _quiet(client), None, False
     if cluster is not None:
@@ -283,6 +286,9 @@ def check_engine_arguments(args) -> None:
         raise InputError(chosen[0], chosen[1], "give only one of --scheduler-address, --scheduler-file, --cluster")
     if chosen and args.engine != "dask":
         raise InputError(chosen[0], "--engine", "needs --engine dask")
+    if args.scheduler_address and not _ADDRESS.fullmatch(args.scheduler_address):
+        raise InputError("--scheduler-address", args.scheduler_address[:100],
+                         "expected a Dask scheduler address, e.g. tcp://HOST:PORT")
     if args.cluster_config and not args.cluster:
         raise InputError("--cluster-config", args.cluster_config, "needs --cluster")
 
