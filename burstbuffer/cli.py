@@ -318,7 +318,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--storage", metavar="HOSTS",
                    help="comma-separated BB storage hosts (default: the platform's storage_nodes property)")
     r.add_argument("--timeout", type=cliargs.positive_float, default=600.0, metavar="S",
-                   help="give up if the simulator stays silent this long (default: 600 s)")
+                   help="give up if the simulator stays silent, or one decision of the policy lasts, this long "
+                        "(default: 600 s; docs/reliability.md)")
     r.add_argument("--cpu", default="auto", type=cliargs.cpu, metavar="auto|off|N",
                    help="CPU core shared by the scheduler and the simulator, which take turns: auto (the "
                         "current one), off (no pinning) or a number (default: auto; twice as fast as "

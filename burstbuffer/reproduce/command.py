@@ -121,7 +121,8 @@ def reproduce(args) -> int:
             executor, close = make_executor(args, workers, pin=args.cpu == "auto", progress=not args.quiet,
                                             desc="reproduce")
             try:
-                results = execute(specs, executor, RunSettings(str(platform), seed=args.seed, timeout=args.timeout))
+                results = execute(specs, executor, RunSettings(str(platform), seed=args.seed, timeout=args.timeout,
+                                                               run_timeout=args.run_timeout))
             finally:
                 close()
     except Interrupted as exc:
@@ -187,7 +188,10 @@ def register(subparsers) -> None:
     r.add_argument("--gantt-jobs", type=cliargs.nonneg_int, default=3500, metavar="N",
                    help="Fig. 3: fcfs-easy, alloc-only, on the first N jobs of the workload (default 3500; 0: no)")
     r.add_argument("--timeout", type=cliargs.positive_float, default=600.0, metavar="S",
-                   help="a run fails if its simulator stays silent this long (default: 600 s)")
+                   help="a run fails if its simulator stays silent, or one decision of its policy lasts, this "
+                        "long (default: 600 s)")
+    r.add_argument("--run-timeout", type=cliargs.positive_float, default=86400.0, metavar="S",
+                   help="a run fails if it lasts this long, wall clock (default: 86400 s; docs/reliability.md)")
     r.add_argument("--cpu", choices=("auto", "off"), default="auto",
                    help="auto: each worker's scheduler and simulator share one CPU core of their own (they take "
                         "turns; twice as fast as unpinned on 2 cores); off: no pinning (default: auto)")

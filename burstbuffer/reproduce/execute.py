@@ -34,13 +34,16 @@ class RunSettings:
     """What every run of a plan shares: the SimGrid `platform` file, the policies' `seed`, `timeout`
     [s] of simulator silence before a run fails, `cpu`: the CPU core to pin a run's scheduler and
     simulator to (None: no pinning; a local executor sets it per worker), `network_model`: the
-    simulator's (docs/io-model.md §5)."""
+    simulator's (docs/io-model.md §5). `timeout` also bounds each decision of the policy, `run_timeout`
+    [s] (None: no limit) each run's wall-clock time: a run over either fails, the others go on
+    (docs/reliability.md)."""
 
     platform: str
     seed: int = 0
     timeout: float = 600.0
     cpu: int | None = None
     network_model: str = "exact"
+    run_timeout: float | None = None
 
 
 def read_marker(spec: RunSpec) -> dict | None:
@@ -88,7 +91,7 @@ def run_one(spec: RunSpec, settings: RunSettings, on_progress: Progress | None =
         res = run(spec.policy, Path(spec.workload), Path(settings.platform), out, model=spec.model,
                   seed=seed, progress=False, on_progress=on_progress, timeout=settings.timeout,
                   cpu=settings.cpu, policy_options=json.loads(spec.options) if spec.options else None,
-                  network_model=settings.network_model)
+                  network_model=settings.network_model, run_timeout=settings.run_timeout)
     except BaseException as exc:   # noqa: BLE001 - reported, the other runs go on
         if isinstance(exc, (KeyboardInterrupt, Interrupted)):
             msg = f"interrupted ({exc})" if str(exc) else "interrupted"

@@ -8,7 +8,9 @@ Campaign file (TOML; relative paths are relative to the file)::
     platform = "../platforms/dragonfly96.xml"   # default: the bundled Dragonfly
     models = ["io-aware"]                       # job models (default: io-aware)
     seeds = [0]                                 # the policies' seeds (default: [0])
-    timeout = 600                               # [s] of simulator silence before a run fails
+    timeout = 600                               # [s] of simulator silence, or of one decision, before a
+                                                #   run fails (docs/reliability.md)
+    run-timeout = 86400                         # [s] of wall-clock time before a run fails (default 1 day)
     network-model = "exact"                     # the simulator's --network-model (docs/io-model.md §5;
                                                 #   default exact, Batsim's; e.g. uncontended on 10,000 nodes)
 
@@ -56,7 +58,9 @@ from ..workloads.transform import SCENARIOS
 from .plan import RunSpec
 
 _TOP = {"campaign", "policy", "workload", "exclude"}
-_CAMPAIGN = {"platform", "models", "seeds", "timeout", "name", "network-model"}
+_CAMPAIGN = {"platform", "models", "seeds", "timeout", "run-timeout", "name", "network-model"}
+#: [s] a campaign run's default wall-clock limit (campaign key run-timeout; reproduce --run-timeout)
+RUN_TIMEOUT = 86400.0
 _POLICY = {"name", "label", "options"}
 _WORKLOAD = {"file", "label", "jobs", "min-res", "parts", "bb-scenario", "bb-seed"}
 _EXCLUDE = {"policy", "workload", "model", "seed"}
@@ -66,7 +70,7 @@ _EXCLUDE = {"policy", "workload", "model", "seed"}
 class Campaign:
     """A parsed campaign file: `policies` [(label, name, options dict)], `workloads` [(label, file,
     transforms dict)], `models`, `seeds`, `exclude` [dict], `platform` path, `timeout` [s],
-    `network_model` (the simulator's, `burstbuffer.simulator.network.NETWORK_MODELS`)."""
+    `network_model` (the simulator's, `burstbuffer.simulator.network.NETWORK_MODELS`), `run_timeout` [s]."""
 
     path: Path
     policies: list
@@ -77,6 +81,7 @@ class Campaign:
     platform: Path
     timeout: float
     network_model: str = "exact"
+    run_timeout: float = RUN_TIMEOUT
 
 
 def _unknown(path: Path, where: str, table: dict, known: set) -> None:
@@ -154,6 +159,9 @@ def load_campaign(path: str | Path) -> Campaign:
     timeout = top.get("timeout", 600.0)
     if not is_num(timeout) or not timeout > 0:
         raise InputError(str(p), "campaign.timeout", f"expected a number > 0, not {_excerpt(timeout)}")
+    run_timeout = top.get("run-timeout", RUN_TIMEOUT)
+    if not is_num(run_timeout) or not run_timeout > 0:
+        raise InputError(str(p), "campaign.run-timeout", f"expected a number > 0, not {_excerpt(run_timeout)}")
     from ..simulator.network import NETWORK_MODELS
     network_model = top.get("network-model", "exact")
     if not isinstance(network_model, str) or network_model not in NETWORK_MODELS:
@@ -208,7 +216,7 @@ def load_campaign(path: str | Path) -> Campaign:
     for i, t in enumerate(exclude):
         _unknown(p, f"exclude[{i}]", t, _EXCLUDE)
     return Campaign(p, policies, workloads, list(dict.fromkeys(models)), list(dict.fromkeys(seeds)), exclude,
-                    platform, float(timeout), network_model)
+                    platform, float(timeout), network_model, float(run_timeout))
 
 
 def sha256_file(path: Path) -> str:
@@ -370,7 +378,8 @@ def sweep(args) -> int:
                                             desc="sweep")
             try:
                 results = execute(unique, executor, RunSettings(str(c.platform.resolve()), timeout=c.timeout,
-                                                               network_model=c.network_model))
+                                                               network_model=c.network_model,
+                                                               run_timeout=c.run_timeout))
             finally:
                 close()
     except Interrupted as exc:
