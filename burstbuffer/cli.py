@@ -376,6 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .jsonvalues import excerpt
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if not argv:
@@ -391,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except InputError as exc:
-        print(f"burstbuffer: {exc}", file=sys.stderr)
+        print(f"burstbuffer: {excerpt(str(exc), 2000)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("burstbuffer: interrupted", file=sys.stderr)
@@ -400,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         from .batsim.loop import BatsimDied
         from .batsim.protocol import ProtocolError
         if isinstance(exc, (BatsimDied, ProtocolError)):
-            print(f"burstbuffer: {exc}", file=sys.stderr)
+            print(f"burstbuffer: {excerpt(str(exc), 2000)}", file=sys.stderr)
             return 1
         raise
 

@@ -51,6 +51,8 @@ def read_toml(path: str | Path, item: str) -> dict:
         raise InputError(str(p), item, exc.strerror or "cannot read") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(str(p), item, f"bad TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(str(p), item, "bad TOML: nested too deeply") from None
 
 
 def output_dir(path: str | Path, item: str = "--output") -> Path:

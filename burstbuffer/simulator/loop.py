@@ -19,6 +19,7 @@ import heapq
 import json
 import time
 
+from ..jsonvalues import excerpt
 from .handlers import HANDLERS, killing_done
 from .protocol import dumps, is_number
 from .state import SimState, SimulationError
@@ -190,6 +191,8 @@ def queue_reply(st: SimState, reply: str, sent_at: float) -> None:
         doc = json.loads(reply)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise SimulationError("Invalid JSON message: could not be parsed") from None
+    except RecursionError:
+        raise SimulationError("Invalid JSON message: nested too deeply") from None
     if not isinstance(doc, dict):
         raise SimulationError("Invalid JSON message: not a JSON object")
     if "now" not in doc or not is_number(doc["now"]):
@@ -212,7 +215,7 @@ def queue_reply(st: SimState, reply: str, sent_at: float) -> None:
             raise SimulationError(f"Invalid JSON message: event {i} should have a string 'type'")
         if ev["type"] not in _REPLY_TYPES:
             raise SimulationError(f"Invalid JSON message: event {i} has an unknown 'type' value "
-                                  f"'{ev['type']}'")
+                                  f"'{excerpt(ev['type'])}'")
         if "data" not in ev:
             raise SimulationError(f"Invalid JSON message: event {i} should have a 'data' key")
         due = max(due, float(ts))
