@@ -169,8 +169,12 @@ def send(st: SimState) -> None:
     st.nb_messages += 1
     t0 = time.perf_counter()
     try:
+        monitor = getattr(st, "monitor", None)
+        if monitor is not None:
+            while monitor.poll(0):            # disconnections before this request do not concern it
+                monitor.recv_multipart()
         st.sock.send_string(text)
-        reply = st.sock.recv_string()
+        reply = st.sock.recv_string() if monitor is None else await_reply(st, monitor)
     except st.zmq.Again:
         raise SimulationError(f"no answer from the scheduler on {st.cfg.socket} within "
                               f"{st.cfg.timeout:g} s") from None
@@ -184,6 +188,28 @@ def send(st: SimState) -> None:
             forget(st, job)
         st.to_delete.clear()
     queue_reply(st, reply, now)
+
+
+def await_reply(st: SimState, monitor) -> str:
+    """The scheduler's answer to the request just sent, watching `monitor` (the REQ socket's
+    EVENT_DISCONNECTED events): SimulationError once the scheduler has been disconnected for
+    `cfg.disconnect_grace` s (its ZeroMQ REQ request is lost, the answer can never come) or after
+    `cfg.timeout` s (None: no limit)."""
+    zmq = st.zmq
+    deadline = None if st.cfg.timeout is None else time.monotonic() + st.cfg.timeout
+    lost_at = None
+    while True:
+        if st.sock.poll(250, zmq.POLLIN):
+            return st.sock.recv_string()
+        while monitor.poll(0):
+            monitor.recv_multipart()
+            lost_at = lost_at or time.monotonic()
+        now = time.monotonic()
+        if lost_at is not None and now - lost_at > st.cfg.disconnect_grace:
+            raise SimulationError(f"the scheduler on {st.cfg.socket} disconnected (or stopped answering "
+                                  f"ZeroMQ heartbeats) without answering message {st.nb_messages}")
+        if deadline is not None and now > deadline:
+            raise zmq.Again()
 
 
 def queue_reply(st: SimState, reply: str, sent_at: float) -> None:
