@@ -143,3 +143,32 @@ def test_sweep_dask_stops_on_sigterm_and_leaves_no_scratch(tmp_path):
     assert len(rows) == 2 and {r["status"] for r in rows} == {"interrupted"}, rows
     assert not [p for p in (out / "runs").glob(".*")], "temporary run directories left"
     assert not (ROOT / "dask-scratch-space").exists()
+
+
+def test_sweep_local_stops_on_sigterm_to_the_whole_group(tmp_path):
+    """A batch system or a closed terminal signals every process of the group: the runs still stop
+    cleanly (no socket folder left), campaign.csv is written."""
+    f = tmp_path / "c.toml"
+    f.write_text(CAMPAIGN.format(kth=KTH))
+    out = tmp_path / "out"
+    (tmp_path / "t").mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp_path / "t")}
+    proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "sweep", str(f), "--output", str(out),
+                             "--engine", "local", "--workers", "1", "--cpu", "off", "-q"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ROOT, env=env, start_new_session=True)
+    deadline = time.monotonic() + 180
+    while not any("burstbuffer.simulator" in _cmdline(k) for k in _descendants(proc.pid)):
+        assert time.monotonic() < deadline and proc.poll() is None, "the campaign never got going"
+        time.sleep(0.1)
+    time.sleep(1.0)
+    kids = _descendants(proc.pid)
+    os.killpg(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=90)
+    assert proc.returncode == 143, err.decode(errors="replace")
+    deadline = time.monotonic() + 15
+    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [k for k in kids if _alive(k)]
+    assert not list((tmp_path / "t").iterdir())
+    rows = list(csv.DictReader((out / "campaign.csv").open()))
+    assert {r["status"] for r in rows} == {"interrupted"}

@@ -66,6 +66,10 @@ def _init_worker(q, counter, pin: bool, stop=None) -> None:
     _WorkerContext.current = _WorkerContext(q, resolve_cpu("auto", slot=slot) if pin else None, stop)
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def _pool_task(spec: RunSpec, settings: RunSettings) -> dict:
     """In a pool worker: `run_one` with this worker's CPU core and progress queue; ``{"key", "error",
     "interrupted": True}`` without simulating once the parent was interrupted (its stop event set).
@@ -73,6 +77,10 @@ def _pool_task(spec: RunSpec, settings: RunSettings) -> dict:
     either finds the event set or interrupts the run."""
     ctx = _WorkerContext.current
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    # a SIGTERM or SIGHUP sent to the whole process group (a closed terminal, a batch system) stops the
+    # run as cleanly as Ctrl-C does: its simulator stopped, its socket folder removed
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, _interrupt)
     try:
         if ctx.stop is not None and ctx.stop.is_set():
             return {"key": spec.key, "error": "interrupted before it started", "interrupted": True}
@@ -82,6 +90,8 @@ def _pool_task(spec: RunSpec, settings: RunSettings) -> dict:
         return {"key": spec.key, "error": "interrupted before it started", "interrupted": True}
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for s in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_DFL)
 
 
 class LocalPoolExecutor:
