@@ -165,3 +165,30 @@ def test_guard_checks_stage_ins_and_starts_alike():
     other = Job("w0!2", 0.0, 10.0, 1, 60)
     with pytest.raises(SchedulerFault, match=r"policy p at t=2: job w0!2 would put 60 B on BB node 10 \(bb0\)"):
         g.decide(S([Start(other, ProcSet(2), {2: 10})]), 2.0, recs)
+
+
+def test_user_policy_raising_in_schedule_is_one_line(tmp_path):
+    """The stable user API (`Policy.schedule`, docs/writing-a-policy.md) goes through the same guard."""
+    (tmp_path / "boom.py").write_text(textwrap.dedent('''
+        from burstbuffer.schedulers import Policy
+
+
+        class Boom(Policy):
+            name = "boom"
+
+            def schedule(self, now, queue, profile, rng):
+                if now > 0:
+                    raise RuntimeError("kaboom")
+                return []
+    '''))
+    w = json.loads(KTH.read_text())
+    w["jobs"] = w["jobs"][:20]
+    (tmp_path / "w.json").write_text(json.dumps(w))
+    r = subprocess.run([sys.executable, "-m", "burstbuffer", "run", "--policy", f"{tmp_path / 'boom.py'}:Boom",
+                        "--workload", str(tmp_path / "w.json"), "--output", str(tmp_path / "out"), "--cpu", "off",
+                        "-q"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("burstbuffer: policy boom at t=") \
+        and "RuntimeError: kaboom" in lines[0], r.stderr
+    assert (tmp_path / "out" / "jobs.csv").is_file() and (tmp_path / "out" / "run.json").is_file()
