@@ -34,7 +34,7 @@ def replay(policy: str, workload, platform, runtime: dict[str, float]) -> tuple[
     from burstbuffer.app import SchedulerApp
     from burstbuffer.batsim.loop import Outbox
     from burstbuffer.batsim.protocol import ExecuteJob, JobCompleted, JobSubmitted, SimulationBegins
-    from burstbuffer.io_model.alloc_only import AllocOnlyExecutor
+    from burstbuffer.io_model.alloc_only import AllocOnlyModel
     from burstbuffer.platforms.model import Platform
     from burstbuffer.schedulers import make_scheduler
 
@@ -42,7 +42,7 @@ def replay(policy: str, workload, platform, runtime: dict[str, float]) -> tuple[
     Platform.from_simulation_begins = classmethod(lambda cls, data, **kw: platform)
     try:
         t0 = time.process_time()
-        app = SchedulerApp(lambda p: make_scheduler(policy, p, seed=0), AllocOnlyExecutor())
+        app = SchedulerApp(lambda p: make_scheduler(policy, p, seed=0), AllocOnlyModel())
         app.on_event(0.0, SimulationBegins({"profiles": {"w0": workload.profiles}}), Outbox(0.0))
         subs = sorted(workload.jobs, key=lambda j: j.subtime)
         ends: list[tuple[float, str]] = []

@@ -186,12 +186,9 @@ class SchedulerApp:
         except (TypeError, AttributeError, KeyError, ValueError) as exc:
             raise ProtocolError(f"malformed SIMULATION_BEGINS ({exc.__class__.__name__}: {exc})") from None
         self.scheduler = self.make_scheduler(self.platform)
-        adapt = getattr(self.scheduler, "for_job_model", None)   # e.g. the EASY family on three-phase
-        if adapt is not None:
-            self.scheduler = adapt(self.executor.name)
+        self.scheduler.bind_job_model(self.executor)             # the shape of a job's holds (holds.HoldShape)
         #: the policy frees a job's nodes at its "nodes-released" (three-phase), not at its end
-        self._releases_nodes = getattr(type(self.scheduler), "nodes_released", None) not in (
-            None, Scheduler.nodes_released)
+        self._releases_nodes = self.scheduler.frees_nodes_before_stage_out
         profiles, cfg = data.get("profiles") or {}, data.get("config") or {}
         if not isinstance(profiles, dict) or not all(isinstance(p, dict) for p in profiles.values()) \
                 or not isinstance(cfg, dict):
@@ -248,9 +245,8 @@ class SchedulerApp:
             return
         self._executing.discard(ev.job_id)
         done = self.executor.on_completed(ev, ts, out)
-        take = getattr(self.executor, "take_phase_events", None)   # three-phase models only
-        if take is not None:
-            for kind, job_id in take():
+        if self.executor.stages_separately:
+            for kind, job_id in self.executor.take_phase_events():
                 if kind == "staged":
                     self.records[job_id].staged_at = ts
                     self.scheduler.stage_in_done(job_id, ts)
@@ -288,28 +284,27 @@ class SchedulerApp:
             for start in self._guard.decide(sched, now, self.records):
                 rec = self.records[start.job.id]
                 if isinstance(start, StageIn):    # docs/io-model.md §3: BB only, the job stays pending
-                    stage_in = getattr(self.executor, "stage_in", None)
-                    if stage_in is None:
+                    if not self.executor.stages_separately:
                         raise InputError("--model", self.executor.name,
                                          f"policy {sched.name} needs the three-phase job model")
                     rec.start, rec.bb_alloc = now, start.bb_per_storage
                     rec._close_wait(now)
-                    stage_in(start, now, out)
+                    self.executor.stage_in(start, now, out)
                     continue
                 if rec.start is None:              # waiting time ends at the first held resource
                     rec.start = now
                     rec._close_wait(now)
                 rec.procs, rec.bb_alloc = start.procs, start.bb_per_storage
                 rec.nodes_start = now
-                facts = getattr(sched, "job_facts", None)
+                facts = sched.job_facts
                 if facts:
                     rec.facts = facts.pop(start.job.id, rec.facts)
                 self.executor.start(start, now, out)
             # why the others wait, until the next decision (docs/wait-reasons.md)
             records = self.records
-            reasons = getattr(sched, "wait_reasons_changed", None)   # only the jobs whose reason changed
+            reasons = sched.wait_reasons_changed   # only the jobs whose reason changed
             if reasons is None:
-                reasons = getattr(sched, "wait_reasons", {})
+                reasons = sched.wait_reasons
             for job_id, reason in reasons.items():
                 rec = records[job_id]
                 if reason != rec.wait_reason:
@@ -336,8 +331,8 @@ class SchedulerApp:
         columns, `queue` and `priority` (at start, "" if none), and only then: other runs' files are
         unchanged (docs/orders-and-queues.md). Under a job model with phases (three-phase) the
         `THREE_PHASE_COLUMNS` come last (docs/io-model.md §3)."""
-        extra = list(getattr(self.scheduler, "extra_job_columns", []) or [])
-        phases = hasattr(self.executor, "take_phase_events")      # three-phase: the phases' columns last
+        extra = list(self.scheduler.extra_job_columns or []) if self.scheduler is not None else []
+        phases = self.executor.stages_separately                  # three-phase: the phases' columns last
         tmp = f"{path}.tmp"
         with open(tmp, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(JOBS_CSV_COLUMNS) + extra

@@ -197,7 +197,7 @@ class SchedulerSession:
                     "%d profile%s no bb: treated as 0 B (no burst buffer, no data staging)", n,
                     " has" if n == 1 else "s have")
             sched = self.app.scheduler
-            if sched is not None and hasattr(sched, "write_outputs"):   # e.g. a window policy's decisions.csv
+            if sched is not None:                                       # e.g. a window policy's decisions.csv
                 sched.write_outputs(self.output)
         return self.messages
 

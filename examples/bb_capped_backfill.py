@@ -8,8 +8,8 @@ class BBCappedBackfill(Policy):
 
     name = "bb-capped"
 
-    def __init__(self, platform, *, seed=0, bb_share=0.5):
-        super().__init__(platform, seed=seed)
+    def __init__(self, platform, *, seed=0, bb_share=0.5, **options):
+        super().__init__(platform, seed=seed, **options)   # period, staging, staging_bandwidth
         self.cap = bb_share * platform.total_bb          # bytes
 
     def can_ever_fit(self, job):                         # rejected, never queued

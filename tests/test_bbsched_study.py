@@ -13,7 +13,7 @@ import pytest
 from burstbuffer.cli import main
 from burstbuffer.metrics.claims import evaluate
 from burstbuffer.metrics.report import NOT, PARTLY, REPRODUCED
-from burstbuffer.reproduce.plan import plan_runs
+from burstbuffer.reproduce.runs import plan_runs
 from burstbuffer.reproduce.studies import bbsched as B
 from burstbuffer.reproduce.studies import bbsched_tables as T
 from burstbuffer.reproduce.study import get_study

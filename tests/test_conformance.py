@@ -8,7 +8,7 @@ from procset import ProcSet
 from burstbuffer.batsim.conformance import (CheckedTransport, ConformanceChecker, ProtocolViolation,
                                             parse_interval_set)
 from burstbuffer.batsim.protocol import ExecuteJob
-from burstbuffer.io_model.alloc_only import AllocOnlyExecutor
+from burstbuffer.io_model.alloc_only import AllocOnlyModel
 from burstbuffer.runner import run
 
 from .conftest import CAPTURE_DIR, PLATFORM
@@ -215,7 +215,7 @@ def test_run_checks_the_protocol_and_fails_on_a_violation(kth_subset, tmp_path, 
         extra = max(set(range(96)) - set(start.procs))
         out.add(ExecuteJob(start.job.id, start.procs | ProcSet(extra)), now)
 
-    monkeypatch.setattr(AllocOnlyExecutor, "start", oversize)
+    monkeypatch.setattr(AllocOnlyModel, "start", oversize)
     with pytest.raises(ProtocolViolation, match=r"\[alloc\].*res=\d+ machines"):
         run("fcfs", kth_subset(3), PLATFORM, tmp_path / "o", model="alloc-only", progress=False, timeout=60)
     assert (tmp_path / "o" / "jobs.csv").is_file()     # outputs so far are written all the same

@@ -14,9 +14,9 @@ from burstbuffer.app import SchedulerApp
 from burstbuffer.batsim.loop import Outbox
 from burstbuffer.batsim.protocol import ExecuteJob, JobCompleted, JobSubmitted, SimulationBegins
 from burstbuffer.errors import InputError
-from burstbuffer.io_model.alloc_only import AllocOnlyExecutor
+from burstbuffer.io_model.alloc_only import AllocOnlyModel
 from burstbuffer.io_model.base import JobModel
-from burstbuffer.io_model.io_aware import IOAwareExecutor
+from burstbuffer.io_model.io_aware import IOAwareModel
 from burstbuffer.io_model.registry import JOB_MODELS, make_model, model_names
 from burstbuffer.jsonvalues import is_num
 from burstbuffer.metrics.definitions import (BATSIM_JOBS_COLUMNS, JOBS_CSV_COLUMNS, JOBS_CSV_EXTRA_COLUMNS, TAU,
@@ -24,7 +24,7 @@ from burstbuffer.metrics.definitions import (BATSIM_JOBS_COLUMNS, JOBS_CSV_COLUM
 from burstbuffer.metrics.tidy import job_metrics
 from burstbuffer.platforms.model import Platform
 from burstbuffer.runner import make_executor
-from burstbuffer.schedulers.policies import Fcfs
+from burstbuffer.schedulers.easy import Fcfs
 from burstbuffer.simulator.outputs import JobsWriter
 from burstbuffer.simulator.workload import load_workload as simulator_load
 from burstbuffer.workloads.batsim_json import load_workload as reader_load
@@ -55,29 +55,29 @@ def mismatches(cls, proto=JobModel) -> list[str]:
     return bad
 
 
-@pytest.mark.parametrize("cls", [AllocOnlyExecutor, IOAwareExecutor])
+@pytest.mark.parametrize("cls", [AllocOnlyModel, IOAwareModel])
 def test_both_models_implement_the_protocol(cls):
     assert mismatches(cls) == []
     assert isinstance(cls(), JobModel)
 
 
 def test_the_protocol_check_fails_on_a_missing_or_different_method():
-    class NoFlush(AllocOnlyExecutor):
+    class NoFlush(AllocOnlyModel):
         flush = None                                    # type: ignore[assignment]
 
-    class OddStart(AllocOnlyExecutor):
+    class OddStart(AllocOnlyModel):
         def start(self, start, out):                    # type: ignore[override]
             pass
 
     assert "signature of flush" in mismatches(NoFlush) or "missing flush" in mismatches(NoFlush)
     assert mismatches(OddStart) == ["signature of start"]
     assert set(_members(JobModel)) == {"name", "uses_dynamic_jobs", "begin", "start", "on_completed", "flush",
-                                       "busy"}
+                                       "busy", "stages_separately", "hold_shape", "stage_in", "take_phase_events"}
 
 
 def test_registry_names_and_factories():
     assert model_names() == ["alloc-only", "io-aware", "three-phase"]
-    assert type(make_model("io-aware")) is IOAwareExecutor and type(make_model("alloc-only")) is AllocOnlyExecutor
+    assert type(make_model("io-aware")) is IOAwareModel and type(make_model("alloc-only")) is AllocOnlyModel
     assert make_model("io-aware") is not make_model("io-aware")           # a new model per run
     for name in model_names():
         assert make_model(name).name == name
@@ -93,7 +93,7 @@ def test_registry_rejects_an_unknown_model_naming_the_valid_ones():
 
 def test_cli_choices_come_from_the_registry(monkeypatch, capsys):
     from burstbuffer.cli import main
-    monkeypatch.setitem(JOB_MODELS, "zz-test", AllocOnlyExecutor)
+    monkeypatch.setitem(JOB_MODELS, "zz-test", AllocOnlyModel)
     assert main(["run", "--model", "nope"]) == 2
     assert "'alloc-only', 'io-aware', 'three-phase', 'zz-test'" in capsys.readouterr().err
 
@@ -102,7 +102,7 @@ def test_cli_choices_come_from_the_registry(monkeypatch, capsys):
 SMALL = classmethod(lambda cls, data, **kw: Platform.simple(4, [10**12]))
 
 
-class Recorder(AllocOnlyExecutor):
+class Recorder(AllocOnlyModel):
     """alloc-only, recording the calls SchedulerApp makes."""
 
     def __init__(self):
@@ -140,7 +140,7 @@ def test_app_calls_the_declared_methods_in_order(monkeypatch, tmp_path):
 
 def test_a_bad_job_submitted_is_a_one_line_error(monkeypatch):
     monkeypatch.setattr(Platform, "from_simulation_begins", SMALL)
-    app = SchedulerApp(Fcfs, AllocOnlyExecutor())
+    app = SchedulerApp(Fcfs, AllocOnlyModel())
     out = Outbox(0.0)
     app.on_event(0.0, SimulationBegins({"profiles": {}}), out)
     with pytest.raises(InputError) as e:
@@ -179,7 +179,7 @@ def test_one_column_list(tmp_path, monkeypatch):
     w = JobsWriter(str(tmp_path / "b_jobs.csv"))
     w.close()
     assert (tmp_path / "b_jobs.csv").read_text().strip().split(",") == list(BATSIM_JOBS_COLUMNS)
-    app = SchedulerApp(Fcfs, AllocOnlyExecutor())
+    app = SchedulerApp(Fcfs, AllocOnlyModel())
     app.write_jobs_csv(str(tmp_path / "jobs.csv"))
     assert (tmp_path / "jobs.csv").read_text().strip().split(",") == list(JOBS_CSV_COLUMNS)
 

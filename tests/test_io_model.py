@@ -5,7 +5,7 @@ from procset import ProcSet
 from burstbuffer.batsim.loop import Outbox
 from burstbuffer.batsim.protocol import (ExecuteJob, JobCompleted, KillJob, RegisterJob, RegisterProfile,
                                          RejectJob)
-from burstbuffer.io_model.io_aware import IOAwareExecutor, nb_phases
+from burstbuffer.io_model.io_aware import IOAwareModel, nb_phases
 from burstbuffer.platforms.model import Platform
 from burstbuffer.schedulers.base import Job, Start
 
@@ -20,12 +20,12 @@ def test_number_of_phases_follows_spec():
 
 
 class Driver:
-    """Runs an IOAwareExecutor: every sub-job completes when told to."""
+    """Runs an IOAwareModel: every sub-job completes when told to."""
 
     def __init__(self, cpu, bb, res=4, walltime=1e6, com=1000):
         # 4 compute nodes (0-3), 2 BB nodes (4, 5), pfs = 6
         self.plat = Platform.simple(4, [10**12, 10**12])
-        self.ex = IOAwareExecutor()
+        self.ex = IOAwareModel()
         self.ex.begin(self.plat, {"w0": {"p": {"type": "parallel_homogeneous", "cpu": cpu, "com": com, "bb": bb}}})
         self.job = Job("w0!7", 0.0, walltime, res, bb, "p")
         self.start = Start(self.job, ProcSet((0, res - 1)), {n: 4 if n < 2 else 5 for n in range(res)})

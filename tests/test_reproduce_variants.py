@@ -8,7 +8,7 @@ import pandas as pd
 
 from burstbuffer.reproduce import RunSettings, analyse, execute, plan_runs
 from burstbuffer.reproduce.local import LocalPoolExecutor
-from burstbuffer.reproduce.plan import subset
+from burstbuffer.reproduce.runs import subset
 from burstbuffer.reproduce.study import ExtraWorkload, Study, Variant
 from burstbuffer.runner import DEFAULT_PLATFORM
 from burstbuffer.schedulers import POLICIES
@@ -18,7 +18,7 @@ VARIANTS = (Variant("sjf-bb", "sjf-bb"), Variant("fcfs-bb/ljf", "fcfs-bb", {"ord
 
 
 def _first_half(whole: Path, work: Path, seed: int, platform: Path) -> list[ExtraWorkload]:
-    from burstbuffer.reproduce.plan import njobs
+    from burstbuffer.reproduce.runs import njobs
     n = njobs(whole) // 2
     return [ExtraWorkload("half", subset(whole, n, work / "half.json"), f"half: the first {n} jobs (seed {seed})")]
 

@@ -1,4 +1,4 @@
-"""The EASY family and conservative-bb on the three-phase job model (`burstbuffer.schedulers.staged`,
+"""The EASY family and conservative-bb on the three-phase job model (`burstbuffer.schedulers.profiled`,
 docs/policies.md "On the three-phase model"): a hand-checked schedule whose head reservation holds BB over its
 stage-in, invariants on generated workloads, and the app's choice of the variant from the job model."""
 from __future__ import annotations
@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 from burstbuffer.platforms.model import Platform
 from burstbuffer.schedulers import Job, make_scheduler
 from burstbuffer.schedulers.base import StageIn
-from burstbuffer.schedulers.staged import StagedBackfilling
+from burstbuffer.io_model.alloc_only import AllocOnlyModel
+from burstbuffer.io_model.io_aware import IOAwareModel
+from burstbuffer.io_model.three_phase import ThreePhaseModel
 
 from .staged_sim import simulate
 
@@ -18,8 +20,14 @@ GB = 10**9
 STAGED = ("fcfs-easy", "fcfs-bb", "sjf-bb", "conservative-bb")
 
 
+def bound(policy: str, plat: Platform, model, **options):
+    s = make_scheduler(policy, plat, **options)
+    s.bind_job_model(model)
+    return s
+
+
 def staged(policy: str, plat: Platform, **options):
-    return make_scheduler(policy, plat, **options).for_job_model("three-phase")
+    return bound(policy, plat, ThreePhaseModel(), **options)
 
 
 def _hand_jobs():
@@ -38,7 +46,7 @@ def test_fcfs_bb_reservation_holds_the_bb_of_the_head_jobs_stage_in():
     125-218, stage-out to 223."""
     plat = Platform.simple(2, [10 * GB])
     sched = staged("fcfs-bb", plat, staging_bandwidth=GB)
-    assert isinstance(sched, StagedBackfilling)
+    assert sched.staged
     t = simulate(sched, plat, _hand_jobs())
     assert t == {"w0!A": (0, 0, 100), "w0!D": (3, 8, 83), "w0!B": (90, 100, 120), "w0!C": (120, 125, 223)}
 
@@ -52,16 +60,16 @@ def test_fcfs_easy_reserves_the_heads_nodes_only():
     assert t == {"w0!A": (0, 0, 100), "w0!C": (2, 7, 105), "w0!B": (105, 115, 135), "w0!D": (135, 140, 215)}
 
 
-def test_the_app_picks_the_variant_from_the_job_model():
+def test_the_job_model_turns_the_staged_lifecycle_on():
+    """One policy object for every job model: the three-phase model's hold shapes turn the staged lifecycle on,
+    the two-phase models' empty ones leave it off, and so do staging="with-nodes" and a reservation depth."""
     plat = Platform.simple(2, [10 * GB])
     for p in STAGED:
-        assert isinstance(staged(p, plat), StagedBackfilling)
-        two = make_scheduler(p, plat)
-        assert two.for_job_model("io-aware") is two and two.for_job_model("alloc-only") is two
-        kept = make_scheduler(p, plat, staging="with-nodes")
-        assert kept.for_job_model("three-phase") is kept
-    depth = make_scheduler("sjf-bb", plat, reservation_depth=2)
-    assert depth.for_job_model("three-phase") is depth        # a depth keeps the two-phase behaviour
+        assert staged(p, plat).staged
+        for model in (IOAwareModel(), AllocOnlyModel()):
+            assert not bound(p, plat, model).staged
+        assert not staged(p, plat, staging="with-nodes").staged
+    assert not staged("sjf-bb", plat, reservation_depth=2).staged     # a depth keeps the two-phase behaviour
     for bad in ({"staging": "later"}, {"staging_bandwidth": 0}, {"staging_bandwidth": float("inf")}):
         with pytest.raises(ValueError):
             make_scheduler("fcfs-bb", plat, **bad)

@@ -15,8 +15,11 @@ from burstbuffer.schedulers import Job, _plan_native, make_scheduler
 from burstbuffer.schedulers.placement import mask_of
 from burstbuffer.schedulers.plan import PlanScheduler
 from burstbuffer.schedulers.plan_engine import PlanEngine
-from burstbuffer.schedulers.staged import StagedBackfilling
-from burstbuffer.schedulers.staged_plan import StagedPlan
+from burstbuffer.io_model.alloc_only import AllocOnlyModel
+from burstbuffer.io_model.io_aware import IOAwareModel
+from burstbuffer.io_model.three_phase import ThreePhaseModel
+from burstbuffer.schedulers.holds import HoldShape, stage_estimate
+from burstbuffer.schedulers.plan import PlanScheduler
 
 from .test_placement_mirror import cases
 from .staged_sim import simulate
@@ -27,8 +30,14 @@ PLANS = ("plan-1", "plan-2", "plan-3")
 NATIVE = _plan_native.engine_class() is not None
 
 
+def bound(policy: str, plat: Platform, model, **options):
+    s = make_scheduler(policy, plat, **options)
+    s.bind_job_model(model)
+    return s
+
+
 def staged(policy: str, plat: Platform, **options):
-    return make_scheduler(policy, plat, **options).for_job_model("three-phase")
+    return bound(policy, plat, ThreePhaseModel(), **options)
 
 
 def _hand_jobs():
@@ -50,7 +59,7 @@ def test_plan2_stages_in_during_another_jobs_run_and_reorders():
     submission order: C would wait for B's stage-out (C's stage-in at 208)."""
     plat = Platform.simple(2, [10 * GB])
     sched = staged("plan-2", plat, staging_bandwidth=GB)
-    assert isinstance(sched, StagedPlan) and sched.alpha == 2.0 and sched.name == "plan-2"
+    assert sched.staged and sched.alpha == 2.0 and sched.name == "plan-2"
     plans = {}
     orig = sched.decide
 
@@ -86,7 +95,7 @@ def test_a_planned_stage_in_starts_at_its_wake_up_despite_rounding():
     to the microsecond (`wake_time`): in the simulation B stages in there and computes from A's end (or its own
     stage-in's end, if later)."""
     from burstbuffer.schedulers.base import StageIn
-    from burstbuffer.schedulers.staged_plan import wake_time
+    from burstbuffer.schedulers.plan import wake_time
     T, bb = 3959601.855446, 284_502_966_000
     s = bb / 5e9
     assert (T - s) + s < T                            # the case this test is about
@@ -105,22 +114,21 @@ def test_a_planned_stage_in_starts_at_its_wake_up_despite_rounding():
     assert t["w0!B"] == (w, max(T, w + s), max(T, w + s) + 10 + s)
 
 
-def test_the_app_picks_the_staged_plan_on_three_phase_only():
+def test_the_job_model_turns_the_staged_plans_on():
     plat = Platform.simple(2, [10 * GB])
     for p in PLANS:
         s = staged(p, plat, cooling_steps=3, seed=7)
-        assert isinstance(s, StagedPlan) and s.name == p and s.cooling_steps == 3 and s.seed == 7
-        two = make_scheduler(p, plat)
-        assert two.for_job_model("io-aware") is two and two.for_job_model("alloc-only") is two
-        kept = make_scheduler(p, plat, staging="with-nodes")
-        assert kept.for_job_model("three-phase") is kept
+        assert s.staged and s.name == p and s.cooling_steps == 3 and s.seed == 7
+        for model in (IOAwareModel(), AllocOnlyModel()):
+            assert not bound(p, plat, model).staged
+        assert not staged(p, plat, staging="with-nodes").staged
     s = staged("plan", plat, alpha=1.5, staging_bandwidth=2e9)
-    assert isinstance(s, StagedPlan) and s.alpha == 1.5 and s.staging_bandwidth == 2e9
+    assert s.staged and s.alpha == 1.5 and s.staging_bandwidth == 2e9
     for bad in ({"staging": "later"}, {"staging_bandwidth": -1}):
         with pytest.raises(ValueError):
             make_scheduler("plan-2", plat, **bad)
     with pytest.raises(ValueError):
-        StagedPlan(plat, alpha=0)
+        PlanScheduler(plat, alpha=0)
 
 
 # ---------------------------------------------------------------------------- the placement
@@ -128,17 +136,16 @@ def test_the_app_picks_the_staged_plan_on_three_phase_only():
 @given(cases(), st.sampled_from([0.5, 1.0, 3.0, 7.25]))
 def test_one_staged_job_is_placed_as_the_easy_family_places_it(case, per_gb):
     """On generated profiles, a job alone in the plan engine with a stage estimate gets the start, nodes and BB
-    nodes `StagedBackfilling._earliest` (the three-phase EASY family's plan) gives it; its waiting time counts
-    from its stage-in start."""
+    nodes the profile's query for its hold shape (`AvailabilityProfile.earliest_fit` with a staged
+    `HoldShape`, the one placement rule every policy asks) gives it; its waiting time counts from its stage-in
+    start."""
     p, now, jobs, _, alpha = case
     assume(p.origin == now)                           # the policies plan on a profile advanced to now
-    sb = StagedBackfilling(p.platform, staging_bandwidth=GB / per_gb)
-    sb.profile = p
     for job in jobs:
         if job.bb <= 0:
             continue
-        s = sb._est(job)
-        want = sb._earliest(job, now, True)
+        s = stage_estimate(job, GB / per_gb)
+        want = p.earliest_fit(job, now, shape=HoldShape(s, s))
         eng = PlanEngine(p, [job], now, alpha, stage=[s])
         score = eng.apply([0])
         [(_, pl)] = eng.placements()

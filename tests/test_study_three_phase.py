@@ -11,7 +11,7 @@ import pytest
 from burstbuffer.cli import main
 from burstbuffer.metrics.claims import evaluate
 from burstbuffer.metrics.report import NOT, PARTLY, REPRODUCED
-from burstbuffer.reproduce.plan import plan_runs
+from burstbuffer.reproduce.runs import plan_runs
 from burstbuffer.reproduce.study import get_study
 from burstbuffer.reproduce.studies.three_phase import CLAIMS
 from burstbuffer.schedulers import POLICIES

@@ -17,9 +17,15 @@ pytestmark = pytest.mark.skipif(BATSIM is None or PLUGIN is None,
                                        "../shared/batsim-4.2.1/build/build-batsim.sh)")
 
 
+#: the tutorial policy (docs/writing-a-policy.md), a user's policy on the public API: staged like the built-ins
+TUTORIAL = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "bb_capped_backfill.py") + ":BBCappedBackfill"
+
+
 @pytest.mark.parametrize("policy,n", [("cerberus", 100), ("slurm-bb", 100), ("sjf-bb", 30), ("fcfs-bb", 30),
-                                      ("fcfs-easy", 30), ("conservative-bb", 30)])
+                                      ("fcfs-easy", 30), ("conservative-bb", 30), ("tutorial", 30)])
 def test_three_phase_same_as_real_batsim(tmp_path, policy, n):
+    if policy == "tutorial":
+        policy = TUTORIAL
     wl = B.kth_subset(tmp_path / "kth.json", n)
     extra = ["-r", B.STORAGE + ":storage", "--enable-dynamic-jobs", "--enable-profile-reuse"]
     cmd = B.serve_cmd(policy, "three-phase", wl)

@@ -211,7 +211,7 @@ def test_bad_specs_are_one_line_errors(tmp_path, capsys):
 def test_reproduce_plans_a_file_policy(tmp_path):
     from types import SimpleNamespace
 
-    from burstbuffer.reproduce.plan import plan_runs
+    from burstbuffer.reproduce.runs import plan_runs
     from burstbuffer.reproduce.study import get_study
     from burstbuffer.schedulers import POLICIES
 

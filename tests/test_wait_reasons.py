@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from burstbuffer.app import SchedulerApp
 from burstbuffer.batsim.loop import Outbox
 from burstbuffer.batsim.protocol import JobCompleted, JobSubmitted, SimulationBegins
-from burstbuffer.io_model.alloc_only import AllocOnlyExecutor
+from burstbuffer.io_model.alloc_only import AllocOnlyModel
 from burstbuffer.metrics.definitions import WAIT_COLUMNS, WAIT_REASONS, wait_reason_category
 from burstbuffer.metrics.waits import wait_lines, wait_table
 from burstbuffer.platforms.model import Platform
@@ -25,7 +25,7 @@ def drive(policy: str, plat: Platform, jobs: list[Job], runtime: dict[str, float
     """Event-driven run of SchedulerApp (alloc-only): submissions at subtime, a job completes at start +
     runtime; one `after_events` per event time, job ends before submissions. Returns the app."""
     monkeypatch.setattr(Platform, "from_simulation_begins", classmethod(lambda cls, data, **kw: plat))
-    app = SchedulerApp(lambda p: make_scheduler(policy, p, seed=3), AllocOnlyExecutor())
+    app = SchedulerApp(lambda p: make_scheduler(policy, p, seed=3), AllocOnlyModel())
     profiles = {f"p{j.id}": {"type": "delay", "delay": runtime[j.id], "bb": j.bb} for j in jobs}
     app.on_event(0.0, SimulationBegins({"profiles": {"w0": profiles}}), Outbox(0.0))
     subs = sorted(jobs, key=lambda j: j.subtime)

@@ -7,14 +7,15 @@ from __future__ import annotations
 from ..batsim.loop import Outbox
 from ..batsim.protocol import ExecuteJob, JobCompleted
 from ..schedulers.base import Start
+from .base import JobModelBase
 
 
-class AllocOnlyExecutor:
+class AllocOnlyModel(JobModelBase):
     """Job model "alloc-only" (implements `JobModel`, docs/io-model.md): turns a policy's `Start` into one
     EXECUTE_JOB of the original job.
 
     `on_completed` maps a JOB_COMPLETED back to (original job id, final state), or None if the
-    event is not about a job this executor started.
+    event is not about a job this model started.
     """
 
     name = "alloc-only"

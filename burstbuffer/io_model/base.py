@@ -13,20 +13,23 @@ Call order, driven by `SchedulerApp` (times in seconds, non-decreasing):
 3. `busy` tells whether a started job still has work in flight (the app sends
    ``registration_finished`` only when nothing is queued and the model is not busy).
 
-Optional, for a model whose jobs hold BB before and after their nodes (``three-phase``, docs/io-model.md §3):
-`stage_in(decision, now, out)` carries out a policy's `StageIn`, and `take_phase_events()` returns the
-[("staged" | "nodes-released", job id)] since the last call; the app looks them up with ``getattr``, so
-the two-phase models need neither.
+The shape of a job's holds (`burstbuffer.schedulers.holds.HoldShape`): `stages_separately` and
+`hold_shape(job, bandwidth)` tell the policies whether a job holds its burst buffer alone before and after its
+nodes (``three-phase``, docs/io-model.md §3) and for how long; the policies plan with that shape and never
+with the model's name. Such a model also carries out a policy's `StageIn` (`stage_in`) and reports the phase
+changes (`take_phase_events`); `JobModelBase` gives every hook its two-phase default.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from ..schedulers.holds import NO_STAGING, HoldShape, stage_estimate
+
 if TYPE_CHECKING:  # imported for the annotations only
     from ..batsim.loop import Outbox
     from ..batsim.protocol import JobCompleted
     from ..platforms.model import Platform
-    from ..schedulers.base import Start
+    from ..schedulers.base import Job, StageIn, Start
 
 
 @runtime_checkable
@@ -37,10 +40,23 @@ class JobModel(Protocol):
         name: the model's registry name (e.g. ``"io-aware"``).
         uses_dynamic_jobs: True if the model registers sub-jobs, i.e. Batsim must run with
             ``--enable-dynamic-jobs --enable-profile-reuse``.
+        stages_separately: True if a job may hold its BB alone before and after its nodes (a policy's
+            `StageIn`, then its `Start`; the phase columns in jobs.csv).
     """
 
     name: str
     uses_dynamic_jobs: bool
+    stages_separately: bool
+
+    def hold_shape(self, job: Job, bandwidth: float) -> HoldShape:
+        """The shape of `job`'s holds (`holds.HoldShape`: stage-in and stage-out estimates [s] at `bandwidth`
+        [B/s]); `holds.NO_STAGING` for a two-phase model."""
+
+    def stage_in(self, decision: StageIn, now: float, out: Outbox) -> None:
+        """Carry out a policy's `StageIn` at `now` [s] (a model that stages separately)."""
+
+    def take_phase_events(self) -> list[tuple[str, str]]:
+        """The phase changes since the last call, in order: ("staged" | "nodes-released", original job id)."""
 
     def begin(self, platform: Platform, profiles: dict[str, dict[str, dict]]) -> None:
         """Called at SIMULATION_BEGINS with the platform view and the workloads' profiles
@@ -62,3 +78,27 @@ class JobModel(Protocol):
     @property
     def busy(self) -> bool:
         """True while some started job has work in flight."""
+
+
+class JobModelBase:
+    """The two-phase defaults of the `JobModel` hooks, for a model to subclass: no separate stagings
+    (`holds.NO_STAGING`), no phase events, and a `StageIn` refused (ValueError naming the model)."""
+
+    name = "?"
+    uses_dynamic_jobs = False
+    stages_separately = False
+
+    def hold_shape(self, job: Job, bandwidth: float) -> HoldShape:
+        """`holds.NO_STAGING` (two-phase), or the three-phase estimate when `stages_separately`
+        (`holds.stage_estimate` both ways)."""
+        if not self.stages_separately:
+            return NO_STAGING
+        s = stage_estimate(job, bandwidth)
+        return HoldShape(s, s) if s > 0 else NO_STAGING
+
+    def stage_in(self, decision: StageIn, now: float, out: Outbox) -> None:
+        raise ValueError(f"the {self.name} job model does not stage in apart from the job's nodes "
+                         "(a StageIn needs the three-phase job model)")
+
+    def take_phase_events(self) -> list[tuple[str, str]]:
+        return []

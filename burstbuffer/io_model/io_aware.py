@@ -27,6 +27,7 @@ from procset import ProcSet
 from ..batsim.loop import Outbox
 from ..batsim.protocol import ExecuteJob, JobCompleted, KillJob, RegisterJob, RegisterProfile, RejectJob
 from ..schedulers.base import Start
+from .base import JobModelBase
 
 #: docs/io-model.md: one compute phase per 3600 Gflop per node, between 1 and 10 phases.
 FLOPS_PER_PHASE = 3600e9
@@ -62,7 +63,7 @@ class _Run:
     counts: dict[int, int] | None = None  # BB node → compute-node shares, while no nodes are held (three-phase)
 
 
-class IOAwareExecutor:
+class IOAwareModel(JobModelBase):
     """Job model "io-aware" (implements `JobModel`, docs/io-model.md): see the module docstring.
 
     Needs Batsim's dynamic jobs and profile reuse (``--enable-dynamic-jobs --enable-profile-reuse``)

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .alloc_only import AllocOnlyExecutor
+from .alloc_only import AllocOnlyModel
 from .base import JobModel
-from .io_aware import IOAwareExecutor
-from .three_phase import ThreePhaseExecutor
+from .io_aware import IOAwareModel
+from .three_phase import ThreePhaseModel
 
 __all__ = ["JOB_MODELS", "make_model", "model_names"]
 
 #: name → factory() -> JobModel
 JOB_MODELS: dict[str, Callable[[], JobModel]] = {
-    "alloc-only": AllocOnlyExecutor,
-    "io-aware": IOAwareExecutor,
-    "three-phase": ThreePhaseExecutor,
+    "alloc-only": AllocOnlyModel,
+    "io-aware": IOAwareModel,
+    "three-phase": ThreePhaseModel,
 }
 
 

@@ -1,6 +1,6 @@
 """The three-phase job model (docs/io-model.md §3; Yan et al., *Cerberus: A 3-Phase Burst Buffer Aware
 Batch Scheduler for HPC Systems*, §2; Slurm's burst-buffer stage-in/stage-out as Kopanski & Rzadca 2021, §3.2
-describe it) as Batsim dynamic sub-jobs, built on the io-aware model's steps (`IOAwareExecutor`).
+describe it) as Batsim dynamic sub-jobs, built on the io-aware model's steps (`IOAwareModel`).
 
 1. stage-in PFS → BB (``data_staging``, one per BB node, on storage hosts only). Either the policy
    decided a `StageIn` (the job is pending and holds BB only; no walltime) — the model then reports
@@ -22,13 +22,13 @@ from procset import ProcSet
 
 from ..batsim.loop import Outbox
 from ..schedulers.base import Start, StageIn
-from .io_aware import IOAwareExecutor, _Run
+from .io_aware import IOAwareModel, _Run
 
 #: Step names added to io-aware's (stage-in, compute, checkpoint, stage-out, done).
 STAGED, OUTPUT = "staged", "output"
 
 
-class ThreePhaseExecutor(IOAwareExecutor):
+class ThreePhaseModel(IOAwareModel):
     """Job model "three-phase" (implements `JobModel`, docs/io-model.md §3): see the module docstring.
 
     Extra calls beside the `JobModel` Protocol: `stage_in(decision, now, out)` for a policy's `StageIn`,
@@ -37,6 +37,7 @@ class ThreePhaseExecutor(IOAwareExecutor):
 
     name = "three-phase"
     uses_dynamic_jobs = True
+    stages_separately = True
 
     def __init__(self) -> None:
         super().__init__()

@@ -8,7 +8,7 @@ from .analysis import analyse, collect
 from .command import register, reproduce
 from .execute import MARKER, Executor, RunSettings, execute, read_marker, run_one
 from .local import LocalPoolExecutor
-from .plan import RunPlan, RunSpec, plan_runs, select_workloads
+from .runs import RunPlan, RunSpec, plan_runs, select_workloads
 from .study import DEFAULT_STUDY, GanttRun, Study, get_study, all_studies
 
 __all__ = ["DEFAULT_STUDY", "MARKER", "Executor", "GanttRun", "LocalPoolExecutor", "RunPlan", "RunSettings",

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..metrics.claims import evaluate
 from ..metrics.report import MISSING, NOT, PARTLY, REPRODUCED, VERDICT_HEADER, Report, verdict_rows
-from .plan import RunSpec
+from .runs import RunSpec
 from .study import Study
 
 

@@ -26,7 +26,7 @@ from ..fileio import atomic_write_text, output_dir
 from ..signals import Interrupted, interruptible
 from .execute import RunSettings, execute, interrupted, read_marker, report_failed
 from .dask_engine import add_engine_arguments, check_engine_arguments, make_executor
-from .plan import plan_runs
+from .runs import plan_runs
 from .study import DEFAULT_STUDY, get_study, all_studies
 
 

@@ -30,7 +30,7 @@ from ..errors import InputError
 from ..fileio import read_toml
 from ..signals import Interrupted
 from .execute import RunSettings, describe, read_marker, run_one
-from .plan import RunSpec
+from .runs import RunSpec
 
 #: batch systems of dask-jobqueue (``--cluster`` values) → their cluster class names
 CLUSTERS = {"slurm": "SLURMCluster", "pbs": "PBSCluster", "sge": "SGECluster", "lsf": "LSFCluster",

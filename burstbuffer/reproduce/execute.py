@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
 from ..signals import Interrupted
-from .plan import RunSpec
+from .runs import RunSpec
 
 MARKER = "summary.json"
 

@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 from ..affinity import resolve_cpu
 from ..signals import Interrupted
 from .execute import RunSettings, describe, run_one
-from .plan import RunSpec
+from .runs import RunSpec
 
 
 @dataclass

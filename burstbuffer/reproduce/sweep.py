@@ -55,7 +55,7 @@ from ..jsonvalues import is_int, is_num
 from ..signals import Interrupted, interruptible
 from .execute import RunSettings, execute, interrupted, report_failed
 from ..workloads.transform import SCENARIOS
-from .plan import RunSpec
+from .runs import RunSpec
 
 _TOP = {"campaign", "policy", "workload", "exclude"}
 _CAMPAIGN = {"platform", "models", "seeds", "timeout", "run-timeout", "name", "network-model"}
@@ -308,7 +308,7 @@ def _excluded(c: Campaign, wl: str, pol: str, model: str, seed: int) -> bool:
 def plan_campaign(c: Campaign, out: Path) -> list[RunSpec]:
     """The campaign's runs (workload × policy × model × seed minus exclusions), each in
     ``out``/runs/<run_id>; key ``WORKLOAD/POLICY/MODEL/seed-S``."""
-    from .plan import njobs
+    from .runs import njobs
     wls = prepare_workloads(c, out / "workloads")
     psha = sha256_file(c.platform)
     specs = []

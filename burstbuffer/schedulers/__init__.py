@@ -9,7 +9,7 @@ interface (`base`), `Job`, `Start`, and `AvailabilityProfile` for policy authors
 from .base import Job, Scheduler, Start
 from .profile import AvailabilityProfile, Fit
 from .profiled import ProfileScheduler, Reservation
-from .policies import EasyBackfilling, Fcfs, FcfsBB, FcfsEasy, Filler, SjfBB
+from .easy import EasyBackfilling, Fcfs, FcfsBB, FcfsEasy, Filler, SjfBB
 from .plan import PlanScheduler
 from .conservative import ConservativeBB
 from .depth import DepthBackfilling

@@ -1,4 +1,5 @@
-"""Building the project's small C engines (plan-α's, the BBSched GA's) on first use: the C source compiled
+"""Building the project's small C engines (plan-α's, the BBSched GA's) on first use: the C source
+(``burstbuffer/schedulers/native/*.c``, read by `c_source`) compiled
 with the system's ``cc`` (or ``$CC``) into a shared library cached under ``$BURSTBUFFER_CACHE_DIR``,
 ``$XDG_CACHE_HOME/burstbuffer`` or ``~/.cache/burstbuffer``, keyed by the source, the compiler, the flags
 and the machine, then loaded with ctypes. ``BURSTBUFFER_NATIVE=0`` disables every engine (each keeps a
@@ -16,6 +17,12 @@ from pathlib import Path
 
 #: the compiler flags of every engine (no fused multiply-add: the same results as the Python paths)
 CFLAGS = ("-O2", "-std=c99", "-ffp-contract=off", "-shared", "-fPIC")
+
+
+def c_source(name: str) -> str:
+    """The text of the C source `name` shipped in ``burstbuffer/schedulers/native/`` (package data)."""
+    from importlib.resources import files
+    return files("burstbuffer.schedulers").joinpath("native", name).read_text()
 
 
 class NativeUnavailable(Exception):

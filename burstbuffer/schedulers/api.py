@@ -18,6 +18,13 @@ It returns the jobs to start now, each made by ``self.start(job, fit)`` from a `
 started. ``self.reserve(job)`` holds a job's earliest processors + BB window during this call only (an EASY
 reservation: later fits go around it); every reservation is dropped when `schedule` returns.
 
+The same policy runs under every job model. Under one that separates the stagings (three-phase,
+docs/io-model.md §3) the helpers plan in the job's hold shape (`holds.HoldShape`, `self.shape(job)`):
+``fit_now`` answers whether the job's stage-in can start now (its nodes from now + stage-in, its BB from now
+to the end of its stage-out), ``start`` then starts the stage-in (a `StageIn`; the base class gives the job
+its nodes once staged, and frees them before the stage-out), and ``reserve`` holds the BB over the stagings
+too. ``staging="with-nodes"`` keeps a job's nodes from stage-in to stage-out instead.
+
 What the base class guarantees: a start that does not fit the profile raises ValueError (no over-allocation
 can be sent to Batsim); returning a start not made by ``self.start`` in this call, or leaving out one that was,
 raises RuntimeError; jobs that can never fit the platform (`can_ever_fit`, which a policy may extend) are
@@ -29,7 +36,10 @@ from __future__ import annotations
 import random
 
 from ..platforms.model import Platform
-from .base import Job, Start
+from procset import ProcSet
+
+from .base import Job, StageIn, Start
+from .holds import STAGING_BANDWIDTH, wake_time
 from .profile import AvailabilityProfile, Fit
 from .profiled import ProfileScheduler, Reservation
 
@@ -44,16 +54,20 @@ class Policy(ProfileScheduler):
             {BB node id: bytes}, ``platform.total_bb`` [bytes]).
         seed: seed of ``self.rng``.
         period: if set (> 0, seconds), `schedule` is also called at every multiple of `period` while jobs wait.
+        staging, staging_bandwidth: under a job model that separates the stagings, "bb-first" (default: BB alone
+            during the stagings) or "with-nodes"; the stage estimates' bandwidth [B/s] (`ProfileScheduler`).
     Subclasses add their own keyword options (``burstbuffer policies`` lists them from the signature).
     """
 
     name = "?"
+    default_staging = "bb-first"
 
-    def __init__(self, platform: Platform, *, seed: int = 0, period: float | None = None):
-        super().__init__(platform, seed=seed, period=period)
+    def __init__(self, platform: Platform, *, seed: int = 0, period: float | None = None,
+                 staging: str | None = None, staging_bandwidth: float = STAGING_BANDWIDTH):
+        super().__init__(platform, seed=seed, period=period, staging=staging, staging_bandwidth=staging_bandwidth)
         self._now = 0.0
-        self._made: list[Start] = []
-        self._resv: list[Reservation] = []
+        self._made: list[Start | StageIn] = []
+        self._resv: list[tuple[Reservation, float, float]] = []   # (reservation, BB window start, end)
 
     # ------------------------------------------------------------------ to implement
     def schedule(self, now: float, queue: list[Job], profile: AvailabilityProfile,
@@ -63,49 +77,79 @@ class Policy(ProfileScheduler):
 
     # ------------------------------------------------------------------ helpers
     def fit_now(self, job: Job, *, bb: bool = True) -> Fit | None:
-        """Where `job` fits from now for its whole walltime (processors and, if `bb`, burst buffers), around
-        the running jobs and this call's reservations; None if it does not."""
-        return self.profile.fit_at(job, self._now, bb_aware=bb)
+        """Where `job` fits if it starts now for its whole walltime (processors and, if `bb`, burst buffers),
+        around the running jobs and this call's reservations; None if it does not. Under a staged hold shape:
+        whether its stage-in can start now (``fit.start`` is then its nodes' start, now + stage-in)."""
+        return self._fits_now(job, self._now, bb=bb)
 
-    def start(self, job: Job, fit: Fit) -> Start:
-        """Start queued `job` now on `fit` (from `fit_now` or a fit at ``now``): holds its processors and BB
-        until now + walltime. Raises ValueError if `fit` is not at ``now``, is for another size, or does not
-        fit the profile any more (over-allocation); KeyError if `job` is not queued."""
+    def start(self, job: Job, fit: Fit) -> Start | StageIn:
+        """Start queued `job` now on `fit` (from `fit_now`): holds its processors and BB until now + walltime
+        (staged hold shape: starts its stage-in, a `StageIn`). Raises ValueError if `fit` does not start now
+        (its nodes at now + stage-in), is for another size, or does not fit the profile any more
+        (over-allocation); KeyError if `job` is not queued."""
         now = self._now
         if job.id not in self._queue:
             raise KeyError(f"start: job {job.id} is not in the queue")
-        if fit.start != now:
-            raise ValueError(f"start: job {job.id}: the fit starts at {fit.start}, not now ({now})")
+        shape = self.shape(job)
+        if fit.start != now + shape.stage_in:
+            raise ValueError(f"start: job {job.id}: the fit starts at {fit.start}, not now ({now}"
+                             + (f" + its stage-in {shape.stage_in} s)" if shape.stage_in else ")"))
         if len(fit.procs) != job.res or (job.bb > 0 and len(fit.bb_of_node) != job.res):
             raise ValueError(f"start: job {job.id}: the fit is for another job size (use fit_now(job))")
+        prof = self.profile
+        prof.begin()                                     # refuse any over-allocation before changing anything
         try:
-            st = self._start(job, fit, now)   # profile.reserve refuses any over-allocation
+            end = fit.start + job.walltime
+            bbs = fit.bb_per_storage(job.bb) if job.bb > 0 else {}
+            prof.reserve(fit.start, end, fit.procs, {})
+            if bbs:
+                prof.reserve(now, end + shape.stage_out, ProcSet(), bbs)
         except ValueError as exc:
             raise ValueError(f"start: job {job.id} does not fit now: {exc}") from None
+        finally:
+            prof.rollback()
+        st = self._start(job, fit, now)
         self._made.append(st)
         return st
 
     def reserve(self, job: Job, *, bb: bool = True) -> Reservation | None:
-        """Reserve `job`'s earliest window from now (processors and, if `bb`, burst buffers) until the end of
-        this call: later `fit_now` answers go around it. Returns it (``start`` is the shadow time [s]), or
-        None if the job can never be placed."""
-        fit = self.profile.earliest_fit(job, self._now, bb_aware=bb)
+        """Reserve `job`'s earliest window from now (processors and, if `bb`, burst buffers — over its stagings
+        too under a staged hold shape) until the end of this call: later `fit_now` answers go around it.
+        Returns it (``start`` is the shadow time [s], its nodes' start), or None if the job can never be
+        placed."""
+        shape = self.shape(job)
+        fit = self.profile.earliest_fit(job, self._now, bb_aware=bb, shape=shape)
         if fit is None:
             return None
-        bbs = fit.bb_per_storage(job.bb) if bb else {}
+        bbs = fit.bb_per_storage(job.bb) if (bb and job.bb > 0) else {}
         r = Reservation(job.id, fit.start, fit.start + job.walltime, fit.procs, bbs, self._now)
-        self.profile.reserve(r.start, r.end, r.procs, r.bb_per_storage)
-        self._resv.append(r)
+        b0 = max(fit.start - (shape.stage_in if bb else 0.0), self._now)
+        b1 = r.end + (shape.stage_out if bb else 0.0)
+        if b0 == r.start and b1 == r.end:
+            self.profile.reserve(r.start, r.end, r.procs, bbs)
+        else:
+            self.profile.reserve(r.start, r.end, r.procs, {})
+            if bbs:
+                self.profile.reserve(b0, b1, ProcSet(), bbs)
+        self._resv.append((r, b0, b1))
+        if self.staged:                                  # be called when its stage-in should start
+            w = wake_time(max(fit.start - shape.stage_in, self._now))
+            self._wake = w if self._wake is None else min(self._wake, w)
         return r
 
     # ------------------------------------------------------------------ the contract with ProfileScheduler
-    def _schedule(self, now: float) -> list[Start]:
+    def _schedule(self, now: float) -> list[Start | StageIn]:
         self._now, self._made, self._resv = now, [], []
         try:
-            out = self.schedule(now, self.queue, self.profile, self.rng)
+            out = self.schedule(now, list(self._queue.values()), self.profile, self.rng)
         finally:
-            for r in reversed(self._resv):
-                self.profile.release(r.start, r.end, r.procs, r.bb_per_storage)
+            for r, b0, b1 in reversed(self._resv):
+                if b0 == r.start and b1 == r.end:
+                    self.profile.release(r.start, r.end, r.procs, r.bb_per_storage)
+                else:
+                    self.profile.release(r.start, r.end, r.procs, {})
+                    if r.bb_per_storage:
+                        self.profile.release(b0, b1, ProcSet(), r.bb_per_storage)
             self._resv = []
         out = list(out or [])
         if [id(s) for s in out] != [id(s) for s in self._made]:

@@ -102,6 +102,11 @@ class Scheduler(ABC):
       `nodes_released` (docs/io-model.md §3).
     - `wakeup(now) -> float | None`: optional time (> now) at which `decide` must be called
       again even if nothing happens (e.g. periodic scheduling); None = only on events.
+
+    Every other hook the app calls is declared below with its default: `bind_job_model`,
+    `frees_nodes_before_stage_out`, `stage_in_done`, `nodes_released`, `job_facts`, `wait_reasons_changed`,
+    `wait_reasons`, `extra_job_columns`, `write_outputs`. The user-facing subclass is `api.Policy`
+    (docs/writing-a-policy.md); the built-in policies are `profiled.ProfileScheduler` subclasses.
     """
 
     name: str = "?"
@@ -122,12 +127,40 @@ class Scheduler(ABC):
     def wakeup(self, now: float) -> float | None:
         return None
 
-    def for_job_model(self, model: str) -> "Scheduler":
-        """The scheduler to run under job model `model` (a `burstbuffer.io_model.registry` name), called once
-        by the app at SIMULATION_BEGINS, before any job: `self` by default. The EASY family, conservative-bb and
-        plan-α return their three-phase variant on ``three-phase`` (`burstbuffer.schedulers.staged`,
-        `burstbuffer.schedulers.staged_plan`, docs/policies.md)."""
-        return self
+    def bind_job_model(self, model) -> None:
+        """Called once by the app at SIMULATION_BEGINS, before any job, with the job model the run uses (a
+        `burstbuffer.io_model.base.JobModel`: its ``stages_separately`` and ``hold_shape(job, bandwidth)``
+        give the shape of a job's holds, `burstbuffer.schedulers.holds`). Default: ignored (the policy plans
+        two-phase holds). `profiled.ProfileScheduler` plans with the model's shapes."""
+
+    @property
+    def frees_nodes_before_stage_out(self) -> bool:
+        """True if this policy frees a job's nodes when its running phase ends (three-phase "nodes-released",
+        `nodes_released`) rather than at its end: the app then records the node release in jobs.csv.
+        Default: whether the class overrides `nodes_released`."""
+        return type(self).nodes_released is not Scheduler.nodes_released
+
+    #: job id → (queue name, priority at start) of the started jobs, taken by the app for jobs.csv's ``queue``
+    #: and ``priority`` columns (`extra_job_columns`); None: none (docs/orders-and-queues.md)
+    job_facts: dict[str, tuple[str, float | None]] | None = None
+    #: job id → wait reason (`burstbuffer.metrics.definitions.WAIT_REASONS`) of the jobs whose reason changed at
+    #: the last `decide`; None: the app reads `wait_reasons` whole (docs/wait-reasons.md)
+    wait_reasons_changed: dict[str, str] | None = None
+
+    @property
+    def wait_reasons(self) -> dict[str, str]:
+        """Job id → wait reason of every queued job after the last `decide` (docs/wait-reasons.md); {} by default
+        (the app then records none)."""
+        return {}
+
+    @property
+    def extra_job_columns(self) -> list[str]:
+        """Columns this policy adds to jobs.csv (values from `job_facts`): [] by default."""
+        return []
+
+    def write_outputs(self, folder: str) -> None:
+        """Write the policy's own output files into the run's output `folder` at the end of a run (e.g. a
+        window policy's decisions.csv). Default: nothing."""
 
     # Three-phase notifications (docs/io-model.md §3). The defaults keep the two-phase contract:
     # a policy that never returns `StageIn` holds a started job's nodes and BB until `job_ended`.

@@ -131,6 +131,11 @@ class WindowScheduler(ProfileScheduler):
         return np.random.default_rng([self.seed & 0xFFFFFFFF, bits & 0xFFFFFFFF, bits >> 32, self._calls_at_time])
 
     # ------------------------------------------------------------------ the iteration
+    def _staging_unsupported(self) -> str | None:
+        """The window policies choose jobs by their resources now: the staged lifecycle (``staging="bb-first"``)
+        is not supported; they hold a job's nodes from stage-in to stage-out on the three-phase model."""
+        return "a window"
+
     def _start(self, job: Job, fit: Fit, now: float) -> Start:
         self._age.pop(job.id, None)
         return super()._start(job, fit, now)

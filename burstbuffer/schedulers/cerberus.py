@@ -40,8 +40,7 @@ from ..platforms.model import Platform
 from .base import Job, Scheduler, StageIn, Start
 from .knapsack import knapsack
 from .placement import lowest_procs
-from .profiled import ProfileScheduler
-from .staged import bind_slots
+from .holds import bind_slots, platform_fit_reason
 
 __all__ = ["Cerberus", "PROFITS"]
 
@@ -85,8 +84,6 @@ class Cerberus(Scheduler):
             raise ValueError(f"starvation_limit must be > 0 seconds, got {starvation_limit!r}")
         self.platform = platform
         self.profit, self.starvation_limit, self.method = PROFITS[profit], float(starvation_limit), knapsack_method
-        self._max_bb_node = max(platform.bb_capacity.values(), default=0)
-        self.queues = None                               # no queue configuration (`can_ever_fit` reads it)
         self.free_nodes = ProcSet(platform.compute)
         self.free_bb = dict(platform.bb_capacity)       # BB node → free bytes
         self.q_in: dict[str, tuple[Job, float]] = {}    # job id → (job, time it entered the queue)
@@ -100,7 +97,7 @@ class Cerberus(Scheduler):
 
     # ------------------------------------------------------------------ Scheduler contract
     def can_ever_fit(self, job: Job) -> str | None:
-        return ProfileScheduler.can_ever_fit(self, job)  # same rules as every policy (docs/policies.md)
+        return platform_fit_reason(self.platform, job)   # same rules as every policy (docs/policies.md)
 
     def submit(self, job: Job, now: float) -> None:
         self.q_in[job.id] = (job, now)

@@ -20,24 +20,36 @@ Hence, when runtimes do not exceed walltimes, a job starts no later than its fir
 be placed at all (behind a hold without end) gets none until it can.
 
 Cost per decision: one `release` + `earliest_fit` + `reserve` per queued job.
+
+Under a job model that separates the stagings (three-phase, `holds`) a reservation holds the nodes over the
+running phase and the BB over the stage-in and stage-out too (the job's `holds.HoldShape`); a job whose
+stage-in can start now gets its `StageIn` during the compression. The reservations are out of the profile
+between decisions (the staged jobs' holds move then).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from procset import ProcSet
+
 from ..platforms.model import Platform
-from .base import Start
+from .base import Job, StageIn, Start
 from .profile import Fit
 from .profiled import ProfileScheduler, Reservation
 
-__all__ = ["ConservativeBB"]
+__all__ = ["ConservativeBB", "PlannedHold"]
 
 
 @dataclass
-class _Held:
+class PlannedHold:
+    """A queued job's reservation: nodes `fit.procs` over [fit.start, n_end), BB `bbs` over [b_start, b_end)
+    (the same window for the two-phase hold shape); `made_at` [s] the decision that first made it."""
+
     fit: Fit
-    end: float
+    n_end: float
     bbs: dict[int, int]
+    b_start: float
+    b_end: float
     made_at: float
 
 
@@ -45,8 +57,8 @@ class ConservativeBB(ProfileScheduler):
     """`conservative-bb` (conservative backfilling with BB reservations; docs/policies.md).
 
     Args: as `ProfileScheduler` (platform, seed, period, overdue_grace, order, queues,
-    order_params). Compression and starts follow the queue order (default: submission order); a
-    job whose queue is at its share of the machine gets no reservation in that decision.
+    order_params, staging, staging_bandwidth). Compression and starts follow the queue order (default:
+    submission order); a job whose queue is at its share of the machine gets no reservation in that decision.
 
     After `decide`, ``last_plan`` maps every job queued at that call to its reservation start [s]
     (now for the jobs started; absent for a job that cannot be placed), and `reservations` gives
@@ -54,84 +66,113 @@ class ConservativeBB(ProfileScheduler):
     """
 
     name = "conservative-bb"
+    default_staging = "bb-first"
+    keep_staged_nodes = True
 
     def __init__(self, platform: Platform, *, seed: int = 0, period: float | None = None,
-                 overdue_grace: float = 1.0, staging: str = "bb-first", staging_bandwidth: float = 5e9,
+                 overdue_grace: float = 1.0, staging: str | None = None, staging_bandwidth: float = 5e9,
                  **order_options):
-        super().__init__(platform, seed=seed, period=period, overdue_grace=overdue_grace, **order_options)
-        self._resv: dict[str, _Held] = {}
+        super().__init__(platform, seed=seed, period=period, overdue_grace=overdue_grace, staging=staging,
+                         staging_bandwidth=staging_bandwidth, **order_options)
+        self._plans: dict[str, PlannedHold] = {}
         self.last_plan: dict[str, float] | None = None
-        from .staged import check_staging
-        check_staging(staging, staging_bandwidth)
-        self.staging, self.staging_bandwidth = staging, staging_bandwidth
-
-    def for_job_model(self, model: str):
-        """On ``three-phase`` (unless ``staging="with-nodes"``): conservative backfilling planning BB over the
-        stagings and nodes over the running phase (`burstbuffer.schedulers.staged`; docs/policies.md)."""
-        from .staged import staged_variant
-        return staged_variant(self, model, mode="conservative", reserve_bb=True, sjf=False,
-                              unsupported="queues" if self.queues is not None else None)
 
     @property
     def reservations(self) -> dict[str, Reservation]:
         """Current reservations of the queued jobs: job id → `Reservation`."""
-        return {jid: Reservation(jid, h.fit.start, h.end, h.fit.procs, dict(h.bbs), h.made_at)
-                for jid, h in self._resv.items()}
+        return {jid: Reservation(jid, h.fit.start, h.n_end, h.fit.procs, dict(h.bbs), h.made_at)
+                for jid, h in self._plans.items()}
 
     def job_ended(self, job_id: str, now: float) -> None:
-        """As `ProfileScheduler.job_ended`; a queued job removed this way gives its reservation back."""
-        h = self._resv.pop(job_id, None)
-        if h is not None:
-            self.profile.release(h.fit.start, h.end, h.fit.procs, h.bbs)
+        """As `ProfileScheduler.job_ended`; a queued job removed this way gives its reservation up."""
+        self._plans.pop(job_id, None)
         super().job_ended(job_id, now)
 
-    def decide(self, now: float) -> list[Start]:
-        """Step 1 takes the reservations out of the profile before time moves on (a job running past
-        its walltime has its hold extended first), then `ProfileScheduler.decide`."""
-        self._ensure_profile(now)
-        for h in self._resv.values():
-            self.profile.release(h.fit.start, h.end, h.fit.procs, h.bbs)
+    def decide(self, now: float) -> list[Start | StageIn]:
+        """`ProfileScheduler.decide`; the reservations are then taken out of the profile until the next
+        decision (after the wait reasons were read from it)."""
         self.last_plan = None
-        return super().decide(now)
+        out = super().decide(now)
+        for p in self._plans.values():
+            self._take(p)
+        return out
 
-    def _schedule(self, now: float) -> list[Start]:
+    # ------------------------------------------------------------------ reservations
+    def _put(self, p: PlannedHold) -> None:
+        """Hold `p` in the profile (ValueError, profile unchanged, if its resources are taken)."""
         prof = self.profile
-        queue = self._ordered(now)
-        old, self._resv = self._resv, {}
-        kept: dict[str, _Held] = {}
-        starting: dict[str, int] = {}                           # per queue: processors starting now
-        for job in queue:                                       # 1. previous reservations back
-            h = old.get(job.id)
-            if h is None or h.fit.start < now:
+        if p.b_start == p.fit.start and p.b_end == p.n_end:
+            prof.reserve(p.fit.start, p.n_end, p.fit.procs, p.bbs)
+            return
+        prof.begin()
+        try:
+            prof.reserve(p.fit.start, p.n_end, p.fit.procs, {})
+            if p.bbs:
+                prof.reserve(p.b_start, p.b_end, ProcSet(), p.bbs)
+        except ValueError:
+            prof.rollback()
+            raise
+        prof.commit()
+
+    def _take(self, p: PlannedHold) -> None:
+        prof = self.profile
+        if p.b_start == p.fit.start and p.b_end == p.n_end:
+            prof.release(p.fit.start, p.n_end, p.fit.procs, p.bbs)
+            return
+        prof.release(p.fit.start, p.n_end, p.fit.procs, {})
+        if p.bbs:
+            prof.release(p.b_start, p.b_end, ProcSet(), p.bbs)
+
+    def _restore(self, queue: list[Job], now: float) -> dict[str, PlannedHold]:
+        """Put the previous reservations of `queue`'s jobs back in the profile (those still valid: BB window
+        from now on, resources still free); returns them. `_plans` is emptied."""
+        old, self._plans = self._plans, {}
+        kept: dict[str, PlannedHold] = {}
+        for job in queue:
+            p = old.get(job.id)
+            if p is None or p.b_start < now:
                 continue
             try:
-                prof.reserve(h.fit.start, h.end, h.fit.procs, h.bbs)
-            except ValueError:                                  # resources taken (job overdue)
+                self._put(p)
+            except ValueError:                                  # resources taken (a job overdue)
                 continue
-            kept[job.id] = h
-        for job in queue:                                       # 2. compression, queue order
-            h = kept.pop(job.id, None)
-            if h is not None:
-                prof.release(h.fit.start, h.end, h.fit.procs, h.bbs)
-            if not self._plain and not self._eligible(job, starting):
+            kept[job.id] = p
+        return kept
+
+    def _plan(self, job: Job, fit: Fit, now: float, prev: PlannedHold | None, *, bb: bool = True) -> PlannedHold:
+        """Reserve `fit` for `job` in its hold shape (BB too if `bb`) and record it in `_plans`."""
+        shape = self.shape(job)
+        end = fit.start + job.walltime
+        bbs = fit.bb_per_storage(job.bb) if (bb and job.bb > 0) else {}
+        s_in, s_out = (shape.stage_in, shape.stage_out) if bb else (0.0, 0.0)
+        p = PlannedHold(fit, end, bbs, max(fit.start - s_in, now), end + s_out,
+                        prev.made_at if (prev is not None and prev.fit == fit) else now)
+        self._put(p)
+        self._plans[job.id] = p
+        return p
+
+    def _schedule(self, now: float) -> list[Start | StageIn]:
+        queue = self._ordered(now)
+        kept = self._restore(queue, now)
+        out: list[Start | StageIn] = []
+        plan_starts: dict[str, float] = {}
+        for job in queue:                                       # compression, queue order
+            prev = kept.pop(job.id, None)
+            if prev is not None:
+                self._take(prev)
+            if not self._plain and not self._eligible(job):
                 continue
-            fit = prof.earliest_fit(job, now)
+            fit = self.profile.earliest_fit(job, now, shape=self.shape(job))
             if fit is None:
                 continue
-            if self.queues is not None and fit.start == now:
-                q = self._queue_of[job.id].name
-                starting[q] = starting.get(q, 0) + job.res
-            end = fit.start + job.walltime
-            bbs = fit.bb_per_storage(job.bb)
-            prof.reserve(fit.start, end, fit.procs, bbs)
-            made = h.made_at if (h is not None and fit == h.fit) else now
-            self._resv[job.id] = _Held(fit, end, bbs, made)
-        self.last_plan = {jid: h.fit.start for jid, h in self._resv.items()}
-        starts: list[Start] = []
-        for job in queue:                                       # 3. start the reservations of now
-            h = self._resv.get(job.id)
-            if h is not None and h.fit.start == now:
-                del self._resv[job.id]
-                prof.release(now, h.end, h.fit.procs, h.bbs)
-                starts.append(self._start(job, h.fit, now))
-        return starts
+            plan_starts[job.id] = fit.start
+            if fit.start <= now + self.shape(job).stage_in:     # its stage-in (or run) starts now
+                out.append(self._start(job, fit, now))
+                continue
+            p = self._plan(job, fit, now, prev)
+            if self.staged:
+                self._wake = p.b_start if self._wake is None else min(self._wake, p.b_start)
+                if self.last_reservation is None:
+                    self.last_reservation = Reservation(job.id, fit.start, p.n_end, fit.procs, p.bbs, p.made_at)
+        self.last_plan = plan_starts
+        return out

@@ -23,7 +23,7 @@ import math
 
 from ..platforms.model import Platform
 from .base import Start
-from .conservative import ConservativeBB, _Held
+from .conservative import ConservativeBB
 from .profiled import Reservation
 
 __all__ = ["DepthBackfilling", "parse_depth"]
@@ -62,72 +62,56 @@ class DepthBackfilling(ConservativeBB):
         self.sjf_backfill = sjf_backfill
         self.name = name
 
-    def for_job_model(self, model: str):
-        """`self`: a reservation depth keeps its two-phase behaviour on the three-phase model (nodes held during
-        the stagings; docs/policies.md), with a warning there."""
-        from .staged import staged_variant
-        return staged_variant(self, model, mode="easy", reserve_bb=self.reserve_bb, sjf=self.sjf_backfill,
-                              unsupported="reservation_depth")
+    def _staging_unsupported(self) -> str | None:
+        """A reservation depth keeps its two-phase behaviour on the three-phase model (nodes held during the
+        stagings; docs/policies.md), with a warning there."""
+        return "reservation_depth"
 
     def _schedule(self, now: float) -> list[Start]:
-        prof = self.profile
         queue = self._ordered(now)
-        old, self._resv = self._resv, {}
-        kept: dict[str, _Held] = {}
-        for job in queue:                                       # previous reservations back
-            h = old.get(job.id)
-            if h is None or h.fit.start < now:
-                continue
-            try:
-                prof.reserve(h.fit.start, h.end, h.fit.procs, h.bbs)
-            except ValueError:
-                continue
-            kept[job.id] = h
-        starting: dict[str, int] = {}
+        kept = self._restore(queue, now)
+        starting: dict[str, int] = {}                           # per queue: processors starting now
         now_ids: set[str] = set()
+        plan_starts: dict[str, float] = {}
         future = 0
         rest = []
         for i, job in enumerate(queue):                         # the first jobs: reservations
             if future >= self.depth:
                 rest = queue[i:]
                 break
-            h = kept.pop(job.id, None)
-            if h is not None:
-                prof.release(h.fit.start, h.end, h.fit.procs, h.bbs)
+            prev = kept.pop(job.id, None)
+            if prev is not None:
+                self._take(prev)
             if not self._plain and not self._eligible(job, starting):
                 continue
-            fit = prof.fit_at(job, now)                         # processors and BB free now: start
+            fit = self.profile.fit_at(job, now)                 # processors and BB free now: start
             starts_now = fit is not None
             if fit is None:                                     # else a reservation (BB too if reserve_bb;
-                fit = prof.earliest_fit(job, now, bb_aware=self.reserve_bb)   # it may start at `now`
+                fit = self.profile.earliest_fit(job, now, bb_aware=self.reserve_bb)   # it may start at `now`
                 if fit is None:                                 # on processors only: not startable)
                     continue
-            end = fit.start + job.walltime
-            bbs = fit.bb_per_storage(job.bb) if (starts_now or self.reserve_bb) else {}
-            prof.reserve(fit.start, end, fit.procs, bbs)
-            made = h.made_at if (h is not None and fit == h.fit) else now
-            self._resv[job.id] = _Held(fit, end, bbs, made)
+            p = self._plan(job, fit, now, prev, bb=starts_now or self.reserve_bb)
+            plan_starts[job.id] = fit.start
             if starts_now:
                 now_ids.add(job.id)
-            if not starts_now:
+                if self.queues is not None:
+                    q = self._queue_of[job.id].name
+                    starting[q] = starting.get(q, 0) + job.res
+            else:
                 if future == 0:
-                    self.last_reservation = Reservation(job.id, fit.start, end, fit.procs, dict(bbs), now)
+                    self.last_reservation = Reservation(job.id, fit.start, p.n_end, fit.procs, dict(p.bbs), now)
                 future += 1
-            elif self.queues is not None:
-                q = self._queue_of[job.id].name
-                starting[q] = starting.get(q, 0) + job.res
         for job in rest:                                        # the others hold none
-            h = kept.pop(job.id, None)
-            if h is not None:
-                prof.release(h.fit.start, h.end, h.fit.procs, h.bbs)
-        self.last_plan = {jid: h.fit.start for jid, h in self._resv.items()}
+            prev = kept.pop(job.id, None)
+            if prev is not None:
+                self._take(prev)
+        self.last_plan = plan_starts
         starts: list[Start] = []
         for job in queue:                                       # start the reservations of now
-            h = self._resv.get(job.id)
-            if h is not None and job.id in now_ids:
-                del self._resv[job.id]
-                prof.release(now, h.end, h.fit.procs, h.bbs)
-                starts.append(self._start(job, h.fit, now))
+            if job.id in now_ids:
+                p = self._plans.pop(job.id)
+                self._take(p)
+                starts.append(self._start(job, p.fit, now))
         if rest:                                                # backfilling
             if self.sjf_backfill:
                 rest = sorted(rest, key=lambda j: (j.walltime, self._submission_index(j)))

@@ -35,7 +35,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 from procset import ProcSet
 
 __all__ = ["mask_of", "procset_of", "lowest_mask", "lowest_procs", "bb_room", "window_fit",
-           "earliest_window", "earliest_staged_window", "staged_bb_start", "place_bb", "Slot"]
+           "earliest_window", "earliest_staged_window", "staged_window_fit", "staged_bb_start", "place_bb", "Slot"]
 
 #: a breakpoint value: (free-processor bitmask, free bytes per BB node, number of free processors)
 Slot = tuple[int, tuple[int, ...], int]
@@ -196,12 +196,13 @@ def _last_bad(lo: int, hi: int, ok: Callable[[int], bool]) -> int:
 
 
 def _staged_fit(keys: Sequence[float], vals: Sequence[Slot], now: float, t: float, res: int, walltime: float,
-                need: int, s: float, node_ok: Callable[[int], bool], bb_ok: Callable[[int], bool]
-                ) -> tuple[tuple[float, int, tuple[int, ...]] | None, float]:
+                need: int, s: float, node_ok: Callable[[int], bool], bb_ok: Callable[[int], bool],
+                s_out: float | None = None) -> tuple[tuple[float, int, tuple[int, ...]] | None, float]:
     """One candidate of `earliest_staged_window`: ((t, node mask, BB minimum) or None, the least candidate
     worth trying next). A breakpoint that alone cannot host the job's nodes (`node_ok`) or BB shares (`bb_ok`)
     rules out every candidate whose window holds it: the next one worth trying puts the window just past the
-    last such breakpoint of the window (nodes: at its end; BB: at its end + s)."""
+    last such breakpoint of the window (nodes: at its end; BB: at its end + s). `s` is the stage-in estimate,
+    `s_out` the stage-out one (None: = s)."""
     n = len(keys)
     end = t + walltime
     q0 = bisect_right(keys, t) - 1
@@ -209,7 +210,7 @@ def _staged_fit(keys: Sequence[float], vals: Sequence[Slot], now: float, t: floa
     bad = _last_bad(q0, q1, node_ok)
     if bad >= 0:
         return None, (keys[bad + 1] if bad + 1 < n else math.inf)
-    b0, bend = staged_bb_start(t, now, s), end + s
+    b0, bend = staged_bb_start(t, now, s), end + (s if s_out is None else s_out)
     r0 = bisect_right(keys, b0) - 1
     r1 = bisect_left(keys, bend, r0 + 1)                 # the BB window: breakpoints r0 .. r1 − 1
     bad = _last_bad(r0, r1, bb_ok)
@@ -228,8 +229,20 @@ def _staged_fit(keys: Sequence[float], vals: Sequence[Slot], now: float, t: floa
     return (t, m, bb), t
 
 
+def staged_window_fit(keys: Sequence[float], vals: Sequence[Slot], now: float, t: float, res: int,
+                      walltime: float, need: int, s_in: float, s_out: float
+                      ) -> tuple[int, tuple[int, ...]] | None:
+    """Rule step 1 for a staged hold shape (`holds.HoldShape`): the nodes free over [t, t + walltime) and the
+    `need` > 0 bytes per node of BB over [`staged_bb_start`(t, now, s_in), t + walltime + s_out). Returns
+    (bitmask of the ids free over the node window, per-BB-node minimum over the BB window) or None."""
+    r, _ = _staged_fit(keys, vals, now, t, res, walltime, need, s_in,
+                       lambda q: vals[q][2] >= res, lambda q: bb_room(vals[q][1], need, res), s_out)
+    return None if r is None else (r[1], r[2])
+
+
 def earliest_staged_window(keys: Sequence[float], vals: Sequence[Slot], now: float, res: int, walltime: float,
-                           need: int, s: float) -> tuple[float, int, tuple[int, ...]] | None:
+                           need: int, s: float, s_out: float | None = None
+                           ) -> tuple[float, int, tuple[int, ...]] | None:
     """Rule steps 1-2 on the three-phase model (docs/io-model.md §3, docs/policies.md "On the three-phase
     model"): a job holds its BB alone during its stage-in and stage-out, each estimated at `s` [s].
 
@@ -239,12 +252,13 @@ def earliest_staged_window(keys: Sequence[float], vals: Sequence[Slot], now: flo
 
     Args:
         keys, vals: breakpoints as `earliest_window` (``keys[0] <= now``).
-        now: decision time [s]; res, walltime [s], need [B]; s: stage-in (= stage-out) estimate [s], ≥ 0.
+        now: decision time [s]; res, walltime [s], need [B]; s: stage-in estimate [s], ≥ 0; s_out: stage-out
+            estimate [s] (None: = s).
     Candidates: now + s, every breakpoint after it and every breakpoint + s after it, ascending: the node window
     leaves an interval at a breakpoint, the BB window at a breakpoint + s, and between two candidates the windows
     only grow. Returns (t, bitmask of the ids free over the node window, per-BB-node minimum free bytes over the
-    BB window) or None. The same start as the EASY family's staged plans (`staged.StagedBackfilling._earliest`,
-    tests/test_staged_plan.py); the C plan engine (`_plan_native`) mirrors it.
+    BB window) or None. `AvailabilityProfile.earliest_fit` answers it for a staged `holds.HoldShape`; the C plan
+    engine (`_plan_native`) mirrors it (equal stage-in and stage-out estimates).
     """
     n = len(keys)
     t0 = now + s
@@ -267,7 +281,7 @@ def earliest_staged_window(keys: Sequence[float], vals: Sequence[Slot], now: flo
     t = nxt = t0
     while t != math.inf:
         if t >= nxt:
-            r, nxt = _staged_fit(keys, vals, now, t, res, walltime, need, s, node_ok, bb_ok)
+            r, nxt = _staged_fit(keys, vals, now, t, res, walltime, need, s, node_ok, bb_ok, s_out)
             if r is not None:
                 return r
         while i < n and keys[i] <= t:

@@ -39,13 +39,15 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..platforms.model import Platform
-from .base import Job, Start
+from .base import Job, StageIn, Start
+from .holds import wake_time
+from .placement import staged_bb_start
 from .plan_engine import PlanEngine, make_engine
 from .profile import AvailabilityProfile, Fit, procset_of
 from .profiled import ProfileScheduler
 
 __all__ = ["PlanScheduler", "SearchResult", "candidate_orders", "plan_search", "plan_on_profile",
-           "MAX_EXHAUSTIVE"]
+           "MAX_EXHAUSTIVE", "wake_time"]
 
 #: largest accepted `exhaustive_limit` (8! = 40,320 plans per decision)
 MAX_EXHAUSTIVE = 8
@@ -230,48 +232,52 @@ class PlanScheduler(ProfileScheduler):
             (default 5; 0 ≤ limit ≤ MAX_EXHAUSTIVE).
         native: plan engine: None = the C engine if it can be built, else pure Python; False =
             pure Python; True = C or RuntimeError. Both give identical schedules.
-        staging: on the three-phase job model (docs/io-model.md §3): "bb-first" (default) plans each job's
-            nodes over its running phase and its BB over its stagings too (`for_job_model`,
-            `staged_plan.StagedPlan`); "with-nodes" keeps these two-phase plans there (nodes held from
-            stage-in to stage-out). Ignored on the other job models.
-        staging_bandwidth: [B/s] of the stage estimates on three-phase (`staged.stage_estimate`).
+        staging, staging_bandwidth: as `ProfileScheduler` (default "bb-first": on the three-phase job model
+            each job's nodes are planned over its running phase and its BB over its stagings too).
 
     Raises ValueError on an out-of-range option (TypeError on a non-integer count).
 
     After `decide`, ``last_search`` holds the `SearchResult` and ``last_plan`` the plan of the
     best permutation as [(job id, planned start [s] or None)] in plan order (None if nothing was
     queued).
+
+    Under a job model that separates the stagings (docs/io-model.md §3, docs/policies.md "On the three-phase
+    model") an execution plan places each job in its hold shape (`holds.HoldShape`,
+    `placement.earliest_staged_window`: nodes over [t, t + walltime) from t ≥ now + s, BB over
+    [b0, t + walltime + s), b0 = `placement.staged_bb_start`), the score counting W_j = b0 − subtime (the
+    stage-in start is when Batsim starts the job); every job whose planned stage-in starts now gets its
+    `StageIn` (a job without BB: its `Start`), and the policy asks to be called at the earliest planned
+    stage-in start, on the microsecond grid (`wake_time`).
     """
 
     name = "plan"
     #: a job that fits now but was planned later waits for the jobs the chosen order put before it
     blocked_reason = "Priority"
+    default_staging = "bb-first"
 
     def __init__(self, platform: Platform, *, seed: int = 0, alpha: float = 2.0,
                  cooling_rate: float = 0.9, cooling_steps: int = 30, temperature_steps: int = 6,
                  exhaustive_limit: int = 5, native: bool | None = None,
                  period: float | None = None, overdue_grace: float = 1.0,
-                 staging: str = "bb-first", staging_bandwidth: float = 5e9):
-        super().__init__(platform, seed=seed, period=period, overdue_grace=overdue_grace)
+                 staging: str | None = None, staging_bandwidth: float = 5e9):
+        super().__init__(platform, seed=seed, period=period, overdue_grace=overdue_grace, staging=staging,
+                         staging_bandwidth=staging_bandwidth)
         set_search_options(self, alpha, cooling_rate, cooling_steps, temperature_steps, exhaustive_limit, native)
-        from .staged import check_staging
-        check_staging(staging, staging_bandwidth)
-        self.staging, self.staging_bandwidth = staging, staging_bandwidth
 
-    def for_job_model(self, model: str):
-        """On ``three-phase`` (unless ``staging="with-nodes"``): plan-α with BB planned over the stagings and
-        nodes over the running phase (`staged_plan.StagedPlan`, docs/policies.md); `self` otherwise."""
-        from .staged_plan import staged_plan_variant
-        return staged_plan_variant(self, model)
-
-    def decide(self, now: float) -> list[Start]:
+    def decide(self, now: float) -> list[Start | StageIn]:
         self.last_search = None
         self.last_plan = None
         return super().decide(now)
 
-    def _schedule(self, now: float) -> list[Start]:
+    def _schedule(self, now: float) -> list[Start | StageIn]:
         jobs = list(self._queue.values())                      # submission order
-        engine = make_engine(self.profile, jobs, now, self.alpha, native=self.native)
+        stage = None
+        if self.staged:
+            shapes = [self.shape(j) for j in jobs]
+            if any(h.stage_out != h.stage_in for h in shapes):
+                raise ValueError("plan-α's plan engines need equal stage-in and stage-out estimates")
+            stage = [h.stage_in for h in shapes]
+        engine = make_engine(self.profile, jobs, now, self.alpha, native=self.native, stage=stage)
         result = plan_search(engine, len(jobs), self.rng, candidates=candidate_orders(jobs),
                              cooling_rate=self.cooling_rate, cooling_steps=self.cooling_steps,
                              temperature_steps=self.temperature_steps,
@@ -280,11 +286,21 @@ class PlanScheduler(ProfileScheduler):
         self.last_search = result
         plan = engine.placements()
         self.last_plan = [(jobs[k].id, None if pl is None else pl.start) for k, pl in plan]
-        starts: list[Start] = []
+        out: list[Start | StageIn] = []
         bb_ids = self.profile.bb_ids
+        t_now = engine.now
+        wake = None
         for k, pl in plan:
-            if pl is not None and pl.start == engine.now:
-                job = jobs[k]
-                fit = Fit(now, procset_of(pl.procs), engine.bb_of_node(pl, job.bb, bb_ids))
-                starts.append(self._start(job, fit, now))
-        return starts
+            if pl is None:
+                continue
+            job = jobs[k]
+            b0 = staged_bb_start(pl.start, t_now, stage[k] if stage is not None else 0.0)
+            if b0 <= t_now:                                    # its stage-in (or its run) starts now
+                fit = Fit(pl.start, procset_of(pl.procs), engine.bb_of_node(pl, job.bb, bb_ids))
+                out.append(self._start(job, fit, now))
+            else:
+                wake = b0 if wake is None else min(wake, b0)
+        if self.staged:
+            self._wake = None if wake is None else wake_time(wake)
+        return out
+

@@ -43,8 +43,9 @@ from sortedcontainers import SortedDict
 
 from ..platforms.model import Platform
 from .base import Job
-from .placement import (earliest_window, lowest_mask, lowest_procs, mask_of, place_bb,
-                        procset_of, window_fit)
+from .holds import NO_STAGING, HoldShape
+from .placement import (earliest_staged_window, earliest_window, lowest_mask, lowest_procs, mask_of, place_bb,
+                        procset_of, staged_window_fit, window_fit)
 
 __all__ = ["AvailabilityProfile", "Fit", "lowest_procs", "mask_of", "procset_of"]
 
@@ -208,25 +209,35 @@ class AvailabilityProfile:
             slots[now] = val
 
     # ------------------------------------------------------------------ queries
-    def fit_at(self, job: Job, t: float, *, bb_aware: bool = True) -> Fit | None:
-        """Fit `job` starting exactly at `t` for its whole walltime, or None.
+    def fit_at(self, job: Job, t: float, *, bb_aware: bool = True, shape: HoldShape = NO_STAGING,
+               now: float | None = None) -> Fit | None:
+        """Fit `job` with its nodes starting exactly at `t` for its whole walltime, or None.
 
         Processors: ``job.res`` ids free over ``[t, t + walltime)`` (lowest ids chosen). With
-        `bb_aware`, also each chosen node's ``job.bb`` bytes on one BB node free over the whole
-        window, following ``platform.bb_preference`` (own chassis → group → any;
+        `bb_aware`, also each chosen node's ``job.bb`` bytes on one BB node free over the BB window,
+        following ``platform.bb_preference`` (own chassis → group → any;
         Kopanski & Rzadca, Euro-Par 2021, §3.1/§4.1). Rule: `placement.window_fit`.
+        The BB window is the node window for the two-phase `shape` (`holds.NO_STAGING`); for a staged shape
+        it is ``[placement.staged_bb_start(t, now, shape.stage_in), t + walltime + shape.stage_out)`` (rule:
+        `placement.staged_window_fit`; `now` defaults to the origin, the present of a decision).
         Raises ValueError if `t` is before the origin.
         """
         if t < self.origin:
             raise ValueError(f"fit_at: time {t} is before the profile origin {self.origin}")
         slots = self._slots
-        keys = slots.irange(self._floor_key(t), t + job.walltime, inclusive=(True, False))
-        w = window_fit(map(slots.__getitem__, keys), job.res, job.bb if bb_aware else 0)
+        need = job.bb if bb_aware else 0
+        if need > 0 and not shape.empty:
+            w = staged_window_fit(slots.keys(), slots.values(), self.origin if now is None else now, t, job.res,
+                                  job.walltime, need, shape.stage_in, shape.stage_out)
+        else:
+            keys = slots.irange(self._floor_key(t), t + job.walltime, inclusive=(True, False))
+            w = window_fit(map(slots.__getitem__, keys), job.res, need)
         return None if w is None else self._make_fit(t, w[0], w[1], job, bb_aware)
 
-    def earliest_fit(self, job: Job, t0: float, *, bb_aware: bool = True) -> Fit | None:
-        """Earliest fit of `job` at a time ≥ `t0` (Kopanski & Rzadca, Euro-Par 2021, Algorithm 1 line 14;
-        rule: `placement.earliest_window`).
+    def earliest_fit(self, job: Job, t0: float, *, bb_aware: bool = True, shape: HoldShape = NO_STAGING
+                     ) -> Fit | None:
+        """Earliest fit of `job` whose holds start at a time ≥ `t0` (Kopanski & Rzadca, Euro-Par 2021,
+        Algorithm 1 line 14; rule: `placement.earliest_window`).
 
         Returns the `Fit` at the earliest start time t ≥ t0 at which ``job.res`` processors and,
         with `bb_aware`, the BB (each compute node's ``job.bb`` bytes on one BB node) are free for
@@ -234,13 +245,23 @@ class AvailabilityProfile:
         considered (fcfs-easy's processor-only reservation) and ``bb_of_node`` is empty.
         Candidate start times are `t0` and the breakpoints after it. None if the job never fits
         (more processors or BB than the platform has, or an infinite hold in the way).
+
+        A staged `shape` (`holds.HoldShape`, three-phase model): the nodes start at t ≥ t0 + stage_in (the
+        stage-in starts at or after `t0`, the present of a decision) and, with `bb_aware`, the BB is held over
+        ``[t − stage_in, t + walltime + stage_out)`` (rule: `placement.earliest_staged_window`).
         """
         if t0 < self.origin:
             t0 = self.origin
         slots = self._slots
+        need = job.bb if bb_aware else 0
+        if not shape.empty:
+            if need > 0:
+                r = earliest_staged_window(slots.keys(), slots.values(), t0, job.res, job.walltime, need,
+                                           shape.stage_in, shape.stage_out)
+                return None if r is None else self._make_fit(r[0], r[1], r[2], job, bb_aware)
+            t0 = t0 + shape.stage_in
         i0 = slots.bisect_right(t0) - 1
-        r = earliest_window(slots.keys()[i0:], slots.values()[i0:], 0, t0, job.res, job.walltime,
-                            job.bb if bb_aware else 0)
+        r = earliest_window(slots.keys()[i0:], slots.values()[i0:], 0, t0, job.res, job.walltime, need)
         return None if r is None else self._make_fit(r[0], r[1], r[2], job, bb_aware)
 
     # ------------------------------------------------------------------ updates

@@ -23,6 +23,7 @@ operations over the queue (`wait_table`): the decision loop gets only the jobs w
 """
 from __future__ import annotations
 
+import logging
 import math
 import random
 from dataclasses import dataclass
@@ -30,14 +31,15 @@ from dataclasses import dataclass
 from procset import ProcSet
 
 from ..platforms.model import Platform
-from .base import Job, Scheduler, Start
+from .base import Job, Scheduler, StageIn, Start
+from .holds import (NO_STAGING, STAGING_BANDWIDTH, HoldShape, bind_slots, check_staging, platform_fit_reason)
 from .orders import Order, make_order
-from .placement import bb_room
+from .placement import bb_room, mask_of
 from .profile import AvailabilityProfile, Fit
 from .queues import Queue, QueueConfig, queue_config
 from .wait_table import QueueTable, TrackedQueue
 
-__all__ = ["ProfileScheduler", "Reservation", "Running"]
+__all__ = ["ProfileScheduler", "Reservation", "Running", "StagedHold"]
 
 
 @dataclass
@@ -72,6 +74,28 @@ class Reservation:
     made_at: float
 
 
+@dataclass
+class StagedHold:
+    """A job whose stage-in started under a staged hold shape (three-phase model): its BB (`bbs` per BB node,
+    until `bb_end`) and its nodes (`procs` over [`n_start`, `n_end`): planned while in stage-in, allocated
+    while running, none once released).
+
+    Attributes: job; slots (`StageIn.bb_slots`); bbs; bb_end [s]; procs; n_start, n_end [s]; ready (estimated
+    end of the stage-in [s]); phase ("staging" | "staged" | "running" | "finishing"); s_out (stage-out
+    estimate [s])."""
+
+    job: Job
+    slots: tuple[int, ...]
+    bbs: dict[int, int]
+    bb_end: float
+    procs: ProcSet
+    n_start: float
+    n_end: float
+    ready: float
+    phase: str
+    s_out: float
+
+
 class ProfileScheduler(Scheduler):
     """Base of the profile-based policies (docs/policies.md, Kopanski & Rzadca 2021, §3.2).
 
@@ -89,18 +113,49 @@ class ProfileScheduler(Scheduler):
         queues: a `QueueConfig` (named queues: routing, limits, per-queue order; None = one queue), or
             what `queues.queue_config` turns into one (a TOML path, ``{"path": FILE, "order": NAME}``).
         order_params: parameters of the wfp order (period, unit, wall_floor, wall_ceiling).
+        staging: under a job model that separates the stagings (`holds`, three-phase): "bb-first" plans each
+            job's nodes over its running phase and its BB over its stage-in and stage-out too (a `StageIn`
+            first, then a `Start`); "with-nodes" keeps the two-phase plans there (the nodes held from stage-in
+            to stage-out). None: the class's `default_staging`. Ignored under two-phase models.
+        staging_bandwidth: [B/s] of the stage estimates (`holds.stage_estimate`; default the PFS link, 5 GB/s).
 
     Raises ValueError on a non-positive `period` or `overdue_grace`, an unknown order or bad
-    order parameters; InputError for a bad queue file. Orders and queues: docs/orders-and-queues.md.
+    order parameters, a bad `staging` or `staging_bandwidth`; InputError for a bad queue file. Orders and
+    queues: docs/orders-and-queues.md.
+
+    The staged lifecycle (docs/io-model.md §3, docs/policies.md "On the three-phase model"), active when the
+    bound job model separates the stagings and ``staging="bb-first"``: a job that fits now (its stage-in can
+    start now: its nodes from now + stage-in) gets a `StageIn` (BB only) from `_start`; its planned nodes stay
+    held in the profile from its estimated stage-in end. At every decision the jobs whose stage-in started are
+    placed first, in the order their stage-in started: each takes the earliest node window from its
+    stage-in's estimated end (from now once the stage-in ended; one `overdue_grace` later while a stage-in
+    runs past its estimate), and a staged job whose window starts now gets its `Start` on those nodes, bound
+    to the BB it staged into. Its BB hold is moved to the window's end + stage-out. This never overbooks the
+    BB: every BB hold of a job in stage-in, running or stage-out began at or before now, so at every later
+    instant the other holds are a subset of those at now.
     """
 
     name = "?"
     #: reason of a queued job that fits now beside the running jobs but was not started (docs/wait-reasons.md)
     blocked_reason = "Reservation"
+    #: the ``staging`` of a policy that does not choose one: its behaviour on the three-phase model before the
+    #: policies shared one lifecycle (fcfs, filler and the window policies keep their nodes through the
+    #: stagings unless asked; the EASY family, conservative-bb, plan-α and user `Policy` subclasses stage)
+    default_staging = "with-nodes"
 
     def __init__(self, platform: Platform, *, seed: int = 0, period: float | None = None,
                  overdue_grace: float = 1.0, order: str | Order | None = None,
-                 queues: QueueConfig | None = None, order_params: dict | None = None):
+                 queues: QueueConfig | None = None, order_params: dict | None = None,
+                 staging: str | None = None, staging_bandwidth: float = STAGING_BANDWIDTH):
+        staging = self.default_staging if staging is None else staging
+        check_staging(staging, staging_bandwidth)
+        self.staging, self.staging_bandwidth = staging, float(staging_bandwidth)
+        #: the staged lifecycle is on (class docstring): set by `bind_job_model`
+        self.staged = False
+        self.holds: dict[str, StagedHold] = {}     # staged: jobs whose stage-in started, until they end
+        self._wake: float | None = None            # staged: a planned stage-in start no event may come at
+        self._held_bb: tuple[float, float, dict[int, int]] | None = None
+        self._shape_model = None
         if period is not None and not period > 0:
             raise ValueError(f"period must be > 0 seconds, got {period!r}")
         if not overdue_grace > 0:
@@ -140,23 +195,10 @@ class ProfileScheduler(Scheduler):
         the largest BB node; res × bb not placeable on the BB nodes with each node's share on a
         single BB node (docs/workload.md, docs/policies.md).
         """
-        if not (job.walltime > 0):
-            return f"walltime {job.walltime} is not > 0"
-        if job.res < 1:
-            return f"requests {job.res} compute nodes"
+        why = platform_fit_reason(self.platform, job)
+        if why is not None:
+            return why
         n = self.platform.nb_compute
-        if job.res > n:
-            return f"requests {job.res} compute nodes, the platform has {n}"
-        if job.bb < 0:
-            return f"negative burst-buffer request {job.bb} B per node"
-        if job.bb > 0:
-            if job.bb > self._max_bb_node:
-                return (f"requests {job.bb} B of burst buffer per node, the largest BB node holds "
-                        f"{self._max_bb_node} B")
-            slots = sum(c // job.bb for c in self.platform.bb_capacity.values())
-            if slots < job.res:
-                return (f"{job.res} nodes × {job.bb} B of burst buffer cannot be placed on the BB "
-                        f"nodes (room for {slots} such shares)")
         if self.queues is not None:
             q, why = self.queues.route(job, n)
             if q is None:
@@ -168,7 +210,7 @@ class ProfileScheduler(Scheduler):
 
         Raises ValueError on a duplicate id, or if the job can never fit (`can_ever_fit`; the
         decision loop must reject such a job instead of submitting it)."""
-        if job.id in self._queue or job.id in self.running:
+        if job.id in self._queue or job.id in self.running or job.id in self.holds:
             raise ValueError(f"job {job.id} submitted twice")
         reason = self.can_ever_fit(job)
         if reason is not None:
@@ -186,6 +228,12 @@ class ProfileScheduler(Scheduler):
         unknown id."""
         self._ensure_profile(now)
         self.profile.advance(now)
+        h = self.holds.pop(job_id, None)
+        if h is not None:                      # staged lifecycle
+            self._order.pop(job_id, None)
+            self._drop_nodes(h, now)
+            self._bb_to(h, now, now)
+            return
         run = self.running.pop(job_id, None)
         if run is None:
             if self._queue.pop(job_id, None) is None:
@@ -205,6 +253,8 @@ class ProfileScheduler(Scheduler):
         """The jobs to start now (docs/policies.md); they leave the queue and hold their resources."""
         self._ensure_profile(now)
         self.profile.advance(now)
+        if self.staged:
+            return self._decide_staged(now)
         self._extend_overdue(now)
         self.last_reservation = None
         self._free0 = self.profile.free_counts_at(now)
@@ -214,6 +264,27 @@ class ProfileScheduler(Scheduler):
             self._unreserve()
         self._record_wait_reasons(now)
         return starts
+
+    def _decide_staged(self, now: float) -> list[Start | StageIn]:
+        """`decide` of the staged lifecycle (class docstring): the jobs whose stage-in started are placed
+        first (`_place_started`), then the policy's `_schedule` decides for the queued jobs."""
+        self.last_reservation = None
+        self._free0 = self.profile.free_counts_at(now)
+        self._noted = {}
+        self._wake = None
+        prev: dict[str, ProcSet] = {}
+        for h in self.holds.values():             # node windows of the jobs not yet on nodes: re-placed below
+            if h.phase in ("staging", "staged"):
+                prev[h.job.id] = h.procs
+                self._drop_nodes(h, now)
+        self._extend_staged(now)
+        out = self._place_started(now, prev)
+        if self._queue:
+            out += self._schedule(now)
+        if self._held is not None:
+            self._unreserve()
+        self._record_wait_reasons(now)
+        return out
 
     @property
     def wait_reasons(self) -> dict[str, str]:
@@ -271,15 +342,158 @@ class ProfileScheduler(Scheduler):
 
     def wakeup(self, now: float) -> float | None:
         """Next multiple of `period` after `now` while jobs are queued; None without a period."""
-        if self.period is None or not self._queue:
-            return None
-        nxt = (math.floor(now / self.period) + 1) * self.period
-        return nxt if nxt > now else nxt + self.period
+        w = None
+        if self.period is not None and self._queue:
+            nxt = (math.floor(now / self.period) + 1) * self.period
+            w = nxt if nxt > now else nxt + self.period
+        if self._wake is not None and self._wake > now:   # staged: a planned stage-in start (no event may come)
+            w = self._wake if w is None else min(w, self._wake)
+        return w
 
     @property
     def queue(self) -> list[Job]:
-        """Jobs submitted and not started, in submission order."""
-        return list(self._queue.values())
+        """Jobs submitted and not started on nodes (staged lifecycle: queued, in stage-in or staged), in
+        submission order."""
+        if not self.holds:
+            return list(self._queue.values())
+        jobs = list(self._queue.values()) + [h.job for h in self.holds.values() if h.phase in ("staging", "staged")]
+        return sorted(jobs, key=lambda j: self._order[j.id])
+
+    # ------------------------------------------------------------------ job model and staged lifecycle
+    def bind_job_model(self, model) -> None:
+        """Plan with `model`'s hold shapes (`holds.HoldShape`): the staged lifecycle is on when the model
+        separates the stagings (``model.stages_separately``) and ``staging="bb-first"``, unless the policy
+        names an option the lifecycle does not support (`_staging_unsupported`; then, with a warning, the
+        nodes are held from stage-in to stage-out as under ``staging="with-nodes"``)."""
+        self._shape_model = model
+        self.staged = False
+        if not getattr(model, "stages_separately", False) or self.staging != "bb-first":
+            return
+        why = self._staging_unsupported()
+        if why:
+            logging.getLogger("burstbuffer").warning(
+                "%s with %s keeps its two-phase behaviour on the %s job model (nodes held during the stagings)",
+                self.name, why, getattr(model, "name", "?"))
+            return
+        self.staged = True
+
+    @property
+    def frees_nodes_before_stage_out(self) -> bool:
+        """True while the staged lifecycle is on (the nodes are freed at "nodes-released")."""
+        return self.staged
+
+    def _staging_unsupported(self) -> str | None:
+        """The option of this policy the staged lifecycle does not support (a one-word reason), or None."""
+        return "queues" if self.queues is not None else None
+
+    def shape(self, job: Job) -> HoldShape:
+        """`job`'s hold shape under the bound job model (`holds.NO_STAGING` unless the staged lifecycle is
+        on: then the model's estimate at ``staging_bandwidth``)."""
+        if not self.staged:
+            return NO_STAGING
+        return self._shape_model.hold_shape(job, self.staging_bandwidth)
+
+    def stage_in_done(self, job_id: str, now: float) -> None:
+        h = self.holds.get(job_id)
+        if h is not None and h.phase == "staging":
+            h.phase = "staged"
+
+    def nodes_released(self, job_id: str, now: float) -> None:
+        h = self.holds.get(job_id)
+        if h is None or h.phase != "running":
+            return
+        self._ensure_profile(now)
+        self.profile.advance(now)
+        self._drop_nodes(h, now)
+        h.phase = "finishing"
+        self._bb_to(h, now + h.s_out, now)
+
+    def _bb_to(self, h: StagedHold, end: float, now: float) -> None:
+        """Move the end of `h`'s BB hold to `end` (its start is in the past)."""
+        if h.bbs:
+            if end > h.bb_end and end > now:
+                self.profile.reserve(max(h.bb_end, now), end, ProcSet(), h.bbs)
+            elif end < h.bb_end and h.bb_end > now:
+                self.profile.release(max(end, now), h.bb_end, ProcSet(), h.bbs)
+        h.bb_end = end
+
+    def _drop_nodes(self, h: StagedHold, now: float) -> None:
+        if h.procs and h.n_end > now:
+            self.profile.release(max(h.n_start, now), h.n_end, h.procs, {})
+        h.procs = ProcSet()
+
+    def _take_nodes(self, h: StagedHold, procs: ProcSet, start: float) -> None:
+        end = start + h.job.walltime
+        self.profile.reserve(start, end, procs, {})
+        h.procs, h.n_start, h.n_end = procs, start, end
+
+    def _extend_staged(self, now: float) -> None:
+        """Holds past their expected end (a running phase, a stage-out) are extended to now + overdue_grace."""
+        g = now + self.overdue_grace
+        for h in self.holds.values():
+            if h.phase == "running" and h.n_end <= now:
+                self.profile.reserve(now, g, h.procs, {})
+                h.n_start, h.n_end = now, g
+            if h.bbs and h.bb_end <= now:
+                self._bb_to(h, g, now)
+            if h.phase == "running" and h.bb_end < h.n_end + h.s_out:
+                self._bb_to(h, h.n_end + h.s_out, now)
+
+    #: keep a staged job's previous nodes when they are still free over its new window (`_place_started`)
+    keep_staged_nodes = False
+
+    def _place_started(self, now: float, prev: dict[str, ProcSet] | None = None) -> list[Start]:
+        """Node windows of the jobs in stage-in or staged, in the order their stage-in started; the staged
+        ones whose window starts now are started (class docstring). With `keep_staged_nodes` (conservative
+        backfilling) a job keeps the nodes of its previous window (`prev`: job id → nodes) when they are free
+        over its new one: the queued jobs' reservations were planned around them, so taking the lowest free
+        nodes instead could break one (a job then starting after its reservation). Otherwise a job takes the
+        lowest free nodes."""
+        out: list[Start] = []
+        prev = prev or {}
+        for h in list(self.holds.values()):
+            if h.phase not in ("staging", "staged"):
+                continue
+            t0 = now if h.phase == "staged" else (h.ready if h.ready > now else now + self.overdue_grace)
+            fit = self.profile.earliest_fit(h.job, t0, bb_aware=False)
+            if fit is None:                      # behind a hold without end
+                continue
+            procs = fit.procs
+            old = prev.get(h.job.id) if self.keep_staged_nodes else None
+            if old and len(old) == h.job.res and self._nodes_free(old, fit.start, fit.start + h.job.walltime):
+                procs = old
+            self._take_nodes(h, procs, fit.start)
+            self._bb_to(h, h.n_end + h.s_out, now)
+            if h.phase == "staged" and fit.start == now:
+                h.phase = "running"
+                out.append(Start(h.job, procs, bind_slots(self.platform, procs, h.slots)))
+        return out
+
+    def _nodes_free(self, procs: ProcSet, start: float, end: float) -> bool:
+        """Whether every node of `procs` is free over [start, end) in the profile."""
+        want = mask_of(procs)
+        for k in self.profile.window_keys(start, end):
+            mask, _, _ = self.profile.value_at_key(k)
+            if mask & want != want:
+                return False
+        return True
+
+    def _commit(self, job: Job, fit: Fit, now: float) -> Start | StageIn:
+        """Staged lifecycle: start `job`'s stage-in now on `fit` (nodes from ``fit.start``; a job without BB:
+        start it on its nodes, which must start now)."""
+        del self._queue[job.id]
+        shape = self.shape(job)
+        s, w = shape.stage_in, job.walltime
+        bbs = fit.bb_per_storage(job.bb) if job.bb > 0 else {}
+        h = StagedHold(job, tuple(sorted(fit.bb_of_node.values())), bbs, now, ProcSet(), fit.start, fit.start,
+                       now + s, "staging", shape.stage_out)
+        self._take_nodes(h, fit.procs, fit.start)
+        self._bb_to(h, fit.start + w + shape.stage_out, now)
+        self.holds[job.id] = h
+        if job.bb <= 0:
+            h.phase = "running"
+            return Start(job, fit.procs, {})
+        return StageIn(job, h.slots)
 
     # ------------------------------------------------------------------ orders and queues
     def _init_orders(self, order, queues: QueueConfig | None, params: dict) -> None:
@@ -349,15 +563,18 @@ class ProfileScheduler(Scheduler):
     def _schedule(self, now: float) -> list[Start]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _backfill(self, jobs: list[Job], now: float) -> list[Start]:
+    def _backfill(self, jobs: list[Job], now: float) -> list[Start | StageIn]:
         """BACKFILL of Algorithm 1 (Kopanski & Rzadca 2021): start, in the given order, every job whose processors
-        and BB fit now on the profile (so around any reservation it holds). Returns the starts."""
-        starts: list[Start] = []
+        and BB fit now on the profile (so around any reservation it holds). Returns the starts (staged
+        lifecycle: also stage-ins). Two-phase: a job asking more processors than are free now is passed over
+        without a profile query, and the pass ends when none is free (a staged job's nodes start later)."""
+        starts: list[Start | StageIn] = []
+        staged = self.staged
         free_procs = self.profile.nb_free_at(now)
         for job in jobs:
-            if free_procs == 0:
+            if not staged and free_procs == 0:
                 break
-            if job.res > free_procs or not self._eligible(job):
+            if (not staged and job.res > free_procs) or not self._eligible(job):
                 self._note_wait(job, now)
                 continue
             fit = self._fits_now(job, now)
@@ -368,12 +585,20 @@ class ProfileScheduler(Scheduler):
                 self._note_wait(job, now)
         return starts
 
-    def _fits_now(self, job: Job, now: float) -> Fit | None:
-        """Processors and BB free for `job` over [now, now + walltime), given holds and reservation."""
-        return self.profile.fit_at(job, now, bb_aware=True)
+    def _fits_now(self, job: Job, now: float, *, bb: bool = True) -> Fit | None:
+        """Where `job` fits if it starts now, given holds and reservations: processors and (`bb`) BB free
+        over [now, now + walltime); staged lifecycle: its stage-in can start now — nodes over
+        [now + stage-in, … + walltime), BB from now to the stage-out's end (`shape`)."""
+        shape = self.shape(job) if self.staged else NO_STAGING
+        if shape.empty:
+            return self.profile.fit_at(job, now, bb_aware=bb)
+        return self.profile.fit_at(job, now + shape.stage_in, bb_aware=bb, shape=shape, now=now)
 
-    def _start(self, job: Job, fit: Fit, now: float) -> Start:
-        """Start `job` now on `fit`: hold its resources until now + walltime, dequeue it."""
+    def _start(self, job: Job, fit: Fit, now: float) -> Start | StageIn:
+        """Start `job` now on `fit`: hold its resources until now + walltime, dequeue it. Staged lifecycle:
+        its stage-in starts now (`_commit`)."""
+        if self.staged:
+            return self._commit(job, fit, now)
         bbs = fit.bb_per_storage(job.bb)
         end = now + job.walltime
         self.profile.reserve(now, end, fit.procs, bbs)
@@ -389,13 +614,27 @@ class ProfileScheduler(Scheduler):
 
     def _reserve(self, job: Job, now: float, *, bb: bool) -> Reservation | None:
         """Reserve for `job` at its earliest time ≥ now: processors and, if `bb`, burst buffers
-        (Kopanski & Rzadca 2021, Algorithm 1 line 14). None if it can never fit."""
-        fit = self.profile.earliest_fit(job, now, bb_aware=bb)
+        (Kopanski & Rzadca 2021, Algorithm 1 line 14), in its hold shape (`shape`: BB over the stagings too).
+        The staged lifecycle asks to be called when the reserved stage-in should start (`wakeup`).
+        None if it can never fit."""
+        shape = self.shape(job)
+        fit = self.profile.earliest_fit(job, now, bb_aware=bb, shape=shape)
         if fit is None:
             return None
-        bbs = fit.bb_per_storage(job.bb) if bb else {}
         end = fit.start + job.walltime
-        self.profile.reserve(fit.start, end, fit.procs, bbs)
+        if not self.staged:
+            bbs = fit.bb_per_storage(job.bb) if bb else {}
+            self.profile.reserve(fit.start, end, fit.procs, bbs)
+        else:
+            s = shape.stage_in if bb else 0.0
+            bbs = fit.bb_per_storage(job.bb) if (bb and job.bb > 0) else {}
+            self.profile.reserve(fit.start, end, fit.procs, {})
+            b0 = max(fit.start - s, now)                        # ≥ now but for rounding
+            b1 = end + (shape.stage_out if bb else 0.0)
+            if bbs:
+                self.profile.reserve(b0, b1, ProcSet(), bbs)
+            self._held_bb = (b0, b1, bbs)
+            self._wake = max(fit.start - shape.stage_in, now)
         self._held = Reservation(job.id, fit.start, end, fit.procs, bbs, now)
         self.last_reservation = self._held
         return self._held
@@ -405,7 +644,14 @@ class ProfileScheduler(Scheduler):
         r = self._held
         self._held = None
         if r is not None:
-            self.profile.release(r.start, r.end, r.procs, r.bb_per_storage)
+            if self._held_bb is None:
+                self.profile.release(r.start, r.end, r.procs, r.bb_per_storage)
+            else:
+                self.profile.release(r.start, r.end, r.procs, {})
+                b0, b1, bbs = self._held_bb
+                if bbs:
+                    self.profile.release(b0, b1, ProcSet(), bbs)
+        self._held_bb = None
 
     def _submission_index(self, job: Job) -> int:
         return self._order[job.id]

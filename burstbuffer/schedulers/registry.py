@@ -7,7 +7,7 @@ Plan-based policies (Kopanski & Rzadca 2021, §3.3): ``plan-1``, ``plan-2``, ``p
 ``plan`` takes any α > 0 as the option ``alpha`` (default 2), e.g.
 ``make_scheduler("plan", platform, alpha=1.5)``. Their other options: ``cooling_rate`` (r),
 ``cooling_steps`` (N), ``temperature_steps`` (M), ``exhaustive_limit``, ``native``, and on the three-phase
-model ``staging`` / ``staging_bandwidth`` (see `PlanScheduler`, `staged_plan.StagedPlan`). ``conservative-bb`` is conservative backfilling with processor + BB reservations.
+model ``staging`` / ``staging_bandwidth`` (see `PlanScheduler`, `holds`). ``conservative-bb`` is conservative backfilling with processor + BB reservations.
 
 Window policies (Fan et al. 2019, BBSched, and its §4.3 baselines; `burstbuffer.schedulers.bbsched`,
 docs/bbsched.md): ``bbsched``, ``bbsched-exact``, ``bbsched-nsga2``, ``bbsched-naive``, ``weighted``,
@@ -34,7 +34,7 @@ from .cerberus import Cerberus
 from .conservative import ConservativeBB
 from .depth import DepthBackfilling
 from .plan import PlanScheduler
-from .policies import Fcfs, FcfsBB, FcfsEasy, Filler, SjfBB
+from .easy import Fcfs, FcfsBB, FcfsEasy, Filler, SjfBB
 from .slurm_bb import SlurmBB
 
 __all__ = ["POLICIES", "QUEUE_POLICIES", "EASY_POLICIES", "THREE_PHASE_POLICIES", "all_policy_names",

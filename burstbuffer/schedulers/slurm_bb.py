@@ -19,7 +19,7 @@ import math
 from .base import StageIn, Start
 from .cerberus import Cerberus
 from .placement import lowest_procs
-from .staged import bind_slots
+from .holds import bind_slots
 
 __all__ = ["SlurmBB"]
 

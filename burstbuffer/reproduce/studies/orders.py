@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ...metrics.claims import AllHold, Claim, Measurement
-from ..plan import ROOT
+from ..runs import ROOT
 from ..study import Study, StudyData, Variant
 
 #: the Mira-like queue file (Allcock et al. §3, scaled to 96 processors)

@@ -5,7 +5,7 @@ Scheduler for HPC Systems", §3) and Slurm's burst-buffer scheduling (`slurm-bb`
 Columns (`Variant` labels ``POLICY/MODEL``): fcfs-easy, sjf-bb and plan-2 on both models; cerberus (its
 default 24-h starvation limit; without a limit; with the ``reserve`` starvation rule) and slurm-bb on
 three-phase. On three-phase fcfs-easy, sjf-bb and plan-2 plan BB over the stagings and nodes over the running
-phase (`burstbuffer.schedulers.staged`, `burstbuffer.schedulers.staged_plan`: their default there, option
+phase (`burstbuffer.schedulers.profiled`, the hold shapes of `burstbuffer.schedulers.holds`: their default there, option
 ``staging=bb-first``).
 
 Report section (`sections`): per variant, waiting time, bounded slowdown, node and BB utilisation, and how long

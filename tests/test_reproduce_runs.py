@@ -11,7 +11,7 @@ from burstbuffer.cli import main
 from burstbuffer.errors import InputError
 from burstbuffer.reproduce import (DEFAULT_STUDY, MARKER, RunSettings, all_studies, execute, get_study, plan_runs,
                                    read_marker)
-from burstbuffer.reproduce.plan import KTH_1000
+from burstbuffer.reproduce.runs import KTH_1000
 from burstbuffer.schedulers import POLICIES
 
 PAPER = ["fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3"]

@@ -24,7 +24,9 @@ they are: the head's processors are then chosen again (docs/orders-and-queues.md
 
 "Fits now" always means: free for the whole window [now, now + walltime) in the availability
 profile, where running jobs hold their resources until start + walltime and the head job's
-reservation is present during backfilling. A backfilled job therefore either ends before the
+reservation is present during backfilling. Under a job model that separates the stagings (three-phase) the
+same passes run on the job's hold shape (`holds`, `profiled.ProfileScheduler`): a job fits now when its
+stage-in can start now, and the head's reservation holds its BB over its stagings too (fcfs-easy: nodes only). A backfilled job therefore either ends before the
 shadow time or avoids the reserved processors (and, for *-bb, leaves the reserved BB bytes free).
 """
 from __future__ import annotations
@@ -91,20 +93,14 @@ class EasyBackfilling(Fcfs):
     reserve_bb = True
     sjf = False
 
-    def __init__(self, platform, *, easy_extra_nodes: bool = False, staging: str = "bb-first",
-                 staging_bandwidth: float = 5e9, **options):
+    default_staging = "bb-first"
+
+    def __init__(self, platform, *, easy_extra_nodes: bool = False, **options):
         super().__init__(platform, **options)
         self.easy_extra_nodes = bool(easy_extra_nodes)
-        from .staged import check_staging
-        check_staging(staging, staging_bandwidth)
-        self.staging, self.staging_bandwidth = staging, staging_bandwidth
 
-    def for_job_model(self, model: str):
-        """On ``three-phase`` (unless ``staging="with-nodes"``): the same policy planning BB over the stagings
-        and nodes over the running phase (`burstbuffer.schedulers.staged`; docs/policies.md)."""
-        from .staged import staged_variant
-        why = "easy_extra_nodes" if self.easy_extra_nodes else ("queues" if self.queues is not None else None)
-        return staged_variant(self, model, mode="easy", reserve_bb=self.reserve_bb, sjf=self.sjf, unsupported=why)
+    def _staging_unsupported(self) -> str | None:
+        return "easy_extra_nodes" if self.easy_extra_nodes else super()._staging_unsupported()
 
     def _schedule(self, now: float) -> list[Start]:
         starts, head = self._fcfs_pass(now)                        # Algorithm 1 line 12
