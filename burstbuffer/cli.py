@@ -30,54 +30,68 @@ def _policy_names() -> list[str]:
         return []
 
 
-def policy_and_options(policy: str, alpha: float | None) -> tuple[str, dict]:
-    """`--policy` and `--alpha` → (registry name, options). `--alpha A` selects plan-α with any
-    positive real α (Kopanski & Rzadca 2021, Eq. 1); it is only valid with `plan`/`plan-N`."""
-    if alpha is None:
-        return policy, {}
-    if not policy.startswith("plan") or ":" in policy:
-        raise InputError("--alpha", str(alpha), f"only plan policies take an alpha, not {policy}")
-    if not alpha > 0:
-        raise InputError("--alpha", str(alpha), "alpha must be a positive real number")
-    return "plan", {"alpha": alpha}
+def options_from_args(args: argparse.Namespace, info) -> tuple[str, str, dict]:
+    """(policy to run, its label, its options) from ``--policy`` (`info`, its `PolicyInfo`), the alias
+    flags (`burstbuffer.schedulers.options.FLAGS`: ``--alpha``, ``--window``, ``--order``, …, those the
+    subcommand has) and ``--policy-option NAME=VALUE`` (repeatable; VALUE read as JSON, else a string):
+    the one place where command-line options become a policy's options. ``--alpha A`` runs ``plan`` with
+    α = A (label ``plan-A``) for ``plan`` / ``plan-N``; ``--wfp-unit S`` is ``order_params = {unit: S}``.
 
-
-def policy_options(info, pairs: list[str] | None) -> dict:
-    """``--policy-option NAME=VALUE`` (repeatable) → options of the policy `info` (a `PolicyInfo`). VALUE is
-    read as JSON (``0.5``, ``true``, ``"x"``, ``null``), else taken as a string. InputError for a pair without
-    ``=`` or a name the policy does not take (`PolicyInfo.options`, unless its factory takes ``**options``)."""
-    import inspect
+    Every option is checked by `options.check_options` (the policy's declared options, type, range, and
+    its constructor on a probe platform). InputError (one line, exit 2): ``--policy-option: NAME=VALUE:
+    REASON`` or ``--FLAG: VALUE: REASON``, for a pair without ``=``, an option given twice, a name the
+    policy does not take or a bad value."""
     import json
-    out: dict = {}
-    if not pairs:
-        return out
-    try:
-        params = inspect.signature(info.factory).parameters.values()
-        open_ended = any(p.kind is p.VAR_KEYWORD for p in params)
-    except (TypeError, ValueError):
-        open_ended = True
-    known = [o.split("=", 1)[0] for o in info.options]
-    for pair in pairs:
+
+    from .schedulers.options import FLAGS, OptionError, check_options, value_text
+    from .schedulers.registry import POLICIES
+    policy, label, factory = info.spec, info.label, info.factory
+    options: dict = {}
+    source: dict[str, tuple[str, str]] = {}     # option → (flag or --policy-option, the text to quote)
+
+    def put(name, value, where, text):
+        if name in options:
+            raise InputError(where, text, f"option {name} given twice ({source[name][0]} and {where})")
+        options[name] = value
+        source[name] = (where, text)
+
+    for flag, name in FLAGS.items():
+        value = getattr(args, flag[2:].replace("-", "_"), None)
+        if value is None or value is False:
+            continue
+        text = value_text(value)
+        if flag == "--wfp-unit":
+            value = {"unit": value}
+        elif flag == "--alpha" and policy.startswith("plan") and policy in POLICIES:
+            policy, label, factory = "plan", f"plan-{value:g}", POLICIES["plan"]
+        put(name, value, flag, text)
+    for pair in getattr(args, "policy_option", None) or []:
         name, sep, text = pair.partition("=")
         name = name.strip()
         if not sep or not name:
             raise InputError("--policy-option", pair, "expected NAME=VALUE")
-        if name not in known and not open_ended:
-            raise InputError("--policy-option", pair, f"policy {info.spec} takes no option {name!r} "
-                                                      f"(its options: {', '.join(known) or 'none'})")
         try:
-            out[name] = json.loads(text)
+            value = json.loads(text)
         except ValueError:
-            out[name] = text
-    return out
+            value = text
+        put(name, value, "--policy-option", f"{name}={text}")
+    try:
+        check_options(policy, options, factory=factory)
+    except OptionError as exc:
+        where, text = source.get(exc.name, ("--policy-option", f"{exc.name}={exc.text}"))
+        raise InputError(where, text, exc.reason) from None
+    return policy, label, options
+
+
 def add_order_options(p: argparse.ArgumentParser) -> None:
     """`--order`, `--reservation-depth`, `--easy-extra-nodes`, `--queues`, `--wfp-unit` (run, serve)."""
-    p.add_argument("--order", metavar="NAME",
+    from .schedulers.options import flag_type
+    p.add_argument("--order", metavar="NAME", type=flag_type("order"),
                    help="queue order of a queue-based policy (fcfs, fcfs-easy, filler, fcfs-bb, sjf-bb, "
                         "conservative-bb) or the base order of a window policy (bbsched, ...): fcfs, sjf, ljf, "
                         "small, large, bb-small, bb-large, wfp "
                         "(default: fcfs, the policy's own meaning; docs/orders-and-queues.md)")
-    p.add_argument("--reservation-depth", metavar="K",
+    p.add_argument("--reservation-depth", metavar="K", type=flag_type("reservation_depth"),
                    help="EASY family (fcfs-easy, fcfs-bb, sjf-bb): reservations for the first K queued jobs "
                         "(1 = EASY, 'all' = conservative backfilling)")
     p.add_argument("--easy-extra-nodes", action="store_true",
@@ -90,80 +104,15 @@ def add_order_options(p: argparse.ArgumentParser) -> None:
                    help="time unit of the wfp utility in seconds (default: 60, minutes, per Allcock et al., Argonne, §4.3.3)")
 
 
-def order_options(args: argparse.Namespace, policy: str) -> dict:
-    """The scheduler options of `add_order_options` for `policy`; InputError (one line) on a bad
-    order name, depth, queue file or an option the policy does not take."""
-    from .schedulers.depth import parse_depth
-    from .schedulers.orders import ORDERS
-    from .schedulers.queues import load_queues
-    from .schedulers.bbsched import WINDOW_POLICIES
-    from .schedulers.registry import EASY_POLICIES, QUEUE_POLICIES
-    opts: dict = {}
-    given = [o for o, v in (("--order", args.order), ("--queues", args.queues),
-                            ("--reservation-depth", args.reservation_depth),
-                            ("--easy-extra-nodes", args.easy_extra_nodes), ("--wfp-unit", args.wfp_unit)) if v]
-    # the window policies take the base order of their window (Fan et al. 2019 §3), not the rest
-    window_ok = policy in WINDOW_POLICIES and all(o in ("--order", "--wfp-unit") for o in given)
-    if given and policy not in QUEUE_POLICIES and not window_ok:
-        raise InputError(given[0], "--policy " + policy,
-                         f"only the queue-based policies take it ({', '.join(QUEUE_POLICIES)}; "
-                         f"the window policies take --order and --wfp-unit)")
-    if args.order is not None:
-        if args.order not in ORDERS:
-            raise InputError("--order", args.order, f"unknown order (choose from {', '.join(ORDERS)})")
-        opts["order"] = args.order
-    if args.wfp_unit is not None:
-        if not args.wfp_unit > 0:
-            raise InputError("--wfp-unit", str(args.wfp_unit), "must be > 0 seconds")
-        opts["order_params"] = {"unit": args.wfp_unit}
-    for o, v in (("--reservation-depth", args.reservation_depth), ("--easy-extra-nodes", args.easy_extra_nodes)):
-        if v and policy not in EASY_POLICIES:
-            raise InputError(o, "--policy " + policy, f"only the EASY family takes it ({', '.join(EASY_POLICIES)})")
-    if args.reservation_depth is not None:
-        try:
-            parse_depth(args.reservation_depth)
-        except ValueError as exc:
-            raise InputError("--reservation-depth", args.reservation_depth, str(exc)) from None
-        if args.easy_extra_nodes:
-            raise InputError("--easy-extra-nodes", "--reservation-depth",
-                             "extra nodes apply to EASY's one reservation; give only one of them")
-        opts["reservation_depth"] = args.reservation_depth
-    if args.easy_extra_nodes:
-        opts["easy_extra_nodes"] = True
-    if args.queues is not None:
-        cfg = load_queues(args.queues)
-        cfg.check_orders(args.order or "fcfs")
-        opts["queues"] = cfg
-    return opts
-
-
-def cerberus_options(policy: str, profit: str | None, starvation_limit: float | None) -> dict:
-    """`--profit` and `--starvation-limit` → cerberus' options (docs/policies.md "cerberus"); InputError if
-    given with another policy."""
-    options = {}
-    for flag, key, value in (("--profit", "profit", profit), ("--starvation-limit", "starvation_limit",
-                                                             starvation_limit)):
-        if value is not None:
-            if policy != "cerberus":
-                raise InputError(flag, str(value), f"only cerberus takes {flag}, not {policy}")
-            options[key] = value
-    return options
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
     from .runner import policy_info, run
     from .signals import Interrupted, interruptible
-    from .schedulers.window_cli import window_options
     info = policy_info(args.policy)
-    policy, options = policy_and_options(args.policy, args.alpha)
-    options.update(window_options(policy, args))
-    options.update(order_options(args, policy))
-    options.update(cerberus_options(args.policy, args.profit, args.starvation_limit))
-    options.update(policy_options(info, args.policy_option))
-    label = info.label if args.alpha is None else f"plan-{args.alpha:g}"
+    policy, label, options = options_from_args(args, info)
     out = Path(args.output) if args.output else Path("out") / label
     header = f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}"
-    outputs = f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv"
+    outputs = (f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv, "
+               f"{out}/batsim_machine_states.csv, {out}/bb_occupancy.csv")
     try:
         with interruptible():
             res = run(policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
@@ -203,11 +152,20 @@ def _cmd_policies(args: argparse.Namespace) -> int:
         infos, errors = [policy_info(args.spec)], []
     else:
         infos, errors = all_policies()
-    width = max(len(i.spec) for i in infos)
-    for i in infos:
+    from .schedulers.options import describe
+    for n, i in enumerate(infos):
         origin = "" if i.origin == "built-in" else f" [{i.origin}]"
-        print(f"{i.spec:<{width}}  {i.description or '(no description)'}{origin}")
-        print(f"{'':<{width}}  options: {', '.join(i.options) or 'none'}")
+        if n:
+            print()
+        print(f"{i.spec}  {i.description or '(no description)'}{origin}")
+        rows = describe(i.spec if i.origin == "built-in" else "", i.factory)
+        if not rows:
+            print("    options: none")
+            continue
+        print("    options (--policy-option NAME=VALUE):")
+        for name, kind, default, meaning in rows:
+            print(f"    {name}: {kind}" + (f", default {default}" if default else ""))
+            print(f"        {meaning or '(its docstring does not say)'}")
     for e in errors:
         print(f"burstbuffer: --policy: {e}", file=sys.stderr)
     return 0
@@ -285,8 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--policy", default="sjf-bb", metavar="NAME",
                    help=POLICY_HELP + " (default: sjf-bb)")
     r.add_argument("--policy-option", action="append", metavar="NAME=VALUE",
-                   help="an option of the policy (repeatable; VALUE read as JSON, else a string); "
-                        "`burstbuffer policies` lists each policy's options")
+                   help="an option of the policy (repeatable; VALUE read as JSON, else a string): the one way to "
+                        "give any option, the flags below are aliases; `burstbuffer policies NAME` lists each "
+                        "policy's options with type, default and meaning")
     r.add_argument("--workload", default=str(DEFAULT_WORKLOAD), metavar="FILE",
                    help="Batsim workload JSON (default: bundled workloads/kth-1000.json)")
     r.add_argument("--platform", default=str(DEFAULT_PLATFORM), metavar="FILE",
@@ -303,13 +262,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "all-to-all), ring or random-ring (n flows instead of n(n-1)) or uncontended (priced "
                         "alone on the network, no flows: the fastest), approximations for large machines, "
                         "docs/io-model.md §5 (default: exact)")
-    r.add_argument("--alpha", type=cliargs.positive_float, metavar="A",
+    from .schedulers.options import OPTIONS, flag_type
+    r.add_argument("--alpha", type=flag_type("alpha"), metavar="A",
                    help="plan-α with any positive real α (exponent of the waiting times in the plan score, "
                         "Kopanski & Rzadca 2021, Eq. 1); with --policy plan")
-    r.add_argument("--profit", choices=["node-seconds", "nodes", "short-first"],
+    r.add_argument("--profit", choices=OPTIONS["profit"].kind.values,
                    help="cerberus: profit of a job in its running-queue knapsack (docs/policies.md; default "
                         "node-seconds)")
-    r.add_argument("--starvation-limit", type=cliargs.positive_float, metavar="S",
+    r.add_argument("--starvation-limit", type=flag_type("starvation_limit"), metavar="S",
                    help="cerberus: seconds after which a queued job is served first come first served "
                         "(default 86400)")
     r.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every random choice (default: 0)")

@@ -191,6 +191,11 @@ class SchedulerSession:
             if self.app.platform is not None:   # the platform, for `burstbuffer plot`
                 from .metrics.runplot import write_run_json
                 write_run_json(self.output / "run.json", self.app.platform, self.policy, self.model)
+                from .metrics.bb_occupancy import write_bb_occupancy   # BB held per node over time
+                try:
+                    write_bb_occupancy(self.output)
+                except (InputError, OSError) as exc:     # never hide the run's own outcome
+                    logging.getLogger("burstbuffer").warning("bb_occupancy.csv not written: %s", exc)
             if self.app.profiles_without_bb:
                 n = len(self.app.profiles_without_bb)
                 logging.getLogger("burstbuffer").warning(

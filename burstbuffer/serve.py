@@ -203,7 +203,7 @@ def platform_for_batsim(platform: str, batsim: str | None, force_plugin: bool = 
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from .cli import order_options, policy_options, print_summary
+    from .cli import options_from_args, print_summary
     from .runner import DEFAULT_PLATFORM, policy_info
 
     log = logging.getLogger("burstbuffer")
@@ -213,8 +213,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         log.addHandler(handler)
         log.propagate = False
     info = policy_info(args.policy)
-    options = order_options(args, args.policy)
-    options.update(policy_options(info, args.policy_option))
+    _, _, options = options_from_args(args, info)     # serve has no --alpha: the policy stays args.policy
     out = Path(args.output) if args.output else Path("out") / info.label
     platform = args.platform or str(DEFAULT_PLATFORM)
     if args.platform:
@@ -233,8 +232,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
               flush=True)
 
     timeout = args.timeout if args.timeout and args.timeout > 0 else None
-    from .schedulers.window_cli import window_options
-    options.update(window_options(args.policy, args))
     res = serve(args.policy, out, socket=args.socket, model=args.model, seed=args.seed, bb_capacity=args.bb_capacity,
                 workload=args.workload, timeout=timeout, progress=not args.quiet and sys.stderr.isatty(),
                 check_protocol=True if args.check_protocol else None, on_listen=listening,
@@ -257,7 +254,8 @@ def register(subparsers) -> argparse.ArgumentParser:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--policy", required=True, metavar="NAME", help=POLICY_HELP)
     p.add_argument("--policy-option", action="append", metavar="NAME=VALUE",
-                   help="an option of the policy (repeatable; VALUE read as JSON, else a string)")
+                   help="an option of the policy (repeatable; VALUE read as JSON, else a string): the one way to "
+                        "give any option, the flags below are aliases; `burstbuffer policies NAME` lists them")
     p.add_argument("--socket", default=DEFAULT_SOCKET, metavar="ENDPOINT",
                    help=f"ZeroMQ endpoint to bind; Batsim connects to it with -s (default: {DEFAULT_SOCKET})")
     p.add_argument("--model", default="io-aware", choices=model_names(),

@@ -79,7 +79,10 @@ def test_window_options_are_checked(capsys):
     assert main(["run", "--policy", "sjf-bb", "--window", "5", "-q"]) == 2
     assert main(["run", "--policy", "weighted", "--generations", "5", "-q"]) == 2
     assert main(["run", "--policy", "bbsched", "--mutation-rate", "3", "-q"]) == 2
-    assert "does not take" in capsys.readouterr().err
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 3 and "--window: 5: policy sjf-bb takes no option 'window'" in err[0]
+    assert "--generations: 5: policy weighted takes no option 'generations'" in err[1]
+    assert "--mutation-rate: '3': must be in [0, 1]" in err[2]     # the option's rule as argparse's type, at parse time
 
 
 # ---------------------------------------------------------------------------- end to end

@@ -160,16 +160,23 @@ def test_job_out_of_walltime_is_killed_counted_and_frees_its_resources(model, tm
 
 
 def test_alpha_selects_plan_with_any_positive_real(kth_subset, tmp_path):
-    from burstbuffer.cli import policy_and_options
+    import argparse
+
+    from burstbuffer.cli import options_from_args
     from burstbuffer.errors import InputError
-    assert policy_and_options("plan-2", None) == ("plan-2", {})
-    assert policy_and_options("plan", 1.5) == ("plan", {"alpha": 1.5})
-    with pytest.raises(InputError, match="only plan policies"):
-        policy_and_options("sjf-bb", 2.0)
+    from burstbuffer.runner import policy_info
+
+    def resolve(policy, alpha):
+        return options_from_args(argparse.Namespace(policy=policy, alpha=alpha), policy_info(policy))
+    assert resolve("plan-2", None) == ("plan-2", "plan-2", {})
+    assert resolve("plan-2", 1.5) == ("plan", "plan-1.5", {"alpha": 1.5})
+    assert resolve("plan", 1.5) == ("plan", "plan-1.5", {"alpha": 1.5})
+    with pytest.raises(InputError, match="--alpha: 2.0: policy sjf-bb takes no option 'alpha'"):
+        resolve("sjf-bb", 2.0)
     r = _cli("run", "--policy", "plan", "--alpha", "1.5", "--workload", str(kth_subset(20)),
              "--output", str(tmp_path / "p"), "-q")
     assert r.returncode == 0, r.stderr
     assert "policy plan-1.5" in r.stdout
     assert len(pd.read_csv(tmp_path / "p" / "jobs.csv")) == 20
     r = _cli("run", "--policy", "plan", "--alpha", "-1", "--workload", str(kth_subset(3)), "--output", str(tmp_path))
-    assert r.returncode == 2 and "positive" in r.stderr
+    assert r.returncode == 2 and "--alpha: '-1': must be > 0" in r.stderr

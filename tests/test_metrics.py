@@ -8,7 +8,9 @@ import pytest
 
 from burstbuffer.cli import main
 from burstbuffer.metrics.batsim_csv import rebuild_original_jobs
-from burstbuffer.metrics.report import MISSING, NOT, PARTLY, REPRODUCED, evaluate_claims
+from burstbuffer.metrics.claims import evaluate
+from burstbuffer.metrics.report import MISSING, NOT, PARTLY, REPRODUCED
+from burstbuffer.reproduce.studies.kopanski2021 import CLAIMS as KOPANSKI2021_CLAIMS
 from burstbuffer.metrics.stats import letter_depth_count, letter_values, mean_ci, normalise_by, quantiles, tail
 from burstbuffer.metrics.summary import bounded_slowdown
 from burstbuffer.metrics.tables import part_means, summary_table
@@ -154,6 +156,11 @@ def _summary(means: dict[str, tuple]) -> pd.DataFrame:
         rows.append({"scope": "whole", "policy": p, "wait_h_mean": w, "bsld_mean": b, "wait_h_q0.5": med,
                      "wait_h_q0.96875": mx / 2, "wait_h_max": mx})
     return pd.DataFrame(rows)
+
+
+def evaluate_claims(whole, parts):
+    """The default study's claims (Kopanski & Rzadca 2021, §4.2) evaluated on `whole` and `parts`."""
+    return evaluate(KOPANSKI2021_CLAIMS, whole, parts)
 
 
 def test_claims_verdicts():

@@ -301,10 +301,10 @@ def test_bad_queue_files_are_one_line_errors(tmp_path, text, item):
 
 @pytest.mark.parametrize("args, words", [
     (["--order", "fifo"], "unknown order"),
-    (["--policy", "plan-2", "--order", "wfp"], "queue-based policies"),
-    (["--policy", "filler", "--reservation-depth", "2"], "EASY family"),
-    (["--policy", "fcfs-bb", "--reservation-depth", "0"], "positive integer or 'all'"),
-    (["--policy", "fcfs-bb", "--reservation-depth", "2", "--easy-extra-nodes"], "only one"),
+    (["--policy", "plan-2", "--order", "wfp"], "policy plan-2 takes no option 'order'"),
+    (["--policy", "filler", "--reservation-depth", "2"], "policy filler takes no option 'reservation_depth'"),
+    (["--policy", "fcfs-bb", "--reservation-depth", "0"], "an integer >= 1 or 'all'"),
+    (["--policy", "fcfs-bb", "--reservation-depth", "2", "--easy-extra-nodes"], "not to a reservation depth"),
     (["--queues", "/nonexistent.toml"], "file not found"),
     (["--wfp-unit", "0", "--order", "wfp"], "must be positive"),
 ])

@@ -233,10 +233,12 @@ def test_the_order_picks_the_window():
 
 
 def test_window_policies_take_order_on_the_command_line(capsys):
-    from burstbuffer.cli import order_options
-    ns = argparse.Namespace(order="wfp", queues=None, reservation_depth=None, easy_extra_nodes=False, wfp_unit=30.0)
-    assert order_options(ns, "bbsched") == {"order": "wfp", "order_params": {"unit": 30.0}}
+    from burstbuffer.cli import options_from_args
+    from burstbuffer.runner import policy_info
+    ns = argparse.Namespace(policy="bbsched", order="wfp", queues=None, reservation_depth=None, easy_extra_nodes=False,
+                            wfp_unit=30.0)
+    assert options_from_args(ns, policy_info("bbsched"))[2] == {"order": "wfp", "order_params": {"unit": 30.0}}
     assert main(["run", "--policy", "bbsched", "--queues", str(MIRA), "-q"]) == 2
     assert main(["run", "--policy", "weighted", "--order", "fifo", "-q"]) == 2
     err = capsys.readouterr().err
-    assert "the window policies take --order" in err and "unknown order" in err
+    assert "--queues: " in err and "policy bbsched takes no option 'queues'" in err and "unknown order" in err

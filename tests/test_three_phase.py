@@ -142,10 +142,17 @@ def test_cerberus_bad_options():
 
 
 def test_cli_options_only_for_cerberus():
-    from burstbuffer.cli import cerberus_options
-    assert cerberus_options("cerberus", "short-first", 60.0) == {"profit": "short-first", "starvation_limit": 60.0}
-    with pytest.raises(InputError, match="only cerberus"):
-        cerberus_options("sjf-bb", "nodes", None)
+    import argparse
+
+    from burstbuffer.cli import options_from_args
+    from burstbuffer.runner import policy_info
+
+    def resolve(policy, profit, limit):
+        return options_from_args(argparse.Namespace(policy=policy, profit=profit, starvation_limit=limit),
+                                 policy_info(policy))[2]
+    assert resolve("cerberus", "short-first", 60.0) == {"profit": "short-first", "starvation_limit": 60.0}
+    with pytest.raises(InputError, match="--profit: nodes: policy sjf-bb takes no option 'profit'"):
+        resolve("sjf-bb", "nodes", None)
 
 
 # ---------------------------------------------------------------------------- slurm-bb

@@ -13,6 +13,11 @@ A started job is replaced by sub-jobs registered in its own workload ``<workload
    drain BB → PFS of the same bytes (``data_staging``) runs beside the next compute phase;
 4. stage-out: bb per compute node BB → PFS (``data_staging``, one per BB node).
 
+A profile may set the volumes itself, bytes per compute node (`burstbuffer workload io-from-darshan`,
+docs/inputs-traces.md): ``io_stage_in``, ``io_checkpoint`` (one checkpoint, and its drain) and ``io_stage_out``
+(in three-phase also the output step) replace bb, 0.5 × bb and bb; a missing one keeps its default. The BB
+space the policies reserve stays ``bb``.
+
 The job ends when its stage-out and every drain have finished. The walltime bounds the whole job:
 each sub-job gets what is left of it (none, −1, for a job without walltime); a sub-job ending in any state but COMPLETED_SUCCESSFULLY ends
 the job in that state (its other running sub-jobs are killed).
@@ -34,6 +39,8 @@ FLOPS_PER_PHASE = 3600e9
 MAX_PHASES = 10
 #: docs/io-model.md: a checkpoint writes this fraction of the BB request per node.
 CHECKPOINT_FRACTION = 0.5
+#: Profile fields that set a step's bytes per compute node (module docstring): step → field.
+IO_FIELDS = {"stage_in": "io_stage_in", "checkpoint": "io_checkpoint", "stage_out": "io_stage_out"}
 #: Storage label of checkpoint profiles, and of data-staging endpoints (as the paper's artifact).
 BB_LABEL, SRC_LABEL, DST_LABEL = "burstbuffer", "source", "destination"
 
@@ -61,6 +68,15 @@ class _Run:
     next_sub: int = 0
     groups: dict[int, ProcSet] = field(default_factory=dict)  # BB node → compute nodes placed there
     counts: dict[int, int] | None = None  # BB node → compute-node shares, while no nodes are held (three-phase)
+    io: dict[str, float] | None = None    # volumes the profile sets (IO_FIELDS), bytes per compute node
+
+    def volume(self, step: str) -> float:
+        """Bytes per compute node of `step` ("stage_in", "checkpoint", "stage_out"): the profile's own
+        (IO_FIELDS), else bb (0.5 × bb for a checkpoint, CHECKPOINT_FRACTION)."""
+        if self.io is not None and step in self.io:
+            return self.io[step]
+        bb = self.start.job.bb
+        return CHECKPOINT_FRACTION * bb if step == "checkpoint" else bb
 
 
 class IOAwareModel(JobModelBase):
@@ -102,6 +118,9 @@ class IOAwareModel(JobModelBase):
         prof = (self.profiles.get(workload) or {}).get(job.profile) or {}
         cpu = float(prof.get("cpu", 0.0))
         run = _Run(start, f"{workload}%{local}", deadline, cpu, float(prof.get("com", 0.0)), nb_phases(cpu))
+        io = {step: float(prof[key]) for step, key in IO_FIELDS.items() if key in prof}
+        if io:
+            run.io = io
         self._runs[job.id] = run
         return run
 
@@ -121,7 +140,7 @@ class IOAwareModel(JobModelBase):
         run.groups = self._groups(start)
         # The static job is replaced by its sub-jobs (as the paper's artifact does, docs/protocol.md).
         out.add(RejectJob(job.id), now)
-        self._stage(run, now, out, "stage-in", job.bb)
+        self._stage(run, now, out, "stage-in", run.volume("stage_in"))
 
     # ------------------------------------------------------------------ steps
     def _profile(self, run: _Run, key: str, profile: dict, out: Outbox, now: float) -> str:
@@ -171,7 +190,7 @@ class IOAwareModel(JobModelBase):
 
     def _checkpoint(self, run: _Run, now: float, out: Outbox) -> None:
         run.step = "checkpoint"
-        nb = int(round(CHECKPOINT_FRACTION * run.start.job.bb))
+        nb = int(round(run.volume("checkpoint")))
         if nb > 0:
             name = self._profile(run, "ckpt", {"type": "parallel_homogeneous_pfs", "bytes_to_read": 0,
                                                "bytes_to_write": nb, "storage": BB_LABEL}, out, now)
@@ -189,9 +208,9 @@ class IOAwareModel(JobModelBase):
             if run.phase < run.phases:
                 self._checkpoint(run, now, out)
             else:
-                self._stage(run, now, out, "stage-out", run.start.job.bb)
+                self._stage(run, now, out, "stage-out", run.volume("stage_out"))
         elif run.step == "checkpoint":
-            self._stage(run, now, out, "drain", CHECKPOINT_FRACTION * run.start.job.bb)
+            self._stage(run, now, out, "drain", run.volume("checkpoint"))
             self._compute(run, now, out)
         elif run.step == "stage-out":
             run.step = "done"

@@ -61,7 +61,7 @@ class ThreePhaseModel(IOAwareModel):
             counts[b] = counts.get(b, 0) + 1
         run.counts = dict(sorted(counts.items()))
         out.add(RejectJob(job.id), now)          # replaced by its sub-jobs, as in io-aware
-        self._stage(run, now, out, "stage-in", job.bb)
+        self._stage(run, now, out, "stage-in", run.volume("stage_in"))
 
     def start(self, start: Start, now: float, out: Outbox) -> None:
         run = self._runs.get(start.job.id)
@@ -76,9 +76,10 @@ class ThreePhaseModel(IOAwareModel):
         self._compute(run, now, out)
 
     def _output(self, run: _Run, now: float, out: Outbox) -> None:
-        """Compute nodes → BB: `bb` bytes per node, on the compute nodes placed on each BB node."""
+        """Compute nodes → BB: `bb` bytes per node (the profile's ``io_stage_out`` if set), on the compute nodes
+        placed on each BB node."""
         run.step = OUTPUT
-        nb = int(round(run.start.job.bb))
+        nb = int(round(run.volume("stage_out")))
         if nb > 0:
             name = self._profile(run, "output", {"type": "parallel_homogeneous_pfs", "bytes_to_read": 0,
                                                  "bytes_to_write": nb, "storage": "burstbuffer"}, out, now)
@@ -100,6 +101,6 @@ class ThreePhaseModel(IOAwareModel):
         elif run.step == OUTPUT:
             self._events.append(("nodes-released", job_id))
             run.deadline = math.inf                              # stage-out is not bounded by the walltime
-            self._stage(run, now, out, "stage-out", run.start.job.bb)
+            self._stage(run, now, out, "stage-out", run.volume("stage_out"))
         else:
             super()._advance(run, now, out)

@@ -12,7 +12,7 @@ measurement into a verdict:
 - `AllHold`: the measurement counts `k` of `n` conditions: reproduced when all hold, not
   reproduced when none does, partly otherwise.
 
-Verdicts (the strings of `burstbuffer.metrics.report`): ``reproduced``, ``partly``,
+Verdicts (the strings of `burstbuffer.metrics.verdicts`): ``reproduced``, ``partly``,
 ``not reproduced``, and ``not measured`` when the measure returns None (the report then says what
 more data the claim needs).
 """
@@ -24,7 +24,7 @@ from typing import Callable, Protocol
 
 import pandas as pd
 
-from .report import MISSING, NOT, PARTLY, REPRODUCED, Verdict
+from .verdicts import MISSING, NOT, PARTLY, REPRODUCED, Verdict
 
 #: The scopes a claim may be judged on: the whole workload (``summary_table`` rows of scope
 #: ``whole``, one per policy) or the parts (``part_means`` rows, one per part and policy).

@@ -1,10 +1,10 @@
 """The reproduction report: each claim of a study beside the measured numbers, with a verdict, as
 ``report.md`` and ``report.html`` (with the figures).
 
-The claims are data (`burstbuffer.metrics.claims`: a table of `Claim`s evaluated by one function);
-`evaluate_claims` evaluates the default study's table (Kopanski & Rzadca, Euro-Par 2021, §4.2) on the
-summary table (`tables.summary_table`) and the per-part means (`tables.part_means`); `Report` is a
-list of blocks rendered to both formats.
+The claims are data (`burstbuffer.metrics.claims`: a table of `Claim`s evaluated by one function,
+`claims.evaluate`; each study keeps its table, e.g. `burstbuffer.reproduce.studies.kopanski2021.CLAIMS`);
+`Report` is a list of blocks rendered to both formats. This module imports no study (metrics/ depends on
+nothing above it).
 Verdicts: ``reproduced`` (the claim holds as stated, within the tolerance named in the row),
 ``partly`` (same direction, smaller effect, or holds for one of two metrics), ``not reproduced``
 (the opposite is measured), ``not measured`` (a policy or the parts were not run).
@@ -15,36 +15,7 @@ import html
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
-
-REPRODUCED, PARTLY, NOT, MISSING = "reproduced", "partly", "not reproduced", "not measured"
-
-
-@dataclass
-class Verdict:
-    """One claim: its text and place in the paper, what was measured, the verdict (one of the four
-    strings above) and how far the measurement is from the claim; `id` and `paper_value` come from the
-    claim's row (`burstbuffer.metrics.claims.Claim`)."""
-
-    claim: str
-    source: str
-    measured: str
-    verdict: str
-    by_how_much: str
-    id: str = ""
-    paper_value: str = ""
-
-
-def evaluate_claims(whole: pd.DataFrame, parts: pd.DataFrame | None = None) -> list[Verdict]:
-    """Verdicts on the claims of Kopanski & Rzadca, "Plan-based job scheduling for supercomputers with
-    shared burst buffers" (Euro-Par 2021), §4.2: the claims table of the default study
-    (`burstbuffer.reproduce.studies.kopanski2021.CLAIMS`) evaluated by `burstbuffer.metrics.claims.evaluate`.
-
-    `whole`: `summary_table` rows of the main scope (one per policy). `parts`: `part_means` rows
-    (may be empty). Returns one `Verdict` per claim, in the paper's order."""
-    from ..reproduce.studies.kopanski2021 import CLAIMS  # the table lives with its study
-    from .claims import evaluate
-    return evaluate(CLAIMS, whole, parts)
+from .verdicts import MISSING, NOT, PARTLY, REPRODUCED, Verdict  # noqa: F401 - re-exported
 
 
 # --- rendering -------------------------------------------------------------------------------------

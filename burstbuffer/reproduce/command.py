@@ -75,6 +75,22 @@ def with_queue_file(study, asked: str | None, path: str):
     return replace(study, variants=tuple(new)), note
 
 
+def check_study_options(study, specs) -> None:
+    """The policy options of every column of the plan, checked once before any run as ``--policy-option``
+    checks them (`burstbuffer.schedulers.options.check_options`); InputError ``--study NAME: COLUMN:
+    NAME=VALUE: REASON``."""
+    from ..schedulers.options import OptionError, check_options
+    seen = set()
+    for s in specs:
+        if not s.options or (s.policy, s.options) in seen:
+            continue
+        seen.add((s.policy, s.options))
+        try:
+            check_options(s.policy, json.loads(s.options))
+        except OptionError as exc:
+            raise InputError(f"--study {study.name}", s.column or s.policy, str(exc)) from None
+
+
 def reproduce(args) -> int:
     """The command: 0 when every run finished, 1 when some failed (rerun to retry them); InputError
     (exit 2) for bad input (unknown study, missing platform or workload, nothing to run)."""
@@ -92,6 +108,7 @@ def reproduce(args) -> int:
     if getattr(args, "queues", None):
         study, queues_note = with_queue_file(study, args.policies, args.queues)
     plan = plan_runs(study, args, out, {**POLICIES, **THREE_PHASE_POLICIES})   # cerberus, slurm-bb: study three-phase
+    check_study_options(study, plan.specs)
     if queues_note:
         plan.notes.append(queues_note)
     specs = plan.specs

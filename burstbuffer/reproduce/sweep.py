@@ -131,8 +131,9 @@ def load_campaign(path: str | Path) -> Campaign:
     """Parse and check the campaign file `path` (module docstring). InputError (file, item, reason) for
     a missing or malformed file, an unknown key, policy or job model, a missing workload file, a value of
     the wrong type (booleans are not numbers), an empty list, a label that is not a plain name
-    (`LABEL_RE`: labels name files inside the output folder), duplicate labels or a bad number.
-    Repeated models or seeds are kept once."""
+    (`LABEL_RE`: labels name files inside the output folder), duplicate labels, a bad number or a bad policy
+    option (`check_campaign_options`: every option checked here, once, not at each run). Repeated models or
+    seeds are kept once."""
     from ..io_model.registry import model_names
     from ..runner import DEFAULT_PLATFORM
     from ..schedulers import POLICIES
@@ -182,6 +183,7 @@ def load_campaign(path: str | Path) -> Campaign:
         opts = t.get("options", {})
         if not isinstance(opts, dict):
             raise InputError(str(p), f"policy[{i}].options", "expected a table")
+        check_campaign_options(p, f"policy[{i}].options", name, opts)
         policies.append((_label(p, f"policy[{i}].label", t.get("label"), name), name, opts))
     workloads = []
     for i, t in enumerate(tables["workload"]):
@@ -217,6 +219,16 @@ def load_campaign(path: str | Path) -> Campaign:
         _unknown(p, f"exclude[{i}]", t, _EXCLUDE)
     return Campaign(p, policies, workloads, list(dict.fromkeys(models)), list(dict.fromkeys(seeds)), exclude,
                     platform, float(timeout), network_model, float(run_timeout))
+
+
+def check_campaign_options(path: Path, item: str, policy: str, options: dict) -> None:
+    """The policy options of a campaign (or study) row, checked as ``--policy-option`` checks them
+    (`burstbuffer.schedulers.options.check_options`): InputError ``FILE: ITEM: NAME=VALUE: REASON``."""
+    from ..schedulers.options import OptionError, check_options
+    try:
+        check_options(policy, options)
+    except OptionError as exc:
+        raise InputError(str(path), item, str(exc)) from None
 
 
 def sha256_file(path: Path) -> str:

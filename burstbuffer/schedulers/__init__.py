@@ -15,9 +15,9 @@ from .conservative import ConservativeBB
 from .depth import DepthBackfilling
 from .orders import ORDERS, Order, make_order, order_names
 from .queues import Queue, QueueConfig, load_queues
-from .registry import EASY_POLICIES, POLICIES, QUEUE_POLICIES, make_scheduler, policy_names
+from .registry import EASY_POLICIES, POLICIES, QUEUE_POLICIES, policy_names
 from .api import Policy
-from .resolve import PolicyError, PolicyInfo, all_policies, resolve_policy
+from .resolve import PolicyError, PolicyInfo, all_policies, make_scheduler, resolve_policy
 
 __all__ = [
     "Job", "Scheduler", "Start", "AvailabilityProfile", "Fit", "ProfileScheduler", "Reservation",

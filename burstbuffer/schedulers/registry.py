@@ -1,7 +1,10 @@
-"""Policy name → scheduler factory (docs/policies.md names).
+"""Policy name → scheduler factory (docs/policies.md names): data only, and lookups.
 
-`make_scheduler("fcfs-bb", platform, seed=0)` is what the CLI and the decision loop call; new
-policy families register themselves by adding to `POLICIES`.
+`POLICIES` and `THREE_PHASE_POLICIES` map a name to ``factory(platform, *, seed=0, **options)``; new
+policy families register themselves by adding to `POLICIES`. Building a scheduler from a name (or from a
+``MODULE:CLASS`` spec) is `burstbuffer.schedulers.resolve.make_scheduler`; the factories that wrap a class
+(plan-N, the EASY family) are in `burstbuffer.schedulers.factories`; the options each policy takes are
+declared once in `burstbuffer.schedulers.options` (docs/policy-options.md).
 
 Plan-based policies (Kopanski & Rzadca 2021, §3.3): ``plan-1``, ``plan-2``, ``plan-3`` fix α = 1, 2, 3;
 ``plan`` takes any α > 0 as the option ``alpha`` (default 2), e.g.
@@ -24,58 +27,24 @@ order) and ``order_params``; the EASY family
 """
 from __future__ import annotations
 
-import inspect
 from typing import Callable
 
-from ..platforms.model import Platform
 from .base import Scheduler
 from .bbsched import WINDOW_POLICIES
 from .cerberus import Cerberus
 from .conservative import ConservativeBB
-from .depth import DepthBackfilling
+from .factories import easy as _easy, plan_alpha as _plan_alpha
 from .plan import PlanScheduler
 from .easy import Fcfs, FcfsBB, FcfsEasy, Filler, SjfBB
 from .slurm_bb import SlurmBB
 
 __all__ = ["POLICIES", "QUEUE_POLICIES", "EASY_POLICIES", "THREE_PHASE_POLICIES", "all_policy_names",
-           "make_scheduler", "needs_three_phase", "policy_names"]
+           "needs_three_phase", "policy_names"]
 
 #: policies that take ``order`` / ``queues`` / ``order_params``
 QUEUE_POLICIES = ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "conservative-bb")
 #: policies that also take ``reservation_depth`` and ``easy_extra_nodes``
 EASY_POLICIES = ("fcfs-easy", "fcfs-bb", "sjf-bb")
-
-
-def _plan_alpha(alpha: int) -> Callable[..., Scheduler]:
-    """Factory of `plan-<alpha>`: a `PlanScheduler` whose α is fixed (TypeError if another α is
-    passed as an option)."""
-    def factory(platform: Platform, *, seed: int = 0, **options) -> PlanScheduler:
-        a = options.pop("alpha", alpha)
-        if a != alpha:
-            raise TypeError(f"plan-{alpha} fixes alpha = {alpha}; use policy 'plan' with alpha={a!r}")
-        s = PlanScheduler(platform, seed=seed, alpha=alpha, **options)
-        s.name = f"plan-{alpha}"
-        return s
-    factory.__name__ = f"plan_{alpha}"
-    sig = inspect.signature(PlanScheduler)   # its options but alpha, for `burstbuffer policies`
-    factory.__signature__ = sig.replace(parameters=[p for n, p in sig.parameters.items() if n != "alpha"])
-    factory.__doc__ = f"`plan-{alpha}`: plan-based scheduling with α = {alpha} (Kopanski & Rzadca 2021, §3.3)."
-    return factory
-
-
-def _easy(cls) -> Callable[..., Scheduler]:
-    """Factory of an EASY-family policy: `cls`, or `DepthBackfilling` when ``reservation_depth`` is given."""
-    def factory(platform: Platform, *, seed: int = 0, reservation_depth=None, easy_extra_nodes: bool = False,
-                **options) -> Scheduler:
-        if reservation_depth is None:
-            return cls(platform, seed=seed, easy_extra_nodes=easy_extra_nodes, **options)
-        if easy_extra_nodes:
-            raise ValueError("easy_extra_nodes applies to EASY's one reservation, not to a reservation depth")
-        return DepthBackfilling(platform, seed=seed, reservation_depth=reservation_depth, reserve_bb=cls.reserve_bb,
-                                sjf_backfill=cls.sjf, name=cls.name, **options)
-    factory.__name__ = cls.__name__
-    factory.__doc__ = cls.__doc__
-    return factory
 
 
 #: name → factory(platform, *, seed=0, **options) -> Scheduler
@@ -114,21 +83,3 @@ def needs_three_phase(name: str) -> bool:
 def policy_names() -> list[str]:
     """Registered policy names, sorted."""
     return sorted(POLICIES)
-
-
-def make_scheduler(name: str, platform: Platform, *, seed: int = 0, **options) -> Scheduler:
-    """Build the scheduler of policy `name` for `platform`.
-
-    `options` are passed to the factory (for the profile-based policies: ``period`` [s] and
-    ``overdue_grace`` [s], see `ProfileScheduler`; for the plan policies also ``alpha``,
-    ``cooling_rate``, ``cooling_steps``, ``temperature_steps``, ``exhaustive_limit``, ``native``,
-    see `PlanScheduler`). `seed` seeds the policy's private `random.Random` (the only source of
-    randomness). `name` may also be an entry point of ``burstbuffer.policies``, ``MODULE:CLASS`` or
-    ``FILE.py:CLASS`` (`burstbuffer.schedulers.resolve`). Raises `resolve.PolicyError` (a ValueError,
-    one line) if `name` cannot be resolved; the factory raises TypeError/ValueError on bad options.
-    """
-    factory = POLICIES.get(name) or THREE_PHASE_POLICIES.get(name)
-    if factory is None:
-        from .resolve import resolve_policy
-        factory = resolve_policy(name).factory
-    return factory(platform, seed=seed, **options)

@@ -29,9 +29,12 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Callable
 
+from ..platforms.model import Platform
 from .base import Scheduler
+from .registry import POLICIES as _BUILT_IN, THREE_PHASE_POLICIES
 
-__all__ = ["ENTRY_POINT_GROUP", "PolicyError", "PolicyInfo", "all_policies", "is_spec", "resolve_policy"]
+__all__ = ["ENTRY_POINT_GROUP", "PolicyError", "PolicyInfo", "all_policies", "is_spec", "make_scheduler",
+           "resolve_policy"]
 
 #: entry-point group under which installed packages offer policies
 ENTRY_POINT_GROUP = "burstbuffer.policies"
@@ -70,18 +73,12 @@ class PolicyInfo:
 
     @property
     def options(self) -> list[str]:
-        """The keyword options the factory takes besides ``platform`` and ``seed``, as ``name=default``
-        (``name`` alone when it has no default)."""
-        try:
-            sig = inspect.signature(self.factory)
-        except (TypeError, ValueError):
-            return []
-        out = []
-        for p in sig.parameters.values():
-            if p.name in ("self", "platform", "seed") or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                continue
-            out.append(p.name if p.default is p.empty else f"{p.name}={p.default!r}")
-        return out
+        """The keyword options the policy takes, as ``name=default`` (``name`` alone when it has no
+        default): a built-in policy's declared options (`burstbuffer.schedulers.options.OPTIONS`), else
+        the factory's keyword parameters besides ``platform`` and ``seed``."""
+        from .options import describe
+        rows = describe(self.spec if self.origin == "built-in" else "", self.factory)
+        return [n if d == "(required)" else f"{n}={d}" for n, _, d, _ in rows if not n.startswith("**")]
 
 
 def is_spec(text: str) -> bool:
@@ -195,8 +192,7 @@ def resolve_policy(spec: str) -> PolicyInfo:
     `PolicyError` (one line) for an unknown name, a missing file or module, a missing attribute, an
     object that is not a `Scheduler` subclass, or an exception raised while importing the user's code.
     """
-    from .registry import POLICIES as _P, THREE_PHASE_POLICIES
-    POLICIES = {**_P, **THREE_PHASE_POLICIES}
+    POLICIES = {**_BUILT_IN, **THREE_PHASE_POLICIES}
 
     spec = str(spec).strip()
     if not spec:
@@ -224,8 +220,7 @@ def resolve_policy(spec: str) -> PolicyInfo:
 def all_policies() -> tuple[list[PolicyInfo], list[str]]:
     """(every built-in policy then every entry point of `ENTRY_POINT_GROUP`, sorted by name; the one-line
     errors of the entry points that failed to load)."""
-    from .registry import POLICIES as _P, THREE_PHASE_POLICIES
-    POLICIES = {**_P, **THREE_PHASE_POLICIES}
+    POLICIES = {**_BUILT_IN, **THREE_PHASE_POLICIES}
 
     infos = [PolicyInfo(n, n, POLICIES[n], "built-in") for n in sorted(POLICIES)]
     errors = []
@@ -238,3 +233,20 @@ def all_policies() -> tuple[list[PolicyInfo], list[str]]:
         except PolicyError as exc:
             errors.append(str(exc))
     return infos, errors
+
+
+def make_scheduler(name: str, platform: Platform, *, seed: int = 0, **options) -> Scheduler:
+    """Build the scheduler of policy `name` for `platform`.
+
+    `options` are passed to the factory (for the profile-based policies: ``period`` [s] and
+    ``overdue_grace`` [s], see `ProfileScheduler`; for the plan policies also ``alpha``,
+    ``cooling_rate``, ``cooling_steps``, ``temperature_steps``, ``exhaustive_limit``, ``native``,
+    see `PlanScheduler`). `seed` seeds the policy's private `random.Random` (the only source of
+    randomness). `name` may also be an entry point of ``burstbuffer.policies``, ``MODULE:CLASS`` or
+    ``FILE.py:CLASS`` (`resolve_policy`). Raises `PolicyError` (a ValueError,
+    one line) if `name` cannot be resolved; the factory raises TypeError/ValueError on bad options.
+    """
+    factory = _BUILT_IN.get(name) or THREE_PHASE_POLICIES.get(name)
+    if factory is None:
+        factory = resolve_policy(name).factory
+    return factory(platform, seed=seed, **options)

@@ -30,7 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-w", "--workload", action="append", default=[], metavar="WORKLOAD",
                    help="Batsim workload JSON; repeatable (workloads w0, w1, ...)")
     p.add_argument("-e", "--export", default="out", metavar="PREFIX",
-                   help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv [default: out]")
+                   help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv, PREFIX_machine_states.csv "
+                        "[default: out]")
     p.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000", metavar="ENDPOINT",
                    help="the scheduler's ZeroMQ REP endpoint to connect to [default: tcp://localhost:28000]")
     p.add_argument("-r", "--add-role-to-hosts", action="append", default=[], metavar="HOSTS:ROLE",
@@ -59,6 +60,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "allocation, or of a fixed shuffled order: n flows) or uncontended (its random-ring flows "
                         "priced alone on the network and added to the computation: no flows); approximations "
                         "for large machines, docs/io-model.md §5 [default: exact]")
+    p.add_argument("--disable-machine-state-tracing", action="store_true",
+                   help="do not write PREFIX_machine_states.csv (as Batsim's option)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--dump-platform", action="store_true",
                    help="print the resources (JSON, as SIMULATION_BEGINS lists them) and exit; no workload needed")
@@ -85,7 +88,8 @@ def config_from_args(ns: argparse.Namespace):
                      profile_reuse=ns.enable_profile_reuse, forward_profiles=ns.forward_profiles_on_submission,
                      compute_sharing=ns.enable_compute_sharing, storage_sharing=not ns.disable_storage_sharing,
                      sched_config=ns.sched_cfg, quiet=ns.quiet, timeout=ns.timeout,
-                     network_model=ns.network_model)
+                     network_model=ns.network_model,
+                     machine_states=not getattr(ns, "disable_machine_state_tracing", False))
 
 
 def dump_platform(ns: argparse.Namespace) -> dict:

@@ -45,6 +45,8 @@ def machines_release(st: SimState, job: Job) -> None:
         ms.jobs.discard(job)
         if not ms.jobs:
             ms.set_state("idle", now)
+    if st.states is not None:
+        st.states.job_ended(now, job.allocation, st.mstate)
     job.runtime = LD(now) - job.starting_time
     if job.runtime == 0:
         job.runtime = LD("1e-5")

@@ -146,6 +146,8 @@ def ev_execute_job(st: SimState, i: int, data) -> None:
         ms = st.mstate[mid]
         ms.set_state("computing", st.now)
         ms.jobs.add(job)
+    if st.states is not None:
+        st.states.job_started(st.now, alloc, st.mstate)
     dispatch(st, job, st.mstate[alloc.min].host)
 
 

@@ -11,6 +11,15 @@ energy model); `metadata` is double-quoted. Batsim computes times in long double
 ``PREFIX_schedule.csv``: one header line and one value line, keys sorted as Batsim's std::map sorts them
 (`SCHEDULE_COLUMNS`); means are over all jobs (rejected ones count, with nothing added); machine times
 accumulate only at state changes, as Batsim's do.
+
+``PREFIX_machine_states.csv`` (`MachineStatesWriter`, Batsim's MachineStateTracer): header
+``time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing`` (Batsim 4.2.1 has no
+``nb_unavailable`` column), then one row after every job start and every job end — several rows at one time
+when several jobs start or end then, as Batsim — with the number of machines in each state; time as C's
+``%g``. Without energy no machine sleeps or switches: those columns are 0. As Batsim 4.2.1 counts (machines.cpp:
+the idle count starts at the number of *compute* machines, and every machine's change of state moves one
+between the counts), a storage machine running a job (data staging, a checkpoint) counts as computing and
+lowers the idle count: nb_idle + nb_computing is always the number of compute machines.
 """
 from __future__ import annotations
 
@@ -114,3 +123,39 @@ class JobsWriter:
         with open(path, "w", encoding="utf-8", newline="") as f:
             f.write(",".join(SCHEDULE_COLUMNS) + "\n")
             f.write(",".join(row[k] for k in SCHEDULE_COLUMNS) + "\n")
+
+
+#: Batsim 4.2.1's `_machine_states.csv` header (export.cpp, MachineStateTracer::set_filename).
+MACHINE_STATES_COLUMNS = ("time", "nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle", "nb_computing")
+
+
+class MachineStatesWriter:
+    """Streams ``PREFIX_machine_states.csv`` (module docstring); `nb_machines` is the number of compute machines
+    (Batsim's initial idle count).
+
+    `job_started(now, alloc, mstate)` after the machines of `alloc` were given the job (its `jobs` sets
+    updated), `job_ended(now, alloc, mstate)` after they were released: each writes one row, as Batsim's
+    `update_machines_on_job_run` / `_end` do. A machine (compute or storage) counts as computing while its `jobs`
+    set is not empty.
+    """
+
+    def __init__(self, path: str, nb_machines: int):
+        self.path = path
+        self.f = open(path, "w", encoding="utf-8", newline="")
+        self.f.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
+        self.nb_machines = nb_machines
+        self.computing = 0
+
+    def _row(self, now: float) -> None:
+        self.f.write("%g,0,0,0,%d,%d\n" % (now, self.nb_machines - self.computing, self.computing))
+
+    def job_started(self, now: float, alloc, mstate) -> None:
+        self.computing += sum(1 for mid in alloc if len(mstate[mid].jobs) == 1)
+        self._row(now)
+
+    def job_ended(self, now: float, alloc, mstate) -> None:
+        self.computing -= sum(1 for mid in alloc if not mstate[mid].jobs)
+        self._row(now)
+
+    def close(self) -> None:
+        self.f.close()

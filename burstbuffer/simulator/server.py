@@ -21,7 +21,7 @@ from .. import __version__
 from ..errors import InputError
 from ..platforms.simgrid_xml import parse_platform, parse_roles_option, resolve_machines
 from .loop import plan_submissions, serve
-from .outputs import JobsWriter
+from .outputs import JobsWriter, MachineStatesWriter
 from .platform_loader import load_into_engine
 from .state import EXIT_PROTOCOL, MachineState, SimConfig, SimResult, SimState, SimulationError
 from .workload import Workload, load_workload
@@ -94,6 +94,8 @@ class Simulator:
             os.makedirs(d, exist_ok=True)
         st.jobs_csv, st.schedule_csv = f"{prefix}_jobs.csv", f"{prefix}_schedule.csv"
         st.writer = JobsWriter(st.jobs_csv)
+        if st.cfg.machine_states:
+            st.states = MachineStatesWriter(f"{prefix}_machine_states.csv", len(st.machines.compute))
         st.error = None
         plan_submissions(st)
         import zmq  # noqa: PLC0415
@@ -123,6 +125,8 @@ class Simulator:
             st.sock.close(0)
             st.ctx.term()
             st.writer.close()
+            if st.states is not None:
+                st.states.close()
         if st.error is not None:
             raise st.error
         totals: dict[str, float] = {}

@@ -64,6 +64,7 @@ class SimConfig:
     #: [s] a scheduler disconnected this long while an answer is awaited ends the simulation (its REQ
     #: request is lost: the answer can never come)
     disconnect_grace: float = 2.0
+    machine_states: bool = True       # write PREFIX_machine_states.csv (Batsim: --disable-machine-state-tracing)
 
 
 @dataclass
@@ -133,6 +134,7 @@ class SimState:
     jobs_csv: str = ""
     schedule_csv: str = ""
     writer: Any = None
+    states: Any = None                # outputs.MachineStatesWriter, or None (--disable-machine-state-tracing)
     error: BaseException | None = None
     zmq: Any = None
     ctx: Any = None

@@ -12,7 +12,8 @@ com [byte] list of n×n, row = sender}, ``parallel_homogeneous`` {cpu [flop] per
 ordered pair of distinct hosts}, ``parallel_homogeneous_total`` {cpu, com: totals spread over the hosts},
 ``composed`` {seq: profile names, repeat ≥ 1}, ``parallel_homogeneous_pfs`` {bytes_to_read and/or
 bytes_to_write [byte] per host, storage label (default "pfs")}, ``data_staging`` {nb_bytes [byte], from,
-to: storage labels}; any profile may carry ``ret`` (integer return code) and ``bb`` (integer bytes ≥ 0).
+to: storage labels}; any profile may carry ``ret`` (integer return code), ``bb`` (integer bytes ≥ 0) and
+``io_stage_in`` / ``io_checkpoint`` / ``io_stage_out`` (bytes per host ≥ 0, the io-aware model's volumes).
 Batsim's other types (`UNSUPPORTED_TYPES`) are valid input but the embedded simulator does not run them.
 
 Every check raises `DefinitionError(item, reason)`; readers of files turn it into
@@ -74,6 +75,8 @@ def check_profile(name: str, desc: Any, known: dict | None = None, *, simulated:
             raise DefinitionError(item, f"missing field {key!r} ({ptype} profile)" if v is None else
                                   f"field {key!r} must be a string, not {kind(v)}")
 
+    for key in ("io_stage_in", "io_checkpoint", "io_stage_out"):   # this project's I/O volumes (io_model.io_aware)
+        num(key, required=False)
     if ptype == "delay":
         num("delay", positive=True)
     elif ptype == "parallel":

@@ -3,6 +3,9 @@
     burstbuffer workload from-swf TRACE.swf --output W.json [--jobs N] [--from-job K] [--seed S]
                                   [--platform P | --bb-capacity 40GB --bb-nodes 12 --nb-res 96]
                                   [--width K --speedup S --days D]   (rescaled for a larger machine)
+    burstbuffer workload from-sacct JOBS.txt --output W.json [--cores-per-node C] [--columns KEY=COL,...]
+                                    [--platform P ...] [--width K --speedup S --days D]
+    burstbuffer workload io-from-darshan W.json LOG.darshan ... --output OUT.json
     burstbuffer workload split W.json --weeks 3 --output DIR
     burstbuffer workload transform W.json --bb-share 0.5 --bb-from-above 0.002778 --seed N --output OUT.json
 """
@@ -116,7 +119,8 @@ def platform_params(path: str | Path) -> dict[str, int]:
     return out
 
 
-def _cmd_from_swf(args: argparse.Namespace) -> int:
+def _model_params(args: argparse.Namespace) -> dict[str, int]:
+    """{nb_res, bb_nodes, bb_capacity} from --platform and the options (from-swf, from-sacct)."""
     params = dict(PAPER_PLATFORM)
     if args.platform:
         got = platform_params(args.platform)
@@ -138,6 +142,11 @@ def _cmd_from_swf(args: argparse.Namespace) -> int:
     for key, opt in (("nb_res", "--nb-res"), ("bb_nodes", "--bb-nodes"), ("bb_capacity", "--bb-capacity")):
         if params[key] <= 0:
             raise InputError(opt, str(params[key]), "must be positive")
+    return params
+
+
+def _cmd_from_swf(args: argparse.Namespace) -> int:
+    params = _model_params(args)
     if args.jobs is not None and args.jobs <= 0:
         raise InputError("--jobs", str(args.jobs), "must be positive")
     model = BBModel(bb_capacity=params["bb_capacity"], bb_nodes=params["bb_nodes"],
@@ -154,6 +163,41 @@ def _cmd_from_swf(args: argparse.Namespace) -> int:
     print(f"platform: nb_res {params['nb_res']}, {params['bb_nodes']} BB nodes of {params['bb_capacity']} bytes; "
           f"seed {args.seed}")
     print(f"wrote {args.output} ({conv.workload.description}) in {dt:.2f} s")
+    return 0
+
+
+def _cmd_from_sacct(args: argparse.Namespace) -> int:
+    from .convert import convert_trace
+    from .sacct import parse_column_map, read_sacct
+    params = _model_params(args)
+    model = BBModel(bb_capacity=params["bb_capacity"], bb_nodes=params["bb_nodes"])
+    t0 = time.perf_counter()
+    trace = read_sacct(args.trace, cores_per_node=args.cores_per_node, columns=parse_column_map(args.columns))
+    stem = Path(args.trace).name
+    for suffix in (".txt", ".csv", ".sacct", ".psv"):
+        stem = stem.removesuffix(suffix)
+    conv = convert_trace(trace.records, name=args.name or stem, nb_res=params["nb_res"], model=model,
+                         seed=args.seed, drop_oversized=args.drop_oversized, width=args.width,
+                         speedup=args.speedup, days=args.days, source=args.trace, bb_given=trace.bb,
+                         bb_source=trace.bb_source, trace_kind="sacct")
+    conv.selection.ignored.update(trace.dropped)
+    conv.selection.scanned += sum(trace.dropped.values())
+    if not conv.workload.jobs:
+        raise InputError(args.trace, "records", "no job left after the filters (" + conv.selection.summary() + ")")
+    write_workload(args.output, conv.workload)
+    dt = time.perf_counter() - t0
+    print(f"{args.trace}: {conv.summary()}")
+    print(f"platform: nb_res {params['nb_res']}, {params['bb_nodes']} BB nodes of {params['bb_capacity']} bytes; "
+          f"seed {args.seed}")
+    print(f"wrote {args.output} ({conv.workload.description}) in {dt:.2f} s")
+    return 0
+
+
+def _cmd_io_from_darshan(args: argparse.Namespace) -> int:
+    from .darshan_io import io_from_darshan
+    res = io_from_darshan(cliargs.input_file(args.workload, "workload"), args.logs, args.output)
+    print(f"{args.workload}: {res.summary()}")
+    print(f"wrote {args.output}")
     return 0
 
 
@@ -246,6 +290,47 @@ def register(subparsers) -> None:
                    help="lower bb by 1 byte while another job has the same (walltime, bb), as the paper's "
                         "artifact did")
     f.set_defaults(func=_cmd_from_swf)
+
+    c = sub.add_parser("from-sacct", help="convert a Slurm accounting dump (sacct --parsable2, or CSV)",
+                       description="Convert Slurm accounting (sacct --parsable2 output, or a CSV export with "
+                                   "--columns) to a Batsim workload (docs/inputs-traces.md). Produce the input with: "
+                                   "sacct --allusers --allocations --parsable2 --starttime ... --endtime ... "
+                                   "--format JobIDRaw,Submit,Start,End,TimelimitRaw,NNodes,NCPUS,State,ReqTRES,"
+                                   "AllocTRES. A job's BB request is its bb/... TRES (ReqTRES, else AllocTRES) per "
+                                   "node, else the paper's model (docs/workload.md); each profile's bb_source says "
+                                   "which. Job steps, jobs cancelled before start and jobs not ended are dropped "
+                                   "and counted; then the SWF filters apply.")
+    c.add_argument("trace", metavar="FILE")
+    c.add_argument("--output", "-o", required=True, metavar="W.json", help="workload file to write")
+    c.add_argument("--cores-per-node", type=cliargs.positive_int, metavar="C",
+                   help="nodes = ceil(CPUs / C) from the NCPUS column (default: the NNodes column)")
+    c.add_argument("--columns", metavar="KEY=COL,...",
+                   help="for another export: the header name of each key (job_id, submit, start, end, timelimit, "
+                        "nodes, cpus, state, req_tres, alloc_tres), e.g. job_id=id,submit=submitted")
+    c.add_argument("--seed", type=cliargs.seed, default=0, help="seed of the model's draws (default: 0)")
+    c.add_argument("--platform", metavar="P", help="platform giving nb_res, BB nodes and capacity (as from-swf)")
+    c.add_argument("--bb-capacity", metavar="SIZE", help="capacity of one BB node (default: 40GB)")
+    c.add_argument("--bb-nodes", type=cliargs.positive_int, metavar="B", help="number of BB nodes (default: 12)")
+    c.add_argument("--nb-res", type=cliargs.positive_int, metavar="N", help="number of compute nodes (default: 96)")
+    c.add_argument("--name", help="workload name (default: the file name without .txt/.csv/.sacct)")
+    c.add_argument("--drop-oversized", action="store_true",
+                   help="drop jobs requesting more than nb_res nodes (default: keep; they are rejected at run time)")
+    c.add_argument("--width", type=cliargs.positive_int, default=1, metavar="K", help="as from-swf --width")
+    c.add_argument("--speedup", type=cliargs.positive_float, default=1.0, metavar="S", help="as from-swf --speedup")
+    c.add_argument("--days", type=cliargs.positive_float, metavar="D", help="as from-swf --days")
+    c.set_defaults(func=_cmd_from_sacct)
+
+    d = sub.add_parser("io-from-darshan", help="set the io-aware model's I/O volumes from Darshan logs",
+                       description="Give the jobs of a workload whose id a Darshan log names the I/O volumes the "
+                                   "log records (PyDarshan: pip install darshan): per compute node, stage-in = "
+                                   "bytes read / nodes, each checkpoint and the stage-out = bytes written / (nodes x "
+                                   "compute phases), as profile fields io_stage_in, io_checkpoint, io_stage_out "
+                                   "(docs/inputs-traces.md). bb and the compute are unchanged; jobs without a log "
+                                   "keep the model's defaults.")
+    d.add_argument("workload", metavar="W.json")
+    d.add_argument("logs", nargs="+", metavar="LOG.darshan")
+    d.add_argument("--output", "-o", required=True, metavar="OUT.json")
+    d.set_defaults(func=_cmd_io_from_darshan)
 
     s = sub.add_parser("split", help="split a workload into equal-duration parts",
                        description="Split a workload into non-overlapping parts of equal duration (the fewest "

@@ -52,6 +52,8 @@ class Conversion:
     short_jobs: int = 0
     capacity_limited: int = 0
     oversized: int = 0
+    bb_given: int = 0
+    bb_over_capacity: int = 0
 
     def summary(self) -> str:
         """A few lines for the CLI: records kept/ignored and why, and the model's counts."""
@@ -59,6 +61,12 @@ class Conversion:
         lines = [self.selection.summary()]
         if self.dropped:
             lines.append("dropped after selection: " + ", ".join(f"{r}: {n}" for r, n in sorted(self.dropped.items())))
+        if self.bb_given:
+            lines.append(f"{self.bb_given} jobs with the BB request of the trace, {len(w.jobs) - self.bb_given} "
+                         "with the model's (profile field bb_source)")
+        if self.bb_over_capacity:
+            lines.append(f"{self.bb_over_capacity} jobs of the trace ask for more BB per node than one BB node "
+                         "holds and can never run (kept: the scheduler rejects them)")
         lines.append(f"{len(w.jobs)} jobs written; {self.short_jobs} short (small walltime: 10 MB "
                      f"per node); {self.capacity_limited} with the BB request lowered to fit the BB nodes")
         if self.oversized:
@@ -70,13 +78,22 @@ class Conversion:
 def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96,
                     model: BBModel | None = None, seed: int | np.random.Generator | None = 0,
                     from_job: int = 0, max_records: int | None = None,
-                    drop_oversized: bool = False, source: str = "<swf>") -> Conversion:
+                    drop_oversized: bool = False, source: str = "<swf>",
+                    bb_given: dict[int, int] | None = None, bb_source: dict[int, str] | None = None,
+                    trace_kind: str = "swf") -> Conversion:
     """Select SWF records (docs/workload.md filters and shift; see
     :func:`~burstbuffer.workloads.swf.select_records` for `from_job` / `max_records`, which count
     SWF records as the artifact's ``from_job_number`` / ``num_jobs`` do) and build the Batsim
     workload with the BB model drawn under `seed`.
 
-    The description is the artifact's: "<n> jobs from swf job number <first> to <last> inclusive".
+    The description is the artifact's: "<n> jobs from swf job number <first> to <last> inclusive" (`trace_kind`
+    names the trace in it).
+
+    `bb_given` (job number → bytes per node; a trace that records requests, e.g. Slurm's bb TRES) replaces the
+    model's request of those jobs, and their compute is computed from it by the same formula; every job still
+    takes its draws, so the others get the values they get without `bb_given`. With `bb_given` (even empty)
+    each profile records where its ``bb`` came from in ``bb_source``: ``bb_source[job]`` (default "trace") or
+    "model".
     Raises InputError(source, "line N", …) if a job number repeats, ValueError from the model on
     impossible parameters.
     """
@@ -101,17 +118,26 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
     run = np.array([r.run_time for r in kept], dtype=float)
     res = np.array([r.requested_processors for r in kept], dtype=np.int64)
     bb, cpu, com, limited = model.draw(wall, run, res, seed, details=True)
+    short = wall <= model.short_walltime
+    given = np.zeros(len(kept), dtype=bool)
+    if bb_given:
+        given = np.array([r.job_number in bb_given for r in kept], dtype=bool)
+        if given.any():
+            bb[given] = [bb_given[r.job_number] for r, g in zip(kept, given) if g]
+            cpu[given] = model.compute(run[given], bb[given], short[given])
+            limited = limited & ~given
     jobs, profiles = [], {}
-    for rec, sub, b, c, m in zip(kept, subtimes, bb.tolist(), cpu.tolist(), com.tolist()):
+    for rec, sub, b, c, m, g in zip(kept, subtimes, bb.tolist(), cpu.tolist(), com.tolist(), given.tolist()):
         pname = str(rec.job_number)
         jobs.append(WorkloadJob(rec.job_number, sub, rec.requested_time, int(rec.requested_processors), pname))
         profiles[pname] = {"type": "parallel_homogeneous", "cpu": c, "com": m, "bb": b}
-    desc = (f"{len(jobs)} jobs from swf job number {jobs[0].id} to {jobs[-1].id} inclusive"
+        if bb_given is not None:
+            profiles[pname]["bb_source"] = (bb_source or {}).get(rec.job_number, "trace") if g else "model"
+    desc = (f"{len(jobs)} jobs from {trace_kind} job number {jobs[0].id} to {jobs[-1].id} inclusive"
             if jobs else "0 jobs")
     wl = Workload(name, desc, int(nb_res), jobs, profiles)
-    short = wall <= model.short_walltime
-    return Conversion(wl, sel, dropped, int(short.sum()), int(limited.sum()),
-                      int((res > nb_res).sum()))
+    return Conversion(wl, sel, dropped, int((short & ~given).sum()), int(limited.sum()),
+                      int((res > nb_res).sum()), int(given.sum()), int((bb[given] > model.bb_capacity).sum()))
 
 
 def scale_records(records: Iterable[SWFRecord], *, width: int = 1, speedup: float = 1.0,
@@ -151,9 +177,18 @@ def convert_swf(path: str | Path, *, name: str | None = None, width: int = 1, sp
     trace, ValueError for a bad scaling."""
     path = Path(path)
     stem = Path(path.name.removesuffix(".gz")).stem
-    records = iter_swf(path)
+    return convert_trace(iter_swf(path), name=name or stem, source=str(path), width=width, speedup=speedup,
+                         days=days, **kwargs)
+
+
+def convert_trace(records: Iterable[SWFRecord], *, name: str, width: int = 1, speedup: float = 1.0,
+                  days: float | None = None, **kwargs) -> Conversion:
+    """Records of any trace (SWF, Slurm accounting: `burstbuffer.workloads.sacct`) → workload: rescaled for a
+    larger machine when `width`, `speedup` or `days` say so (`scale_records`), converted (`convert_records`,
+    which takes the other keyword arguments), then `scale_com`. The one record → workload path of the
+    readers. Raises InputError for a malformed trace, ValueError for a bad scaling."""
     if width != 1 or speedup != 1 or days is not None:
         records = scale_records(records, width=width, speedup=speedup, days=days)
-    conv = convert_records(records, name=name or stem, source=str(path), **kwargs)
+    conv = convert_records(records, name=name, **kwargs)
     scale_com(conv.workload, width)
     return conv

@@ -1,0 +1,290 @@
+"""One options path (issue 25 item 3, issue 26 items 7-8; docs/policy-options.md): every option declared
+once (`burstbuffer.schedulers.options.OPTIONS`), the flags aliases of ``--policy-option`` resolved in one
+place, one check wherever options are read (run, serve, a campaign when it is loaded, a study)."""
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from burstbuffer.cli import build_parser, main, options_from_args
+from burstbuffer.errors import InputError
+from burstbuffer.platforms.model import Platform
+from burstbuffer.reproduce.sweep import load_campaign
+from burstbuffer.runner import policy_info
+from burstbuffer.schedulers.options import FLAGS, OPTIONS, PERIOD_MIN, OptionError, check_options, option_names
+from burstbuffer.schedulers.registry import POLICIES, THREE_PHASE_POLICIES
+
+ROOT = Path(__file__).resolve().parents[1]
+KTH = ROOT / "workloads" / "kth-1000.json"
+EXAMPLE = "examples/bb_capped_backfill.py:BBCappedBackfill"
+BUILT_IN = sorted(POLICIES) + sorted(THREE_PHASE_POLICIES)
+
+
+def _one_line_exit_2(capsys, argv, *words):
+    rc = main(argv)
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for w in words:
+        assert w in err, err
+    return err
+
+
+# --------------------------------------------------------------------------- issue 26's cases
+@pytest.mark.parametrize("policy, pair, reason", [
+    ("cerberus", "starvation=bogus", "expected one of fcfs, reserve, got 'bogus'"),
+    ("cerberus", "starvation_limit=NaN", "expected a finite number"),
+    ("cerberus", "starvation_limit=Infinity", "expected a finite number"),
+    ("bbsched", "window=0", "must be >= 1"),
+    ("fcfs-bb", "order=bogus", "unknown order 'bogus'"),
+    ("fcfs-bb", "period=0", f"must be >= {PERIOD_MIN:g} s"),
+    ("fcfs-bb", "period=4e-7", f"must be >= {PERIOD_MIN:g} s"),
+    ("bbsched", "generations=0", "must be >= 1"),
+    # booleans are not numbers, numbers are not booleans
+    ("bbsched", "window=true", "expected an integer, got a boolean (true)"),
+    ("fcfs-bb", "period=true", "expected a number, got a boolean (true)"),
+    ("cerberus", "starvation_limit=false", "expected a number, got a boolean (false)"),
+    ("plan", "alpha=true", "expected a number, got a boolean (true)"),
+    ("bbsched", "record_gd=1", "expected true or false, got 1"),
+    ("fcfs-bb", "easy_extra_nodes=0", "expected true or false, got 0"),
+    # strings are not numbers, integers are integers
+    ("fcfs-bb", 'period="60"', "expected a number, got a string ('60')"),
+    ("bbsched", "window=2.5", "expected an integer, got 2.5"),
+    ("fcfs-bb", "reservation_depth=0", "expected an integer >= 1 or 'all', got 0"),
+    ("fcfs-bb", "reservation_depth=most", "expected an integer >= 1 or 'all'"),
+    ("plan", "exhaustive_limit=9", "must be in [0, 8]"),
+    ("fcfs-bb", 'order_params={"unit": 0}', "unit: must be > 0"),
+    ("fcfs-bb", 'order_params={"speed": 1}', "unknown wfp parameter 'speed'"),
+    # the policy takes no such option
+    ("fcfs-bb", "window=5", "policy fcfs-bb takes no option 'window'"),
+    ("slurm-bb", "profit=nodes", "policy slurm-bb takes no option 'profit' (its options: none)"),
+    # the constructor refuses the combination (probe platform)
+    ("bbsched", "window=60", "window must be <= 52 for bbsched, got 60"),
+    ("plan-2", "alpha=3", "policy plan-2 takes no option 'alpha'"),
+])
+def test_bad_policy_option_is_one_line_and_exit_2(capsys, policy, pair, reason):
+    model = ["--model", "three-phase"] if policy in THREE_PHASE_POLICIES else []
+    err = _one_line_exit_2(capsys, ["run", "--policy", policy, *model, "--policy-option", pair, "-q"])
+    assert err.startswith(f"burstbuffer: --policy-option: {pair}: "), err
+    assert reason in err
+
+
+def test_generations_0_is_refused_as_the_flag_refuses_it(capsys):
+    _one_line_exit_2(capsys, ["run", "--policy", "bbsched", "--generations", "0", "-q"], "--generations")
+    _one_line_exit_2(capsys, ["run", "--policy", "bbsched", "--policy-option", "generations=0", "-q"],
+                     "generations=0: must be >= 1")
+
+
+def test_period_below_the_bound_is_refused_and_the_bound_runs(kth_subset, tmp_path, capsys):
+    """4e-7 s stopped the simulator ("awaken in the past"); the smallest period accepted runs to the end."""
+    wl = kth_subset(5)
+    _one_line_exit_2(capsys, ["run", "--workload", str(wl), "--policy-option", "period=0.5", "-q"], "period=0.5")
+    assert main(["run", "--workload", str(wl), "--policy", "fcfs-bb", "--policy-option", f"period={PERIOD_MIN}",
+                 "--output", str(tmp_path / "o"), "-q"]) == 0
+    assert (tmp_path / "o" / "jobs.csv").read_text().count("COMPLETED_SUCCESSFULLY") == 5
+
+
+def test_serve_checks_options_the_same_way(capsys):
+    err = _one_line_exit_2(capsys, ["serve", "--policy", "fcfs-bb", "--policy-option", "period=0"])
+    assert err.startswith("burstbuffer: --policy-option: period=0: must be >= 1 s")
+    _one_line_exit_2(capsys, ["serve", "--policy", "bbsched", "--window", "60"], "--window: 60:", "<= 52")
+
+
+def test_a_pair_without_value_and_an_option_given_twice(capsys):
+    _one_line_exit_2(capsys, ["run", "--policy-option", "period", "-q"], "--policy-option: period: expected NAME=VALUE")
+    _one_line_exit_2(capsys, ["run", "--policy", "bbsched", "--window", "5", "--policy-option", "window=6", "-q"],
+                     "option window given twice (--window and --policy-option)")
+    _one_line_exit_2(capsys, ["run", "--policy-option", "period=60", "--policy-option", "period=120", "-q"],
+                     "given twice")
+
+
+# --------------------------------------------------------------------------- campaigns and studies
+def _campaign(tmp_path, options: str, name: str = "bbsched") -> Path:
+    p = tmp_path / "c.toml"
+    p.write_text(f'[[policy]]\nname = "{name}"\noptions = {options}\n[[workload]]\nfile = "{KTH}"\njobs = 5\n')
+    return p
+
+
+@pytest.mark.parametrize("options, words", [
+    ("{ window = 0 }", "policy[0].options: window=0: must be >= 1"),
+    ("{ record_gd = 1 }", "policy[0].options: record_gd=1: expected true or false"),
+    ("{ window = true }", "window=true: expected an integer, got a boolean"),
+    ("{ generations = 0 }", "generations=0: must be >= 1"),
+    ("{ period = 4e-7 }", "period=4e-07: must be >= 1 s"),
+    ("{ no_such_option = 1 }", "policy bbsched takes no option 'no_such_option'"),
+])
+def test_campaign_options_are_checked_when_it_is_loaded(tmp_path, capsys, options, words):
+    camp = _campaign(tmp_path, options)
+    with pytest.raises(InputError) as exc:
+        load_campaign(camp)
+    assert str(exc.value).startswith(f"{camp}: ") and words in str(exc.value)
+    err = _one_line_exit_2(capsys, ["sweep", str(camp), "--output", str(tmp_path / "o"), "--engine", "local"], words)
+    assert not (tmp_path / "o" / "runs").exists()      # nothing ran
+
+
+def test_campaign_options_are_not_rewritten(tmp_path):
+    """What is checked is what runs: the options dict (hashed into the run ids) is left as written."""
+    c = load_campaign(_campaign(tmp_path, '{ window = 10, order = "sjf", order_params = { unit = 30 } }'))
+    assert c.policies == [("bbsched", "bbsched", {"window": 10, "order": "sjf", "order_params": {"unit": 30}})]
+
+
+def test_study_options_are_checked_before_the_runs():
+    from burstbuffer.reproduce.command import check_study_options
+    from burstbuffer.reproduce.runs import RunSpec
+    study = argparse.Namespace(name="orders")
+    good = RunSpec("whole", "sjf-bb", "w.json", "io-aware", "out", 5, options='{"order":"ljf"}', column="sjf-bb/ljf")
+    check_study_options(study, [good, good])
+    bad = RunSpec("whole", "sjf-bb", "w.json", "io-aware", "out", 5, options='{"order":"fifo"}', column="sjf-bb/fifo")
+    with pytest.raises(InputError, match=r"^--study orders: sjf-bb/fifo: order=fifo: unknown order 'fifo'"):
+        check_study_options(study, [good, bad])
+
+
+# --------------------------------------------------------------------------- the flags are aliases
+#: flag (with its command-line value) → the same option given as --policy-option
+ALIASES = [
+    ("plan", ["--alpha", "1.5"], ["alpha=1.5"]),
+    ("cerberus", ["--profit", "nodes"], ["profit=nodes"]),
+    ("cerberus", ["--starvation-limit", "60"], ["starvation_limit=60.0"]),
+    ("sjf-bb", ["--order", "wfp"], ["order=wfp"]),
+    ("sjf-bb", ["--queues", "workloads/mira-like-queues.toml"], ["queues=workloads/mira-like-queues.toml"]),
+    ("sjf-bb", ["--reservation-depth", "2"], ["reservation_depth=2"]),
+    ("sjf-bb", ["--reservation-depth", "all"], ["reservation_depth=all"]),
+    ("sjf-bb", ["--easy-extra-nodes"], ["easy_extra_nodes=true"]),
+    ("sjf-bb", ["--order", "wfp", "--wfp-unit", "30"], ["order=wfp", 'order_params={"unit": 30.0}']),
+    ("bbsched", ["--window", "10"], ["window=10"]),
+    ("bbsched", ["--starvation-bound", "0"], ["starvation_bound=0"]),
+    ("bbsched", ["--generations", "7"], ["generations=7"]),
+    ("bbsched", ["--population", "4"], ["population=4"]),
+    ("bbsched", ["--mutation-rate", "0.25"], ["mutation_rate=0.25"]),
+    ("bbsched", ["--record-gd"], ["record_gd=true"]),
+]
+
+
+def _resolve(policy, argv):
+    args = build_parser().parse_args(["run", "--policy", policy, *argv])
+    return options_from_args(args, policy_info(policy))
+
+
+@pytest.mark.parametrize("policy, flags, pairs", ALIASES)
+def test_each_flag_gives_the_options_of_its_policy_option(policy, flags, pairs):
+    via_flag = _resolve(policy, flags)
+    via_option = _resolve(policy, [a for p in pairs for a in ("--policy-option", p)])
+    assert via_flag[2] == via_option[2] and via_flag[2]
+    assert via_flag[0] == via_option[0] == policy
+
+
+def test_every_flag_is_in_the_table_and_on_the_command_line():
+    assert {f for _, flags, _ in ALIASES for f in flags if f.startswith("--")} == set(FLAGS)
+    assert set(FLAGS.values()) <= set(OPTIONS)
+    text = build_parser()._subparsers._group_actions[0].choices["run"].format_help()
+    assert all(flag in text for flag in FLAGS)
+
+
+def test_alpha_runs_plan_n_as_plan_with_that_alpha():
+    assert _resolve("plan-2", ["--alpha", "1.5"]) == ("plan", "plan-1.5", {"alpha": 1.5})
+
+
+# --------------------------------------------------------------------------- the table meets the policies
+@pytest.mark.parametrize("policy", BUILT_IN)
+def test_every_declared_option_is_taken_by_the_policy_at_its_default(policy):
+    """Each option the table gives a policy is a keyword its constructor takes, at the declared default
+    (an option the policy did not take would be a TypeError)."""
+    factory = POLICIES.get(policy) or THREE_PHASE_POLICIES[policy]
+    plat = Platform.simple(2, [10 ** 12])
+    for name in option_names(policy):
+        default = OPTIONS[name].default
+        factory(plat, seed=0, **{name: default})
+        check_options(policy, {name: default})
+
+
+@pytest.mark.parametrize("policy", ["cerberus", "slurm-bb", "plan", "fcfs", "filler", "conservative-bb"])
+def test_a_closed_signature_is_the_declared_set(policy):
+    """The policies whose constructors list every keyword: the declared options are exactly those."""
+    cls = POLICIES.get(policy) or THREE_PHASE_POLICIES[policy]
+    names = [p for p in inspect.signature(cls).parameters if p not in ("platform", "seed")]
+    names = [n for n in names if inspect.signature(cls).parameters[n].kind is not inspect.Parameter.VAR_KEYWORD]
+    expected = set(names)
+    if policy == "conservative-bb":       # **order_options: the ProfileScheduler's order, queues, order_params
+        expected |= {"order", "queues", "order_params"}
+    assert set(option_names(policy)) == expected
+
+
+def test_declared_defaults_are_the_constructors():
+    sig = {**inspect.signature(POLICIES["plan"]).parameters, **inspect.signature(THREE_PHASE_POLICIES["cerberus"]).parameters}
+    from burstbuffer.schedulers.bbsched import BBSched, WindowScheduler
+    from burstbuffer.schedulers.profiled import ProfileScheduler
+    for cls in (ProfileScheduler, WindowScheduler, BBSched):
+        sig.update(inspect.signature(cls).parameters)
+    for name, p in sig.items():
+        if name in OPTIONS:
+            assert OPTIONS[name].default == p.default, name
+
+
+# --------------------------------------------------------------------------- user policies
+def test_user_policy_options_come_from_its_constructor(capsys):
+    ok = argparse.Namespace(policy=EXAMPLE, policy_option=["bb_share=0.25"])
+    assert options_from_args(ok, policy_info(EXAMPLE))[2] == {"bb_share": 0.25}
+    for pair, reason in (("bb_share=true", "expected a number, got a boolean (true)"),
+                         ("bb_share=NaN", "expected a finite number"),
+                         ("bb_share=x", "expected a number, got a string ('x')"),
+                         ("share=1", "takes no option 'share' (its options: bb_share, period, staging, "
+                                     "staging_bandwidth)"),
+                         # inherited from Policy through **options: the table's rule
+                         ("period=0.5", "must be >= 1 s"),
+                         ("staging=later", "expected one of bb-first, with-nodes")):
+        with pytest.raises(InputError, match=f"--policy-option: {pair}: .*{reason}".replace("(", r"\(").replace(")", r"\)")):
+            options_from_args(argparse.Namespace(policy=EXAMPLE, policy_option=[pair]), policy_info(EXAMPLE))
+
+
+def test_a_user_constructor_refusing_a_value_is_the_reason(tmp_path):
+    f = tmp_path / "pol.py"
+    f.write_text("from burstbuffer.schedulers import Policy\n\n"
+                 "class Capped(Policy):\n"
+                 "    def __init__(self, platform, *, seed=0, share: float = 0.5):\n"
+                 "        super().__init__(platform, seed=seed)\n"
+                 "        if not 0 < share <= 1:\n"
+                 "            raise ValueError(f'share must be in (0, 1], got {share}')\n"
+                 "    def schedule(self, now):\n"
+                 "        return []\n")
+    spec = f"{f}:Capped"
+    with pytest.raises(InputError, match=r"^--policy-option: share=2: share must be in \(0, 1\], got 2$"):
+        options_from_args(argparse.Namespace(policy=spec, policy_option=["share=2"]), policy_info(spec))
+
+
+# --------------------------------------------------------------------------- burstbuffer policies
+def test_policies_prints_every_option_with_type_default_and_meaning(capsys):
+    assert main(["policies", "sjf-bb"]) == 0
+    out = capsys.readouterr().out
+    for name in option_names("sjf-bb"):
+        line = next(ln for ln in out.splitlines() if ln.strip().startswith(f"{name}: "))
+        assert ", default " in line, line
+        meaning = out.splitlines()[out.splitlines().index(line) + 1].strip()
+        assert meaning and meaning == OPTIONS[name].meaning + (f" (alias {OPTIONS[name].flag})" if OPTIONS[name].flag else "")
+    assert "period: float >= 1 (or null), default null" in out
+    assert "reservation_depth: int >= 1 or all (or null), default null" in out
+    assert main(["policies", "plan"]) == 0
+    assert "alpha: float > 0, default 2.0" in capsys.readouterr().out
+    assert main(["policies", "plan-3"]) == 0
+    assert "alpha" not in capsys.readouterr().out.split("\n", 1)[1]      # plan-N fix α
+    assert main(["policies", EXAMPLE]) == 0
+    assert "bb_share: float, default 0.5" in capsys.readouterr().out
+
+
+def test_policies_lists_all_with_their_options(capsys):
+    assert main(["policies"]) == 0
+    out = capsys.readouterr().out
+    for p in BUILT_IN:
+        assert any(ln.startswith(p + "  ") for ln in out.splitlines()), p
+    assert out.count("window: int >= 1, default 20") == 10       # the ten window policies
+
+
+def test_option_error_is_one_line():
+    e = OptionError("window", 0, "must be >= 1")
+    assert str(e) == "window=0: must be >= 1" and isinstance(e, ValueError)
+    assert str(OptionError("order_params", {"unit": 0}, "bad")) == 'order_params={"unit": 0}: bad'
+    assert math.isnan(json.loads("NaN"))          # what --policy-option reads: NaN is a float, refused by the check
