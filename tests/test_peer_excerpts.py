@@ -63,11 +63,17 @@ def test_deeply_nested_campaign_is_one_line(tmp_path, capsys):
     assert len(err.splitlines()) == 1 and "nested too deeply" in err, err[:500]
 
 
-def test_cli_error_line_is_bounded(tmp_path, capsys):
-    bad = tmp_path / ("w" * 200 + ".json")
+def test_cli_error_line_is_bounded(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    bad = tmp_path / "w.json"
     huge = "\x1b" + "y" * 100000
-    bad.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": huge, "subtime": 0, "res": 1, "profile": "p"}],
-                               "profiles": {"p": {"type": "delay", "delay": 1}}}))
-    main(["run", "--workload", str(bad), "--output", str(tmp_path / "o"), "-q"])
-    err = capsys.readouterr().err
-    assert len(err) < 2500 and "\x1b" not in err, err[:300]
+    bad.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p",
+                                                      "walltime": huge}],
+                               "profiles": {"p": {"type": "delay", "delay": 1, "bb": 0}}}))
+    r = subprocess.run([sys.executable, "-m", "burstbuffer", "run", "--workload", str(bad), "--output",
+                        str(tmp_path / "o"), "-q", "--cpu", "off"], cwd=Path(__file__).resolve().parents[1],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stderr[:300]
+    assert len(r.stderr) < 2500 and "\x1b" not in r.stderr and r.stderr.count("\n") == 1, r.stderr[:300]
