@@ -4,13 +4,17 @@
 PY_SYS ?= /usr/bin/python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-APT_PACKAGES := python3-simgrid python3-venv python3-dev
+# libsimgrid-dev, pybind11-dev, g++: the simulator's compiled bridge (built on first use; without them the
+# simulator runs its actor core, docs/simulator-core.md)
+APT_PACKAGES := python3-simgrid python3-venv python3-dev libsimgrid-dev pybind11-dev g++
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup system-deps run test bench clean constraints
+.PHONY: setup system-deps run test bench clean constraints docker-check slurm-check
 
 system-deps:
-	@if ! $(PY_SYS) -c 'import simgrid, venv, ensurepip' >/dev/null 2>&1; then \
+	@if ! $(PY_SYS) -c 'import simgrid, venv, ensurepip' >/dev/null 2>&1 \
+	    || [ ! -f /usr/include/simgrid/s4u.hpp ] || [ ! -f /usr/include/pybind11/pybind11.h ] \
+	    || ! command -v c++ >/dev/null 2>&1; then \
 	  echo "installing Debian packages: $(APT_PACKAGES)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
 	fi
@@ -22,6 +26,10 @@ $(VENV)/.installed: setup.cfg pyproject.toml constraints.txt | system-deps
 	# pybatsim 3.2.1 (Batsim's own Python client, used by the tests as "a scheduler nobody here wrote")
 	# pins pyzmq<23, which does not build for Python 3.11: install it without its pins.
 	$(PY) -m pip install -q --no-deps pybatsim==3.2.1
+	# the simulator's compiled bridge (docs/simulator-core.md), built now rather than by the first simulation;
+	# without a compiler or headers the simulator runs its actor core, so a failure here is not an error
+	-$(PY) -c 'from burstbuffer.simulator import _bridge; _bridge.load()' \
+	  || echo "note: the simulator's bridge could not be built; the simulator will use its actor core"
 	touch $@
 
 setup: system-deps $(VENV)/.installed
@@ -40,3 +48,15 @@ clean:
 constraints: setup
 	( echo "# Versions installed by make setup and docker/Dockerfile (pip -c). Regenerate: make constraints"; \
 	  $(PY) -m pip freeze --local --exclude-editable | grep -v '^burstbuffer' ) > constraints.txt
+
+# The containers beside a real Batsim, run for real (docs/deployment.md §2): images built without a registry,
+# the bundled 1000 jobs through docker/compose.yaml, the scheduler's jobs.csv compared with `burstbuffer run`.
+# Skips (exit 0, with a message) without a local Batsim 4.2.1 build or a container engine.
+docker-check: setup
+	$(PY) docker/check.py
+
+# `burstbuffer sweep --cluster slurm` on a real single-node Slurm (Debian's slurm-wlm + munge, configured in a
+# scratch folder), its campaign compared with the local engine's (docs/deployment.md §4). Skips (exit 0, with a
+# message) when the Slurm packages cannot be installed.
+slurm-check: setup
+	$(PY) slurm/check.py

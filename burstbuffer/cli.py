@@ -12,9 +12,20 @@ from pathlib import Path
 from . import __version__, cliargs
 from .errors import InputError
 
-#: Subsystems that add their own subcommands through `register(subparsers)`.
-_PLUGINS = ("burstbuffer.simulator.cli", "burstbuffer.workloads.cli", "burstbuffer.platforms.cli",
-            "burstbuffer.serve", "burstbuffer.reproduce", "burstbuffer.reproduce.sweep")
+#: Subsystems that add their own subcommands through `register(subparsers)`: subcommand → (module, the
+#: one-line help its `register` gives, repeated here so that `burstbuffer --help` lists every subcommand
+#: without importing any of them; tests/test_cli_startup.py checks that both agree).
+_PLUGINS = {
+    "simulate": ("burstbuffer.simulator.cli", "run the embedded Batsim-compatible simulator"),
+    "workload": ("burstbuffer.workloads.cli",
+                 "convert an SWF trace to a Batsim workload; split or transform a workload"),
+    "platform": ("burstbuffer.platforms.cli", "generate SimGrid platforms (Dragonfly with burst buffers)"),
+    "serve": ("burstbuffer.serve", "the scheduler alone, for an external Batsim 4.x"),
+    "reproduce": ("burstbuffer.reproduce",
+                  "run a study (default: the paper's experiments, §4.2) and write its figures and a report"),
+    "sweep": ("burstbuffer.reproduce.sweep",
+              "run a campaign (policies × workloads × models × seeds) on Dask or a local pool"),
+}
 
 
 #: help text of every --policy option
@@ -225,16 +236,9 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _add_run(sub) -> None:
+    from .defaults import DEFAULT_PLATFORM, DEFAULT_WORKLOAD
     from .io_model.registry import model_names
-    from .runner import DEFAULT_PLATFORM, DEFAULT_WORKLOAD
-    p = cliargs.Parser(
-        prog="burstbuffer",
-        description="Burst-buffer-aware batch scheduling (Kopanski & Rzadca, Euro-Par 2021) beside Batsim "
-                    "or the embedded SimGrid simulator.")
-    p.add_argument("--version", action="version", version=f"burstbuffer {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
-
     r = sub.add_parser("run", help="schedule a workload with the embedded simulator (the main job)",
                        description="Start the scheduler process and the embedded Batsim-compatible simulator "
                                    "(a second process, over ZeroMQ), simulate the workload, print a summary. "
@@ -292,6 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write the run's figures (as `burstbuffer plot`) to OUTPUT/figures/run.png and .svg")
     r.set_defaults(func=_cmd_run)
 
+
+def _add_plot(sub) -> None:
     pl = sub.add_parser("plot", help="figures of a run: Gantt chart, BB per storage node, queue, utilisation",
                         description="Draw one figure of a run folder (jobs.csv and run.json, as `run` and `serve` "
                                     "write them) with four panels over time: the Gantt chart of the processors "
@@ -305,6 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "runplot.GANTT_MAX_JOBS, 3000)")
     pl.set_defaults(func=_cmd_plot)
 
+
+def _add_policies(sub) -> None:
     pl = sub.add_parser("policies", help="list every policy (built-in and installed) with its options",
                         description="Every policy `--policy` accepts by name: the built-in ones and those that "
                                     "installed packages offer under the entry-point group burstbuffer.policies, "
@@ -315,6 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("spec", nargs="?", metavar="SPEC", help="one policy: a name, MODULE:CLASS or FILE.py:CLASS")
     pl.set_defaults(func=_cmd_policies)
 
+
+def _add_metrics(sub) -> None:
     m = sub.add_parser("metrics", help="summarise a jobs.csv (ours or Batsim's _jobs.csv)")
     m.add_argument("jobs_csv", metavar="JOBS.csv")
     m.add_argument("--nb-compute", type=cliargs.positive_int, help="number of processors, for the utilisation")
@@ -324,21 +334,62 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the run's workload JSON: per-node BB requests for a Batsim table that lacks them")
     m.set_defaults(func=_cmd_metrics)
 
-    for mod in _PLUGINS:
-        try:
-            plugin = importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
-                raise
-            continue
-        plugin.register(sub)
+
+#: The subcommands defined here: name → (builder, one-line help, as the builder gives it).
+_BUILTIN = {
+    "run": (_add_run, "schedule a workload with the embedded simulator (the main job)"),
+    "plot": (_add_plot, "figures of a run: Gantt chart, BB per storage node, queue, utilisation"),
+    "policies": (_add_policies, "list every policy (built-in and installed) with its options"),
+    "metrics": (_add_metrics, "summarise a jobs.csv (ours or Batsim's _jobs.csv)"),
+}
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The `burstbuffer` parser. With `argv` (the command line about to be parsed), only the subcommand it
+    names is built in full — the others are listed by name and help alone — so that start-up imports no
+    more than that subcommand needs (`burstbuffer --help` imports no subcommand's module). Without `argv`,
+    every subcommand is built in full."""
+    p = cliargs.Parser(
+        prog="burstbuffer",
+        description="Burst-buffer-aware batch scheduling (Kopanski & Rzadca, Euro-Par 2021) beside Batsim "
+                    "or the embedded SimGrid simulator.")
+    p.add_argument("--version", action="version", version=f"burstbuffer {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    wanted = _wanted_command(argv)
+    full = argv is None
+    for name, (builder, help_) in _BUILTIN.items():
+        if full or wanted == name:
+            builder(sub)
+        else:
+            sub.add_parser(name, help=help_)
+    for name, (mod, help_) in _PLUGINS.items():
+        if full or wanted == name:
+            try:
+                plugin = importlib.import_module(mod)
+            except ModuleNotFoundError as exc:
+                if exc.name != mod:
+                    raise
+                continue
+            plugin.register(sub)
+        else:
+            sub.add_parser(name, help=help_)
     return p
+
+
+def _wanted_command(argv: list[str] | None) -> str | None:
+    """The subcommand `argv` names (its first argument not starting with ``-``), or None."""
+    if argv is None:
+        return None
+    for a in argv:
+        if not a.startswith("-"):
+            return a
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     from .jsonvalues import excerpt
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(argv)
     if not argv:
         parser.print_help()
         return 0

@@ -30,9 +30,8 @@ from .signals import Interrupted, die_with_parent
 from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_WORKLOAD = ROOT / "workloads" / "kth-1000.json"
-DEFAULT_PLATFORM = ROOT / "platforms" / "dragonfly96.xml"
+#: The bundled defaults (`burstbuffer.defaults`, kept apart so that the command line's parser stays cheap).
+from .defaults import DEFAULT_PLATFORM, DEFAULT_WORKLOAD  # noqa: E402  (re-exported)
 #: The registered job models (`burstbuffer.io_model.registry`), derived: `reproduce` takes its choices here.
 MODELS = tuple(model_names())
 #: Environment variable that turns on the protocol-conformance check of every answer
@@ -52,6 +51,27 @@ def count_jobs(workload: Path) -> int:
     """Number of static jobs of a Batsim workload file, after validating it (one-line InputError
     naming the job or profile and the field otherwise)."""
     return len(load_workload(workload, require_bb=False).jobs)
+
+
+#: profile types the simulator's bridged core runs (`burstbuffer.simulator.execution.SINGLE_ACTIVITY`)
+_ONE_ACTIVITY = frozenset(("parallel_homogeneous", "parallel_homogeneous_total", "parallel",
+                           "parallel_homogeneous_pfs", "data_staging"))
+
+
+def simulator_core(workload: Path) -> str | None:
+    """The simulator's ``--core`` for a run of `workload` (docs/simulator-core.md): None (the simulator's
+    default, the actor core, or ``$BURSTBUFFER_SIM_CORE``) unless that variable is "auto"; then "bridged"
+    when every profile of the workload is of one activity — the job models register only such profiles, so
+    the bridged core runs the whole simulation, dynamic jobs included —, else "actors"."""
+    if os.environ.get("BURSTBUFFER_SIM_CORE", "").strip().lower() != "auto":
+        return None
+    import json
+    try:
+        profiles = json.loads(Path(workload).read_text()).get("profiles", {})
+        types = {p.get("type") for p in profiles.values()}
+    except (OSError, ValueError, AttributeError):
+        return "actors"
+    return "bridged" if types <= _ONE_ACTIVITY else "actors"
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -252,7 +272,7 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
         cmd = simulator_command(str(platform), str(workload), export_prefix=str(output / "batsim"),
                                 socket_endpoint=endpoint, roles=[f"{storage}:storage"] if storage else (),
                                 dynamic_jobs=executor.uses_dynamic_jobs, profile_reuse=executor.uses_dynamic_jobs,
-                                network_model=network_model)
+                                network_model=network_model, core=simulator_core(workload))
         log_path = output / "simulator.log"
         with open(log_path, "wb") as log:
             # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running

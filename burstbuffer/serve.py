@@ -23,59 +23,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import zmq
-
-from .batsim.loop import BatsimDied
-from .batsim.protocol import ProtocolError
-from .batsim.transport import ReplySocket
 from . import cliargs
 from .errors import InputError
-from .signals import Interrupted, interruptible
 
 DEFAULT_SOCKET = "tcp://127.0.0.1:28000"
 #: Seconds a lost Batsim connection may take to come back before Batsim is taken for dead.
 RECONNECT_GRACE = 1.0
-
-
-class MonitoredReplySocket(ReplySocket):
-    """A `ReplySocket` that also watches its peer's connection (ZeroMQ socket monitor).
-
-    `peer_alive()` is False once Batsim's connection has been closed and not re-established for
-    `grace` seconds (its process ended); True before any connection (waiting for Batsim).
-    """
-
-    def __init__(self, endpoint: str, timeout: float | None = None, grace: float = RECONNECT_GRACE):
-        super().__init__(endpoint, timeout)
-        self.grace = grace
-        self.peers = 0
-        self.connected_once = False
-        self._lost_at: float | None = None
-        self._monitor = self._sock.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
-
-    def _drain(self) -> None:
-        from zmq.utils.monitor import recv_monitor_message
-        while self._monitor.poll(0):
-            ev = recv_monitor_message(self._monitor)["event"]
-            if ev == zmq.EVENT_ACCEPTED:
-                self.peers += 1
-                self.connected_once = True
-                self._lost_at = None
-            elif ev == zmq.EVENT_DISCONNECTED:
-                self.peers = max(self.peers - 1, 0)
-                if self.peers == 0:
-                    self._lost_at = time.monotonic()
-
-    def peer_alive(self) -> bool:
-        self._drain()
-        return self._lost_at is None or time.monotonic() - self._lost_at < self.grace
-
-    def close(self) -> None:
-        try:
-            self._sock.disable_monitor()
-        except zmq.ZMQError:
-            pass
-        self._monitor.close(linger=0)
-        super().close()
 
 
 def connect_endpoint(bind: str) -> str:
@@ -144,7 +97,13 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
     `make_scheduler`).
     Raises InputError on bad input.
     """
+    import zmq
+
+    from .batsim.loop import BatsimDied
+    from .batsim.protocol import ProtocolError
+    from .batsim.transport import MonitoredReplySocket
     from .runner import RunResult, SchedulerSession, count_jobs
+    from .signals import Interrupted, interruptible
 
     total = None
     if workload is not None:
@@ -153,7 +112,7 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
     session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity, total=total,
                                progress=progress, policy_options=policy_options)
     try:
-        sock = MonitoredReplySocket(socket, timeout=0.5)
+        sock = MonitoredReplySocket(socket, timeout=0.5, grace=RECONNECT_GRACE)
     except zmq.ZMQError as exc:
         raise InputError("--socket", socket, f"cannot bind ({exc})") from None
     t0 = time.perf_counter()

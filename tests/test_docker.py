@@ -1,5 +1,6 @@
-"""docker/: the scheduler's Dockerfile lints clean (hadolint) and the compose file starts Batsim and the
-scheduler consistently (image, commands, volumes, network). No Docker engine runs here."""
+"""docker/: the Dockerfiles lint clean (hadolint) and the compose file starts Batsim and the scheduler
+consistently (image, commands, volumes, network); docker/check.py's comparison and choices. The containers
+themselves run in `make docker-check` (docs/deployment.md §2), not in this suite."""
 import json
 import os
 import re
@@ -30,8 +31,9 @@ def _hadolint() -> str:
     return found
 
 
-def test_dockerfile_lints_clean():
-    r = subprocess.run([_hadolint(), "--no-color", str(DOCKER / "Dockerfile")], capture_output=True, text=True,
+@pytest.mark.parametrize("name", ["Dockerfile", "Dockerfile.batsim", "Dockerfile.worker"])
+def test_dockerfile_lints_clean(name):
+    r = subprocess.run([_hadolint(), "--no-color", str(DOCKER / name)], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "", r.stdout + r.stderr
 
@@ -43,9 +45,9 @@ def test_hadolint_does_report_a_bad_dockerfile(tmp_path):
     assert r.returncode != 0 and "DL3006" in r.stdout   # untagged image
 
 
-def _dockerfile() -> dict[str, list[str]]:
+def _dockerfile(name: str = "Dockerfile") -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for line in re.sub(r"\\\n", " ", (DOCKER / "Dockerfile").read_text()).splitlines():
+    for line in re.sub(r"\\\n", " ", (DOCKER / name).read_text()).splitlines():
         if line.strip() and not line.lstrip().startswith("#"):
             word, _, rest = line.strip().partition(" ")
             out.setdefault(word.upper(), []).append(rest.strip())
@@ -56,14 +58,20 @@ def test_dockerfile_runs_burstbuffer_serve_on_port_28000():
     d = _dockerfile()
     assert json.loads(d["ENTRYPOINT"][-1]) == ["burstbuffer", "serve", "--socket", "tcp://*:28000"]
     assert d["EXPOSE"] == ["28000"]
-    assert re.fullmatch(r"python:3\.\d+-slim-\w+", d["FROM"][0])
+    # FROM a build argument whose default is the registry's slim Python image (any bookworm image works)
+    assert d["FROM"] == ["${BASE_IMAGE}"]
+    assert re.fullmatch(r"BASE_IMAGE=python:3\.\d+-slim-\w+", d["ARG"][0])
     for copy in d["COPY"]:
         for src in copy.split()[:-1]:
             assert (ROOT / src).exists(), src
-    # what the build copies is not excluded by the Dockerfile's own .dockerignore
+    # what the build copies (and binds: the wheelhouse) is not excluded by the Dockerfile's own .dockerignore;
+    # the bundled inputs come along, so that burstbuffer/data's links resolve in the image
     ignore = (DOCKER / "Dockerfile.dockerignore").read_text().splitlines()
-    for src in ("pyproject.toml", "setup.cfg", "README.md", "constraints.txt", "burstbuffer/"):
+    for src in ("pyproject.toml", "setup.cfg", "README.md", "constraints.txt", "burstbuffer/", "workloads/",
+                "platforms/", "docker/wheelhouse/"):
         assert f"!{src}" in ignore
+    assert any("source=docker/wheelhouse" in r and "--no-index --find-links /wheelhouse" in r for r in d["RUN"])
+    assert (DOCKER / "wheelhouse").is_dir()
 
 
 def _compose(env: dict[str, str] | None = None) -> dict:
@@ -91,10 +99,14 @@ def _host_path(service: dict, container_path: str) -> Path:
 
 def test_batsim_image_is_pinned_once_to_a_4x_version():
     raw = yaml.safe_load((DOCKER / "compose.yaml").read_text())
-    assert re.fullmatch(r"oarteam/batsim:\$\{BATSIM_VERSION:-4\.\d+\.\d+\}", raw["services"]["batsim"]["image"])
+    assert re.fullmatch(r"\$\{BATSIM_REPOSITORY:-oarteam/batsim\}:\$\{BATSIM_VERSION:-4\.\d+\.\d+\}",
+                        raw["services"]["batsim"]["image"])
     lines = [ln for ln in (DOCKER / "compose.yaml").read_text().splitlines() if not ln.lstrip().startswith("#")]
     assert sum("BATSIM_VERSION" in ln for ln in lines) == 1
     assert _compose({"BATSIM_VERSION": "4.2.1"})["services"]["batsim"]["image"] == "oarteam/batsim:4.2.1"
+    # docker-check's local image
+    local = _compose({"BATSIM_REPOSITORY": "localhost/batsim", "BATSIM_VERSION": "4.2.1-local"})
+    assert local["services"]["batsim"]["image"] == _check().BATSIM_IMAGE
 
 
 def test_compose_starts_batsim_and_the_scheduler_consistently():
@@ -140,9 +152,51 @@ def test_the_policy_is_a_parameter():
         assert f"/data/out/{policy}-batsim" in c["services"]["batsim"]["command"]
 
 
-def test_the_cpp_platform_for_newer_simgrid_is_shipped():
-    src = (DOCKER / "dragonfly96_sg332.cpp").read_text()
-    assert 'extern "C" void load_platform' in src and "node_cluster_router" in src
+def test_one_platform_source_for_the_containers():
+    """No C++ platform copy in docker/: docker-check gives Batsim the generator's plugin of the bundled XML."""
+    assert not list(DOCKER.glob("*.cpp"))
+    src = (DOCKER / "check.py").read_text()
+    assert '"platform", "dragonfly", "--groups", "3", "--chassis", "4", "--routers", "3"' in src
+    from burstbuffer.platforms.sg_cpp import dragonfly_cpp, params_from_xml
+    p = params_from_xml(PLATFORM)      # the bundled XML is the generator's, for that very shape
+    assert (p.groups, p.chassis, p.routers, p.nodes_per_router) == (3, 4, 3, 3)
+    assert "node_cluster_router" in dragonfly_cpp(p)
+
+
+def _check():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("docker_check", DOCKER / "check.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_check_compares_jobs_csv_cell_by_cell(tmp_path):
+    check = _check()
+    head = "job_id,starting_time,allocated_resources\n"
+    a = tmp_path / "a.csv"
+    b = tmp_path / "b.csv"
+    a.write_text(head + "w0!1,10.000000,0-3\nw0!2,12.000000,4\n")
+    b.write_text(head + "w0!1,10.000000,0-3\nw0!2,12.000000,4\n")
+    assert check.compare_jobs_csv(a, b) == (2, [])
+    b.write_text(head + "w0!1,10.000050,0-3\nw0!2,12.000000,5\n")
+    n, diffs = check.compare_jobs_csv(a, b)
+    assert n == 2 and diffs == ["job w0!1: starting_time: 10.000000 vs 10.000050", "job w0!2: allocated_resources: 4 vs 5"]
+    b.write_text(head + "w0!1,10.000000,0-3\n")
+    assert check.compare_jobs_csv(a, b)[1] == ["2 rows vs 1"]
+    b.write_text(head + "w0!1,9.000000,0-3\nw0!2,11.000000,4\n")
+    assert check.compare_jobs_csv(a, b, limit=1)[1] == ["job w0!1: starting_time: 10.000000 vs 9.000000",
+                                                         "… 2 differing cells in all"]
+
+
+def test_check_skips_without_a_batsim(tmp_path, monkeypatch, capsys):
+    """No Batsim binary → SKIPPED with the reason, exit 0, before any engine or package is touched."""
+    check = _check()
+    monkeypatch.setenv("BATSIM_BIN", str(tmp_path / "no-batsim"))
+    monkeypatch.setattr(check, "find_engine", lambda: pytest.fail("the engine was looked for"))
+    assert check.main([]) == 0
+    out = capsys.readouterr().out
+    assert "docker-check: SKIPPED: no Batsim 4.2.1 binary at" in out and "build-batsim.sh" in out
 
 
 def test_image_has_a_c_compiler_and_pinned_packages():

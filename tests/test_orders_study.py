@@ -127,6 +127,9 @@ def test_wfp_favours_large_on_hand_made_rows(wfp_sjf, verdict):
     assert v.verdict == verdict and "fcfs-bb: -50 %" in v.by_how_much
     none = _verdicts("wfp-large", _rows({"fcfs-bb/fcfs": {L: 1.0}, "fcfs-bb/wfp": {L: 2.0}}))
     assert none.verdict == "not reproduced"
+    # a 1 % difference is no preference: the rule fails it
+    tiny = _verdicts("wfp-large", _rows({"fcfs-bb/fcfs": {L: 4.0}, "fcfs-bb/wfp": {L: 3.96}}))
+    assert tiny.verdict == "not reproduced"
     assert _verdicts("wfp-large", _rows({"fcfs-bb/wfp": {L: 2.0}})).verdict == "not measured"
 
 
@@ -139,13 +142,17 @@ def test_other_claims_on_hand_made_rows():
     rows.loc[rows["policy"] == "fcfs-bb/large", "wait_h_max"] = 10.0
     assert _verdicts("wfp-no-starvation", rows).verdict == "not reproduced"
     cap = "wait_h_mean_q_prod-capability"
-    q = _rows({"sjf-bb/wfp+queues": {cap: 3.0, "wait_h_mean_q_prod-short": 0.5, "wait_h_mean_q_prod-long": 4.0},
+    q = _rows({"sjf-bb/wfp+queues": {cap: 3.0, "wait_h_mean_q_prod-short": 0.5, "wait_h_mean_q_prod-long": 3.3},
                "sjf-bb/wfp": {cap: 5.0}})
     assert _verdicts("queues-capability", q).verdict == "reproduced"
-    assert _verdicts("queue-waits", q).verdict == "reproduced"                   # 0.5 < 3, 0.5 < 4, 4/3 ≤ 2
-    q.loc[0, "wait_h_mean_q_prod-long"] = 9.0                                    # 9/3 = 3: not "almost the same"
+    assert _verdicts("queue-waits", q).verdict == "reproduced"                   # 0.5 ≤ 1.5, 0.5 ≤ 1.65, 3.3/3 ≤ 1.25
+    q.loc[0, "wait_h_mean_q_prod-long"] = 4.0                                    # 4/3 = 1.33: not "almost the same"
     v = _verdicts("queue-waits", q)
     assert v.verdict == "partly" and v.by_how_much.startswith("2 of 3")
+    q.loc[0, "wait_h_mean_q_prod-short"] = 2.9                                   # below, but not "far less"
+    q.loc[0, "wait_h_mean_q_prod-long"] = 3.0
+    v = _verdicts("queue-waits", q)
+    assert v.verdict == "partly" and v.by_how_much.startswith("1 of 3")
     q.loc[1, cap] = 2.0
     assert _verdicts("queues-capability", q).verdict == "not reproduced"
 

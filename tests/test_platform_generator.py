@@ -38,6 +38,9 @@ LARGER = {
     # Theta-sized (README "Platforms"; benchmarks/bench_platform_scale.py THETA)
     "theta4392.xml": ["--groups", "12", "--chassis", "6", "--routers", "16", "--nodes-per-router", "4",
                       "--bb-nodes-per-chassis", "3", "--bb-capacity", "5833GB", "--pfs-bandwidth", "228750MBps"],
+    # the BBSched study's paper regime (docs/bbsched-study.md): 96 nodes with Cori's / Theta's BB per node
+    "cori-like96.xml": [*PAPER, "--bb-capacity", "1192GB"],
+    "theta-like96.xml": [*PAPER, "--bb-capacity", "3934GB"],
 }
 
 

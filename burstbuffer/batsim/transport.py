@@ -4,6 +4,8 @@ The scheduler binds (start it before Batsim); every received message gets exactl
 """
 from __future__ import annotations
 
+import time
+
 import zmq
 
 
@@ -49,3 +51,44 @@ class ReplySocket:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class MonitoredReplySocket(ReplySocket):
+    """A `ReplySocket` that also watches its peer's connection (ZeroMQ socket monitor).
+
+    `peer_alive()` is False once Batsim's connection has been closed and not re-established for
+    `grace` seconds (its process ended); True before any connection (waiting for Batsim).
+    """
+
+    def __init__(self, endpoint: str, timeout: float | None = None, grace: float = 1.0):
+        super().__init__(endpoint, timeout)
+        self.grace = grace
+        self.peers = 0
+        self.connected_once = False
+        self._lost_at: float | None = None
+        self._monitor = self._sock.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
+
+    def _drain(self) -> None:
+        from zmq.utils.monitor import recv_monitor_message
+        while self._monitor.poll(0):
+            ev = recv_monitor_message(self._monitor)["event"]
+            if ev == zmq.EVENT_ACCEPTED:
+                self.peers += 1
+                self.connected_once = True
+                self._lost_at = None
+            elif ev == zmq.EVENT_DISCONNECTED:
+                self.peers = max(self.peers - 1, 0)
+                if self.peers == 0:
+                    self._lost_at = time.monotonic()
+
+    def peer_alive(self) -> bool:
+        self._drain()
+        return self._lost_at is None or time.monotonic() - self._lost_at < self.grace
+
+    def close(self) -> None:
+        try:
+            self._sock.disable_monitor()
+        except zmq.ZMQError:
+            pass
+        self._monitor.close(linger=0)
+        super().close()

@@ -2,24 +2,44 @@
 
 `make_model("io-aware")` is what `runner`, `serve` and the CLI call; `model_names()` gives the
 CLI's choices. The models' rules: ``docs/io-model.md`` (Kopanski & Rzadca, Euro-Par 2021, §4.1).
+A model's module is imported when the model is first asked for (it imports the scheduler side, numpy):
+listing the names imports nothing.
 """
 from __future__ import annotations
 
-from typing import Callable
+import importlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from .alloc_only import AllocOnlyModel
-from .base import JobModel
-from .io_aware import IOAwareModel
-from .three_phase import ThreePhaseModel
+if TYPE_CHECKING:
+    from .base import JobModel
 
 __all__ = ["JOB_MODELS", "make_model", "model_names"]
 
-#: name → factory() -> JobModel
-JOB_MODELS: dict[str, Callable[[], JobModel]] = {
-    "alloc-only": AllocOnlyModel,
-    "io-aware": IOAwareModel,
-    "three-phase": ThreePhaseModel,
+#: name → (module, class) of each registered job model
+_WHERE = {
+    "alloc-only": ("burstbuffer.io_model.alloc_only", "AllocOnlyModel"),
+    "io-aware": ("burstbuffer.io_model.io_aware", "IOAwareModel"),
+    "three-phase": ("burstbuffer.io_model.three_phase", "ThreePhaseModel"),
 }
+
+
+class _Models(Mapping):
+    """name → factory() -> JobModel, each factory imported on first look-up."""
+
+    def __getitem__(self, name: str) -> Callable[[], "JobModel"]:
+        mod, cls = _WHERE[name]
+        return getattr(importlib.import_module(mod), cls)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_WHERE)
+
+    def __len__(self) -> int:
+        return len(_WHERE)
+
+
+#: name → factory() -> JobModel
+JOB_MODELS: Mapping[str, Callable[[], "JobModel"]] = _Models()
 
 
 def model_names() -> list[str]:
@@ -27,7 +47,7 @@ def model_names() -> list[str]:
     return sorted(JOB_MODELS)
 
 
-def make_model(name: str) -> JobModel:
+def make_model(name: str) -> "JobModel":
     """A new job model of the given name. Raises ValueError naming the valid models if `name` is unknown."""
     try:
         factory = JOB_MODELS[name]

@@ -22,9 +22,10 @@ import operator
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
-import pandas as pd
-
+from ..lazy import lazy
 from .verdicts import MISSING, NOT, PARTLY, REPRODUCED, Verdict
+
+pd = lazy("pandas")  # imported on first use (burstbuffer.lazy)
 
 #: The scopes a claim may be judged on: the whole workload (``summary_table`` rows of scope
 #: ``whole``, one per policy) or the parts (``part_means`` rows, one per part and policy).

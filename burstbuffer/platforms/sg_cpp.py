@@ -10,7 +10,8 @@ implicit router of 3.25 —, the ``master`` and ``pfs`` zones (Full routing: 3.3
 route from a host to itself) and the two zone routes. It also sets the cluster zone's properties
 (``burst_buffer_capacity``, ``topo_parameters``), which Batsim forwards as ``zone_properties``, so the scheduler
 needs no ``--bb-capacity``, and the ``storage_nodes`` list on a zone without hosts, as the XML does. For the paper's shape it is
-``docker/dragonfly96_sg332.cpp`` plus those properties.
+the artifact's ``dragonfly96_sg332.cpp`` plus those properties; it is the one C++ platform of the project (the
+containers of ``make docker-check`` load what it writes, docs/deployment.md §2).
 
 `compile_platform` builds it with the system's C++ compiler against the installed SimGrid (``-lsimgrid``), into
 a cache keyed by the source and the SimGrid version; the plugin must be built against the SimGrid of the Batsim
@@ -179,9 +180,8 @@ def _installed_simgrid() -> str:
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("BURSTBUFFER_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "burstbuffer")
-    d = Path(base) / "platforms"
+    from ..data import cache_dir
+    d = cache_dir("platforms")
     d.mkdir(parents=True, exist_ok=True)
     return d
 

@@ -4,13 +4,33 @@ Euro-Par 2021, §4.2) planned into runs (`plan`), executed by a pluggable execut
 (`execute`; the local process pool: `local`), and analysed into tables, figures, verdicts and a report
 (`analysis`). The command itself: `command`.
 """
-from .analysis import analyse, collect
-from .command import register, reproduce
+# `execute` is both a submodule and a function: imported here so that the name stays the function.
 from .execute import MARKER, Executor, RunSettings, execute, read_marker, run_one
-from .local import LocalPoolExecutor
-from .runs import RunPlan, RunSpec, plan_runs, select_workloads
-from .study import DEFAULT_STUDY, GanttRun, Study, get_study, all_studies
+
+#: public name → the submodule defining it, imported on first use (PEP 562): the `reproduce` command's
+#: parser (`command.register`) does not need the analysis (pandas) nor the executors.
+_WHERE = {
+    "analyse": "analysis", "collect": "analysis", "register": "command", "reproduce": "command",
+    "MARKER": "execute", "Executor": "execute", "RunSettings": "execute", "execute": "execute",
+    "read_marker": "execute", "run_one": "execute", "LocalPoolExecutor": "local", "RunPlan": "runs",
+    "RunSpec": "runs", "plan_runs": "runs", "select_workloads": "runs", "DEFAULT_STUDY": "study",
+    "GanttRun": "study", "Study": "study", "get_study": "study", "all_studies": "study",
+}
 
 __all__ = ["DEFAULT_STUDY", "MARKER", "Executor", "GanttRun", "LocalPoolExecutor", "RunPlan", "RunSettings",
            "RunSpec", "Study", "analyse", "collect", "execute", "get_study", "plan_runs", "read_marker",
            "register", "reproduce", "run_one", "select_workloads", "all_studies"]
+
+
+def __getattr__(name: str):
+    mod = _WHERE.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+    value = getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

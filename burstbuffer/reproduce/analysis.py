@@ -129,6 +129,34 @@ def _wait_reasons_table(rep: Report, specs: list[RunSpec], results: dict[str, di
         rep.table(["policy"] + list(WAIT_REASONS), body)
 
 
+def _regime_table(rep: Report, jobs, summ, specs: list[RunSpec], reference: str) -> None:
+    """The regime each workload scope ran in (`metrics.regime`), under `reference` (else the scope's first
+    policy): jobs, offered load, the policy's CPU and BB utilisation and mean queue length."""
+    from ..metrics.regime import mean_queue, offered_load
+    from .studies.bbsched_tables import read_capacity
+    body = []
+    for sc in dict.fromkeys(jobs["scope"]):
+        if str(sc).startswith("part-") or sc == "gantt":
+            continue
+        j = jobs[jobs["scope"] == sc]
+        pols = list(dict.fromkeys(j["policy"]))
+        pol = reference if reference in pols else pols[0]
+        spec = next((s for s in specs if s.scope == sc and (s.column or s.policy) == pol), None)
+        nodes = read_capacity(Path(spec.out), (0, 0))[0] if spec is not None else 0
+        x = j[j["policy"] == pol]
+        r = summ[(summ["scope"] == sc) & (summ["policy"] == pol)]
+        body.append([sc, pol, len(x), "n/a" if not nodes else f"{offered_load(x, nodes):.2f}",
+                     _pct_or_na(r["cpu_utilisation"].iloc[0]) if len(r) else "n/a",
+                     _pct_or_na(r["bb_utilisation"].iloc[0]) if len(r) else "n/a", f"{mean_queue(x):.3g}"])
+    if not body:
+        return
+    rep.h(2, "The regime each workload ran in")
+    rep.p("Offered load: Σ nodes × run time / (compute nodes × submission span), > 1 means the queue must grow; "
+          "CPU and BB utilisation over the makespan; mean queue length: the mean number of submitted, not yet "
+          "started jobs from the first to the last submission (docs/metrics.md, burstbuffer.metrics.regime).")
+    rep.table(["workload", "policy", "jobs", "offered load", "CPU util.", "BB util.", "mean queue length [jobs]"], body)
+
+
 def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, dict], manifest: dict,
             log=print) -> Path:
     """Tables, figures, verdicts and the report of `study` from the finished runs (`results`: key →
@@ -172,6 +200,7 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
     rep.table(header, verdict_rows(verdicts))
     counts = {k: sum(v.verdict == k for v in verdicts) for k in (REPRODUCED, PARTLY, NOT, MISSING)}
     rep.p("Verdicts: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    _regime_table(rep, jobs, summ, specs, study.reference)
     (out / "verdicts.json").write_text(json.dumps([asdict(v) for v in verdicts], indent=1))
 
     fig_list = []

@@ -21,12 +21,10 @@ from pathlib import Path
 
 from .. import cliargs
 from ..errors import InputError
-from .analysis import analyse
 from ..fileio import atomic_write_text, output_dir
 from ..signals import Interrupted, interruptible
 from .execute import RunSettings, execute, interrupted, read_marker, report_failed
 from .dask_engine import add_engine_arguments, check_engine_arguments, make_executor
-from .runs import plan_runs
 from .study import DEFAULT_STUDY, get_study, all_studies
 
 
@@ -95,6 +93,8 @@ def reproduce(args) -> int:
     """The command: 0 when every run finished, 1 when some failed (rerun to retry them); InputError
     (exit 2) for bad input (unknown study, missing platform or workload, nothing to run)."""
     from ..runner import DEFAULT_PLATFORM
+    from .analysis import analyse
+    from .runs import plan_runs
     from ..schedulers import POLICIES
     from ..schedulers.registry import THREE_PHASE_POLICIES
 
@@ -168,7 +168,8 @@ def reproduce(args) -> int:
 
 def register(subparsers) -> None:
     """Add the `reproduce` subcommand (cli.py plugin hook)."""
-    from ..runner import MODELS
+    from ..io_model.registry import model_names
+    MODELS = model_names()
     default = all_studies()[DEFAULT_STUDY]
     r = subparsers.add_parser(
         "reproduce", help="run a study (default: the paper's experiments, §4.2) and write its figures and a report",

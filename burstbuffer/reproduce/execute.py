@@ -54,8 +54,9 @@ def read_marker(spec: RunSpec) -> dict | None:
         info = json.loads(p.read_text())
     except (OSError, ValueError):
         return None
-    if (info.get("policy"), info.get("model"), info.get("workload"), info.get("jobs"), info.get("options", "")) != \
-            (spec.policy, spec.model, spec.workload, spec.jobs, spec.options):
+    if (info.get("policy"), info.get("model"), info.get("workload"), info.get("jobs"), info.get("options", ""),
+            info.get("platform", "")) != (spec.policy, spec.model, spec.workload, spec.jobs, spec.options,
+                                          spec.platform):
         return None
     return info if (Path(spec.out) / "jobs.csv").is_file() else None
 
@@ -88,7 +89,7 @@ def run_one(spec: RunSpec, settings: RunSettings, on_progress: Progress | None =
         signal.signal(signal.SIGINT, signal.default_int_handler)
     seed = settings.seed if spec.seed is None else spec.seed
     try:
-        res = run(spec.policy, Path(spec.workload), Path(settings.platform), out, model=spec.model,
+        res = run(spec.policy, Path(spec.workload), Path(spec.platform or settings.platform), out, model=spec.model,
                   seed=seed, progress=False, on_progress=on_progress, timeout=settings.timeout,
                   cpu=settings.cpu, policy_options=json.loads(spec.options) if spec.options else None,
                   network_model=settings.network_model, run_timeout=settings.run_timeout)
@@ -105,6 +106,7 @@ def run_one(spec: RunSpec, settings: RunSettings, on_progress: Progress | None =
             signal.signal(signal.SIGINT, signal.SIG_IGN)
     info = {"key": spec.key, "scope": spec.scope, "policy": spec.policy, "model": spec.model,
             "workload": spec.workload, "jobs": spec.jobs, "seed": seed, "options": spec.options,
+            **({"platform": spec.platform} if spec.platform else {}),
             "network_model": settings.network_model,
             "wall_time": time.perf_counter() - t0, "messages": res.messages, "summary": asdict(res.summary),
             "cpu_time": _cpu_since(ru0), "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}

@@ -13,15 +13,15 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..data import bundled
 from ..errors import InputError
 from ..schedulers.resolve import PolicyError, is_spec, resolve_policy
 from .study import Study
 
-ROOT = Path(__file__).resolve().parents[2]
-KTH_SWF = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf.gz"
+KTH_SWF = bundled("workloads", "KTH-SP2-1996-2.1-cln.swf.gz")
 #: the artifact's 16 three-week KTH parts, gzip-compressed (part-N.json.gz, part-N.yaml)
-KTH_SPLIT = ROOT / "workloads" / "KTH-split"
-KTH_1000 = ROOT / "workloads" / "kth-1000.json"
+KTH_SPLIT = bundled("workloads", "KTH-split")
+KTH_1000 = bundled("workloads", "kth-1000.json")
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,8 @@ class RunSpec:
     A campaign (`burstbuffer.reproduce.sweep`) also sets `seed` (None: the plan's `RunSettings.seed`),
     `options` (the policy's options as canonical JSON, "" for none) and `label` (its key). `column`: the
     study variant's label (`burstbuffer.reproduce.study.Variant`) when it is not the policy's name: the run's
-    name in the study's tables."""
+    name in the study's tables. `platform`: a SimGrid file for this run instead of the plan's (`RunSettings`;
+    "" for the plan's)."""
 
     scope: str
     policy: str
@@ -43,6 +44,7 @@ class RunSpec:
     options: str = ""
     label: str = ""
     column: str = ""
+    platform: str = ""
 
     @property
     def key(self) -> str:
@@ -245,6 +247,7 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
             log(f"skipped: policy {p} is not in the registry (available: {', '.join(sorted(registry))})")
     whole, parts, notes = select_workloads(args, work)
     scopes: list[tuple[str, Path]] = []
+    setting: dict[str, object] = {}   # scope → its ExtraWorkload when it runs in a setting of its own
     if whole is not None:
         scopes.append(("whole", whole))
         if study.workloads is not None:
@@ -253,6 +256,7 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
             for extra in study.workloads(whole, work, getattr(args, "seed", 0) or 0, platform):
                 scopes.append((extra.scope, Path(extra.path)))
                 notes.append(extra.note)
+                setting[extra.scope] = extra
     for k, part in enumerate(parts):
         scopes.append((f"part-{k:02d}", part))
     specs: list[RunSpec] = []
@@ -265,11 +269,15 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
         for v, name in columns:
             if v.scopes and scope not in v.scopes:
                 continue
-            opts = json.dumps(v.options, sort_keys=True, separators=(",", ":")) if v.options else ""
+            ex = setting.get(scope)
+            options = {**(ex.options if ex is not None else {}), **v.options}
+            opts = json.dumps(options, sort_keys=True, separators=(",", ":")) if options else ""
             col = v.label if v.label != v.policy else ""
-            specs.append(RunSpec(scope, v.policy, str(path.resolve()), v.model or args.model,
+            specs.append(RunSpec(scope, v.policy, str(path.resolve()),
+                                 v.model or (ex.model if ex is not None and ex.model else None) or args.model,
                                  str(runs / scope / name), n, options=opts, label=f"{scope}/{col}" if col else "",
-                                 column=col))
+                                 column=col, seed=ex.seed if ex is not None else None,
+                                 platform=str(Path(ex.platform).resolve()) if ex is not None and ex.platform else ""))
     gantt_src = whole if whole is not None else (parts[0] if parts else None)
     g = study.gantt
     if g is not None and args.gantt_jobs > 0 and gantt_src is not None:

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import pandas as pd
-
 from ..errors import InputError
 from ..metrics.claims import Claim
+from ..lazy import lazy
+
+pd = lazy("pandas")  # imported on first use (burstbuffer.lazy)
 
 DEFAULT_STUDY = "kopanski2021"
 
@@ -53,11 +54,18 @@ class Variant:
 @dataclass(frozen=True)
 class ExtraWorkload:
     """A workload a study derives from the selected one (e.g. BBSched's S1-S4 from KTH): its runs form
-    the scope `scope` beside ``whole``; `path` is the Batsim file made, `note` one line for the report."""
+    the scope `scope` beside ``whole``; `path` is the Batsim file made, `note` one line for the report.
+    Optional, for a scope run in another setting than the command line's: `platform` (a SimGrid file),
+    `model` (job model), `seed` (the policies' seed) and `options` (policy options added to every
+    variant's on this scope, e.g. ``{"order": "wfp"}``; a variant's own options win)."""
 
     scope: str
     path: Path
     note: str
+    platform: Path | None = None
+    model: str | None = None
+    seed: int | None = None
+    options: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

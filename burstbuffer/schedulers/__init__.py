@@ -6,18 +6,19 @@ interface (`base`), `Job`, `Start`, and `AvailabilityProfile` for policy authors
 `Policy` (`api`), the stable base of a user policy, and `resolve_policy` (`resolve`), which turns a name,
 ``MODULE:CLASS`` or ``FILE.py:CLASS`` into a factory (docs/writing-a-policy.md).
 """
-from .base import Job, Scheduler, Start
-from .profile import AvailabilityProfile, Fit
-from .profiled import ProfileScheduler, Reservation
-from .easy import EasyBackfilling, Fcfs, FcfsBB, FcfsEasy, Filler, SjfBB
-from .plan import PlanScheduler
-from .conservative import ConservativeBB
-from .depth import DepthBackfilling
-from .orders import ORDERS, Order, make_order, order_names
-from .queues import Queue, QueueConfig, load_queues
-from .registry import EASY_POLICIES, POLICIES, QUEUE_POLICIES, policy_names
-from .api import Policy
-from .resolve import PolicyError, PolicyInfo, all_policies, make_scheduler, resolve_policy
+#: public name → the submodule defining it; imported on first use (PEP 562), so that importing a
+#: submodule (e.g. `schedulers.window_cli` while the command line is parsed) does not import them all.
+_WHERE = {
+    "Job": "base", "Scheduler": "base", "Start": "base", "AvailabilityProfile": "profile", "Fit": "profile",
+    "ProfileScheduler": "profiled", "Reservation": "profiled", "EasyBackfilling": "easy",
+    "Fcfs": "easy", "FcfsBB": "easy", "FcfsEasy": "easy", "Filler": "easy",
+    "SjfBB": "easy", "PlanScheduler": "plan", "ConservativeBB": "conservative",
+    "DepthBackfilling": "depth", "ORDERS": "orders", "Order": "orders", "make_order": "orders",
+    "order_names": "orders", "Queue": "queues", "QueueConfig": "queues", "load_queues": "queues",
+    "EASY_POLICIES": "registry", "POLICIES": "registry", "QUEUE_POLICIES": "registry",
+    "make_scheduler": "resolve", "policy_names": "registry", "Policy": "api", "PolicyError": "resolve",
+    "PolicyInfo": "resolve", "all_policies": "resolve", "resolve_policy": "resolve",
+}
 
 __all__ = [
     "Job", "Scheduler", "Start", "AvailabilityProfile", "Fit", "ProfileScheduler", "Reservation",
@@ -26,3 +27,17 @@ __all__ = [
     "order_names", "Queue", "QueueConfig", "load_queues", "EASY_POLICIES", "QUEUE_POLICIES",
     "Policy", "PolicyError", "PolicyInfo", "all_policies", "resolve_policy",
 ]
+
+
+def __getattr__(name: str):
+    mod = _WHERE.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+    value = getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -60,6 +60,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "allocation, or of a fixed shuffled order: n flows) or uncontended (its random-ring flows "
                         "priced alone on the network and added to the computation: no flows); approximations "
                         "for large machines, docs/io-model.md §5 [default: exact]")
+    p.add_argument("--core", choices=("auto", "actors", "bridged"), default=None,
+                   help="how jobs run (docs/simulator-core.md): actors (one SimGrid actor per running job), "
+                        "bridged (no job actor: the compiled bridge, one-activity profiles only; falls back to "
+                        "actors when it cannot be built) or auto (bridged when the bridge is available, dynamic "
+                        "jobs are off and every profile is of one activity) [default: $BURSTBUFFER_SIM_CORE, "
+                        "else actors]")
     p.add_argument("--disable-machine-state-tracing", action="store_true",
                    help="do not write PREFIX_machine_states.csv (as Batsim's option)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
@@ -88,7 +94,7 @@ def config_from_args(ns: argparse.Namespace):
                      profile_reuse=ns.enable_profile_reuse, forward_profiles=ns.forward_profiles_on_submission,
                      compute_sharing=ns.enable_compute_sharing, storage_sharing=not ns.disable_storage_sharing,
                      sched_config=ns.sched_cfg, quiet=ns.quiet, timeout=ns.timeout,
-                     network_model=ns.network_model,
+                     network_model=ns.network_model, core=getattr(ns, "core", None),
                      machine_states=not getattr(ns, "disable_machine_state_tracing", False))
 
 

@@ -19,6 +19,8 @@ once (`kill_jobs`); its progress is reported as Batsim's KILL_JOB does (`job_pro
 """
 from __future__ import annotations
 
+import heapq
+
 from .network import homogeneous_bytes, ring_alone, uncontended_seconds
 from .state import LD, SimState, SimulationError
 from .workload import SimJob as Job
@@ -38,8 +40,10 @@ class _Worker:
         self.sem, self.actor, self.job, self.host = sem, None, None, None
 
 
-def machines_release(st: SimState, job: Job) -> None:
-    now = st.now
+def machines_release(st: SimState, job: Job, now: float | None = None) -> None:
+    """Free `job`'s machines at `now` [s] (default: the clock) and set its runtime."""
+    if now is None:
+        now = st.now
     for mid in job.allocation:
         ms = st.mstate[mid]
         ms.jobs.discard(job)
@@ -52,11 +56,22 @@ def machines_release(st: SimState, job: Job) -> None:
         job.runtime = LD("1e-5")
 
 
+#: profile types the bridged core runs without an actor: one SimGrid activity each
+SINGLE_ACTIVITY = frozenset(("parallel_homogeneous", "parallel_homogeneous_total", "parallel",
+                             "parallel_homogeneous_pfs", "data_staging"))
+#: `SimJob.actor` of a job the bridged core runs (it has no actor)
+BRIDGED = "bridged"
+
+
 def dispatch(st: SimState, job: Job, host) -> None:
     """Run `job` in an actor on `host` (its first allocated machine), as Batsim does. Finished job
     actors are kept, parked on a semaphore, and reused: one parked on `host`, else a new one there (up to
     `MAX_WORKERS`), else one moved there. Creating a SimGrid actor (a thread) per job costs more than the
-    job's own activities; moving a parked one costs a simulation call each time, a new one its creation."""
+    job's own activities; moving a parked one costs a simulation call each time, a new one its creation.
+    With the bridged core (`st.bridge`), no actor: `start_bridged`."""
+    if st.bridge is not None:
+        start_bridged(st, job, host)
+        return
     idle = st.idle_workers.get(host)
     if not idle and st.nb_workers >= MAX_WORKERS:
         idle = next(iter(st.idle_workers.values()), None)
@@ -109,6 +124,91 @@ def job_body(st: SimState, job: Job, host) -> None:
         st.mailbox.put(job, 1)
     else:
         st.senders.append(host)
+
+
+def start_bridged(st: SimState, job: Job, host) -> None:
+    """The bridged core (issue 30, docs/simulator-core.md): start `job`'s one activity from the server actor
+    itself, as Batsim's job actor would at this date (``exec_init`` + ``start``, or the 2-host transfer of a
+    data staging), and arm its walltime. Its end is learnt by `absorb`; delay and composed profiles need
+    the actor core (SimulationError)."""
+    prof = job.profile
+    if prof.type not in SINGLE_ACTIVITY:
+        raise SimulationError(f"job '{job.id}': profile type {prof.type} needs the actor core "
+                              "(BURSTBUFFER_SIM_CORE=actors); the bridged core runs one-activity profiles only")
+    job.composed_stack = []
+    job.current_profile = prof
+    d = prof.data
+    ends = staging_ends(st, job, d) if prof.type == "data_staging" else None
+    st.completion_order.started(job)
+    key = st.next_key
+    st.next_key += 1
+    st.keyed[key] = job
+    hidx = st.host_index
+    if ends is not None:
+        st.bridge.start_comm(key, hidx[ends[0]], hidx[ends[1]], float(int(d["nb_bytes"])))
+        job.activity_kind, job.activity_amount = "comm", float(d["nb_bytes"])
+    else:
+        hosts, flops, nbytes = ptask(st, job, prof)
+        st.bridge.start_exec(key, [hidx[h] for h in hosts], flops, nbytes)
+        job.activity_kind = "exec"
+    job.activity = key
+    job.actor = BRIDGED
+    job.bkey = key
+    job.bhost = hidx[host]
+    st.nb_executing += 1
+    rem = float(job.walltime)
+    if rem >= 0:
+        heapq.heappush(st.walltimes, (st.now + rem, key))
+
+
+def absorb(st: SimState) -> bool:
+    """Apply the ends of the bridged activities SimGrid reported since the last call, each at its own date
+    and in SimGrid's order — what each job's actor would have done when it woke up (`job_body`'s end).
+    Returns True when the server's in-flight message has arrived."""
+    arrived = False
+    # SimGrid reports each end when it is waited on or tested, not necessarily in date order: by date,
+    # then in the order reported (start order for the same date)
+    for key, t in sorted(st.bridge.take(), key=lambda kt: kt[1]):
+        if key == -1:
+            arrived = True
+            continue
+        job = st.keyed.pop(key, None)
+        if job is not None:
+            finish_bridged(st, job, t, job.profile.ret)
+    return arrived
+
+
+def fire_walltimes(st: SimState, upto: float) -> None:
+    """Stop the bridged jobs whose walltime (deadline <= `upto`) is reached: their activity is cancelled
+    now, they end COMPLETED_WALLTIME_REACHED (return code -1) at their deadline."""
+    w = st.walltimes
+    while w and w[0][0] <= upto:
+        deadline, key = heapq.heappop(w)
+        job = st.keyed.pop(key, None)
+        if job is None:
+            continue
+        st.bridge.cancel(key)
+        finish_bridged(st, job, deadline, -1)
+
+
+def finish_bridged(st: SimState, job: Job, t: float, ret: int) -> None:
+    """`job_body`'s end for a bridged job that ended at `t` [s] with return code `ret`."""
+    if ret == 0:
+        job.state = "COMPLETED_SUCCESSFULLY"
+    elif ret > 0:
+        job.state = "COMPLETED_FAILED"
+    else:
+        job.state = "COMPLETED_WALLTIME_REACHED"
+    job.return_code = ret
+    job.activity = None
+    machines_release(st, job, t)
+    st.posts.append((t, job))
+    if st.receiving:
+        st.receiving = False
+        st.inflight = True
+        st.bridge.send_msg(job.bhost, st.master_index)
+    else:
+        st.senders.append(job.bhost)
 
 
 def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:
@@ -290,7 +390,12 @@ def job_progress(st: SimState, job: Job) -> dict:
     node = {"profile_name": (job.current_profile or job.profile).name}
     act = job.activity
     frac = 0.0
-    if job.activity_kind == "exec" and act is not None:
+    if job.actor == BRIDGED and act is not None:
+        if job.activity_kind == "exec":
+            frac = 1.0 - float(st.bridge.exec_remaining_ratio(act))
+        else:
+            frac = 1.0 - float(st.bridge.remaining(act)) / job.activity_amount
+    elif job.activity_kind == "exec" and act is not None:
         try:
             frac = 1.0 - float(act.remaining_ratio)
         except Exception:  # noqa: BLE001 (an activity already gone)
@@ -316,7 +421,11 @@ def kill_jobs(st: SimState, to_kill: list[Job]) -> tuple[dict, list[Job]]:
         if job.state != "RUNNING":
             continue
         progress[job.id] = job_progress(st, job)
-        job.actor.kill()
+        if job.actor == BRIDGED:
+            st.keyed.pop(job.bkey, None)
+            st.bridge.cancel(job.bkey)
+        else:
+            job.actor.kill()
         st.nb_executing -= 1
         job.actor = job.activity = None
         job.state = "COMPLETED_KILLED"

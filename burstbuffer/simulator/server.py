@@ -52,6 +52,43 @@ def import_simgrid(quiet: bool):
     return simgrid
 
 
+#: Environment variable choosing the simulator core when `SimConfig.core` (``--core``) is not given:
+#: "actors" (one SimGrid actor per running job), "bridged" (no job actor: the server drives the jobs'
+#: activities through the compiled bridge, `_bridge`; the actor core, with a warning, when the bridge
+#: cannot be built) or "auto" (bridged when it can run the whole simulation, see `select_core`).
+CORE_ENV = "BURSTBUFFER_SIM_CORE"
+#: SimGrid context factory of the bridged core (default raw; thread, ucontext, boost where built)
+CONTEXTS_ENV = "BURSTBUFFER_SIM_CONTEXTS"
+CORES = ("auto", "actors", "bridged")
+#: the core when neither --core nor $BURSTBUFFER_SIM_CORE says
+DEFAULT_CORE = "actors"
+
+
+def select_core(st: SimState):
+    """The compiled bridge if the bridged core runs, else None (the actor core). "auto" runs it when dynamic
+    jobs are off and every static profile is of one activity (`execution.SINGLE_ACTIVITY`) — the bridged
+    core cannot run the others — and the bridge is available. InputError on an unknown core name."""
+    from .execution import SINGLE_ACTIVITY  # noqa: PLC0415
+
+    core = (st.cfg.core or os.environ.get(CORE_ENV, "") or DEFAULT_CORE).strip().lower()
+    if core not in CORES:
+        raise InputError(CORE_ENV if not st.cfg.core else "--core", core,
+                         f"unknown simulator core (choose from {', '.join(CORES)})")
+    if core == "actors":
+        return None
+    if core == "auto" and (st.cfg.dynamic_jobs or any(
+            p.type not in SINGLE_ACTIVITY for w in st.workloads.values() for p in w.profiles.values())):
+        return None
+    from . import _bridge  # noqa: PLC0415
+    try:
+        return _bridge.load()
+    except (_bridge.NativeUnavailable, OSError) as exc:
+        if core == "bridged" and not st.cfg.quiet:
+            print(f"burstbuffer simulate: bridged core unavailable ({exc}); using the actor core",
+                  file=sys.stderr)
+        return None
+
+
 class Simulator:
     """One simulation. Construction reads and checks the inputs (raises InputError); `run()` simulates
     against the scheduler listening on `config.socket` and writes the outputs; it returns a `SimResult`
@@ -80,6 +117,10 @@ class Simulator:
                 "--log=root.thres:" + ("critical" if st.cfg.quiet else "warning")]
         engine = sg.Engine(args)
         st.engine = engine
+        st.bridge = select_core(st)
+        if st.bridge is not None:
+            # one Python actor only: the cheapest context factory runs (thread: SimGrid's Python default)
+            sg.Engine.set_config("contexts/factory:" + os.environ.get(CONTEXTS_ENV, "raw"))
         st.loader = load_into_engine(engine, st.spec)
         hosts = {h.name: h for h in engine.all_hosts}
         st.mstate = []
@@ -88,6 +129,12 @@ class Simulator:
             ms.host = hosts[m.name]
             st.mstate.append(ms)
         st.master_host = hosts[st.machines.master.name]
+        if st.bridge is not None:
+            names = [ms.m.name for ms in st.mstate] + [st.machines.master.name]
+            st.bridge.init(names)
+            st.host_index = {ms.host: i for i, ms in enumerate(st.mstate)}
+            st.master_index = len(st.mstate)
+            st.host_index.setdefault(st.master_host, st.master_index)
         prefix = st.cfg.export_prefix
         d = os.path.dirname(prefix)
         if d:

@@ -40,7 +40,8 @@ class SimConfig:
     timeout: seconds to wait for each scheduler reply (None: forever, as Batsim; a scheduler that
     disconnects or freezes ends the simulation anyway, see heartbeat_timeout, disconnect_grace, and
     docs/reliability.md). network_model: how a
-    homogeneous parallel task's all-to-all becomes flows (`network.NETWORK_MODELS`; "exact" is Batsim's)."""
+    homogeneous parallel task's all-to-all becomes flows (`network.NETWORK_MODELS`; "exact" is Batsim's).
+    core: how jobs run (`server.select_core`, docs/simulator-core.md)."""
 
     platform: str
     workloads: list[str]
@@ -64,6 +65,7 @@ class SimConfig:
     #: [s] a scheduler disconnected this long while an answer is awaited ends the simulation (its REQ
     #: request is lost: the answer can never come)
     disconnect_grace: float = 2.0
+    core: str | None = None           # auto, actors, bridged (None: $BURSTBUFFER_SIM_CORE, else the default)
     machine_states: bool = True       # write PREFIX_machine_states.csv (Batsim: --disable-machine-state-tracing)
 
 
@@ -171,6 +173,13 @@ class SimState:
     nb_workers: int = 0               # job actors created (execution.MAX_WORKERS)
     submitters_left: int = 0
     ring_alone: dict = field(default_factory=dict)   # (allocation, bytes per pair) -> network.ring_alone (uncontended)
+    # the bridged core (execution.start_bridged; None: the actor core)
+    bridge: Any = None                # the compiled bridge module (simulator._bridge)
+    keyed: dict = field(default_factory=dict)        # bridge key -> job whose activity runs
+    next_key: int = 0
+    walltimes: list = field(default_factory=list)    # heap of (deadline [s], key) of the bridged jobs
+    host_index: dict = field(default_factory=dict)   # SimGrid host -> its index in the bridge
+    master_index: int = -1
 
     @property
     def now(self) -> float:

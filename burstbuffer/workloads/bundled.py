@@ -1,7 +1,8 @@
 """Workloads produced on demand from the reference trace (docs/workload.md): the whole KTH trace.
 
-``ensure_kth_workload()`` returns ``workloads/kth-all.json``, converting
-``workloads/KTH-SP2-1996-2.1-cln.swf.gz`` (both in the repository) first if the file is missing. The conversion is deterministic: the same seed gives the same bytes. It keeps every selected
+``ensure_kth_workload()`` returns ``workloads/kth-all.json`` (in a checkout; ``~/.cache/burstbuffer/workloads/``
+for an installed package), converting the bundled ``workloads/KTH-SP2-1996-2.1-cln.swf.gz`` first if the file is
+missing. The conversion is deterministic: the same seed gives the same bytes. It keeps every selected
 record — 28,467 jobs, of which 14 ask for more than the paper's 96 compute nodes and are rejected (and
 counted) at run time (docs/README.md: valid jobs are never silently dropped). With ``drop_oversized=True`` it
 gives the paper's 28,453 jobs; the BB and communication draws then differ from the 14th-dropped job on, as
@@ -12,17 +13,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..data import bundled, generated_dir
 from ..errors import InputError
 from .batsim_json import write_workload
 from .bb_model import BBModel
 from .convert import convert_swf
 
-#: The repository (this file is burstbuffer/workloads/bundled.py).
-REPO = Path(__file__).resolve().parents[2]
-#: The Parallel Workloads Archive's cleaned KTH SP2 trace, as the paper used it (docs/workload.md).
-KTH_SWF = REPO / "workloads" / "KTH-SP2-1996-2.1-cln.swf.gz"
-#: Where the whole converted trace lives (git-ignored: produced on demand).
-KTH_ALL = REPO / "workloads" / "kth-all.json"
+#: The Parallel Workloads Archive's cleaned KTH SP2 trace, as the paper used it (docs/workload.md); bundled.
+KTH_SWF = bundled("workloads", "KTH-SP2-1996-2.1-cln.swf.gz")
+#: Where the whole converted trace lives, produced on demand: the checkout's workloads/ (git-ignored), or the
+#: user's cache for an installed package (`burstbuffer.data.generated_dir`).
+KTH_ALL = generated_dir() / "kth-all.json"
 #: Jobs of the whole trace after the filters of docs/workload.md §2, and without the 14 that ask for > 96 nodes.
 KTH_ALL_JOBS = 28_467
 KTH_ALL_JOBS_FITTING = 28_453

@@ -21,9 +21,10 @@ from .. import cliargs
 from ..errors import InputError
 from ..platforms.units import parse_bytes
 from .batsim_json import load_workload, write_workload
-from .bb_model import GB, BBModel
-from .convert import convert_swf
 from .split import split_workload, write_parts
+
+#: bytes in a GB (`bb_model.GB`, repeated: bb_model imports scipy, which the parser does not need)
+GB = 10**9
 
 #: The paper's platform (docs/platform.md): 96 compute nodes, 12 BB nodes of 40 GB.
 PAPER_PLATFORM = {"nb_res": 96, "bb_nodes": 12, "bb_capacity": 40 * GB}
@@ -146,6 +147,8 @@ def _model_params(args: argparse.Namespace) -> dict[str, int]:
 
 
 def _cmd_from_swf(args: argparse.Namespace) -> int:
+    from .bb_model import BBModel
+    from .convert import convert_swf
     params = _model_params(args)
     if args.jobs is not None and args.jobs <= 0:
         raise InputError("--jobs", str(args.jobs), "must be positive")

@@ -21,10 +21,11 @@ import copy
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..errors import InputError
+from ..lazy import lazy
 from .batsim_json import Workload, WorkloadJob
+
+np = lazy("numpy")  # imported on first use (burstbuffer.lazy)
 
 __all__ = ["FROM_ABOVE", "SCENARIOS", "TransformResult", "transform_bb"]
 

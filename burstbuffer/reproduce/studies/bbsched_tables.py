@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from ...lazy import lazy
 
-import numpy as np
-import pandas as pd
+np = lazy("numpy")  # numpy and pandas: imported on first use (burstbuffer.lazy)
+pd = lazy("pandas")
+
 
 DAY = 86400.0
 #: the paper's warm-up and cool-down (§4.2): half a month each [s]
@@ -69,14 +71,15 @@ def bb_bytes(jobs: pd.DataFrame) -> pd.Series:
     return res * per
 
 
-def paper_metrics(jobs: pd.DataFrame, capacities: dict) -> pd.DataFrame:
+def paper_metrics(jobs: pd.DataFrame, capacities: dict, window_fn=None) -> pd.DataFrame:
     """One row per (scope, policy) of the tidy per-job table `jobs`: scope, policy, node_usage, bb_usage
     (fractions), wait_h_mean [h], bsld_mean, jobs (submitted in the window), started (of them),
     window_start, window_end [s], trimmed — the paper's §4.2 metrics over the scope's measurement window
     (module docstring). `capacities`: (scope, policy) → (compute nodes, total BB bytes); a run missing
-    there gets NaN usages."""
+    there gets NaN usages. `window_fn`: submissions → (start, end, trimmed) instead of `measurement_window`."""
     rows = []
-    windows = {sc: measurement_window(g["submission_time"]) for sc, g in jobs.groupby("scope", sort=False)}
+    window_fn = window_fn or measurement_window
+    windows = {sc: window_fn(g["submission_time"]) for sc, g in jobs.groupby("scope", sort=False)}
     for (scope, policy), g in jobs.groupby(["scope", "policy"], sort=False):
         a, b, trimmed = windows[scope]
         n, bb = capacities.get((scope, policy), (math.nan, math.nan))
@@ -177,3 +180,39 @@ def grouped_bars(table: pd.DataFrame, folder: Path, name: str, title: str, ylabe
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=7, ncol=min(5, len(pols)), loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
     return save_figure(fig, folder, name)
+
+
+#: job classes of `class_waits` (Fan et al. 2019 Fig. 9-11, Theta-S4): small jobs ≤ 8 of 4,392 nodes and large
+#: ones ≥ 1,024 of them, as shares of the machine (at least 1 node); short and long: the workload's lowest and
+#: highest quartile of run time
+SMALL_SHARE = 8 / 4392
+LARGE_SHARE = 1024 / 4392
+
+
+def class_waits(jobs: pd.DataFrame, nodes: dict, window_fn=None) -> pd.DataFrame:
+    """Mean waiting time [h] per (scope, policy) of job classes among the jobs submitted inside the
+    measurement window (`window_fn`, default `measurement_window`): ``wait_h_bb`` / ``wait_h_nobb`` (with
+    / without a BB request), ``wait_h_small`` / ``wait_h_large`` (`SMALL_SHARE`, `LARGE_SHARE` of the
+    machine's `nodes[(scope, policy)]`, default 96), ``wait_h_short`` / ``wait_h_long`` (run time in
+    the scope's lowest / highest quartile, over every policy's jobs). NaN for an empty class."""
+    window_fn = window_fn or measurement_window
+    rows = []
+    for scope, gs in jobs.groupby("scope", sort=False):
+        a, b, _ = window_fn(gs["submission_time"])
+        rt = gs["runtime"]
+        q1, q3 = float(rt.quantile(0.25)), float(rt.quantile(0.75))
+        for policy, g in gs.groupby("policy", sort=False):
+            n = nodes.get((scope, policy), (96, 0))[0]
+            x = g[(g["submission_time"] >= a) & (g["submission_time"] <= b)]
+            w = x["waiting_time"] / 3600
+            res = x["requested_number_of_resources"]
+            bb = bb_bytes(x) > 0
+            m = lambda mask: float(w[mask].mean()) if mask.any() else math.nan  # noqa: E731
+            rows.append({"scope": scope, "policy": policy, "wait_h_bb": m(bb), "wait_h_nobb": m(~bb),
+                         "wait_h_small": m(res <= max(1, math.floor(SMALL_SHARE * n))),
+                         "wait_h_large": m(res >= max(1, math.ceil(LARGE_SHARE * n))),
+                         "wait_h_short": m(x["runtime"] <= q1), "wait_h_long": m(x["runtime"] >= q3)})
+    return pd.DataFrame(rows, columns=["scope", "policy", *CLASS_WAITS])
+
+
+CLASS_WAITS = ("wait_h_bb", "wait_h_nobb", "wait_h_small", "wait_h_large", "wait_h_short", "wait_h_long")

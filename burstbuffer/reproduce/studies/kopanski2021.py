@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from ...metrics.claims import AllHold, Above, AtLeast, Claim, Measurement, Within
 from ..study import GanttRun, Study
+from ...lazy import lazy
+
+np = lazy("numpy")  # numpy and pandas: imported on first use (burstbuffer.lazy)
+pd = lazy("pandas")
 
 #: the policies of the paper's §4.2, in its order
 POLICIES = ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3")

@@ -1,0 +1,115 @@
+"""Start-up of the `burstbuffer` command (issue 30): building the parser imports no heavy library.
+
+Behavioural checks, not timings (the times: benchmarks/bench_startup.py): each command line runs in a
+fresh interpreter, which then reports the modules it imported."""
+from __future__ import annotations
+
+import argparse
+import io
+import subprocess
+import sys
+import types
+from contextlib import redirect_stdout
+
+import pytest
+
+from burstbuffer import cli
+
+#: never imported while building the parser of any command
+NEVER = ("scipy", "matplotlib", "pandas", "simgrid", "dask", "distributed")
+#: not imported by `burstbuffer --help` / `--version` either
+NOT_FOR_TOP_HELP = NEVER + ("numpy", "zmq")
+
+PROBE = ("import io, sys, contextlib\nfrom burstbuffer.cli import main\n"
+         "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+         "    code = main(sys.argv[1:])\n"
+         "print(code)\n"
+         "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))")
+
+
+def imported_by(*argv: str) -> tuple[int, set[str]]:
+    out = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, check=True)
+    code, mods = out.stdout.strip().splitlines()[-2:]
+    return int(code), set(mods.split())
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], []])
+def test_top_level_help_imports_no_heavy_library(argv):
+    code, mods = imported_by(*argv)
+    assert code == 0
+    assert not mods & set(NOT_FOR_TOP_HELP), sorted(mods & set(NOT_FOR_TOP_HELP))
+    assert "burstbuffer" in mods  # the probe did import the package
+
+
+@pytest.mark.parametrize("command", list(cli._BUILTIN) + list(cli._PLUGINS))
+def test_subcommand_help_imports_no_heavy_library(command):
+    code, mods = imported_by(command, "--help")
+    assert code == 0
+    assert not mods & set(NEVER), (command, sorted(mods & set(NEVER)))
+
+
+def test_a_subcommand_still_imports_what_it_runs(tmp_path):
+    """The laziness is real: a command that does work imports its libraries (here `metrics` → pandas)."""
+    csv = tmp_path / "jobs.csv"
+    csv.write_text("job_id,submission_time,starting_time,finish_time,requested_number_of_resources\n")
+    _, mods = imported_by("metrics", str(csv))
+    assert "pandas" in mods
+
+
+def _help_lines(parser: argparse.ArgumentParser) -> dict[str, str]:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {a.dest: a.help for a in sub._choices_actions}
+
+
+def test_listed_help_matches_each_subcommands_own():
+    """`burstbuffer --help` lists every subcommand from cli's tables without importing them: the tables
+    must say what each subcommand's own parser says."""
+    full = _help_lines(cli.build_parser())
+    light = _help_lines(cli.build_parser(["--help"]))
+    assert list(full) == list(light) == list(cli._BUILTIN) + list(cli._PLUGINS)
+    assert full == light
+
+
+def test_top_level_help_text_is_unchanged_by_laziness():
+    out_full, out_light = io.StringIO(), io.StringIO()
+    with redirect_stdout(out_full):
+        cli.build_parser().print_help()
+    with redirect_stdout(out_light):
+        cli.build_parser(["--help"]).print_help()
+    assert out_full.getvalue() == out_light.getvalue()
+    for name in ("run", "simulate", "serve", "reproduce", "sweep"):
+        assert name in out_light.getvalue()
+
+
+def test_only_the_named_subcommand_is_built():
+    p = cli.build_parser(["simulate", "--help"])
+    sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
+    assert any(o == "--platform" for a in sub.choices["simulate"]._actions for o in a.option_strings)
+    assert [a for a in sub.choices["run"]._actions if a.option_strings != ["-h", "--help"]] == []
+
+
+def test_unknown_subcommand_is_a_usage_error(capsys):
+    assert cli.main(["no-such-command"]) == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_job_models_load_on_demand():
+    code = ("import sys\nfrom burstbuffer.io_model.registry import make_model, model_names\n"
+            "names = model_names()\nbefore = 'burstbuffer.io_model.io_aware' in sys.modules\n"
+            "m = make_model('io-aware')\nprint(names, before, type(m).__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['alloc-only', 'io-aware', 'three-phase'] False IOAwareModel"
+
+
+def test_lazy_packages_export_their_names():
+    import burstbuffer.reproduce as rep
+    import burstbuffer.schedulers as sch
+    for pkg in (rep, sch):
+        for name in pkg.__all__:
+            value = getattr(pkg, name)
+            assert value is not None and not isinstance(value, types.ModuleType), (pkg.__name__, name)
+    with pytest.raises(AttributeError):
+        sch.no_such_name  # noqa: B018
+    from burstbuffer.schedulers import SjfBB
+    from burstbuffer.schedulers.easy import SjfBB as direct
+    assert SjfBB is direct

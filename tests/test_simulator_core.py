@@ -1,0 +1,168 @@
+"""The simulator's two cores give the same simulation (issue 30, docs/simulator-core.md): the actor core
+(one SimGrid actor per running job, the default) and the bridged core (no job actor: the server drives
+the jobs' activities through the compiled bridge, `burstbuffer.simulator._bridge`), selected by
+``BURSTBUFFER_SIM_CORE``. Same messages to the scheduler (timestamps included), byte-identical jobs.csv.
+The bridged tests skip when the bridge cannot be built here (no C++ compiler, SimGrid or pybind11 headers)."""
+from __future__ import annotations
+
+import pytest
+
+from .sim_sched import REPO, run_simulation
+
+from burstbuffer.schedulers._cbuild import NativeUnavailable
+from burstbuffer.simulator import _bridge
+from burstbuffer.simulator.server import CORE_ENV
+
+BB_ROLES = ",".join(f"node_{9 * k}" for k in range(12)) + ":storage"
+
+#: one-activity profiles only (what the bridged core runs): parallel tasks, a walltime reached, a kill,
+#: a rejection, simultaneous ends, a data staging and a PFS phase between compute and storage nodes
+WORKLOAD = {
+    "nb_res": 96,
+    "jobs": [
+        {"id": 1, "subtime": 10, "walltime": 100, "res": 1, "profile": "ph1"},
+        {"id": 2, "subtime": 20, "res": 2, "profile": "ph2"},
+        {"id": 3, "subtime": 20, "res": 2, "profile": "ph2"},
+        {"id": 4, "subtime": 30, "walltime": 100, "res": 4, "profile": "ph1"},
+        {"id": 5, "subtime": 60, "walltime": 20, "res": 4, "profile": "ptlong"},
+        {"id": 6, "subtime": 90, "walltime": -1, "res": 3, "profile": "ptlong"},
+        {"id": 7, "subtime": 100, "walltime": 10, "res": 200, "profile": "ph2"},
+        {"id": 8, "subtime": 110, "walltime": 50, "res": 16, "profile": "ph1"},
+        {"id": 9, "subtime": 110, "walltime": 50, "res": 8, "profile": "ph3"},
+    ],
+    "profiles": {
+        "ph1": {"type": "parallel_homogeneous", "cpu": 5e9, "com": 1e6},
+        "ph2": {"type": "parallel_homogeneous", "cpu": 3e9, "com": 0},
+        "ph3": {"type": "parallel_homogeneous_total", "cpu": 4e10, "com": 8e7},
+        "ptlong": {"type": "parallel_homogeneous", "cpu": 1e11, "com": 0},
+    },
+}
+
+
+def _bridge_or_skip():
+    try:
+        _bridge.load()
+    except NativeUnavailable as exc:
+        pytest.skip(f"bridged core unavailable: {exc}")
+
+
+def _run(tmp_path, monkeypatch, core, workload=WORKLOAD, **kw):
+    monkeypatch.setenv(CORE_ENV, core)
+    (tmp_path / core).mkdir(exist_ok=True)
+    res = run_simulation(tmp_path / core, workload, **kw)
+    assert res.returncode == 0, res.stderr
+    return res
+
+
+def _messages(res) -> list[dict]:
+    """The messages to the scheduler, the workload file's path (each run has its own folder) left out."""
+    msgs = [dict(m) for m in res.messages]
+    begins = msgs[0]["events"][0]["data"]
+    assert begins["workloads"]
+    msgs[0] = {**msgs[0], "events": [{**msgs[0]["events"][0], "data": {**begins, "workloads": None}}]}
+    return msgs
+
+
+def _csv(res) -> str:
+    return open(res.prefix + "_jobs.csv").read()
+
+
+@pytest.fixture(scope="module")
+def bridge_available():
+    _bridge_or_skip()
+
+
+def test_cores_same_exchange_and_jobs_csv(tmp_path, monkeypatch, bridge_available):
+    sched = ("fcfs", "--kill", "w0!6@5")
+    a = _run(tmp_path, monkeypatch, "actors", scheduler=sched)
+    b = _run(tmp_path, monkeypatch, "bridged", scheduler=sched)
+    assert _messages(b) == _messages(a)
+    assert _csv(b) == _csv(a)
+    states = {r["job_id"]: r["final_state"] for r in b.jobs}
+    assert states["5"] == "COMPLETED_WALLTIME_REACHED" and states["6"] == "COMPLETED_KILLED"
+    assert states["7"] == "REJECTED" and states["1"] == "COMPLETED_SUCCESSFULLY"
+    (_, killed), = b.events("JOB_KILLED")
+    assert killed["data"]["job_progress"]["w0!6"]["progress"] == pytest.approx(0.05, abs=1e-6)
+
+
+def test_cores_same_on_kth_io_aware(tmp_path, monkeypatch, bridge_available):
+    """Dynamic jobs with data stagings, compute phases and PFS checkpoints (the io-aware model) beside the
+    paper's scheduler: identical jobs.csv."""
+    from burstbuffer.runner import run
+
+    import json
+    wl = json.loads((REPO / "workloads" / "kth-1000.json").read_text())
+    wl["jobs"] = wl["jobs"][:40]
+    path = tmp_path / "w40.json"
+    path.write_text(json.dumps(wl))
+    out = {}
+    for core in ("actors", "bridged"):
+        monkeypatch.setenv(CORE_ENV, core)
+        run("sjf-bb", path, REPO / "platforms" / "dragonfly96.xml", tmp_path / core, model="io-aware",
+            progress=False, timeout=300)
+        out[core] = (tmp_path / core / "batsim_jobs.csv").read_text()
+    assert out["bridged"] == out["actors"]
+    assert out["bridged"].count("\n") > 41   # the dynamic sub-jobs are there
+
+
+def test_bridged_core_refuses_delay_profiles_in_one_line(tmp_path, monkeypatch, bridge_available):
+    wl = {"nb_res": 96, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],
+          "profiles": {"d": {"type": "delay", "delay": 5}}}
+    monkeypatch.setenv(CORE_ENV, "bridged")
+    res = run_simulation(tmp_path, wl)
+    assert res.returncode == 1
+    assert "needs the actor core" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_bridged_core_falls_back_to_actors_without_the_bridge(tmp_path, monkeypatch):
+    """BURSTBUFFER_NATIVE=0 (as on a machine without a compiler): the actor core runs, same outputs."""
+    a = _run(tmp_path, monkeypatch, "actors")
+    monkeypatch.setenv("BURSTBUFFER_NATIVE", "0")
+    b = _run(tmp_path, monkeypatch, "bridged")
+    assert _csv(b) == _csv(a) and _messages(b) == _messages(a)
+
+
+def test_unknown_core_is_bad_input(tmp_path, monkeypatch):
+    monkeypatch.setenv(CORE_ENV, "fast")
+    res = run_simulation(tmp_path, WORKLOAD)
+    assert res.returncode == 2
+    assert CORE_ENV in res.stderr and "fast" in res.stderr
+
+
+def test_auto_core_runs_what_the_bridge_cannot(tmp_path, monkeypatch):
+    """--core auto (as $BURSTBUFFER_SIM_CORE=auto) keeps the actor core for a delay profile: it runs."""
+    wl = {"nb_res": 96, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"},
+                                 {"id": 2, "subtime": 1, "res": 2, "profile": "p"}],
+          "profiles": {"d": {"type": "delay", "delay": 5}, "p": {"type": "parallel_homogeneous", "cpu": 1e9,
+                                                                 "com": 0}}}
+    res = _run(tmp_path, monkeypatch, "auto", workload=wl)
+    assert [r["final_state"] for r in res.jobs] == ["COMPLETED_SUCCESSFULLY"] * 2
+
+
+def test_auto_core_same_outputs(tmp_path, monkeypatch, bridge_available):
+    a = _run(tmp_path, monkeypatch, "actors")
+    b = _run(tmp_path, monkeypatch, "auto")
+    assert _csv(b) == _csv(a) and _messages(b) == _messages(a)
+
+
+def test_core_option_beats_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv(CORE_ENV, "actors")
+    res = run_simulation(tmp_path, WORKLOAD, sim_args=("--core", "nonsense"))
+    assert res.returncode == 2 and "--core" in res.stderr
+
+
+def test_runner_under_auto_asks_for_the_bridged_core_when_it_can_run_everything(tmp_path, monkeypatch):
+    from burstbuffer import runner
+    from burstbuffer.simulator.execution import SINGLE_ACTIVITY
+
+    assert runner._ONE_ACTIVITY == SINGLE_ACTIVITY
+    kth = REPO / "workloads" / "kth-1000.json"
+    monkeypatch.delenv(CORE_ENV, raising=False)
+    assert runner.simulator_core(kth) is None              # the default: the actor core
+    monkeypatch.setenv(CORE_ENV, "auto")
+    assert runner.simulator_core(kth) == "bridged"
+    d = tmp_path / "delay.json"
+    d.write_text('{"nb_res": 4, "jobs": [], "profiles": {"d": {"type": "delay", "delay": 1}}}')
+    assert runner.simulator_core(d) == "actors"
+    monkeypatch.setenv(CORE_ENV, "bridged")
+    assert runner.simulator_core(kth) is None
