@@ -19,6 +19,7 @@ from .batsim.protocol import (CallMeLater, Event, ExecuteJob, JobCompleted, Prot
                               NotifyBatsim, RejectJob, RequestedCall, SimulationBegins, SimulationEnds,
                               UnknownEvent)
 from .errors import InputError
+from .guards import DecisionGuard
 from .io_model.base import JobModel
 from .metrics.definitions import (JOBS_CSV_COLUMNS, THREE_PHASE_COLUMNS, WAIT_COLUMNS, WAIT_REASONS,
                                   bounded_slowdown, runtime, stretch, turnaround_time, wait_reason_category,
@@ -147,6 +148,10 @@ class SchedulerApp:
         # end, a requested call): most io-aware messages are sub-job completions that change nothing.
         self._dirty = False
         self._releases_nodes = False
+        #: [s] wall-clock limit of one decision (None: none) and the policy's name in errors (`guards`)
+        self.decision_timeout: float | None = None
+        self.policy_label = ""
+        self._guard = None
 
     # ------------------------------------------------------------------ events
     def on_event(self, ts: float, ev: Event, out: Outbox) -> None:
@@ -274,7 +279,9 @@ class SchedulerApp:
         self.executor.flush(now, out)
         if self._dirty:
             self._dirty = False
-            for start in sched.decide(now):
+            if self._guard is None:   # the policy's decisions, checked (docs/reliability.md)
+                self._guard = DecisionGuard(self.platform, self.policy_label or sched.name, self.decision_timeout)
+            for start in self._guard.decide(sched, now, self.records):
                 rec = self.records[start.job.id]
                 if isinstance(start, StageIn):    # docs/io-model.md §3: BB only, the job stays pending
                     if not self.executor.stages_separately:

@@ -282,7 +282,8 @@ def _add_run(sub) -> None:
     r.add_argument("--storage", metavar="HOSTS",
                    help="comma-separated BB storage hosts (default: the platform's storage_nodes property)")
     r.add_argument("--timeout", type=cliargs.positive_float, default=600.0, metavar="S",
-                   help="give up if the simulator stays silent this long (default: 600 s)")
+                   help="give up if the simulator stays silent, or one decision of the policy lasts, this long "
+                        "(default: 600 s; docs/reliability.md)")
     r.add_argument("--cpu", default="auto", type=cliargs.cpu, metavar="auto|off|N",
                    help="CPU core shared by the scheduler and the simulator, which take turns: auto (the "
                         "current one), off (no pinning) or a number (default: auto; twice as fast as "
@@ -386,6 +387,7 @@ def _wanted_command(argv: list[str] | None) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .jsonvalues import excerpt
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     if not argv:
@@ -401,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except InputError as exc:
-        print(f"burstbuffer: {exc}", file=sys.stderr)
+        print(f"burstbuffer: {excerpt(str(exc), 2000)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("burstbuffer: interrupted", file=sys.stderr)
@@ -410,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
         from .batsim.loop import BatsimDied
         from .batsim.protocol import ProtocolError
         if isinstance(exc, (BatsimDied, ProtocolError)):
-            print(f"burstbuffer: {exc}", file=sys.stderr)
+            print(f"burstbuffer: {excerpt(str(exc), 2000)}", file=sys.stderr)
             return 1
         raise
 

@@ -51,3 +51,18 @@ def read_toml(path: str | Path, item: str) -> dict:
         raise InputError(str(p), item, exc.strerror or "cannot read") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(str(p), item, f"bad TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(str(p), item, "bad TOML: nested too deeply") from None
+
+
+def output_dir(path: str | Path, item: str = "--output") -> Path:
+    """The folder `path`, created if missing (with its parents). Raises InputError(path, `item`, reason)
+    when it cannot be: an existing file there ("exists and is not a folder"), or the OS's reason."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise InputError(str(p), item, "exists and is not a folder")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(str(p), item, f"cannot create the folder ({exc.strerror or exc})") from None
+    return p

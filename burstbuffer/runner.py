@@ -165,6 +165,7 @@ class SchedulerSession:
         self.app = SchedulerApp(lambda plat: factory(plat, seed=seed, **(policy_options or {})),
                                 self.executor, bb_capacity=bb_capacity, on_progress=self._progress,
                                 platform_source=platform_source)
+        self.app.policy_label = self.policy.label
         self.messages = 0
         self.total = total
         self.policy, self.model = policy, model
@@ -180,11 +181,16 @@ class SchedulerSession:
     def jobs_csv(self) -> Path:
         return self.output / "jobs.csv"
 
-    def loop(self, transport, *, alive=None, timeout: float | None = None, check_protocol: bool | None = None) -> int:
+    def loop(self, transport, *, alive=None, timeout: float | None = None, check_protocol: bool | None = None,
+             run_timeout: float | None = None) -> int:
         """Serve the simulator over `transport` until SIMULATION_ENDS (see `run_loop`); return the number of
         messages. Whatever happens (end, BatsimDied, ProtocolError, interruption), the progress bar is
         closed and jobs.csv written with the jobs so far. `check_protocol` (default: the environment
-        variable CHECK_PROTOCOL_ENV) checks every answer with `CheckedTransport` before it is sent."""
+        variable CHECK_PROTOCOL_ENV) checks every answer with `CheckedTransport` before it is sent.
+        `timeout` [s] bounds the simulator's silence and each decision of the policy (`guards.SchedulerFault`
+        when one takes longer); `run_timeout` [s] the whole loop's wall-clock time (BatsimDied); None: no
+        limit (docs/reliability.md)."""
+        self.app.decision_timeout = timeout
         if check_protocol is None:
             check_protocol = check_protocol_default()
         if check_protocol:
@@ -195,7 +201,8 @@ class SchedulerSession:
 
         self.app.strict_peer = check_protocol
         try:
-            run_loop(transport, self.app, alive=alive, timeout=timeout, on_message=count, strict=check_protocol)
+            run_loop(transport, self.app, alive=alive, timeout=timeout, on_message=count, strict=check_protocol,
+                     run_timeout=run_timeout)
         finally:
             if self.bar is not None:
                 self.bar.close()
@@ -230,7 +237,8 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
         progress: bool = True, timeout: float = 600.0, policy_options: dict | None = None,
         check_protocol: bool | None = None,
         on_progress: Callable[[int, int | None], None] | None = None,
-        cpu: str | int | None = "auto", network_model: str = "exact") -> RunResult:
+        cpu: str | int | None = "auto", network_model: str = "exact",
+        run_timeout: float | None = None) -> RunResult:
     """Simulate `workload` on `platform` under `policy`; write `output`/jobs.csv (one row per
     original job) and the simulator's Batsim-format `output`/batsim_jobs.csv, batsim_schedule.csv.
 
@@ -240,8 +248,11 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
     process runs on; "off"/None: no pinning; see `burstbuffer.affinity`, which says why).
     `network_model`: the simulator's ``--network-model`` (docs/io-model.md §5; "exact" is Batsim's).
     `check_protocol`: check every answer against protocol v4 (`burstbuffer.batsim.conformance`;
-    default: the environment variable CHECK_PROTOCOL_ENV). Raises InputError on bad input, BatsimDied
-    if the simulator stops or stays silent for `timeout` seconds, ProtocolViolation if checked answers
+    default: the environment variable CHECK_PROTOCOL_ENV). `timeout` [s] also bounds each decision of the
+    policy, `run_timeout` [s] (None: no limit) the whole run (docs/reliability.md). Raises InputError on bad
+    input, BatsimDied if the simulator stops or stays silent for `timeout` seconds or the run outlives
+    `run_timeout`, `guards.SchedulerFault` if the policy raises, outlives `timeout` in one decision or
+    over-fills a burst buffer, ProtocolViolation if checked answers
     break the protocol, `Interrupted` (from `burstbuffer.signals`, with its `result` set to the
     partial RunResult once jobs.csv is written and the simulator stopped) if a signal arrived within
     `signals.interruptible()`.
@@ -268,7 +279,7 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
             try:
                 messages = session.loop(sock, alive=lambda: proc.poll() is None, timeout=timeout,
-                                        check_protocol=check_protocol)
+                                        check_protocol=check_protocol, run_timeout=run_timeout)
                 rc = proc.wait(timeout=60)
             except BatsimDied as exc:
                 rc = proc.poll()

@@ -199,7 +199,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                   f"{out}/jobs.csv (per job); Batsim's own at its -e prefix")
     sys.stdout.flush()
     if res.status:
-        print(f"burstbuffer serve: {res.message}", file=sys.stderr)
+        from .jsonvalues import excerpt
+        print(f"burstbuffer serve: {excerpt(res.message, 2000)}", file=sys.stderr)
     return res.status
 
 

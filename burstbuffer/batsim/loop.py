@@ -70,7 +70,7 @@ def peer_error(message: str, strict: bool) -> None:
 
 def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = None,
              timeout: float | None = None, on_message: Callable[[bytes, bytes], None] | None = None,
-             strict: bool = False) -> int:
+             strict: bool = False, run_timeout: float | None = None) -> int:
     """Serve Batsim until SIMULATION_ENDS; return the number of messages exchanged.
 
     `transport` has `recv() -> bytes` (may raise TransportTimeout after its own poll period) and
@@ -79,11 +79,18 @@ def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = 
     `on_message(received, answer)` sees every exchange (used by conformance checks and traces).
     A message whose `now` is earlier than the previous one's, or with an event timestamp after its `now`,
     goes to `peer_error` (ProtocolError if `strict`; else a warning, and the times are moved forward so that
-    the handler never sees time go backwards).
+    the handler never sees time go backwards). `run_timeout` [s]: wall-clock limit of the whole loop, checked
+    between messages (BatsimDied).
     """
     n = 0
     last_now = -math.inf
     silent_since = time.monotonic()
+    deadline = None if run_timeout is None else silent_since + run_timeout
+
+    def over_time() -> None:
+        if deadline is not None and time.monotonic() > deadline:
+            raise BatsimDied(f"the run took longer than its wall-clock limit of {run_timeout:g} s (run timeout)")
+
     while True:
         try:
             raw = transport.recv()
@@ -92,7 +99,9 @@ def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = 
                 raise BatsimDied("the simulator process exited before SIMULATION_ENDS") from None
             if timeout is not None and time.monotonic() - silent_since > timeout:
                 raise BatsimDied(f"no message from Batsim for {timeout:g} s") from None
+            over_time()
             continue
+        over_time()
         silent_since = time.monotonic()
         now, events = decode(raw)
         if now < last_now:

@@ -12,6 +12,8 @@ from typing import Any, Union
 
 from procset import ProcSet
 
+from ..jsonvalues import excerpt
+
 
 class ProtocolError(Exception):
     """A message that breaks protocol v4 (malformed JSON, missing field, bad timestamp)."""
@@ -201,9 +203,11 @@ def decode(raw: bytes | str) -> tuple[float, list[tuple[float, Event]]]:
         for ev in msg["events"]:
             out.append((_time(ev["timestamp"], "timestamp"), _event(ev["type"], ev.get("data") or {})))
         return now, out
+    except RecursionError:
+        raise ProtocolError(f"malformed Batsim message (nested too deeply): {excerpt(raw, 200)}") from None
     except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
-        text = raw[:200] if isinstance(raw, str) else raw[:200].decode("utf-8", "replace")
-        raise ProtocolError(f"malformed Batsim message ({exc.__class__.__name__}: {exc}): {text}") from None
+        raise ProtocolError(f"malformed Batsim message ({exc.__class__.__name__}: {excerpt(str(exc), 200)}): "
+                            f"{excerpt(raw, 200)}") from None
 
 
 def _data(d: Decision) -> tuple[str, dict]:

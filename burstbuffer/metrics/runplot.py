@@ -108,6 +108,11 @@ def load_run(run_dir: str | Path) -> RunData:
     missing = sorted(need - set(jobs.columns))
     if missing:
         raise InputError(str(path), "columns", f"missing {', '.join(missing)}")
+    from .tidy import check_times
+    try:
+        check_times(jobs)
+    except ValueError as exc:
+        raise InputError(str(path), "table", str(exc)) from None
     if "bb_allocation" not in jobs:
         jobs["bb_allocation"] = ""
     meta, label = run_dir / "run.json", run_dir.name

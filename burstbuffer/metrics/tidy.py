@@ -23,16 +23,39 @@ METRIC_COLUMNS = ["job_id", "submission_time", "starting_time", "finish_time", "
                   "bounded_slowdown"]
 
 
+#: the time columns of a jobs table: empty (never started or ended) or a finite number of seconds
+TIME_COLUMNS = ("submission_time", "starting_time", "finish_time")
+
+
+def check_times(df: pd.DataFrame, columns=TIME_COLUMNS) -> None:
+    """ValueError naming the first row (1-based, after the header) and column of `columns` whose cell is
+    neither empty nor a finite number (text, ``inf``, ``nan`` written out), quoting a short excerpt."""
+    from ..jsonvalues import excerpt
+    for c in columns:
+        if c not in df:
+            continue
+        raw = df[c]
+        num = pd.to_numeric(raw, errors="coerce")
+        blank = raw.isna() | (raw.astype(str).str.strip() == "")
+        bad = ~blank & ~np.isfinite(num.astype(float).fillna(np.nan))
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise ValueError(f"row {i + 1}, column {c}: {excerpt(str(raw.iloc[i]), 40)} is not a finite number "
+                             "of seconds")
+
+
 def load_jobs(path: str | Path, bb_per_node: dict | None = None) -> pd.DataFrame:
     """One row per original job (Batsim `_jobs.csv` columns) from a run's jobs table at `path`.
 
-    Raises KeyError/ValueError (from pandas or `rebuild_original_jobs`) if it is not such a table.
+    Raises KeyError/ValueError (from pandas, `check_times` or `rebuild_original_jobs`) if it is not such a
+    table (a time cell that is neither empty nor a finite number included).
     """
     df = pd.read_csv(path, dtype={"job_id": str, "workload_name": str, "profile": str,
                                   "allocated_resources": str, "metadata": str, "bb_allocation": str})
     missing = {"job_id", "submission_time", "starting_time", "finish_time", "final_state"} - set(df.columns)
     if missing:
         raise KeyError(f"missing column(s) {', '.join(sorted(missing))}")
+    check_times(df)
     if is_subjob_csv(df):
         return rebuild_original_jobs(df, bb_per_node)
     if bb_per_node and "bb_per_node" not in df:

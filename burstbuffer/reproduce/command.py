@@ -21,7 +21,9 @@ from pathlib import Path
 
 from .. import cliargs
 from ..errors import InputError
-from .execute import RunSettings, execute, read_marker, report_failed
+from ..fileio import atomic_write_text, output_dir
+from ..signals import Interrupted, interruptible
+from .execute import RunSettings, execute, interrupted, read_marker, report_failed
 from .dask_engine import add_engine_arguments, check_engine_arguments, make_executor
 from .study import DEFAULT_STUDY, get_study, all_studies
 
@@ -98,8 +100,7 @@ def reproduce(args) -> int:
 
     check_engine_arguments(args)
     study = get_study(getattr(args, "study", None) or DEFAULT_STUDY)
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(args.output)
     platform = Path(args.platform or DEFAULT_PLATFORM)
     if not platform.is_file():
         raise InputError(str(platform), "platform", "file not found")
@@ -132,12 +133,24 @@ def reproduce(args) -> int:
                         history=_history(out), missing=[s.key for s in specs if s.key not in results])
         analyse(out, study, specs_done, results, manifest)
         return 0
-    executor, close = make_executor(args, workers, pin=args.cpu == "auto", progress=not args.quiet,
-                                    desc="reproduce")
     try:
-        results = execute(specs, executor, RunSettings(str(platform), seed=args.seed, timeout=args.timeout))
-    finally:
-        close()
+        with interruptible():
+            executor, close = make_executor(args, workers, pin=args.cpu == "auto", progress=not args.quiet,
+                                            desc="reproduce")
+            try:
+                results = execute(specs, executor, RunSettings(str(platform), seed=args.seed, timeout=args.timeout,
+                                                               run_timeout=args.run_timeout))
+            finally:
+                close()
+    except Interrupted as exc:
+        # what finished is kept (each run's summary.json): manifest.json says what was interrupted
+        results = exc.result or {}
+        manifest.update(runs_kept=kept, interrupted=str(exc), history=_history(out),
+                        done=sorted(k for k, v in results.items() if "error" not in v),
+                        failed={k: v["error"] for k, v in results.items() if "error" in v and not v.get("interrupted")},
+                        not_done=sorted(s.key for s in specs if "error" in results.get(s.key, {"error": ""})))
+        atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=1))
+        return interrupted(exc, "reproduce", out / "manifest.json", len(specs))
     wall = time.perf_counter() - t0
     history = _history(out)
     history.append({"started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - wall)),
@@ -193,7 +206,10 @@ def register(subparsers) -> None:
     r.add_argument("--gantt-jobs", type=cliargs.nonneg_int, default=3500, metavar="N",
                    help="Fig. 3: fcfs-easy, alloc-only, on the first N jobs of the workload (default 3500; 0: no)")
     r.add_argument("--timeout", type=cliargs.positive_float, default=600.0, metavar="S",
-                   help="a run fails if its simulator stays silent this long (default: 600 s)")
+                   help="a run fails if its simulator stays silent, or one decision of its policy lasts, this "
+                        "long (default: 600 s)")
+    r.add_argument("--run-timeout", type=cliargs.positive_float, default=86400.0, metavar="S",
+                   help="a run fails if it lasts this long, wall clock (default: 86400 s; docs/reliability.md)")
     r.add_argument("--cpu", choices=("auto", "off"), default="auto",
                    help="auto: each worker's scheduler and simulator share one CPU core of their own (they take "
                         "turns; twice as fast as unpinned on 2 cores); off: no pinning (default: auto)")

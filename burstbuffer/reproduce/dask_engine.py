@@ -18,6 +18,7 @@ marker returns it without simulating again (a resubmitted task that had in fact 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 import uuid
@@ -27,6 +28,7 @@ from typing import Callable, Sequence
 
 from ..errors import InputError
 from ..fileio import read_toml
+from ..signals import Interrupted
 from .execute import RunSettings, describe, read_marker, run_one
 from .runs import RunSpec
 
@@ -41,6 +43,8 @@ _CLUSTER_KEYS = {"queue": "queue", "account": "account", "walltime": "walltime",
                  "worker-extra-args": "worker_extra_args", "job-name": "job_name"}
 _SCALE_KEYS = ("minimum-jobs", "maximum-jobs")
 TMP_MARK = ".tmp-"
+#: a Dask scheduler address: [PROTOCOL://]HOST:PORT (HOST a name, an IPv4 address or [IPv6])
+_ADDRESS = re.compile(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?:[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]):[0-9]{1,5}")
 
 
 def swap_in(tmp: Path, out: Path) -> None:
@@ -165,7 +169,7 @@ def connect(*, address: str | None = None, scheduler_file: str | None = None, cl
     if address is not None or scheduler_file is not None:
         try:
             client = Client(address, scheduler_file=scheduler_file, timeout="30s")
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:
             raise InputError(str(address or scheduler_file), "scheduler", f"cannot connect: {exc}") from None
         return _quiet(client), None, False
     if cluster is not None:
@@ -175,9 +179,16 @@ def connect(*, address: str | None = None, scheduler_file: str | None = None, cl
         jq.adapt(minimum_jobs=scale["minimum-jobs"], maximum_jobs=max(scale["maximum-jobs"], 1))
         return _quiet(Client(jq)), jq, False
     import dask
+    import tempfile
+    # every file of the cluster (dask-scratch-space, the runs' socket folders: TMPDIR of the workers) goes
+    # to one private folder, removed with the cluster (`make_executor`'s close), even after a signal
+    scratch = tempfile.mkdtemp(prefix="burstbuffer-dask-")
+    dask.config.set({"temporary-directory": scratch})    # this process's scheduler too, for its lifetime
     with dask.config.set({"distributed.worker.profile.enabled": False}):
         lc = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
-                          dashboard_address=":0", silence_logs=40)
+                          dashboard_address=":0", silence_logs=40, local_directory=scratch,
+                          env={"TMPDIR": scratch})
+    lc.burstbuffer_scratch = scratch
     return _quiet(Client(lc)), lc, True
 
 
@@ -192,12 +203,14 @@ class DaskExecutor:
         self.progress = progress
         self.log = log
         self.desc = desc
+        self.todo: Sequence[RunSpec] = ()
 
     def run(self, todo: Sequence[RunSpec], settings: RunSettings,
             on_done: Callable[[RunSpec, dict], None], *, total: int, kept: int) -> None:
         """See `burstbuffer.reproduce.execute.Executor.run`. A task that fails for good (its workers kept
         dying: KilledWorker) is reported as ``{"key", "error"}``."""
         client = self.client
+        self.todo = todo
         futures = {}
         for s in todo:
             # pure=False and a unique key: a rerun of the campaign never reuses a stale result
@@ -241,7 +254,7 @@ class DaskExecutor:
                         running = -1
                     bar.set_postfix_str(f"running {running if running >= 0 else '?'}, failed {failed}",
                                         refresh=True)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Interrupted):
             client.cancel(list(futures))
             raise
         finally:
@@ -273,6 +286,9 @@ def check_engine_arguments(args) -> None:
         raise InputError(chosen[0], chosen[1], "give only one of --scheduler-address, --scheduler-file, --cluster")
     if chosen and args.engine != "dask":
         raise InputError(chosen[0], "--engine", "needs --engine dask")
+    if args.scheduler_address and not _ADDRESS.fullmatch(args.scheduler_address):
+        raise InputError("--scheduler-address", args.scheduler_address[:100],
+                         "expected a Dask scheduler address, e.g. tcp://HOST:PORT")
     if args.cluster_config and not args.cluster:
         raise InputError("--cluster-config", args.cluster_config, "needs --cluster")
 
@@ -283,15 +299,26 @@ def make_executor(args, workers: int, *, pin: bool, progress: bool, desc: str, l
     check_engine_arguments(args)
     if args.engine == "local":
         from .local import LocalPoolExecutor
-        return LocalPoolExecutor(workers, pin=pin, progress=progress, log=log), lambda: None
+        return LocalPoolExecutor(workers, pin=pin, progress=progress, log=log, desc=desc), lambda: None
     client, cluster, local = connect(address=args.scheduler_address, scheduler_file=args.scheduler_file,
                                      cluster=args.cluster, cluster_config=args.cluster_config,
                                      workers=workers)
     n = len(client.scheduler_info().get("workers", {}))
     log(f"dask: scheduler {client.scheduler.address}, {n} worker(s) now, dashboard {client.dashboard_link}")
 
+    executor = DaskExecutor(client, pin=pin and local, progress=progress, log=log, desc=desc)
+
     def close():
-        client.close()
-        if cluster is not None:
-            cluster.close()
-    return DaskExecutor(client, pin=pin and local, progress=progress, log=log, desc=desc), close
+        """Shut down the client and the cluster we started; with our LocalCluster, also its scratch folder
+        and the temporary run directories its killed workers left (no task of ours runs any more)."""
+        try:
+            client.close()
+        finally:
+            if cluster is not None:
+                cluster.close()
+                scratch = getattr(cluster, "burstbuffer_scratch", None)
+                if scratch:
+                    shutil.rmtree(scratch, ignore_errors=True)
+                if executor.todo:
+                    remove_leftovers(executor.todo)
+    return executor, close

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
+from ..signals import Interrupted
 from .runs import RunSpec
 
 MARKER = "summary.json"
@@ -33,13 +34,16 @@ class RunSettings:
     """What every run of a plan shares: the SimGrid `platform` file, the policies' `seed`, `timeout`
     [s] of simulator silence before a run fails, `cpu`: the CPU core to pin a run's scheduler and
     simulator to (None: no pinning; a local executor sets it per worker), `network_model`: the
-    simulator's (docs/io-model.md §5)."""
+    simulator's (docs/io-model.md §5). `timeout` also bounds each decision of the policy, `run_timeout`
+    [s] (None: no limit) each run's wall-clock time: a run over either fails, the others go on
+    (docs/reliability.md)."""
 
     platform: str
     seed: int = 0
     timeout: float = 600.0
     cpu: int | None = None
     network_model: str = "exact"
+    run_timeout: float | None = None
 
 
 def read_marker(spec: RunSpec) -> dict | None:
@@ -88,8 +92,12 @@ def run_one(spec: RunSpec, settings: RunSettings, on_progress: Progress | None =
         res = run(spec.policy, Path(spec.workload), Path(spec.platform or settings.platform), out, model=spec.model,
                   seed=seed, progress=False, on_progress=on_progress, timeout=settings.timeout,
                   cpu=settings.cpu, policy_options=json.loads(spec.options) if spec.options else None,
-                  network_model=settings.network_model)
+                  network_model=settings.network_model, run_timeout=settings.run_timeout)
     except BaseException as exc:   # noqa: BLE001 - reported, the other runs go on
+        if isinstance(exc, (KeyboardInterrupt, Interrupted)):
+            msg = f"interrupted ({exc})" if str(exc) else "interrupted"
+            (out / "error.txt").write_text(msg + "\n")
+            return {"key": spec.key, "error": msg, "interrupted": True}
         msg = f"{type(exc).__name__}: {exc}"
         (out / "error.txt").write_text(msg + "\n\n" + traceback.format_exc())
         return {"key": spec.key, "error": msg}
@@ -120,6 +128,17 @@ def report_failed(failed: Sequence[str], file=None) -> int:
     return 1
 
 
+def interrupted(exc: Interrupted, command: str, written: Path, total: int, file=None) -> int:
+    """After a signal stopped a campaign: print on stderr the one line saying so (the signal, how many of
+    the `total` runs are done, the file `written` with what finished); return the exit status, 128 +
+    the signal's number (130 SIGINT, 143 SIGTERM, 129 SIGHUP)."""
+    import sys
+    done = sum("error" not in r for r in (exc.result or {}).values())
+    print(f"burstbuffer: {command} interrupted by {exc}: {done} of {total} runs done, the others are marked "
+          f"interrupted in {written}; rerun the same command to finish them", file=file or sys.stderr)
+    return exc.status
+
+
 def describe(spec: RunSpec, info: dict) -> str:
     """One line on a finished (or failed) run, for the console."""
     if "error" in info:
@@ -142,7 +161,10 @@ class Executor(Protocol):
 
 def execute(specs: Sequence[RunSpec], executor: Executor, settings: RunSettings, *, log=print) -> dict[str, dict]:
     """Run every spec whose marker is missing through `executor`; return key → marker (kept or new) or
-    ``{"key", "error"}``. Logs the number of runs kept when resuming and one line per run done."""
+    ``{"key", "error"}``. Logs the number of runs kept when resuming and one line per run done.
+    A signal (`signals.Interrupted`, or KeyboardInterrupt, re-raised as Interrupted(SIGINT)) stops the
+    executor; the Interrupted raised carries in `result` the key → marker dict of the runs finished so far
+    (interrupted runs: ``{"key", "error", "interrupted": True}``)."""
     results: dict[str, dict] = {}
     todo = []
     for s in specs:
@@ -159,5 +181,13 @@ def execute(specs: Sequence[RunSpec], executor: Executor, settings: RunSettings,
     def on_done(spec: RunSpec, info: dict) -> None:
         results[spec.key] = info
 
-    executor.run(sorted(todo, key=lambda s: -s.cost()), settings, on_done, total=len(specs), kept=len(results))
+    try:
+        executor.run(sorted(todo, key=lambda s: -s.cost()), settings, on_done, total=len(specs),
+                     kept=len(results))
+    except (KeyboardInterrupt, Interrupted) as exc:
+        # the caller writes what finished: `Interrupted.result` holds the results so far
+        if isinstance(exc, KeyboardInterrupt):
+            exc = Interrupted(signal.SIGINT)
+        exc.result = results
+        raise exc from None
     return results

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 from ..affinity import resolve_cpu
+from ..signals import Interrupted
 from .execute import RunSettings, describe, run_one
 from .runs import RunSpec
 
@@ -26,6 +27,7 @@ class _WorkerContext:
 
     queue: object | None
     cpu: int | None
+    stop: object = None   # a multiprocessing Event: set by the parent when interrupted (no new run starts)
     current = None  # the context of this worker process (set by _init_worker, in the worker only)
 
 
@@ -49,33 +51,64 @@ class _QueueReporter:
             pass
 
 
-def _init_worker(q, counter, pin: bool) -> None:
-    """Worker start: an idle worker ignores Ctrl-C (the parent cancels what has not started); `q` (or
-    None: no progress bars) carries the runs' progress to the parent; with `pin`, the k-th worker
-    started (`counter`) runs its simulations on the k-th available CPU core (`burstbuffer.affinity`)."""
+def _init_worker(q, counter, pin: bool, stop=None) -> None:
+    """Worker start: an idle worker ignores Ctrl-C (the parent cancels what has not started) and dies
+    with its parent (even a SIGKILLed one: `signals.die_with_parent`); `q` (or None: no progress bars)
+    carries the runs' progress to the parent; with `pin`, the k-th worker started (`counter`) runs its
+    simulations on the k-th available CPU core (`burstbuffer.affinity`); `stop` (an Event) set: no run
+    starts any more."""
+    from ..signals import die_with_parent
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
     with counter.get_lock():
         slot = counter.value
         counter.value += 1
-    _WorkerContext.current = _WorkerContext(q, resolve_cpu("auto", slot=slot) if pin else None)
+    _WorkerContext.current = _WorkerContext(q, resolve_cpu("auto", slot=slot) if pin else None, stop)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def _pool_task(spec: RunSpec, settings: RunSettings) -> dict:
-    """In a pool worker: `run_one` with this worker's CPU core and progress queue."""
+    """In a pool worker: `run_one` with this worker's CPU core and progress queue; ``{"key", "error",
+    "interrupted": True}`` without simulating once the parent was interrupted (its stop event set).
+    Ctrl-C is armed before the stop event is read, so the parent's SIGINT (sent after setting the event)
+    either finds the event set or interrupts the run."""
     ctx = _WorkerContext.current
-    return run_one(spec, replace(settings, cpu=ctx.cpu),
-                   _QueueReporter(spec.key, ctx.queue) if ctx.queue is not None else None)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # a SIGTERM or SIGHUP sent to the whole process group (a closed terminal, a batch system) stops the
+    # run as cleanly as Ctrl-C does: its simulator stopped, its socket folder removed
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, _interrupt)
+    try:
+        if ctx.stop is not None and ctx.stop.is_set():
+            return {"key": spec.key, "error": "interrupted before it started", "interrupted": True}
+        return run_one(spec, replace(settings, cpu=ctx.cpu),
+                       _QueueReporter(spec.key, ctx.queue) if ctx.queue is not None else None)
+    except KeyboardInterrupt:
+        return {"key": spec.key, "error": "interrupted before it started", "interrupted": True}
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for s in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_DFL)
 
 
 class LocalPoolExecutor:
     """`workers` spawned processes (at most one per run to do), each pinned to a CPU core of its own when
     `pin`; tqdm bars when `progress`, else one line per finished run through `log`."""
 
-    def __init__(self, workers: int, *, pin: bool = True, progress: bool = True, log=print):
+    #: [s] after an interruption, how long the running runs get to stop their simulators and return
+    #: before their workers are terminated
+    STOP_GRACE = 20.0
+
+    def __init__(self, workers: int, *, pin: bool = True, progress: bool = True, log=print,
+                 desc: str = "runs"):
         self.workers = max(1, workers)
         self.pin = pin
         self.progress = progress
         self.log = log
+        self.desc = desc
 
     def run(self, todo: Sequence[RunSpec], settings: RunSettings,
             on_done: Callable[[RunSpec, dict], None], *, total: int, kept: int) -> None:
@@ -88,7 +121,7 @@ class LocalPoolExecutor:
         overall = None
         if self.progress:
             from tqdm import tqdm
-            overall = tqdm(total=total, initial=kept, unit="run", desc="reproduce", position=0,
+            overall = tqdm(total=total, initial=kept, unit="run", desc=self.desc, position=0,
                            dynamic_ncols=True, leave=True)
         say = (lambda m: overall.write(m)) if overall is not None else self.log
         pending_keys = {s.key for s in todo}
@@ -112,40 +145,36 @@ class LocalPoolExecutor:
                 if b is not None:
                     b.update(n - b.n)
 
+        stop = ctx.Event()
         pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=ctx,
-                                   initializer=_init_worker, initargs=(q, ctx.Value("i", 0), self.pin))
+                                   initializer=_init_worker, initargs=(q, ctx.Value("i", 0), self.pin, stop))
         futures = {pool.submit(_pool_task, s, settings): s for s in todo}
+        pending = set(futures)
+
+        def finished(f) -> None:
+            s = futures[f]
+            pending_keys.discard(s.key)
+            try:
+                info = f.result()
+            except BaseException as exc:  # noqa: BLE001 - a worker process died (or was stopped)
+                info = {"key": s.key, "error": f"{type(exc).__name__}: {exc}"}
+            on_done(s, info)
+            b = bars.pop(s.key, None)
+            slots.pop(s.key, None)
+            if b is not None:
+                b.close()
+            if overall is not None:
+                overall.update(1)
+            say(describe(s, info))
+
         try:
-            pending = set(futures)
             while pending:
                 done, pending = wait(pending, timeout=0.3, return_when=FIRST_COMPLETED)
                 drain()
                 for f in done:
-                    s = futures[f]
-                    pending_keys.discard(s.key)
-                    try:
-                        info = f.result()
-                    except Exception as exc:  # a worker process died
-                        info = {"key": s.key, "error": f"{type(exc).__name__}: {exc}"}
-                    on_done(s, info)
-                    b = bars.pop(s.key, None)
-                    slots.pop(s.key, None)
-                    if b is not None:
-                        b.close()
-                    if overall is not None:
-                        overall.update(1)
-                    say(describe(s, info))
-        except KeyboardInterrupt:
-            for f in futures:
-                f.cancel()
-            # interrupt the running workers too (a Ctrl-C at a terminal reaches them already; a signal sent
-            # to this process alone does not): each stops its simulator and returns
-            for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                try:
-                    os.kill(proc.pid, signal.SIGINT)
-                except (OSError, AttributeError):
-                    pass
-            pool.shutdown(wait=True, cancel_futures=True)
+                    finished(f)
+        except (KeyboardInterrupt, Interrupted):
+            self._stop(pool, futures, pending, stop, finished)
             raise
         finally:
             for b in bars.values():
@@ -153,3 +182,35 @@ class LocalPoolExecutor:
             if overall is not None:
                 overall.close()
         pool.shutdown(wait=True)
+
+    def _stop(self, pool, futures, pending, stop, finished) -> None:
+        """After an interruption: no queued run starts (the workers' `stop` event, the queued futures
+        cancelled), the running ones are sent SIGINT (a Ctrl-C at a terminal reaches them already, a
+        signal sent to this process alone does not: each stops its simulator and returns), their results
+        are collected for up to `STOP_GRACE` s (`finished`), and the workers still alive then are
+        terminated. Returns once every worker process has exited."""
+        stop.set()
+        for f in futures:
+            f.cancel()
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        for proc in procs:
+            try:
+                os.kill(proc.pid, signal.SIGINT)
+            except (OSError, AttributeError):
+                pass
+        deadline = time.monotonic() + self.STOP_GRACE
+        running = {f for f in pending if not f.cancelled()}
+        while running and time.monotonic() < deadline:
+            done, running = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
+            for f in done:
+                if not f.cancelled():
+                    finished(f)
+        for proc in procs:            # a run that ignores SIGINT (e.g. stuck in C code) is not waited for
+            if proc.is_alive() and running:
+                proc.terminate()
+        for proc in procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(timeout=5)
+        pool.shutdown(wait=True, cancel_futures=True)

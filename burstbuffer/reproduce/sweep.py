@@ -8,7 +8,9 @@ Campaign file (TOML; relative paths are relative to the file)::
     platform = "../platforms/dragonfly96.xml"   # default: the bundled Dragonfly
     models = ["io-aware"]                       # job models (default: io-aware)
     seeds = [0]                                 # the policies' seeds (default: [0])
-    timeout = 600                               # [s] of simulator silence before a run fails
+    timeout = 600                               # [s] of simulator silence, or of one decision, before a
+                                                #   run fails (docs/reliability.md)
+    run-timeout = 86400                         # [s] of wall-clock time before a run fails (default 1 day)
     network-model = "exact"                     # the simulator's --network-model (docs/io-model.md §5;
                                                 #   default exact, Batsim's; e.g. uncontended on 10,000 nodes)
 
@@ -41,19 +43,24 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import __version__, cliargs
 from ..errors import InputError
-from ..fileio import read_toml
-from .execute import RunSettings, execute, report_failed
+from ..fileio import output_dir, read_toml
+from ..jsonvalues import is_int, is_num
+from ..signals import Interrupted, interruptible
+from .execute import RunSettings, execute, interrupted, report_failed
 from ..workloads.transform import SCENARIOS
 from .runs import RunSpec
 
 _TOP = {"campaign", "policy", "workload", "exclude"}
-_CAMPAIGN = {"platform", "models", "seeds", "timeout", "name", "network-model"}
+_CAMPAIGN = {"platform", "models", "seeds", "timeout", "run-timeout", "name", "network-model"}
+#: [s] a campaign run's default wall-clock limit (campaign key run-timeout; reproduce --run-timeout)
+RUN_TIMEOUT = 86400.0
 _POLICY = {"name", "label", "options"}
 _WORKLOAD = {"file", "label", "jobs", "min-res", "parts", "bb-scenario", "bb-seed"}
 _EXCLUDE = {"policy", "workload", "model", "seed"}
@@ -63,7 +70,7 @@ _EXCLUDE = {"policy", "workload", "model", "seed"}
 class Campaign:
     """A parsed campaign file: `policies` [(label, name, options dict)], `workloads` [(label, file,
     transforms dict)], `models`, `seeds`, `exclude` [dict], `platform` path, `timeout` [s],
-    `network_model` (the simulator's, `burstbuffer.simulator.network.NETWORK_MODELS`)."""
+    `network_model` (the simulator's, `burstbuffer.simulator.network.NETWORK_MODELS`), `run_timeout` [s]."""
 
     path: Path
     policies: list
@@ -74,6 +81,7 @@ class Campaign:
     platform: Path
     timeout: float
     network_model: str = "exact"
+    run_timeout: float = RUN_TIMEOUT
 
 
 def _unknown(path: Path, where: str, table: dict, known: set) -> None:
@@ -82,11 +90,50 @@ def _unknown(path: Path, where: str, table: dict, known: set) -> None:
             raise InputError(str(path), f"{where}.{k}", f"unknown key (known: {', '.join(sorted(known))})")
 
 
+#: A label (policy or workload): it names runs and, for a transformed workload, a file of DIR/workloads/, so
+#: it is a plain name: letters, digits and ``. _ + = -``, not starting with a dot, at most 100 characters.
+LABEL_RE = re.compile(r"[A-Za-z0-9_+=-][A-Za-z0-9._+=-]{0,99}")
+
+
+def _label(path: Path, item: str, value, default: str) -> str:
+    """`value` (a label given in the file) checked against `LABEL_RE`, or `default` (e.g. a file's stem)
+    with every other character replaced by "_" when none is given."""
+    if value is None:
+        safe = re.sub(r"[^A-Za-z0-9._+=-]", "_", default)[:100].lstrip(".") or "workload"
+        return safe
+    if not isinstance(value, str) or not LABEL_RE.fullmatch(value):
+        raise InputError(str(path), item, f"{_excerpt(value)} is not a plain name (letters, digits, . _ + = -, "
+                                          "not starting with a dot, at most 100 characters)")
+    return value
+
+
+def _excerpt(value, limit: int = 60) -> str:
+    """repr of `value`, cut to `limit` characters: what an error message quotes of a bad value."""
+    r = repr(value)
+    return r if len(r) <= limit else r[:limit - 1] + "…"
+
+
+def _int(path: Path, item: str, value, lo: int, hi: int | None = None) -> int:
+    """`value` if an integer (not a boolean) in [lo, hi), else InputError (file, item, reason)."""
+    if not is_int(value) or value < lo or (hi is not None and value >= hi):
+        rng = f">= {lo}" if hi is None else f"in [{lo}, {'2^32' if hi == 2**32 else hi})"
+        raise InputError(str(path), item, f"expected an integer {rng}, not {_excerpt(value)}")
+    return value
+
+
+def _str_list(path: Path, item: str, value) -> list:
+    if not isinstance(value, list) or not value:
+        raise InputError(str(path), item, f"expected a non-empty list, not {_excerpt(value)}")
+    return value
+
+
 def load_campaign(path: str | Path) -> Campaign:
     """Parse and check the campaign file `path` (module docstring). InputError (file, item, reason) for
-    a missing or malformed file, an unknown key, policy or job model, a missing workload file, duplicate
-    labels, a bad number or a bad policy option (`check_campaign_options`: every option checked here, once,
-    not at each run)."""
+    a missing or malformed file, an unknown key, policy or job model, a missing workload file, a value of
+    the wrong type (booleans are not numbers), an empty list, a label that is not a plain name
+    (`LABEL_RE`: labels name files inside the output folder), duplicate labels, a bad number or a bad policy
+    option (`check_campaign_options`: every option checked here, once, not at each run). Repeated models or
+    seeds are kept once."""
     from ..io_model.registry import model_names
     from ..runner import DEFAULT_PLATFORM
     from ..schedulers import POLICIES
@@ -94,56 +141,71 @@ def load_campaign(path: str | Path) -> Campaign:
     data = read_toml(p, "campaign")
     _unknown(p, "campaign file", data, _TOP)
     top = data.get("campaign", {})
+    if not isinstance(top, dict):
+        raise InputError(str(p), "campaign", "expected a table [campaign]")
     _unknown(p, "campaign", top, _CAMPAIGN)
     base = p.resolve().parent
+    if "platform" in top and not isinstance(top["platform"], str):
+        raise InputError(str(p), "campaign.platform", f"expected a file name, not {_excerpt(top['platform'])}")
     platform = (base / top["platform"]) if "platform" in top else Path(DEFAULT_PLATFORM)
     if not platform.is_file():
         raise InputError(str(p), "campaign.platform", f"file not found: {platform}")
-    models = top.get("models", ["io-aware"])
+    models = _str_list(p, "campaign.models", top.get("models", ["io-aware"]))
     for m in models:
-        if m not in model_names():
-            raise InputError(str(p), f"model {m}", f"unknown job model (known: {', '.join(model_names())})")
+        if not isinstance(m, str) or m not in model_names():
+            raise InputError(str(p), f"model {_excerpt(m)}", f"unknown job model (known: {', '.join(model_names())})")
     seeds = top.get("seeds", [0])
-    if not seeds or not all(isinstance(s, int) and 0 <= s < 2**32 for s in seeds):
-        raise InputError(str(p), "campaign.seeds", "expected a list of integers in [0, 2^32)")
+    if not isinstance(seeds, list) or not seeds or not all(is_int(s) and 0 <= s < 2**32 for s in seeds):
+        raise InputError(str(p), "campaign.seeds", "expected a non-empty list of integers in [0, 2^32)")
     timeout = top.get("timeout", 600.0)
-    if not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise InputError(str(p), "campaign.timeout", "expected a number > 0")
+    if not is_num(timeout) or not timeout > 0:
+        raise InputError(str(p), "campaign.timeout", f"expected a number > 0, not {_excerpt(timeout)}")
+    run_timeout = top.get("run-timeout", RUN_TIMEOUT)
+    if not is_num(run_timeout) or not run_timeout > 0:
+        raise InputError(str(p), "campaign.run-timeout", f"expected a number > 0, not {_excerpt(run_timeout)}")
     from ..simulator.network import NETWORK_MODELS
     network_model = top.get("network-model", "exact")
-    if network_model not in NETWORK_MODELS:
+    if not isinstance(network_model, str) or network_model not in NETWORK_MODELS:
         raise InputError(str(p), "campaign.network-model",
-                         f"{network_model!r} is not a network model (known: {', '.join(NETWORK_MODELS)})")
+                         f"{_excerpt(network_model)} is not a network model (known: {', '.join(NETWORK_MODELS)})")
+    tables = {}
+    for what in ("policy", "workload", "exclude"):
+        tables[what] = data.get(what, [])
+        if not isinstance(tables[what], list) or not all(isinstance(t, dict) for t in tables[what]):
+            raise InputError(str(p), what, f"expected tables [[{what}]]")
     policies = []
-    for i, t in enumerate(data.get("policy", [])):
+    for i, t in enumerate(tables["policy"]):
         _unknown(p, f"policy[{i}]", t, _POLICY)
         name = t.get("name")
-        if name not in POLICIES:
-            raise InputError(str(p), f"policy[{i}].name", f"{name!r} is not a policy (known: {', '.join(POLICIES)})")
+        if not isinstance(name, str) or name not in POLICIES:
+            raise InputError(str(p), f"policy[{i}].name",
+                             f"{_excerpt(name)} is not a policy (known: {', '.join(POLICIES)})")
         opts = t.get("options", {})
         if not isinstance(opts, dict):
             raise InputError(str(p), f"policy[{i}].options", "expected a table")
         check_campaign_options(p, f"policy[{i}].options", name, opts)
-        policies.append((str(t.get("label", name)), name, opts))
+        policies.append((_label(p, f"policy[{i}].label", t.get("label"), name), name, opts))
     workloads = []
-    for i, t in enumerate(data.get("workload", [])):
+    for i, t in enumerate(tables["workload"]):
         _unknown(p, f"workload[{i}]", t, _WORKLOAD)
         if "file" not in t:
             raise InputError(str(p), f"workload[{i}]", "needs file")
+        if not isinstance(t["file"], str):
+            raise InputError(str(p), f"workload[{i}].file", f"expected a file name, not {_excerpt(t['file'])}")
         f = base / t["file"]
         if not f.is_file():
             raise InputError(str(p), f"workload[{i}].file", f"file not found: {f}")
         for k in ("jobs", "min-res", "parts"):
-            if k in t and not (isinstance(t[k], int) and t[k] >= 1):
-                raise InputError(str(p), f"workload[{i}].{k}", "expected an integer >= 1")
-        if "bb-scenario" in t and t["bb-scenario"] not in SCENARIOS:
+            if k in t:
+                _int(p, f"workload[{i}].{k}", t[k], 1)
+        if "bb-scenario" in t and (not isinstance(t["bb-scenario"], str) or t["bb-scenario"] not in SCENARIOS):
             raise InputError(str(p), f"workload[{i}].bb-scenario",
-                             f"{t['bb-scenario']!r} is not a scenario (known: {', '.join(SCENARIOS)})")
-        if "bb-seed" in t and not (isinstance(t["bb-seed"], int) and 0 <= t["bb-seed"] < 2**32):
-            raise InputError(str(p), f"workload[{i}].bb-seed", "expected an integer in [0, 2^32)")
+                             f"{_excerpt(t['bb-scenario'])} is not a scenario (known: {', '.join(SCENARIOS)})")
+        if "bb-seed" in t:
+            _int(p, f"workload[{i}].bb-seed", t["bb-seed"], 0, 2**32)
         if "bb-seed" in t and "bb-scenario" not in t:
             raise InputError(str(p), f"workload[{i}].bb-seed", "only with bb-scenario")
-        workloads.append((str(t.get("label", f.stem)), f,
+        workloads.append((_label(p, f"workload[{i}].label", t.get("label"), f.stem), f,
                           {k: t[k] for k in ("jobs", "min-res", "bb-scenario", "bb-seed", "parts") if k in t}))
     for what, items in (("policy", policies), ("workload", workloads)):
         if not items:
@@ -152,11 +214,11 @@ def load_campaign(path: str | Path) -> Campaign:
         dup = {x for x in labels if labels.count(x) > 1}
         if dup:
             raise InputError(str(p), what, f"duplicate label(s) {', '.join(sorted(dup))}: set label = ...")
-    exclude = data.get("exclude", [])
+    exclude = tables["exclude"]
     for i, t in enumerate(exclude):
         _unknown(p, f"exclude[{i}]", t, _EXCLUDE)
-    return Campaign(p, policies, workloads, list(models), list(seeds), exclude, platform, float(timeout),
-                    network_model)
+    return Campaign(p, policies, workloads, list(dict.fromkeys(models)), list(dict.fromkeys(seeds)), exclude,
+                    platform, float(timeout), network_model, float(run_timeout))
 
 
 def check_campaign_options(path: Path, item: str, policy: str, options: dict) -> None:
@@ -214,16 +276,25 @@ def prepare_workloads(c: Campaign, work: Path) -> list[tuple[str, Path]]:
         if "parts" in tf:
             for k, part in enumerate(split_workload(w, parts=tf["parts"])):
                 if part.jobs:
-                    dst = work / f"{label}-{tag}-part-{k}.json"
+                    dst = _inside(work, f"{label}-{tag}-part-{k}.json", c.path, label)
                     if not dst.is_file():
                         write_workload(dst, part)
                     out.append((f"{label}/part-{k}", dst.resolve()))
         else:
-            dst = work / f"{label}-{tag}.json"
+            dst = _inside(work, f"{label}-{tag}.json", c.path, label)
             if not dst.is_file():
                 write_workload(dst, w)
             out.append((label, dst.resolve()))
     return out
+
+
+def _inside(work: Path, name: str, source: Path, label: str) -> Path:
+    """``work / name``, checked to stay inside `work` (a second guard behind `LABEL_RE`): InputError
+    otherwise."""
+    dst = work / name
+    if Path(name).name != name or not dst.resolve().is_relative_to(work.resolve()):
+        raise InputError(str(source), f"workload {_excerpt(label)}", "its label would write outside the output folder")
+    return dst
 
 
 def bb_scenario(w, scenario: str, seed: int, platform: Path, source: str = "workload"):
@@ -263,9 +334,21 @@ def plan_campaign(c: Campaign, out: Path) -> list[RunSpec]:
     return specs
 
 
+def _result(spec: RunSpec, specs: list[RunSpec], results: dict[str, dict]) -> dict:
+    """The result of `spec`: its own, or that of the run of the same directory (an identical run under
+    other labels, run once), or ``{"error": "not run", "interrupted": True}``."""
+    if spec.key in results:
+        return results[spec.key]
+    for s in specs:
+        if s.out == spec.out and s.key in results:
+            return results[s.key]
+    return {"error": "not run", "interrupted": True}
+
+
 def write_index(out: Path, specs: list[RunSpec], results: dict[str, dict]) -> Path:
     """``out``/campaign.csv: one row per run (key, workload, policy, options, model, seed, jobs, dir,
-    status: done / failed, error, mean waiting time [h], mean bounded slowdown, wall time [s])."""
+    status: done / failed / interrupted (stopped by a signal, or not run), error, mean waiting time [h],
+    mean bounded slowdown, wall time [s]); written atomically."""
     path = out / "campaign.csv"
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", newline="") as f:
@@ -273,10 +356,11 @@ def write_index(out: Path, specs: list[RunSpec], results: dict[str, dict]) -> Pa
         w.writerow(["key", "workload", "policy", "options", "model", "seed", "jobs", "dir", "status", "error",
                     "mean_waiting_h", "mean_bounded_slowdown", "wall_time_s"])
         for s in specs:
-            r = results.get(s.key, {"error": "not run"})
+            r = _result(s, specs, results)
             sm = r.get("summary", {})
+            status = "done" if "error" not in r else "interrupted" if r.get("interrupted") else "failed"
             w.writerow([s.key, s.scope, s.policy, s.options, s.model, s.seed, s.jobs, s.out,
-                        "failed" if "error" in r else "done", r.get("error", ""), sm.get("mean_waiting_h", ""),
+                        status, r.get("error", ""), sm.get("mean_waiting_h", ""),
                         sm.get("mean_bounded_slowdown", ""), r.get("wall_time", "")])
     os.replace(tmp, path)
     return path
@@ -288,21 +372,32 @@ def sweep(args) -> int:
     from .dask_engine import check_engine_arguments, make_executor
     check_engine_arguments(args)
     c = load_campaign(args.campaign)
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(args.output)
     specs = plan_campaign(c, out)
+    unique, seen = [], set()         # one run per directory (run id): identical runs under other labels
+    for s in specs:
+        if s.out not in seen:
+            seen.add(s.out)
+            unique.append(s)
     workers = args.workers or os.cpu_count() or 1
-    print(f"sweep: {len(specs)} runs ({len(c.policies)} policies, {len({s.scope for s in specs})} workload(s), "
+    same = f" ({len(specs) - len(unique)} identical to another, run once)" if len(unique) < len(specs) else ""
+    print(f"sweep: {len(specs)} runs{same} ({len(c.policies)} policies, {len({s.scope for s in specs})} workload(s), "
           f"{len(c.models)} model(s), {len(c.seeds)} seed(s)), engine {args.engine}, output {out}")
     t0 = time.perf_counter()
-    executor, close = make_executor(args, workers, pin=args.cpu == "auto", progress=not args.quiet, desc="sweep")
     try:
-        results = execute(specs, executor, RunSettings(str(c.platform.resolve()), timeout=c.timeout,
-                                                            network_model=c.network_model))
-    finally:
-        close()
+        with interruptible():
+            executor, close = make_executor(args, workers, pin=args.cpu == "auto", progress=not args.quiet,
+                                            desc="sweep")
+            try:
+                results = execute(unique, executor, RunSettings(str(c.platform.resolve()), timeout=c.timeout,
+                                                               network_model=c.network_model,
+                                                               run_timeout=c.run_timeout))
+            finally:
+                close()
+    except Interrupted as exc:
+        return interrupted(exc, "sweep", write_index(out, specs, exc.result or {}), len(specs))
     index = write_index(out, specs, results)
-    failed = [k for k, v in results.items() if "error" in v]
+    failed = [s.key for s in specs if "error" in _result(s, specs, results)]
     print(f"sweep: {len(specs) - len(failed)} of {len(specs)} runs done in {time.perf_counter() - t0:.0f} s; "
           f"table {index}")
     return report_failed(failed)

@@ -139,10 +139,12 @@ def run_args(ns: argparse.Namespace) -> int:
             pass
         res = sim.run()
     except InputError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        from ..jsonvalues import excerpt
+        print(f"{PROG}: error: {excerpt(str(exc), 2000)}", file=sys.stderr)
         return 2
     except SimulationError as exc:
-        print(f"{PROG}: simulation stopped: {exc}", file=sys.stderr)
+        from ..jsonvalues import excerpt
+        print(f"{PROG}: simulation stopped: {excerpt(str(exc), 2000)}", file=sys.stderr)
         tb = getattr(exc, "traceback_text", None)
         if tb and not ns.quiet:
             sys.stderr.write(tb)

@@ -19,6 +19,7 @@ import heapq
 import json
 import time
 
+from ..jsonvalues import excerpt
 from .execution import absorb, fire_walltimes
 from .handlers import HANDLERS, killing_done
 from .protocol import dumps, is_number
@@ -225,8 +226,12 @@ def send(st: SimState) -> None:
     st.nb_messages += 1
     t0 = time.perf_counter()
     try:
+        monitor = getattr(st, "monitor", None)
+        if monitor is not None:
+            while monitor.poll(0):            # disconnections before this request do not concern it
+                monitor.recv_multipart()
         st.sock.send_string(text)
-        reply = st.sock.recv_string()
+        reply = st.sock.recv_string() if monitor is None else await_reply(st, monitor)
     except st.zmq.Again:
         raise SimulationError(f"no answer from the scheduler on {st.cfg.socket} within "
                               f"{st.cfg.timeout:g} s") from None
@@ -242,11 +247,35 @@ def send(st: SimState) -> None:
     queue_reply(st, reply, now)
 
 
+def await_reply(st: SimState, monitor) -> str:
+    """The scheduler's answer to the request just sent, watching `monitor` (the REQ socket's
+    EVENT_DISCONNECTED events): SimulationError once the scheduler has been disconnected for
+    `cfg.disconnect_grace` s (its ZeroMQ REQ request is lost, the answer can never come) or after
+    `cfg.timeout` s (None: no limit)."""
+    zmq = st.zmq
+    deadline = None if st.cfg.timeout is None else time.monotonic() + st.cfg.timeout
+    lost_at = None
+    while True:
+        if st.sock.poll(250, zmq.POLLIN):
+            return st.sock.recv_string()
+        while monitor.poll(0):
+            monitor.recv_multipart()
+            lost_at = lost_at or time.monotonic()
+        now = time.monotonic()
+        if lost_at is not None and now - lost_at > st.cfg.disconnect_grace:
+            raise SimulationError(f"the scheduler on {st.cfg.socket} disconnected (or stopped answering "
+                                  f"ZeroMQ heartbeats) without answering message {st.nb_messages}")
+        if deadline is not None and now > deadline:
+            raise zmq.Again()
+
+
 def queue_reply(st: SimState, reply: str, sent_at: float) -> None:
     try:
         doc = json.loads(reply)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise SimulationError("Invalid JSON message: could not be parsed") from None
+    except RecursionError:
+        raise SimulationError("Invalid JSON message: nested too deeply") from None
     if not isinstance(doc, dict):
         raise SimulationError("Invalid JSON message: not a JSON object")
     if "now" not in doc or not is_number(doc["now"]):
@@ -269,7 +298,7 @@ def queue_reply(st: SimState, reply: str, sent_at: float) -> None:
             raise SimulationError(f"Invalid JSON message: event {i} should have a string 'type'")
         if ev["type"] not in _REPLY_TYPES:
             raise SimulationError(f"Invalid JSON message: event {i} has an unknown 'type' value "
-                                  f"'{ev['type']}'")
+                                  f"'{excerpt(ev['type'])}'")
         if "data" not in ev:
             raise SimulationError(f"Invalid JSON message: event {i} should have a 'data' key")
         due = max(due, float(ts))

@@ -153,6 +153,10 @@ class Simulator:
         st.sock.setsockopt(zmq.LINGER, 0)
         if st.cfg.timeout is not None:
             st.sock.setsockopt(zmq.RCVTIMEO, int(st.cfg.timeout * 1000))
+        hb = int(st.cfg.heartbeat_timeout * 1000)
+        st.sock.setsockopt(zmq.HEARTBEAT_IVL, max(1, hb // 6))
+        st.sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, hb)
+        st.monitor = st.sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         st.sock.connect(st.cfg.socket)
         st.mailbox = sg.Mailbox.by_name("server")
         st.msg_cost = None
@@ -160,6 +164,11 @@ class Simulator:
         try:
             engine.run()
         finally:
+            try:
+                st.sock.disable_monitor()
+            except zmq.ZMQError:
+                pass
+            st.monitor.close(0)
             st.sock.close(0)
             st.ctx.term()
             st.writer.close()

@@ -37,7 +37,9 @@ class SimConfig:
     platform: SimGrid XML path. workloads: Batsim workload JSON paths (named w0, w1, ...).
     export_prefix: outputs go to PREFIX_jobs.csv / PREFIX_schedule.csv. socket: ZeroMQ endpoint of the
     scheduler's REP socket, which this REQ socket connects to. roles: ``HOSTS:ROLE`` strings (-r).
-    timeout: seconds to wait for each scheduler reply (None: forever, as Batsim). network_model: how a
+    timeout: seconds to wait for each scheduler reply (None: forever, as Batsim; a scheduler that
+    disconnects or freezes ends the simulation anyway, see heartbeat_timeout, disconnect_grace, and
+    docs/reliability.md). network_model: how a
     homogeneous parallel task's all-to-all becomes flows (`network.NETWORK_MODELS`; "exact" is Batsim's).
     core: how jobs run (`server.select_core`, docs/simulator-core.md)."""
 
@@ -57,6 +59,12 @@ class SimConfig:
     quiet: bool = False
     timeout: float | None = None
     network_model: str = "exact"
+    #: [s] ZeroMQ heartbeat: a scheduler whose connection answers no PING for this long (a frozen process, a
+    #: lost host) is disconnected; a busy scheduler still answers them (its ZeroMQ I/O thread does)
+    heartbeat_timeout: float = 30.0
+    #: [s] a scheduler disconnected this long while an answer is awaited ends the simulation (its REQ
+    #: request is lost: the answer can never come)
+    disconnect_grace: float = 2.0
     core: str | None = None           # auto, actors, bridged (None: $BURSTBUFFER_SIM_CORE, else the default)
     machine_states: bool = True       # write PREFIX_machine_states.csv (Batsim: --disable-machine-state-tracing)
 
@@ -133,6 +141,7 @@ class SimState:
     zmq: Any = None
     ctx: Any = None
     sock: Any = None
+    monitor: Any = None               # the REQ socket's EVENT_DISCONNECTED events (loop.await_reply)
     # the protocol's state
     out: list[dict] = field(default_factory=list)
     sched_ready: bool = False

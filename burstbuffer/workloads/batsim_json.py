@@ -200,4 +200,6 @@ def load_workload(path: str | Path, *, require_bb: bool = True, simulated: bool 
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise InputError(source, "workload", "invalid JSON: nested too deeply") from None
     return workload_from_dict(doc, source, require_bb=require_bb, simulated=simulated)

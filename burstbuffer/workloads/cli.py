@@ -170,6 +170,7 @@ def _cmd_from_swf(args: argparse.Namespace) -> int:
 
 
 def _cmd_from_sacct(args: argparse.Namespace) -> int:
+    from .bb_model import BBModel
     from .convert import convert_trace
     from .sacct import parse_column_map, read_sacct
     params = _model_params(args)

@@ -21,11 +21,17 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
-from ...metrics.stats import mean_ci
+from ...lazy import lazy
 from ..study import ExtraWorkload
+
+np = lazy("numpy")  # numpy, pandas and the statistics (scipy): imported on first use (burstbuffer.lazy)
+pd = lazy("pandas")
+_stats = lazy("burstbuffer.metrics.stats")
+
+
+def mean_ci(x):
+    """`burstbuffer.metrics.stats.mean_ci`, imported on first use."""
+    return _stats.mean_ci(x)
 
 #: the machines and scenarios of the paper regime (S4: the heaviest BB workload of §4.1; S3 was left out for time:
 #: its Baseline stayed at 75-79 % BB usage, nodes at 80-90 %)

@@ -1,0 +1,174 @@
+"""`burstbuffer sweep` and `reproduce` on the local engine end cleanly on SIGTERM, SIGINT and SIGHUP (issue 26,
+items 1 and 3): the workers stop within seconds, no queued run starts, campaign.csv / manifest.json say what
+finished, no process, socket folder or semaphore is left behind, and the exit status is 128 + the signal."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+KTH = ROOT / "workloads" / "kth-1000.json"
+
+CAMPAIGN = """
+[campaign]
+timeout = 120
+[[policy]]
+name = "sjf-bb"
+[[policy]]
+name = "fcfs-bb"
+[[workload]]
+file = "{kth}"
+"""
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            tasks = list(Path(f"/proc/{p}/task").iterdir())
+        except OSError:
+            continue
+        for t in tasks:
+            try:
+                kids = [int(k) for k in (t / "children").read_text().split()]
+            except OSError:
+                kids = []
+            out += kids
+            todo += kids
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    state = next(line for line in status.splitlines() if line.startswith("State:"))
+    return "Z" not in state.split()[1]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _start(argv: list[str], tmp: Path) -> tuple[subprocess.Popen, list[int]]:
+    """Start the command with TMPDIR = tmp/t; return it once a simulator runs under it, with every
+    descendant process then (workers, resource tracker, simulator)."""
+    (tmp / "t").mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp / "t")}
+    proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ROOT, env=env)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        kids = _descendants(proc.pid)
+        sims = [k for k in kids if "burstbuffer.simulator" in _cmdline(k)]
+        if sims:
+            time.sleep(1.0)         # the simulator is under way
+            return proc, _descendants(proc.pid)
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    proc.kill()
+    out, err = proc.communicate()
+    pytest.fail("the campaign never got going: " + err.decode(errors="replace")[-500:])
+
+
+def _check_clean_stop(proc, kids, tmp, sig):
+    proc.send_signal(sig)
+    try:
+        stdout, stderr = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("the command did not stop within 90 s of the signal")
+    stderr = stderr.decode(errors="replace")
+    assert proc.returncode == 128 + sig, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr, stderr
+    deadline = time.monotonic() + 15
+    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [(k, _cmdline(k)) for k in kids if _alive(k)]
+    assert not left, f"processes outlived the command: {left}"
+    assert not list((tmp / "t").iterdir()), f"temporary files left: {list((tmp / 't').iterdir())}"
+    return stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_sweep_local_stops_on_signal_and_writes_campaign_csv(tmp_path, sig):
+    f = tmp_path / "c.toml"
+    f.write_text(CAMPAIGN.format(kth=KTH))
+    out = tmp_path / "out"
+    proc, kids = _start(["sweep", str(f), "--output", str(out), "--engine", "local", "--workers", "1",
+                         "--cpu", "off", "-q"], tmp_path)
+    _check_clean_stop(proc, kids, tmp_path, sig)
+    rows = list(csv.DictReader((out / "campaign.csv").open()))
+    assert len(rows) == 2
+    assert {r["status"] for r in rows} == {"interrupted"}, rows
+    # the next queued run never started: one run directory only
+    assert len([p for p in (out / "runs").iterdir() if not p.name.startswith(".")]) == 1
+
+
+def test_reproduce_local_stops_on_sigterm(tmp_path):
+    out = tmp_path / "out"
+    proc, kids = _start(["reproduce", "--jobs", "1000", "--policies", "sjf-bb,fcfs-bb", "--engine", "local",
+                         "--workers", "1", "--cpu", "off", "--gantt-jobs", "1", "-q", "--output", str(out)],
+                        tmp_path)
+    _check_clean_stop(proc, kids, tmp_path, signal.SIGTERM)
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["interrupted"] == "SIGTERM" and not m["done"]
+    started = [p for p in (out / "runs").rglob("simulator.log")]
+    assert len(started) == 1, started
+
+
+def test_sweep_dask_stops_on_sigterm_and_leaves_no_scratch(tmp_path):
+    pytest.importorskip("distributed")
+    f = tmp_path / "c.toml"
+    f.write_text(CAMPAIGN.format(kth=KTH))
+    out = tmp_path / "out"
+    proc, kids = _start(["sweep", str(f), "--output", str(out), "--engine", "dask", "--workers", "1",
+                         "--cpu", "off", "-q"], tmp_path)
+    _check_clean_stop(proc, kids, tmp_path, signal.SIGTERM)     # no batsim.sock, no dask-scratch-space
+    rows = list(csv.DictReader((out / "campaign.csv").open()))
+    assert len(rows) == 2 and {r["status"] for r in rows} == {"interrupted"}, rows
+    assert not [p for p in (out / "runs").glob(".*")], "temporary run directories left"
+    assert not (ROOT / "dask-scratch-space").exists()
+
+
+def test_sweep_local_stops_on_sigterm_to_the_whole_group(tmp_path):
+    """A batch system or a closed terminal signals every process of the group: the runs still stop
+    cleanly (no socket folder left), campaign.csv is written."""
+    f = tmp_path / "c.toml"
+    f.write_text(CAMPAIGN.format(kth=KTH))
+    out = tmp_path / "out"
+    (tmp_path / "t").mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp_path / "t")}
+    proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "sweep", str(f), "--output", str(out),
+                             "--engine", "local", "--workers", "1", "--cpu", "off", "-q"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ROOT, env=env, start_new_session=True)
+    deadline = time.monotonic() + 180
+    while not any("burstbuffer.simulator" in _cmdline(k) for k in _descendants(proc.pid)):
+        assert time.monotonic() < deadline and proc.poll() is None, "the campaign never got going"
+        time.sleep(0.1)
+    time.sleep(1.0)
+    kids = _descendants(proc.pid)
+    os.killpg(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=90)
+    assert proc.returncode == 143, err.decode(errors="replace")
+    deadline = time.monotonic() + 15
+    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [k for k in kids if _alive(k)]
+    assert not list((tmp_path / "t").iterdir())
+    rows = list(csv.DictReader((out / "campaign.csv").open()))
+    assert {r["status"] for r in rows} == {"interrupted"}
