@@ -9,6 +9,8 @@ import pytest
 from burstbuffer.cli import main
 from burstbuffer.reproduce.sweep import load_campaign, plan_campaign
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 KTH = ROOT / "workloads" / "kth-1000.json"
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 KTH = ROOT / "workloads" / "kth-1000.json"
 

@@ -18,6 +18,8 @@ from procset import ProcSet
 from burstbuffer.guards import BBLedger, DecisionGuard, SchedulerFault
 from burstbuffer.schedulers.base import Job, Start, StageIn
 
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 KTH = ROOT / "workloads" / "kth-1000.json"
 

@@ -7,6 +7,9 @@ import sys
 from pathlib import Path
 
 import zmq
+import pytest
+
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
 
 ROOT = Path(__file__).resolve().parents[1]
 
