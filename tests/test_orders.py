@@ -367,3 +367,21 @@ def test_cli_queues_jobs_csv_columns_limits_and_rejections(kth_subset, tmp_path)
     assert r.returncode == 0, r.stderr
     with open(tmp_path / "plain" / "jobs.csv", newline="") as f:
         assert next(csv.reader(f)) == list(JOB_COLUMNS)
+
+
+@pytest.mark.parametrize("text,reason", [
+    ('queue = [1, 2]\n', "expected a table"),
+    ('[[queue]]\nname = "a"\nmin_walltime = nan\n', "got nan"),
+    ('[[queue]]\nname = "a"\nmin_walltime = inf\n', "finite number"),
+    ('[[queue]]\nname = "a"\nmax_walltime = nan\n', "got nan"),
+    ("x = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+])
+def test_bad_queue_files_are_one_line_errors(tmp_path, capsys, text, reason):
+    """A queue that is not a table, a NaN or infinite walltime bound, a TOML nested too deeply: one line, exit 2
+    (before, a traceback, or every job rejected)."""
+    from burstbuffer.cli import main
+    f = tmp_path / "q.toml"
+    f.write_text(text)
+    assert main(["run", "--policy", "fcfs-bb", "--queues", str(f), "--output", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and reason in err[0] and str(f) in err[0], err

@@ -45,28 +45,39 @@ def cache_dir() -> Path:
     raise OSError("no writable cache directory")
 
 
-def build(source: str, stem: str, libs: tuple[str, ...] = ()) -> ctypes.CDLL:
-    """The library compiled from C `source` (cached as ``STEM_<tag>.so``; `libs`: linker arguments after the
-    source, e.g. ``("-lm",)``), loaded. Raises NativeUnavailable when disabled by ``BURSTBUFFER_NATIVE``,
-    without a compiler or when compilation fails; OSError / SubprocessError from the file system or
-    the compiler run propagate."""
-    if os.environ.get("BURSTBUFFER_NATIVE", "1").strip().lower() in ("0", "no", "false", "off"):
+def disabled() -> bool:
+    """True when ``BURSTBUFFER_NATIVE`` disables every compiled engine."""
+    return os.environ.get("BURSTBUFFER_NATIVE", "1").strip().lower() in ("0", "no", "false", "off")
+
+
+def compile_cached(source: str, stem: str, *, compiler: str, flags: tuple[str, ...], key: tuple[str, ...] = (),
+                   src_suffix: str = ".c", suffix: str = ".so", args=lambda name: (), libs: tuple[str, ...] = (),
+                   timeout: float = 120, error_line=None) -> tuple[Path, str]:
+    """The file compiled from `source` with `compiler` and `flags` (the one loader of the project's compiled
+    engines: plan-α's and the GA's C engines, the simulator's C++ bridge), cached as ``STEM_<tag>SUFFIX`` in
+    `cache_dir`, tag = hash of the source, the compiler, the flags, `key` and the machine. `args(name)`: more
+    arguments before the output (given the library's name, ``STEM_<tag>``); `libs`: after the source.
+    Returns (path, name). Raises NativeUnavailable when disabled, without the compiler or when compilation
+    fails (one line: `error_line(stderr)` or its last line)."""
+    if disabled():
         raise NativeUnavailable("disabled by BURSTBUFFER_NATIVE")
-    cc = os.environ.get("CC", "cc")
-    tag = hashlib.sha256("\0".join([source, cc, *CFLAGS, _platform.machine()]).encode()).hexdigest()[:16]
+    tag = hashlib.sha256("\0".join([source, compiler, *flags, *key, _platform.machine()]).encode()).hexdigest()[:16]
+    name = f"{stem}_{tag}"
     d = cache_dir()
-    so = d / f"{stem}_{tag}.so"
+    so = d / f"{name}{suffix}"
     if not so.exists():
-        if shutil.which(cc) is None:
-            raise NativeUnavailable(f"no C compiler ({cc!r} not found)")
-        fd, src = tempfile.mkstemp(suffix=".c", dir=d)
+        if shutil.which(compiler) is None:
+            raise NativeUnavailable(f"no {'C++' if src_suffix == '.cpp' else 'C'} compiler ({compiler!r} not found)")
+        fd, src = tempfile.mkstemp(suffix=src_suffix, dir=d)
         with os.fdopen(fd, "w") as f:
             f.write(source)
-        tmp = src[:-2] + ".so"
+        tmp = src[:-len(src_suffix)] + suffix
         try:
-            r = subprocess.run([cc, *CFLAGS, "-o", tmp, src, *libs], capture_output=True, text=True, timeout=120)
+            r = subprocess.run([compiler, *flags, *args(name), "-o", tmp, src, *libs], capture_output=True,
+                               text=True, timeout=timeout)
             if r.returncode != 0:
-                raise NativeUnavailable(f"compilation failed: {r.stderr.strip().splitlines()[-1:] or r.returncode}")
+                why = error_line(r.stderr) if error_line else (r.stderr.strip().splitlines()[-1:] or r.returncode)
+                raise NativeUnavailable(f"compilation failed: {why}")
             os.replace(tmp, so)
         finally:
             for x in (src, tmp):
@@ -74,4 +85,13 @@ def build(source: str, stem: str, libs: tuple[str, ...] = ()) -> ctypes.CDLL:
                     os.unlink(x)
                 except OSError:
                     pass
+    return so, name
+
+
+def build(source: str, stem: str, libs: tuple[str, ...] = ()) -> ctypes.CDLL:
+    """The library compiled from C `source` (cached as ``STEM_<tag>.so``; `libs`: linker arguments after the
+    source, e.g. ``("-lm",)``), loaded. Raises NativeUnavailable when disabled by ``BURSTBUFFER_NATIVE``,
+    without a compiler or when compilation fails; OSError / SubprocessError from the file system or
+    the compiler run propagate."""
+    so, _ = compile_cached(source, stem, compiler=os.environ.get("CC", "cc"), flags=CFLAGS, libs=libs)
     return ctypes.CDLL(str(so))

@@ -129,6 +129,8 @@ class QueueConfig:
 def _num(src: str, item: str, v, *, integer: bool = False, positive: bool = True):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
         raise InputError(src, item, f"expected {'an integer' if integer else 'a number'}, got {v!r}")
+    if v != v:
+        raise InputError(src, item, "expected a number, got nan")
     if positive and not v > 0:
         raise InputError(src, item, f"must be > 0, got {v!r}")
     return v
@@ -149,6 +151,8 @@ def load_queues(path: str | Path, order_names: list[str] | None = None) -> Queue
         raise InputError(src, "queues", f"cannot read it ({exc.strerror})") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(src, "TOML", str(exc)) from None
+    except RecursionError:
+        raise InputError(src, "TOML", "nested too deeply") from None
     extra = set(data) - {"order", "queue"}
     if extra:
         raise InputError(src, sorted(extra)[0], "unknown key (expected order, [[queue]])")
@@ -160,6 +164,8 @@ def load_queues(path: str | Path, order_names: list[str] | None = None) -> Queue
         raise InputError(src, "queue", "no [[queue]] table")
     queues: list[Queue] = []
     for i, t in enumerate(raw):
+        if not isinstance(t, dict):
+            raise InputError(src, f"queue #{i + 1}", f"expected a table ([[queue]]), got {type(t).__name__}")
         name = t.get("name")
         item = f"queue {name}" if isinstance(name, str) and name else f"queue #{i + 1}"
         if not isinstance(name, str) or not name:
@@ -178,8 +184,9 @@ def load_queues(path: str | Path, order_names: list[str] | None = None) -> Queue
                 kw[k] = float(_num(src, f"{item}: {k}", t[k]))
         if "min_walltime" in t:
             kw["min_walltime"] = float(_num(src, f"{item}: min_walltime", t["min_walltime"], positive=False))
-            if kw["min_walltime"] < 0:
-                raise InputError(src, f"{item}: min_walltime", "must be >= 0")
+            if not 0 <= kw["min_walltime"] < float("inf"):
+                raise InputError(src, f"{item}: min_walltime", f"must be a finite number of seconds >= 0, got "
+                                                               f"{kw['min_walltime']!r}")
         if "max_share" in t:
             s = _num(src, f"{item}: max_share", t["max_share"])
             if s > 1:

@@ -158,6 +158,11 @@ def _cmd_from_swf(args: argparse.Namespace) -> int:
     conv = convert_swf(args.trace, name=args.name, nb_res=params["nb_res"], model=model, seed=args.seed,
                        from_job=args.from_job, max_records=args.jobs, drop_oversized=args.drop_oversized,
                        width=args.width, speedup=args.speedup, days=args.days)
+    return _write_converted(args, conv, params, t0)
+
+
+def _write_converted(args: argparse.Namespace, conv, params: dict, t0: float) -> int:
+    """Write a converted trace (`from-swf`, `from-sacct`) and print its summary; InputError if no job is left."""
     if not conv.workload.jobs:
         raise InputError(args.trace, "records", "no job left after the filters (" + conv.selection.summary() + ")")
     write_workload(args.output, conv.workload)
@@ -186,15 +191,7 @@ def _cmd_from_sacct(args: argparse.Namespace) -> int:
                          bb_source=trace.bb_source, trace_kind="sacct")
     conv.selection.ignored.update(trace.dropped)
     conv.selection.scanned += sum(trace.dropped.values())
-    if not conv.workload.jobs:
-        raise InputError(args.trace, "records", "no job left after the filters (" + conv.selection.summary() + ")")
-    write_workload(args.output, conv.workload)
-    dt = time.perf_counter() - t0
-    print(f"{args.trace}: {conv.summary()}")
-    print(f"platform: nb_res {params['nb_res']}, {params['bb_nodes']} BB nodes of {params['bb_capacity']} bytes; "
-          f"seed {args.seed}")
-    print(f"wrote {args.output} ({conv.workload.description}) in {dt:.2f} s")
-    return 0
+    return _write_converted(args, conv, params, t0)
 
 
 def _cmd_io_from_darshan(args: argparse.Namespace) -> int:
