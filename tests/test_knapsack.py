@@ -31,8 +31,13 @@ def check(values, weights, caps, method):
 @settings(max_examples=examples(2), deadline=None)
 @given(st.lists(st.integers(0, 10**12), max_size=10), st.integers(0, 3 * 10**12), st.sampled_from(["dp", "milp"]))
 def test_problem1_fills_the_free_bb_exactly_as_brute_force(bbs, free, method):
-    """Problem 1: max Σ bb·x s.t. Σ bb·x ≤ free BB (byte-sized weights, so HiGHS' tolerances matter)."""
-    assert check(bbs, [bbs], [free], method) == brute(bbs, [bbs], [free])
+    """Problem 1: max Σ bb·x s.t. Σ bb·x ≤ free BB (byte-sized weights, so HiGHS' tolerances matter): the DP
+    exactly, milp within HiGHS' relative 1e-6 of the optimum (knapsack module docstring)."""
+    got, best = check(bbs, [bbs], [free], method), brute(bbs, [bbs], [free])
+    if method == "dp":
+        assert got == best
+    else:
+        assert best - 1e-6 * best <= got <= best
 
 
 @settings(max_examples=examples(2), deadline=None)
