@@ -232,6 +232,20 @@ class SchedulerSession:
         return summarize_csv(str(self.jobs_csv), plat.nb_compute if plat else None, plat.total_bb if plat else None)
 
 
+#: longest AF_UNIX socket path Linux accepts (sun_path holds 108 bytes, NUL included)
+_SUN_PATH_MAX = 107
+
+
+def socket_base() -> str | None:
+    """The folder for a run's ZeroMQ ipc socket folder: the temporary folder (None: `tempfile`'s choice), unless
+    ``TMPDIR/burstbuffer-XXXXXXXX/batsim.sock`` would be longer than an AF_UNIX path may be (a deep TMPDIR, e.g.
+    a Dask worker's inside a test's temporary folder): then the system's /tmp."""
+    base = tempfile.gettempdir()
+    if len(os.fsencode(base)) + len("/burstbuffer-XXXXXXXX/batsim.sock") <= _SUN_PATH_MAX:
+        return None
+    return "/tmp" if os.access("/tmp", os.W_OK) else None
+
+
 def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str = "io-aware",
         seed: int = 0, bb_capacity: str | None = None, storage: str | None = None,
         progress: bool = True, timeout: float = 600.0, policy_options: dict | None = None,
@@ -266,7 +280,7 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
                                platform_source=str(platform), on_progress=on_progress)
     executor = session.executor
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="burstbuffer-") as tmp, pinned(core):
+    with tempfile.TemporaryDirectory(prefix="burstbuffer-", dir=socket_base()) as tmp, pinned(core):
         endpoint = f"ipc://{tmp}/batsim.sock"
         sock = ReplySocket(endpoint, timeout=0.5)
         cmd = simulator_command(str(platform), str(workload), export_prefix=str(output / "batsim"),
