@@ -33,3 +33,21 @@ class LazyModule:
 def lazy(name: str) -> Any:
     """A `LazyModule` for `name` (typed Any so that ``pd.DataFrame`` annotations and calls type-check)."""
     return LazyModule(name)
+
+
+def lazy_exports(package: str, where: dict[str, str], namespace: dict, names: list[str]):
+    """(``__getattr__``, ``__dir__``) for `package`'s ``__init__``: a name of `where` (name → submodule) is
+    imported from ``package.submodule`` on first access and kept in `namespace` (the package's globals);
+    `names` is its ``__all__``. AttributeError for any other name (PEP 562)."""
+    def __getattr__(name: str):
+        mod = where.get(name)
+        if mod is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{mod}"), name)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(namespace) | set(names))
+
+    return __getattr__, __dir__
