@@ -25,8 +25,9 @@ from .metrics.definitions import (JOBS_CSV_COLUMNS, THREE_PHASE_COLUMNS, WAIT_CO
                                   bounded_slowdown, runtime, stretch, turnaround_time, wait_reason_category,
                                   waiting_time)
 from .platforms.model import Platform
-from .schedulers.base import Job, Scheduler, StageIn
-from .workloads.batsim_rules import DefinitionError, check_job
+from .io_model.io_aware import phase_bb
+from .schedulers.base import Job, Scheduler, StageIn, StageOut
+from .workloads.batsim_rules import DefinitionError, check_job, check_phase_bb
 
 @dataclass
 class JobRecord:
@@ -195,12 +196,19 @@ class SchedulerApp:
             raise ProtocolError("malformed SIMULATION_BEGINS (profiles or config is not an object)")
         self.profiles = profiles
         self.executor.begin(self.platform, self.profiles)
+        if getattr(self.scheduler, "decides_stage_out", False):  # the model waits for the policy's StageOut
+            if not self.executor.stages_separately:
+                raise InputError("--model", self.executor.name,
+                                 f"policy {self.scheduler.name} decides the stage-outs: it needs the three-phase "
+                                 "job model")
+            self.executor.stage_out_decided = True
         self.dynamic_jobs = bool(cfg.get("dynamic-jobs-enabled", False))
 
     def _job(self, ev: JobSubmitted) -> tuple[Job, str]:
         """The job request of a JOB_SUBMITTED and its workload name. The job object is checked by the
         workload rules (`burstbuffer.workloads.batsim_rules.check_job`, docs/workload.md); a walltime of
-        −1 (none) becomes +inf, the profile's ``bb`` (bytes per node) the request's `bb`.
+        −1 (none) becomes +inf, the profile's ``bb`` (bytes per node) the request's `bb`, the job's ``bb_in``,
+        ``bb_run``, ``bb_out`` its phase amounts (derived from the profile where absent, `phase_bb`).
         Raises InputError("JOB_SUBMITTED", job id, reason)."""
         j = ev.job
         workload, _, _ = ev.job_id.partition("!")
@@ -210,10 +218,15 @@ class SchedulerApp:
             raise InputError("JOB_SUBMITTED", ev.job_id, f"bad job description ({exc.reason})") from None
         profile = ev.profile or (self.profiles.get(workload) or {}).get(pname) or {}
         try:
+            bb = int(profile.get("bb", 0) or 0)
             job = Job(ev.job_id, float(subtime), float(walltime) if walltime > 0 else math.inf, res,
-                      int(profile.get("bb", 0) or 0), pname,
+                      bb, pname,
                       float(j.get("project_weight", profile.get("project_weight", 1.0))),
                       str(j.get("queue", profile.get("queue", "")) or ""))
+            given = check_phase_bb(j, f"job {ev.job_id}")
+            derived = phase_bb(profile, bb)
+            job.bb_in, job.bb_run, job.bb_out = (given.get(k, d) for k, d in
+                                                 zip(("bb_in", "bb_run", "bb_out"), derived))
             if "bb" not in profile:
                 self.profiles_without_bb.add((workload, pname))
         except (TypeError, ValueError) as exc:
@@ -246,15 +259,27 @@ class SchedulerApp:
         self._executing.discard(ev.job_id)
         done = self.executor.on_completed(ev, ts, out)
         if self.executor.stages_separately:
-            for kind, job_id in self.executor.take_phase_events():
-                if kind == "staged":
-                    self.records[job_id].staged_at = ts
-                    self.scheduler.stage_in_done(job_id, ts)
-                else:
-                    if self._releases_nodes:               # else the policy holds them until the job ends
-                        self.records[job_id].nodes_end = ts
-                    self.scheduler.nodes_released(job_id, ts)
-                self._dirty = True
+            self._phase_events(ts)
+        self._job_done(done, ts)
+
+    def _phase_events(self, ts: float) -> None:
+        """Tell the policy the job model's phase changes (`take_phase_events`) at `ts` [s]."""
+        for kind, job_id in self.executor.take_phase_events():
+            if kind == "staged":
+                self.records[job_id].staged_at = ts
+                self.scheduler.stage_in_done(job_id, ts)
+            elif kind == "computed":                     # its BB is the policy's again until its StageOut
+                if self._guard is not None:
+                    self._guard.ledger.take(job_id, self.records[job_id], {})
+                self.scheduler.job_computed(job_id, ts)
+            else:
+                if self._releases_nodes:               # else the policy holds them until the job ends
+                    self.records[job_id].nodes_end = ts
+                self.scheduler.nodes_released(job_id, ts)
+            self._dirty = True
+
+    def _job_done(self, done: tuple[str, str] | None, ts: float) -> None:
+        """Record the end of an original job (`done`: its id and final state; None: nothing ended)."""
         if done is None:
             return
         job_id, state = done
@@ -277,7 +302,11 @@ class SchedulerApp:
         if sched is None:
             return
         self.executor.flush(now, out)
-        if self._dirty:
+        again = True
+        while self._dirty and again:
+            # a policy that decides the stage-outs is asked again while its decisions changed a phase at once
+            # (a step with nothing to move); the others once, as always
+            again = getattr(self.executor, "stage_out_decided", False)
             self._dirty = False
             if self._guard is None:   # the policy's decisions, checked (docs/reliability.md)
                 self._guard = DecisionGuard(self.platform, self.policy_label or sched.name, self.decision_timeout)
@@ -291,6 +320,9 @@ class SchedulerApp:
                     rec._close_wait(now)
                     self.executor.stage_in(start, now, out)
                     continue
+                if isinstance(start, StageOut):   # a decides_stage_out policy: the output of a computed job
+                    self._job_done(self.executor.stage_out(start, now, out), now)
+                    continue
                 if rec.start is None:              # waiting time ends at the first held resource
                     rec.start = now
                     rec._close_wait(now)
@@ -300,6 +332,8 @@ class SchedulerApp:
                 if facts:
                     rec.facts = facts.pop(start.job.id, rec.facts)
                 self.executor.start(start, now, out)
+            if again:
+                self._phase_events(now)
             # why the others wait, until the next decision (docs/wait-reasons.md)
             records = self.records
             reasons = sched.wait_reasons_changed   # only the jobs whose reason changed

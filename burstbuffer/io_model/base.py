@@ -47,6 +47,9 @@ class JobModel(Protocol):
     name: str
     uses_dynamic_jobs: bool
     stages_separately: bool
+    #: set by the app when the policy decides the stage-outs (`Scheduler.decides_stage_out`): a job that ended
+    #: its computation reports "computed" and waits for `stage_out`
+    stage_out_decided: bool
 
     def hold_shape(self, job: Job, bandwidth: float) -> HoldShape:
         """The shape of `job`'s holds (`holds.HoldShape`: stage-in and stage-out estimates [s] at `bandwidth`
@@ -55,8 +58,13 @@ class JobModel(Protocol):
     def stage_in(self, decision: StageIn, now: float, out: Outbox) -> None:
         """Carry out a policy's `StageIn` at `now` [s] (a model that stages separately)."""
 
+    def stage_out(self, decision, now: float, out: Outbox) -> tuple[str, str] | None:
+        """Carry out a policy's `StageOut` at `now` [s] (a model that stages separately, `stage_out_decided`);
+        (job id, final state) if the job ended at once, else None."""
+
     def take_phase_events(self) -> list[tuple[str, str]]:
-        """The phase changes since the last call, in order: ("staged" | "nodes-released", original job id)."""
+        """The phase changes since the last call, in order: ("staged" | "computed" | "nodes-released", original
+        job id)."""
 
     def begin(self, platform: Platform, profiles: dict[str, dict[str, dict]]) -> None:
         """Called at SIMULATION_BEGINS with the platform view and the workloads' profiles
@@ -87,6 +95,7 @@ class JobModelBase:
     name = "?"
     uses_dynamic_jobs = False
     stages_separately = False
+    stage_out_decided = False
 
     def hold_shape(self, job: Job, bandwidth: float) -> HoldShape:
         """`holds.NO_STAGING` (two-phase), or the three-phase estimate when `stages_separately`
@@ -99,6 +108,10 @@ class JobModelBase:
     def stage_in(self, decision: StageIn, now: float, out: Outbox) -> None:
         raise ValueError(f"the {self.name} job model does not stage in apart from the job's nodes "
                          "(a StageIn needs the three-phase job model)")
+
+    def stage_out(self, decision, now: float, out: Outbox) -> tuple[str, str] | None:
+        raise ValueError(f"the {self.name} job model does not stage out apart from the job's nodes "
+                         "(a StageOut needs the three-phase job model)")
 
     def take_phase_events(self) -> list[tuple[str, str]]:
         return []

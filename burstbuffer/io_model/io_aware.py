@@ -50,6 +50,27 @@ def nb_phases(cpu_per_node: float) -> int:
     return min(max(round(cpu_per_node / FLOPS_PER_PHASE), 1), MAX_PHASES)
 
 
+def step_volume(io: dict[str, float] | None, bb: float, step: str) -> float:
+    """Bytes per compute node of `step` ("stage_in", "checkpoint", "stage_out"): the profile's own (`io`: step →
+    bytes, from `IO_FIELDS`), else bb (CHECKPOINT_FRACTION × bb for a checkpoint)."""
+    if io is not None and step in io:
+        return io[step]
+    return CHECKPOINT_FRACTION * bb if step == "checkpoint" else bb
+
+
+def phase_bb(profile: dict, bb: int) -> tuple[int, int, int]:
+    """The BB space per compute node [bytes] of a job's three phases (Yan et al., Cerberus, §2: stage-in,
+    running, stage-out; §3.1: the three uses of the BB — staged input, checkpoints, output) when its workload
+    gives none (docs/workload.md "Phase amounts"): what this model moves in each phase, rounded to bytes —
+    bb_in = the stage-in's bytes, bb_run = one checkpoint's bytes (0 for a job of one compute phase, which
+    writes none), bb_out = the output's bytes. `profile`: the job's profile (its ``cpu`` and `IO_FIELDS`);
+    `bb`: its BB request per node."""
+    io = {step: float(profile[key]) for step, key in IO_FIELDS.items() if key in profile}
+    cpu = float(profile.get("cpu", 0.0) or 0.0)
+    ckpt = step_volume(io, bb, "checkpoint") if nb_phases(cpu) > 1 else 0.0
+    return (int(round(step_volume(io, bb, "stage_in"))), int(round(ckpt)), int(round(step_volume(io, bb, "stage_out"))))
+
+
 @dataclass
 class _Run:
     """A started original job, while its sub-jobs run."""
@@ -73,10 +94,7 @@ class _Run:
     def volume(self, step: str) -> float:
         """Bytes per compute node of `step` ("stage_in", "checkpoint", "stage_out"): the profile's own
         (IO_FIELDS), else bb (0.5 × bb for a checkpoint, CHECKPOINT_FRACTION)."""
-        if self.io is not None and step in self.io:
-            return self.io[step]
-        bb = self.start.job.bb
-        return CHECKPOINT_FRACTION * bb if step == "checkpoint" else bb
+        return step_volume(self.io, self.start.job.bb, step)
 
 
 class IOAwareModel(JobModelBase):

@@ -31,6 +31,12 @@ class Job:
         weight: project weight of the WFP order (Allcock et al. 2017 §4 eq. 1; 1 unless the job carries one).
         queue: the queue the job asks for by name ("" = routed by its processors and walltime;
             docs/orders-and-queues.md).
+        bb_in, bb_run, bb_out: burst-buffer space per compute node [bytes] of the three phases (Yan et al.,
+            Cerberus, §2 and §3: stage-in, running — checkpoints, beside the staged input — and output), read by
+            the ``phases="as-written"`` Cerberus only (docs/workload.md "Phase amounts"). The app sets them from
+            the job's fields or derives them from its profile (`burstbuffer.io_model.io_aware.phase_bb`); None
+            (a job built without them) reads as (bb, 0, bb), the one-amount model (`phase_bb`'s result for a
+            profile without I/O fields and one compute phase).
     """
 
     id: str
@@ -41,11 +47,20 @@ class Job:
     profile: str = ""
     weight: float = 1.0
     queue: str = ""
+    bb_in: int | None = None
+    bb_run: int | None = None
+    bb_out: int | None = None
 
     @property
     def bb_total(self) -> int:
         """Total BB request [bytes] = res × bb."""
         return self.res * self.bb
+
+    @property
+    def phase_bb(self) -> tuple[int, int, int]:
+        """(bb_in, bb_run, bb_out) [bytes per compute node]; an absent one as the one-amount model: bb, 0, bb."""
+        return (self.bb if self.bb_in is None else self.bb_in, 0 if self.bb_run is None else self.bb_run,
+                self.bb if self.bb_out is None else self.bb_out)
 
 
 @dataclass
@@ -54,18 +69,21 @@ class Start:
 
     `bb_of_node` maps each compute node id of `procs` to the BB node (storage resource id) that
     holds its `job.bb` bytes (docs/platform.md chassis → group → any preference). `bb_per_storage` is the
-    derived total bytes per BB node.
+    derived total bytes per BB node. `share`: the bytes each compute node holds on its BB node from now on, if
+    not `job.bb` (the as-written Cerberus: bb_in + bb_run while running).
     """
 
     job: Job
     procs: ProcSet
     bb_of_node: dict[int, int] = field(default_factory=dict)
+    share: int | None = None
 
     @property
     def bb_per_storage(self) -> dict[int, int]:
         out: dict[int, int] = {}
+        b = self.job.bb if self.share is None else self.share
         for bbn in self.bb_of_node.values():
-            out[bbn] = out.get(bbn, 0) + self.job.bb
+            out[bbn] = out.get(bbn, 0) + b
         return out
 
 
@@ -75,17 +93,39 @@ class StageIn:
 
     `bb_slots[k]` is the BB node (storage resource id) that holds the `job.bb` bytes of the job's k-th
     compute node (len = job.res). The job stays pending (no compute nodes) until a later `Start` of the
-    same job; its compute nodes are then mapped to the slots in increasing id order.
+    same job; its compute nodes are then mapped to the slots in increasing id order. `share`: the bytes held
+    per slot, if not `job.bb` (the as-written Cerberus: bb_in).
     """
 
     job: Job
     bb_slots: tuple[int, ...]
+    share: int | None = None
+
+    @property
+    def bb_per_storage(self) -> dict[int, int]:
+        out: dict[int, int] = {}
+        b = self.job.bb if self.share is None else self.share
+        for bbn in self.bb_slots:
+            out[bbn] = out.get(bbn, 0) + b
+        return out
+
+
+@dataclass
+class StageOut:
+    """Decision of a policy that decides the stage-outs (`Scheduler.decides_stage_out`; Yan et al., Cerberus,
+    §3.2, Problem 1 on Q_O): `job` has ended its computation and holds its nodes; it now writes its output to
+    the BB (`share` bytes per compute node on the BB node of each of its `bb_slots`, as in `StageIn`), releases
+    its nodes and drains the output to the PFS (docs/io-model.md §3)."""
+
+    job: Job
+    bb_slots: tuple[int, ...]
+    share: int = 0
 
     @property
     def bb_per_storage(self) -> dict[int, int]:
         out: dict[int, int] = {}
         for bbn in self.bb_slots:
-            out[bbn] = out.get(bbn, 0) + self.job.bb
+            out[bbn] = out.get(bbn, 0) + self.share
         return out
 
 
@@ -171,6 +211,14 @@ class Scheduler(ABC):
         """The running phase of `job_id` ended at `now` [s] (its output is on the BB): its compute nodes
         are free; its BB stays held until `job_ended` (end of its stage-out). Default: ignored, the
         nodes stay held until `job_ended` as in the two-phase models."""
+
+    #: True if this policy decides when a job that ended its computation writes its output and stages it out
+    #: (a `StageOut` decision after `job_computed`); False (default): the job model does it at once
+    decides_stage_out: bool = False
+
+    def job_computed(self, job_id: str, now: float) -> None:
+        """(`decides_stage_out` policies only) `job_id` ended its computation at `now` [s]: it holds its nodes
+        and waits for the policy's `StageOut`. Default: ignored."""
 
     @property
     @abstractmethod

@@ -29,20 +29,53 @@ Starvation (the paper is silent): a queued job that has waited longer than ``sta
   an EASY reservation at its shadow time (the running jobs' node releases expected at start + walltime), and
   the knapsack takes only jobs that fit now and end by the shadow time or fit in the nodes the reservation
   leaves free (a second knapsack constraint).
+- "none": no rule (the paper states none): every queue is served by its knapsack at every decision.
+
+Cerberus as written (option ``phases="as-written"``; the default ``"one"`` is the one-amount policy above).
+Each job has three BB amounts per compute node (`Job.phase_bb`: bb_in, bb_run, bb_out; docs/workload.md
+"Phase amounts"), and the policy also decides the stage-outs (`decides_stage_out`: the three-phase model waits,
+the job on its nodes, after its computation). A job holds bb_in per share from its stage-in, bb_in + bb_run
+while it runs (its input and its checkpoints), nothing once its computation ended, and bb_out from its
+`StageOut` (its output, written from its nodes, which it then releases) until it ends; every share stays on
+the BB node chosen at the job's first phase that needs BB (the compute node it binds writes there), and that
+choice leaves room on each BB node for the job's largest share, max(bb_in + bb_run, bb_out), once it is free.
+At every decision, in this order (the paper gives none: outputs free nodes, runs use staged data, stage-ins
+take what is left):
+
+1. Q_O (Problem 1 on Q_O, §3.2): the computed jobs; maximise Σ bb_out_i·x_i subject to Σ bb_out_i·x_i ≤ free
+   BB, then each chosen job whose output fits on its BB nodes gets a `StageOut` (a job with bb_out = 0 at once).
+2. Q_R (Problem 2, §3.3): the staged jobs; maximise Σ p_i·x_i, p_i = f(c_i, res·bb_run_i, ert_i), subject to
+   Σ c_i·x_i ≤ free nodes and Σ res·bb_run_i·x_i ≤ free BB; a chosen job whose bb_run fits on its BB nodes
+   gets a `Start`.
+3. Q_I (Problem 1, §3.2): maximise Σ bb_in_i·x_i subject to Σ bb_in_i·x_i ≤ free BB less the bb_run promised
+   to the jobs in stage-in or staged; a chosen job is placed where its bb_in + bb_run fits beside those
+   promises. The promise is this project's guard, not the paper's: without it Problem 1 can fill the BB with
+   staged jobs none of which finds its bb_run, and nothing runs again.
+
+Knapsacks as ``knapsack_method`` says ("exact" solves them exactly at every size); the starvation rules
+"none" and "fcfs" apply to the three queues. The one deadlock the promise does not prevent — a computed job
+whose output exceeds its own input and checkpoint space and finds no room while nothing else can free BB —
+raises ValueError (the run stops with one line).
 """
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from procset import ProcSet
 
 from ..platforms.model import Platform
-from .base import Job, Scheduler, StageIn, Start
-from .knapsack import knapsack
+from .base import Job, Scheduler, StageIn, StageOut, Start
+from .knapsack import METHODS, knapsack
 from .placement import lowest_procs
 from .holds import bind_slots, platform_fit_reason
 
-__all__ = ["Cerberus", "PROFITS"]
+__all__ = ["Cerberus", "PHASES", "PROFITS", "STARVATION"]
+
+#: option ``phases``: one BB amount per job (the default), or the paper's three (module docstring)
+PHASES = ("one", "as-written")
+#: option ``starvation``
+STARVATION = ("fcfs", "reserve", "none")
 
 #: ert [s] of a job without walltime (one year), so that its profit stays finite.
 NO_WALLTIME_ERT = 365 * 86400.0
@@ -63,23 +96,32 @@ class Cerberus(Scheduler):
         seed: unused (the policy makes no random choice); accepted as every policy's.
         profit: name in `PROFITS`.
         starvation_limit: seconds (> 0) after which a queued job is served FCFS (module docstring).
-        knapsack_method: "auto", "dp", "milp" or "greedy" (`burstbuffer.schedulers.knapsack`).
-        starvation: "fcfs" or "reserve" (module docstring).
-    Raises ValueError on an unknown profit, knapsack method or starvation rule, or a non-positive
-    starvation limit.
+        knapsack_method: "auto", "exact", "dp", "milp" or "greedy" (`burstbuffer.schedulers.knapsack`).
+        starvation: "fcfs", "reserve" or "none" (module docstring).
+        phases: "one" or "as-written" (module docstring).
+    Raises ValueError on an unknown profit, knapsack method, starvation rule or phases, a non-positive
+    starvation limit, or ``phases="as-written"`` with ``starvation="reserve"``.
     """
 
     name = "cerberus"
 
     def __init__(self, platform: Platform, *, seed: int = 0, profit: str = "node-seconds",
-                 starvation_limit: float = 86400.0, knapsack_method: str = "auto", starvation: str = "fcfs"):
-        if starvation not in ("fcfs", "reserve"):
-            raise ValueError(f"unknown starvation {starvation!r}; valid: fcfs, reserve")
+                 starvation_limit: float = 86400.0, knapsack_method: str = "auto", starvation: str = "fcfs",
+                 phases: str = "one"):
+        if starvation not in STARVATION:
+            raise ValueError(f"unknown starvation {starvation!r}; valid: {', '.join(STARVATION)}")
         self.starvation = starvation
         if profit not in PROFITS:
             raise ValueError(f"unknown profit {profit!r}; valid: {', '.join(sorted(PROFITS))}")
-        if knapsack_method not in ("auto", "dp", "milp", "greedy"):
-            raise ValueError(f"unknown knapsack_method {knapsack_method!r}; valid: auto, dp, greedy, milp")
+        if knapsack_method not in METHODS:
+            raise ValueError(f"unknown knapsack_method {knapsack_method!r}; valid: {', '.join(METHODS)}")
+        if phases not in PHASES:
+            raise ValueError(f"unknown phases {phases!r}; valid: {', '.join(PHASES)}")
+        if phases == "as-written" and starvation == "reserve":
+            raise ValueError("phases=as-written takes starvation none or fcfs, not reserve")
+        self.phases = phases
+        #: the as-written policy decides the stage-outs (module docstring)
+        self.decides_stage_out = phases == "as-written"
         if not starvation_limit > 0:
             raise ValueError(f"starvation_limit must be > 0 seconds, got {starvation_limit!r}")
         self.platform = platform
@@ -94,10 +136,28 @@ class Cerberus(Scheduler):
         self.q_out: set[str] = set()
         self._bb: dict[str, int] = {}                   # job id → bytes per share it holds
         self.node_end: dict[str, float] = {}            # running job → expected node release [s] (start + walltime)
+        # phases="as-written" only
+        self.q_o: dict[str, tuple[Job, float]] = {}     # computed jobs waiting for their StageOut
+        self.promised: dict[int, int] = {}             # BB node → bb_run bytes promised to staging/staged jobs
+        self._promise: dict[str, int] = {}             # job id → its bb_run per share, while promised
+        self.outputs: set[str] = set()                  # jobs whose StageOut was decided, not ended
+        self.running_jobs: dict[str, Job] = {}          # started jobs still computing
 
     # ------------------------------------------------------------------ Scheduler contract
     def can_ever_fit(self, job: Job) -> str | None:
-        return platform_fit_reason(self.platform, job)   # same rules as every policy (docs/policies.md)
+        why = platform_fit_reason(self.platform, job)    # same rules as every policy (docs/policies.md)
+        if why is None and self.phases == "as-written" and self._largest(job) > job.bb:
+            big = replace(job, bb=self._largest(job))
+            why = platform_fit_reason(self.platform, big)
+            if why is not None:
+                why = f"its largest phase share, max(bb_in + bb_run, bb_out): {why}"
+        return why
+
+    @staticmethod
+    def _largest(job: Job) -> int:
+        """The largest BB share [bytes per node] of `job` as written: max(bb_in + bb_run, bb_out)."""
+        b_in, b_run, b_out = job.phase_bb
+        return max(b_in + b_run, b_out)
 
     def submit(self, job: Job, now: float) -> None:
         self.q_in[job.id] = (job, now)
@@ -117,12 +177,25 @@ class Cerberus(Scheduler):
         self.q_out.discard(job_id)
         self.staging.pop(job_id, None)
         self.q_run.pop(job_id, None)
+        if self.phases == "as-written":
+            self.q_o.pop(job_id, None)
+            self.running_jobs.pop(job_id, None)
+            self.outputs.discard(job_id)
+            self._unpromise(job_id)
         per_share = self._bb.pop(job_id, 0)
         for b in self.slots.pop(job_id, ()):
             self.free_bb[b] += per_share
 
+    def job_computed(self, job_id: str, now: float) -> None:
+        """(phases="as-written") `job_id` ended its computation: it gives back its input and checkpoint space and
+        enters Q_O, on its nodes."""
+        self.node_end.pop(job_id, None)
+        self._hold(job_id, 0)
+        self.q_o[job_id] = (self.running_jobs.pop(job_id), now)
+
     @property
     def queue(self) -> list[Job]:
+        """The jobs not started yet: Q_I, those in stage-in, Q_R (not Q_O: those have started)."""
         jobs = [j for j, _ in self.q_in.values()] + list(self.staging.values()) + [j for j, _ in self.q_run.values()]
         return sorted(jobs, key=lambda j: (j.subtime, j.id))
 
@@ -155,7 +228,7 @@ class Cerberus(Scheduler):
     def _select(self, queue: dict[str, tuple[Job, float]], now: float, values, weights, caps) -> list[str]:
         """Job ids to serve from `queue`: FCFS from the head while its oldest job starves, else the knapsack."""
         ids = list(queue)
-        if ids and now - queue[ids[0]][1] > self.starvation_limit:
+        if self._starves(queue, now):
             return ids                                   # FCFS: the caller stops at the first misfit
         chosen = knapsack([values(queue[i][0]) for i in ids], [[w(queue[i][0]) for i in ids] for w in weights],
                           caps, method=self.method)
@@ -173,8 +246,10 @@ class Cerberus(Scheduler):
             self.slots[jid], self._bb[jid] = (), 0
         if self.starvation == "reserve":
             return self._decide_reserve(now, out)
+        if self.phases == "as-written":
+            return self._decide_as_written(now, out)
         # Q_I — Problem 1
-        fcfs = bool(self.q_in) and now - next(iter(self.q_in.values()))[1] > self.starvation_limit
+        fcfs = self._starves(self.q_in, now)
         for jid in self._select(self.q_in, now, lambda j: j.bb_total, [lambda j: j.bb_total],
                                 [sum(self.free_bb.values())]):
             job = self.q_in[jid][0]
@@ -185,7 +260,7 @@ class Cerberus(Scheduler):
                 continue
             out.append(self._stage_in(jid, job, slots))
         # Q_R — Problem 2 (bb_run = 0: a staged job holds its BB)
-        fcfs = bool(self.q_run) and now - next(iter(self.q_run.values()))[1] > self.starvation_limit
+        fcfs = self._starves(self.q_run, now)
         for jid in self._select(self.q_run, now, lambda j: self.profit(j.res, j.bb_total, self._ert(j)),
                                 [lambda j: j.res, lambda j: 0], [len(self.free_nodes), 0]):
             job = self.q_run[jid][0]
@@ -199,6 +274,139 @@ class Cerberus(Scheduler):
             del self.q_run[jid]
             out.append(Start(job, procs, bind_slots(self.platform, procs, self.slots[jid])))
         return out
+
+    def _starves(self, queue: dict[str, tuple[Job, float]], now: float) -> bool:
+        """Rule "fcfs": whether `queue`'s oldest job waited longer than the starvation limit (never under "none")."""
+        return (self.starvation != "none" and bool(queue)
+                and now - next(iter(queue.values()))[1] > self.starvation_limit)
+
+    # ------------------------------------------------------------------ phases "as-written"
+    def _hold(self, jid: str, share: int) -> None:
+        """Make `jid` hold `share` bytes on the BB node of each of its shares (its slots), from what it held."""
+        old = self._bb.get(jid, 0)
+        for b in self.slots.get(jid, ()):
+            self.free_bb[b] -= share - old
+        self._bb[jid] = share
+
+    def _unpromise(self, jid: str) -> None:
+        per = self._promise.pop(jid, 0)
+        for b in self.slots.get(jid, ()) if per else ():
+            self.promised[b] -= per
+
+    def _place_as(self, job: Job, need: int, *, promised: bool = False) -> tuple[int, ...] | None:
+        """BB node of each of `job`'s shares, round-robin by id over the BB nodes with room for `need` bytes
+        per share now (less the promised bytes, `promised`) and for the job's largest share once free
+        (`_largest`); None if there is no room. `need` > 0."""
+        big = self._largest(job)
+        room: dict[int, int] = {}
+        for b, f in sorted(self.free_bb.items()):
+            f -= self.promised.get(b, 0) if promised else 0
+            k = min(f // need if f > 0 else 0, self.platform.bb_capacity[b] // big)
+            if k > 0:
+                room[b] = k
+        if sum(room.values()) < job.res:
+            return None
+        out: list[int] = []
+        while len(out) < job.res:
+            for b in room:
+                if room[b] > 0 and len(out) < job.res:
+                    out.append(b)
+                    room[b] -= 1
+        return tuple(sorted(out))
+
+    def _room_on_slots(self, jid: str, extra: int) -> bool:
+        """Whether `extra` more bytes per share fit on `jid`'s slots now."""
+        count: dict[int, int] = {}
+        for b in self.slots.get(jid, ()):
+            count[b] = count.get(b, 0) + 1
+        return all(self.free_bb[b] >= k * extra for b, k in count.items())
+
+    def _decide_as_written(self, now: float, out: list) -> list[Start | StageIn | StageOut]:
+        """`decide` with ``phases="as-written"`` (module docstring): Q_O, Q_R, Q_I."""
+        # jobs with nothing to stage in: straight to Q_R
+        for jid in [i for i, (j, _) in self.q_in.items() if j.phase_bb[0] == 0]:
+            job = self.q_in.pop(jid)[0]
+            self.q_run[jid] = (job, now)
+            self.slots[jid], self._bb[jid] = (), 0
+        total = lambda: sum(self.free_bb.values())     # noqa: E731
+        # Q_O — Problem 1 on bb_out
+        for jid in [i for i, (j, _) in self.q_o.items() if j.phase_bb[2] == 0]:
+            out.append(self._stage_out(jid, 0))
+        chose_out = False
+        fcfs = self._starves(self.q_o, now)
+        for jid in self._select(self.q_o, now, lambda j: j.res * j.phase_bb[2], [lambda j: j.res * j.phase_bb[2]],
+                                [total()]):
+            job = self.q_o[jid][0]
+            b_out = job.phase_bb[2]
+            if not self.slots.get(jid):
+                slots = self._place_as(job, b_out)
+                if slots is not None:
+                    self.slots[jid] = slots
+            if self.slots.get(jid) and self._room_on_slots(jid, b_out):
+                out.append(self._stage_out(jid, b_out))
+                chose_out = True
+            elif fcfs:
+                break
+        # Q_R — Problem 2: free nodes and free BB for bb_run
+        fcfs = self._starves(self.q_run, now)
+        for jid in self._select(self.q_run, now, lambda j: self.profit(j.res, j.res * j.phase_bb[1], self._ert(j)),
+                                [lambda j: j.res, lambda j: j.res * j.phase_bb[1]],
+                                [len(self.free_nodes), total()]):
+            job = self.q_run[jid][0]
+            b_in, b_run, _ = job.phase_bb
+            fits = job.res <= len(self.free_nodes)
+            if fits and b_run > 0:
+                if not self.slots.get(jid):
+                    slots = self._place_as(job, b_run)
+                    fits = slots is not None
+                    if fits:
+                        self.slots[jid] = slots
+                else:
+                    fits = self._room_on_slots(jid, b_run)
+            if not fits:
+                if fcfs:
+                    break
+                continue
+            self._unpromise(jid)
+            self._hold(jid, b_in + b_run)
+            procs = lowest_procs(self.free_nodes, job.res)
+            self.free_nodes -= procs
+            self.nodes[jid] = procs
+            self.node_end[jid] = now + self._ert(job)
+            self.running_jobs[jid] = self.q_run.pop(jid)[0]
+            out.append(Start(job, procs, bind_slots(self.platform, procs, self.slots[jid]), share=b_in + b_run))
+        # Q_I — Problem 1 on bb_in, beside the bb_run promised to the staged jobs
+        fcfs = self._starves(self.q_in, now)
+        cap = total() - sum(self.promised.values())
+        for jid in self._select(self.q_in, now, lambda j: j.res * j.phase_bb[0], [lambda j: j.res * j.phase_bb[0]],
+                                [max(cap, 0)]):
+            job = self.q_in[jid][0]
+            b_in, b_run, _ = job.phase_bb
+            slots = self._place_as(job, b_in + b_run, promised=True)
+            if slots is None:
+                if fcfs:
+                    break
+                continue
+            del self.q_in[jid]
+            self.slots[jid], self._bb[jid] = slots, 0
+            self._hold(jid, b_in)
+            if b_run > 0:
+                self._promise[jid] = b_run
+                for b in slots:
+                    self.promised[b] = self.promised.get(b, 0) + b_run
+            self.staging[jid] = job
+            out.append(StageIn(job, slots, share=b_in))
+        if self.q_o and not chose_out and not (self.outputs or self.running_jobs or self.staging):
+            raise ValueError(f"deadlock: {len(self.q_o)} computed job(s) wait for room for their output (job "
+                             f"{next(iter(self.q_o))}: bb_out above its bb_in + bb_run) and no job can free "
+                             "burst buffer")
+        return out
+
+    def _stage_out(self, jid: str, share: int) -> StageOut:
+        job = self.q_o.pop(jid)[0]
+        self._hold(jid, share)
+        self.outputs.add(jid)
+        return StageOut(job, self.slots.get(jid, ()), share)
 
     # ------------------------------------------------------------------ starvation "reserve"
     def _starving(self, queue: dict[str, tuple[Job, float]], now: float) -> str | None:

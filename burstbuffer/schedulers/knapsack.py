@@ -20,6 +20,8 @@ Methods (chosen by `method="auto"`, measured in benchmarks/bench_knapsack.py):
   uses it from `DP_LIMIT` + 1 to `EXACT_LIMIT` items.
 - ``"greedy"``: the heuristic above `EXACT_LIMIT` items: items by decreasing value density
   (value / Σ_k weight_k / capacity_k), each taken if it still fits.
+- ``"exact"``: an exact method at every size, never the heuristic: "dp" up to `DP_LIMIT` items, "milp" above
+  (the as-written Cerberus; "auto" differs only above `EXACT_LIMIT` items).
 
 Weights and capacities are non-negative integers, values non-negative numbers; no method draws random
 numbers, so a result depends on the inputs only.
@@ -28,7 +30,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-__all__ = ["DP_LIMIT", "EXACT_LIMIT", "knapsack", "total"]
+__all__ = ["DP_LIMIT", "EXACT_LIMIT", "METHODS", "knapsack", "total"]
+
+#: the `method` names of `knapsack`
+METHODS = ("auto", "exact", "dp", "milp", "greedy")
 
 #: "auto": exact DP up to this many items, milp above (measured: benchmarks/bench_knapsack.py).
 DP_LIMIT = 24
@@ -124,7 +129,7 @@ def knapsack(values: Sequence[float], weights: Sequence[Sequence[int]], capaciti
         values: n item values (≥ 0).
         weights: m rows of n non-negative integer weights (one row per resource).
         capacities: m non-negative integer capacities.
-        method: "auto", "dp", "milp" or "greedy".
+        method: "auto", "exact", "dp", "milp" or "greedy".
 
     Raises ValueError on mismatched shapes, a negative weight/value/capacity, or an unknown method.
     """
@@ -145,7 +150,9 @@ def knapsack(values: Sequence[float], weights: Sequence[Sequence[int]], capaciti
         return items
     if method == "auto":
         method = "dp" if len(items) <= DP_LIMIT else "milp" if len(items) <= EXACT_LIMIT else "greedy"
+    elif method == "exact":
+        method = "dp" if len(items) <= DP_LIMIT else "milp"
     solver = {"dp": _dp, "milp": _milp, "greedy": _greedy}.get(method)
     if solver is None:
-        raise ValueError(f"knapsack: unknown method {method!r} (dp, milp, greedy, auto)")
+        raise ValueError(f"knapsack: unknown method {method!r} (dp, milp, greedy, auto, exact)")
     return sorted(items[i] for i in solver(v, w, list(capacities)))

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .bbsched import WINDOW_POLICIES
+from .cerberus import PHASES, STARVATION
 from .holds import STAGING_BANDWIDTH, STAGINGS
+from .knapsack import METHODS as KNAPSACK_METHODS
 from .moo import EXACT_LIMIT, GA_LIMIT
 from .plan import MAX_EXHAUSTIVE
 from .registry import EASY_POLICIES, POLICIES, QUEUE_POLICIES, THREE_PHASE_POLICIES
@@ -327,11 +329,15 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
            "profit of a job in cerberus' running-queue knapsack", ("cerberus",), flag="--profit"),
     Option("starvation_limit", Number(0, open_low=True), 86400.0,
            "[s] after which a queued job is served first (cerberus)", ("cerberus",), flag="--starvation-limit"),
-    Option("knapsack_method", Choice(("auto", "dp", "milp", "greedy")), "auto",
-           "solver of cerberus' knapsack", ("cerberus",)),
-    Option("starvation", Choice(("fcfs", "reserve")), "fcfs",
-           "what cerberus does for a starving job: serve it first (fcfs) or reserve for it (reserve)",
-           ("cerberus",)),
+    Option("knapsack_method", Choice(KNAPSACK_METHODS), "auto",
+           "solver of cerberus' knapsacks: auto (exact up to 200 items, greedy above), exact (at every size), dp, "
+           "milp, greedy", ("cerberus",)),
+    Option("starvation", Choice(STARVATION), "fcfs",
+           "what cerberus does for a starving job: serve it first (fcfs), reserve for it (reserve; phases=one "
+           "only), nothing (none: the paper's)", ("cerberus",)),
+    Option("phases", Choice(PHASES), "one",
+           "cerberus' BB amounts: one per job (one), or bb_in, bb_run, bb_out with Problem 2's BB constraint and "
+           "the stage-out decision (as-written; Yan et al., Cerberus, §3)", ("cerberus",)),
 )}
 
 #: command-line flag → option name: the aliases of ``--policy-option NAME=VALUE`` (`--wfp-unit S` is

@@ -6,7 +6,9 @@ Source: Batsim 4.x "input-workload" documentation (and its `jobs.cpp` / `profile
 project's ``bb`` profile field (burst-buffer bytes per compute node); summarised in ``docs/workload.md``.
 
 A job object has ``id`` (string or integer), ``subtime`` [s] ≥ 0, ``res`` (integer ≥ 1), ``profile`` (a
-profile name) and an optional ``walltime`` [s] (> 0, or −1 / absent: none); extra fields are kept. Profile
+profile name), an optional ``walltime`` [s] (> 0, or −1 / absent: none) and this project's optional phase
+amounts ``bb_in``, ``bb_run``, ``bb_out`` (integer bytes per compute node ≥ 0; Yan et al., Cerberus, §3;
+`PHASE_FIELDS`); extra fields are kept. Profile
 types (Batsim 4 names) and their fields: ``delay`` {delay [s] > 0}, ``parallel`` {cpu [flop] list of n,
 com [byte] list of n×n, row = sender}, ``parallel_homogeneous`` {cpu [flop] per host, com [byte] per
 ordered pair of distinct hosts}, ``parallel_homogeneous_total`` {cpu, com: totals spread over the hosts},
@@ -31,6 +33,10 @@ PROFILE_TYPES = ("delay", "parallel", "parallel_homogeneous", "parallel_homogene
 #: Batsim 4 profile types that exist but are not simulated here.
 UNSUPPORTED_TYPES = ("smpi", "usage_trace", "scheduler_send", "scheduler_recv",
                      "parallel_homogeneous_pfs_tiers", "data_staging_tiers", "send", "recv")
+
+
+#: The job fields of the three phases' BB space, bytes per compute node (docs/workload.md "Phase amounts").
+PHASE_FIELDS = ("bb_in", "bb_run", "bb_out")
 
 
 class DefinitionError(Exception):
@@ -151,7 +157,21 @@ def check_job(desc: Any, item: str = "job") -> tuple[int | str, float, float, in
         raise DefinitionError(item, f"field 'res' must be a positive integer, not {res!r}")
     if not isinstance(prof, str):
         raise DefinitionError(item, f"field 'profile' must be a string, not {prof!r}")
+    check_phase_bb(desc, item)
     return jid, sub, wall, res, prof
+
+
+def check_phase_bb(desc: dict, item: str) -> dict[str, int]:
+    """The phase amounts a job object gives (`PHASE_FIELDS` → bytes per compute node; absent ones left out).
+    Raises DefinitionError(`item`, reason) for one that is not an integer number of bytes ≥ 0."""
+    out: dict[str, int] = {}
+    for key in PHASE_FIELDS:
+        if key in desc:
+            v = desc[key]
+            if not is_num(v) or v < 0 or not float(v).is_integer():
+                raise DefinitionError(item, f"field {key!r} must be an integer number of bytes >= 0, not {v!r}")
+            out[key] = int(v)
+    return out
 
 
 def split_job_id(full_id: Any) -> tuple[str, str]:
