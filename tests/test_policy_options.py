@@ -37,7 +37,7 @@ def _one_line_exit_2(capsys, argv, *words):
 
 # --------------------------------------------------------------------------- issue 26's cases
 @pytest.mark.parametrize("policy, pair, reason", [
-    ("cerberus", "starvation=bogus", "expected one of fcfs, reserve, got 'bogus'"),
+    ("cerberus", "starvation=bogus", "expected one of fcfs, reserve, none, got 'bogus'"),
     ("cerberus", "starvation_limit=NaN", "expected a finite number"),
     ("cerberus", "starvation_limit=Infinity", "expected a finite number"),
     ("bbsched", "window=0", "must be >= 1"),

@@ -22,14 +22,23 @@ pytestmark = [pytest.mark.batsim,   # test tier (setup.cfg markers; docs/testing
 TUTORIAL = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "bb_capped_backfill.py") + ":BBCappedBackfill"
 
 
-@pytest.mark.parametrize("policy,n", [("cerberus", 100), ("slurm-bb", 100), ("sjf-bb", 30), ("fcfs-bb", 30),
-                                      ("fcfs-easy", 30), ("conservative-bb", 30), ("tutorial", 30)])
+#: Cerberus as written (its stage-out decisions: the model waits for the policy's StageOut)
+AS_WRITTEN = ["--policy-option", "phases=as-written", "--policy-option", "starvation=none",
+              "--policy-option", "knapsack_method=exact"]
+
+
+@pytest.mark.parametrize("policy,n", [("cerberus", 100), ("cerberus-as-written", 100), ("slurm-bb", 100),
+                                      ("sjf-bb", 30), ("fcfs-bb", 30), ("fcfs-easy", 30), ("conservative-bb", 30),
+                                      ("tutorial", 30)])
 def test_three_phase_same_as_real_batsim(tmp_path, policy, n):
+    options = []
     if policy == "tutorial":
         policy = TUTORIAL
+    elif policy == "cerberus-as-written":
+        policy, options = "cerberus", AS_WRITTEN
     wl = B.kth_subset(tmp_path / "kth.json", n)
     extra = ["-r", B.STORAGE + ":storage", "--enable-dynamic-jobs", "--enable-profile-reuse"]
-    cmd = B.serve_cmd(policy, "three-phase", wl)
+    cmd = B.serve_cmd(policy, "three-phase", wl) + options
     real = B.run_one(tmp_path, "real", B.real_cmd(BATSIM, PLUGIN, wl, extra), cmd)
     emb = B.run_one(tmp_path, "embedded", B.embedded_cmd(B.DRAGONFLY_XML, wl, extra), cmd)
     assert real.returncode == 0, real.stderr[-2000:]

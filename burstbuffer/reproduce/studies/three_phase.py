@@ -2,10 +2,13 @@
 (docs/io-model.md §1, §3), beside Cerberus (Yan et al., "Cerberus: A 3-Phase Burst Buffer Aware Batch
 Scheduler for HPC Systems", §3) and Slurm's burst-buffer scheduling (`slurm-bb`, docs/policies.md).
 
-Columns (`Variant` labels ``POLICY/MODEL``): fcfs-easy, sjf-bb and plan-2 on both models; cerberus (its
-default 24-h starvation limit; without a limit; with the ``reserve`` starvation rule; and ``cerberus-paper``:
-no starvation rule — the paper has none — and both knapsacks solved exactly at every size by HiGHS,
-``knapsack_method=milp``) and slurm-bb on three-phase. On three-phase fcfs-easy, sjf-bb and plan-2 plan BB over
+Columns (`Variant` labels ``POLICY/MODEL``): fcfs-easy, sjf-bb and plan-2 on both models; slurm-bb and
+cerberus on three-phase. Cerberus is judged as written (``cerberus-paper``: ``phases=as-written`` — bb_in, bb_run,
+bb_out per job, Problem 2 under free nodes and free BB, Problem 1 on Q_O deciding the stage-outs —,
+``starvation=none``: the paper has no starvation rule, ``knapsack_method=exact``: every knapsack solved exactly);
+beside it, not judged: the same with the project's 24-h starvation rule (``cerberus-paper-24h``), the one-amount
+policy without a rule and with exact knapsacks (``cerberus-one``), and the project's defaults (``cerberus``: one
+amount, 24-h rule ``fcfs``, ``auto`` knapsacks) and ``reserve`` rule (``cerberus-reserve``). On three-phase fcfs-easy, sjf-bb and plan-2 plan BB over
 the stagings and nodes over the running phase (`burstbuffer.schedulers.profiled`, the hold shapes of
 `burstbuffer.schedulers.holds`: their default there, option
 ``staging=bb-first``).
@@ -15,8 +18,8 @@ jobs held BB while pending — the jobs.csv column ``stage_in_pending`` of a thr
 for nodes after it) and the stage-in itself (``stage_in_end − starting_time``).
 
 Claims: Cerberus' poster gives no number; its claim "boosts system responsiveness, improves job performance"
-is judged on ``cerberus-paper`` (Cerberus as the paper states it: no starvation rule, exact knapsacks) against
-the other policies, with the project's starvation-rule variants reported beside it (not judged): responsiveness as the mean waiting time, job performance as the mean
+is judged on ``cerberus-paper`` (Cerberus as the paper states it) against the other policies, with the other
+Cerberus variants reported beside it (not judged): responsiveness as the mean waiting time, job performance as the mean
 bounded slowdown (τ = 600 s, docs/metrics.md), each against the same policies on io-aware and on three-phase.
 A fourth row asks whether the three-phase model itself (stage-in before the nodes) helps the policies that
 run on both models.
@@ -36,19 +39,22 @@ pd = lazy("pandas")
 IO, TP = "io-aware", "three-phase"
 #: the policies run on both job models
 BOTH = ("fcfs-easy", "sjf-bb", "plan-2")
-#: the Cerberus the claims judge: no starvation rule (the paper states none), exact knapsacks at every size
+#: the Cerberus the claims judge: as written (three BB amounts, stage-out decisions), no starvation rule (the
+#: paper states none), exact knapsacks at every size
 CERBERUS = f"cerberus-paper/{TP}"
-#: the project's starvation-rule variants, reported beside the judged one
-RULE_VARIANTS = (f"cerberus/{TP}", f"cerberus-nolimit/{TP}", f"cerberus-reserve/{TP}")
+PAPER = {"phases": "as-written", "starvation": "none", "knapsack_method": "exact"}
+#: the other Cerberus variants (the project's starvation rules, one BB amount), reported beside the judged one
+RULE_VARIANTS = (f"cerberus-paper-24h/{TP}", f"cerberus-one/{TP}", f"cerberus/{TP}", f"cerberus-reserve/{TP}")
 
 VARIANTS = (
     *(Variant(f"{p}/{IO}", p, model=IO) for p in BOTH),
     *(Variant(f"{p}/{TP}", p, model=TP) for p in BOTH),
     Variant(f"slurm-bb/{TP}", "slurm-bb", model=TP),
     Variant(f"cerberus/{TP}", "cerberus", model=TP),
-    Variant(f"cerberus-nolimit/{TP}", "cerberus", {"starvation_limit": 1e12}, model=TP),
     Variant(f"cerberus-reserve/{TP}", "cerberus", {"starvation": "reserve"}, model=TP),
-    Variant(CERBERUS, "cerberus", {"starvation_limit": 1e12, "knapsack_method": "milp"}, model=TP),
+    Variant(f"cerberus-one/{TP}", "cerberus", {"starvation": "none", "knapsack_method": "exact"}, model=TP),
+    Variant(f"cerberus-paper-24h/{TP}", "cerberus", {**PAPER, "starvation": "fcfs"}, model=TP),
+    Variant(CERBERUS, "cerberus", PAPER, model=TP),
 )
 
 
@@ -79,7 +85,7 @@ def _versus(col: str, what: str, model: str | None):
         rules = {p: _get(s, p, col) for p in RULE_VARIANTS}
         beside = ", ".join(f"{p.split('/')[0]} {v:.3g}" for p, v in rules.items() if not math.isnan(v))
         return Measurement(f"{what}: cerberus-paper {c:.3g}; " + ", ".join(f"{p} {v:.3g}" for p, v in vals.items())
-                           + (f" (the starvation-rule variants, not judged: {beside})" if beside else ""),
+                           + (f" (the other Cerberus variants, not judged: {beside})" if beside else ""),
                            f"cerberus-paper is below {len(beaten)} of {len(others)} ({', '.join(beaten) or 'none'}); "
                            f"best other {best} is {vals[best] / c:.2f}× cerberus-paper's",
                            value=vals[best] / c, partly_value=vals[worst] / c)
