@@ -144,7 +144,8 @@ class Scheduler(ABC):
       again even if nothing happens (e.g. periodic scheduling); None = only on events.
 
     Every other hook the app calls is declared below with its default: `bind_job_model`,
-    `frees_nodes_before_stage_out`, `stage_in_done`, `nodes_released`, `job_facts`, `wait_reasons_changed`,
+    `frees_nodes_before_stage_out`, `stage_in_done`, `nodes_released`, `decides_stage_out`, `job_computed`,
+    `job_facts`, `wait_reasons_changed`,
     `wait_reasons`, `extra_job_columns`, `write_outputs`. The user-facing subclass is `api.Policy`
     (docs/writing-a-policy.md); the built-in policies are `profiled.ProfileScheduler` subclasses.
     """
