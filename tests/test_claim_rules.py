@@ -190,7 +190,7 @@ def _bv(cid, change=None, scopes=("cori-S4", "theta-S4")):
 
 
 def test_bbsched_sized_claims_hold_on_the_paper_sizes():
-    for cid in ("wait", "window", "window-wait", "small-jobs", "bin-packing", "all-beat-baseline"):
+    for cid in ("wait", "bb-usage", "window", "window-wait", "small-jobs", "bin-packing", "all-beat-baseline"):
         assert _bv(cid).verdict == REPRODUCED, cid
 
 
@@ -206,6 +206,8 @@ def test_bbsched_sized_claims_hold_on_the_paper_sizes():
     ("small-jobs", {"bbsched": {"wait_h_small": 9.5}}, NOT),             # −5 %, and less than the large jobs'
     ("bin-packing", {"bin-packing": {"bb_usage": 0.80}}, PARTLY),        # improves the nodes only
     ("bin-packing", {"bin-packing": {"node_usage": 0.60, "bb_usage": 0.99}}, NOT),     # +20 %: an optimiser's gain
+    ("bb-usage", {"bbsched-naive": {"bb_usage": 0.50}}, PARTLY),         # best, but +80 % over the baseline
+    ("bb-usage", {"bbsched": {"bb_usage": 0.81}}, NOT),                  # not the best, +1 %
     ("all-beat-baseline", {m: {"wait_h_mean": 19.9} for m in GOOD if m != "bbsched-naive"}, NOT),   # −0.5 %
 ])
 def test_bbsched_sized_claims_fail_both_ways(cid, change, verdict):

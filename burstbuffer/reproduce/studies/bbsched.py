@@ -176,14 +176,20 @@ def node_usage_near_best(rows: pd.DataFrame) -> Measurement | None:
                        count=(int(ok), len(scopes)))
 
 
+#: bbsched's largest BB-usage gain over the baseline [%] (§4.4, Fig. 7: "as high as 15.46 % over the baseline")
+PAPER_BB_GAIN = 15.46
+
+
 def bb_usage_best(rows: pd.DataFrame) -> Measurement | None:
-    """Per workload: bbsched's BB usage the highest of the §4.3 methods run (ties within `TIE_PP`)."""
+    """One condition per workload: bbsched's BB usage the highest of the §4.3 methods run (ties within
+    `TIE_PP`); and one more: its largest gain over bbsched-naive across the workloads within a factor
+    `SIZE_FACTOR` of the paper's `PAPER_BB_GAIN` %."""
     t = _pivot(rows, "bb_usage")
     scopes = _scopes_with(t, "bbsched")
     others = [m for m in _methods(t) if m != "bbsched"]
     if not (scopes and others):
         return None
-    parts, ok = [], 0
+    parts, ok, gains = [], 0, []
     scopes = [s for s in scopes if t.loc[s, others].notna().any()]
     if not scopes:
         return None
@@ -191,12 +197,18 @@ def bb_usage_best(rows: pd.DataFrame) -> Measurement | None:
         top = t.loc[s, others].astype(float).idxmax()
         gap = t.loc[s, "bbsched"] - t.loc[s, top]
         ok += gap >= -TIE_PP / 100
-        gain = (f", {100 * (t.loc[s, 'bbsched'] / t.loc[s, BASELINE] - 1):+.1f} % vs the baseline"
-                if BASELINE in t.columns and t.loc[s, BASELINE] > 0 else "")
+        gain = ""
+        if BASELINE in t.columns and t.loc[s, BASELINE] > 0:
+            gains.append(100 * (t.loc[s, "bbsched"] / t.loc[s, BASELINE] - 1))
+            gain = f", {gains[-1]:+.1f} % vs the baseline"
         parts.append(f"{SCOPE_NAMES[s]} {100 * t.loc[s, 'bbsched']:.1f} % ({_pp(gap)} vs {top}{gain})")
+    n = len(scopes)
+    if gains:
+        ok, n = ok + int(_sized(max(gains), PAPER_BB_GAIN)), n + 1
     return Measurement("bbsched's BB usage (vs the best other method): " + "; ".join(parts),
-                       f"best on {ok} of {len(scopes)} workloads (paper: best on all 10, up to +15.46 % "
-                       f"over the baseline)", count=(int(ok), len(scopes)))
+                       f"{ok} of {n} conditions hold (best on each workload; the largest gain over the baseline, "
+                       + (f"{max(gains):+.1f} %, " if gains else "") + f"within × {SIZE_FACTOR:g} of the paper's "
+                       f"+{PAPER_BB_GAIN:g} %; paper: best on all 10)", count=(int(ok), n))
 
 
 #: bbsched's largest mean-wait reduction vs the baseline per machine [%] (§4.4, Fig. 8: "up to 33.44 % on Cori
