@@ -215,11 +215,19 @@ def sections(d: StudyData) -> list:
     return []
 
 
+def whole_scope_note(manifest: dict) -> str:
+    """Where the claims are judged: every column under the alloc-only model, whatever ``--model`` says."""
+    return (f"Every column runs under the {MODEL} job model (the study's own setting; the --model above is not "
+            f"used), on {manifest.get('whole_label', 'the selected workload')}. The slides give no numbers: every "
+            "claim is qualitative, and each rule says what counts as favoured, harmed, better or a little.")
+
+
 STUDY = Study(
     name="backfilling",
     title="EASY backfilling's asymmetries, inflated estimates and lookahead (Casanova, ICS 632 slides)",
     description="Casanova, ICS 632 'Job Scheduling' slides 24, 31-32, 34: FCFS, EASY, conservative, EASY with "
                 "estimates × 2 / × 3, a window without and with lookahead (alloc-only); per-class waits, 5 claims",
     policies=(), reference=EASY, claims=CLAIMS, variants=VARIANTS, sections=sections, claim_rows=claim_rows,
+    whole_scope_note=whole_scope_note,
     paper="Casanova, ICS 632 slides",
 )
