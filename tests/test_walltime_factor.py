@@ -59,3 +59,20 @@ def test_factor_one_is_the_default_and_below_one_is_refused():
         make_scheduler("fcfs-bb", plat, walltime_factor=0.9)
     with pytest.raises(OptionError):
         check_options("cerberus", {"walltime_factor": 2})
+
+
+def test_queue_limits_judge_the_inflated_estimate(tmp_path):
+    """A queue with a walltime limit: a job whose inflated estimate passes it is refused before submission
+    (a one-line reason), never accepted and then failed."""
+    q = tmp_path / "q.toml"
+    q.write_text('[[queue]]\nname = "short"\nmax_walltime = 3600\n')
+    plat = Platform.simple(4, [])
+    s = make_scheduler("fcfs-bb", plat, queues=str(q), walltime_factor=2)
+    assert "above 3600" in s.can_ever_fit(Job("A", 0.0, 2000.0, 1))       # 2 × 2000 s > 1 h
+    assert s.can_ever_fit(Job("B", 0.0, 1800.0, 1)) is None
+    s.submit(Job("B", 0.0, 1800.0, 1), 0.0)
+    (start,) = s.decide(0.0)
+    assert start.job.walltime == 1800.0
+    with pytest.raises(ValueError, match="can never run"):
+        s.submit(Job("A", 0.0, 2000.0, 1), 0.0)
+    assert "A" not in s._as_submitted

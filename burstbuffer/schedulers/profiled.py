@@ -206,6 +206,7 @@ class ProfileScheduler(Scheduler):
         the largest BB node; res × bb not placeable on the BB nodes with each node's share on a
         single BB node (docs/workload.md, docs/policies.md).
         """
+        job = self._seen(job)
         why = platform_fit_reason(self.platform, job)
         if why is not None:
             return why
@@ -216,6 +217,12 @@ class ProfileScheduler(Scheduler):
                 return why
         return None
 
+    def _seen(self, job: Job) -> Job:
+        """`job` as this policy sees it: its walltime × `walltime_factor` (the job itself when the factor is 1)."""
+        if self.walltime_factor == 1.0:
+            return job
+        return replace(job, walltime=job.walltime * self.walltime_factor)
+
     def submit(self, job: Job, now: float) -> None:
         """Queue `job` (submission order = call order).
 
@@ -223,12 +230,12 @@ class ProfileScheduler(Scheduler):
         decision loop must reject such a job instead of submitting it)."""
         if job.id in self._queue or job.id in self.running or job.id in self.holds:
             raise ValueError(f"job {job.id} submitted twice")
-        if self.walltime_factor != 1.0:
-            self._as_submitted[job.id] = job
-            job = replace(job, walltime=job.walltime * self.walltime_factor)
         reason = self.can_ever_fit(job)
         if reason is not None:
             raise ValueError(f"job {job.id} can never run: {reason}")
+        if self.walltime_factor != 1.0:
+            self._as_submitted[job.id] = job
+            job = self._seen(job)
         self._ensure_profile(now)
         self._queue[job.id] = job
         if self.queues is not None:
