@@ -45,8 +45,11 @@ def test_plan_every_order_with_and_without_queues(tmp_path, kth_subset):
     keys = [s.key for s in plan.specs]
     want = [f"whole/{p}/{o}{q}" for q in ("", "+queues") for p in ("fcfs-bb", "sjf-bb") for o in
             ("fcfs", "sjf", "ljf", "small", "large", "bb-small", "bb-large", "wfp")]
-    assert keys == want                                           # 32 runs, no Gantt run
+    want += ["whole/filler/wfp"] + [f"whole/{p}/wfp-{c}" for p in ("fcfs-bb", "sjf-bb") for c in ("nofloor", "noceiling")]
+    assert keys == want                                           # 32 + 5 runs (drain, clamps), no Gantt run
     by = {s.key: s for s in plan.specs}
+    assert json.loads(by["whole/sjf-bb/wfp-nofloor"].options) == {"order": "wfp", "order_params": {"wall_floor": None}}
+    assert json.loads(by["whole/filler/wfp"].options) == {"order": "wfp"} and by["whole/filler/wfp"].policy == "filler"
     s = by["whole/sjf-bb/wfp"]
     assert (s.policy, json.loads(s.options), s.model) == ("sjf-bb", {"order": "wfp"}, "io-aware")
     s = by["whole/fcfs-bb/ljf+queues"]

@@ -209,8 +209,8 @@ def test_a_closed_signature_is_the_declared_set(policy):
     names = [p for p in inspect.signature(cls).parameters if p not in ("platform", "seed")]
     names = [n for n in names if inspect.signature(cls).parameters[n].kind is not inspect.Parameter.VAR_KEYWORD]
     expected = set(names)
-    if policy == "conservative-bb":       # **order_options: the ProfileScheduler's order, queues, order_params
-        expected |= {"order", "queues", "order_params"}
+    if policy == "conservative-bb":       # **order_options: the ProfileScheduler's order, queues, order_params,
+        expected |= {"order", "queues", "order_params", "walltime_factor"}   # walltime_factor
     assert set(option_names(policy)) == expected
 
 

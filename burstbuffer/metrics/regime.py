@@ -5,9 +5,13 @@
 - mean queue length over [a, b] = Σ |[submission, start] ∩ [a, b]| / (b − a) (Little's law: the mean
   number of jobs submitted and not started; a job that never started counts until b);
 - the usages are the summary tables' (`metrics.tables.summary_table`: CPU and BB utilisation over the
-  makespan).
+  makespan);
+- idle share while jobs wait = Σ idle nodes × dt / Σ nodes × dt over the times at least one job is queued
+  (submitted, not started): the capacity a policy leaves unused while work waits — what draining nodes for a
+  reservation costs (Allcock et al., Argonne, §4: "this draining obviously hurts utilization"), measurable
+  even when the machine is not saturated, where the utilisation over the makespan follows the arrivals.
 
-Columns read: submission_time, starting_time [s], requested_number_of_resources, runtime [s].
+Columns read: submission_time, starting_time, finish_time [s], requested_number_of_resources, runtime [s].
 """
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["mean_queue", "offered_load"]
+__all__ = ["idle_while_queued", "mean_queue", "offered_load"]
 
 
 def mean_queue(jobs: pd.DataFrame, a: float | None = None, b: float | None = None) -> float:
@@ -38,3 +42,31 @@ def offered_load(jobs: pd.DataFrame, nodes: int) -> float:
     span = float(np.nanmax(sub) - np.nanmin(sub)) if len(sub) else 0.0
     work = float(np.nansum(jobs["requested_number_of_resources"].to_numpy(float) * jobs["runtime"].to_numpy(float)))
     return work / (nodes * span) if span > 0 and nodes > 0 else math.nan
+
+
+def idle_while_queued(jobs: pd.DataFrame, nodes: int) -> float:
+    """Share of the node-time idle while at least one job is queued (module docstring), in [0, 1]; NaN when
+    no job ever waits or `nodes` ≤ 0. A job holds its requested nodes from its start to its finish; a job
+    that never started stays queued until the last event."""
+    sub = jobs["submission_time"].to_numpy(float)
+    st = jobs["starting_time"].to_numpy(float)
+    fin = jobs["finish_time"].to_numpy(float)
+    res = jobs["requested_number_of_resources"].to_numpy(float)
+    ran = ~np.isnan(st) & ~np.isnan(fin)
+    if nodes <= 0 or not len(sub):
+        return math.nan
+    t = np.unique(np.concatenate([sub, st[ran], fin[ran]]))
+    if len(t) < 2:
+        return math.nan
+    queued = np.searchsorted(np.sort(sub), t, "right") - np.searchsorted(np.sort(st[ran]), t, "right")
+    o_st, o_fin = np.argsort(st[ran]), np.argsort(fin[ran])
+    c_st = np.concatenate([[0.0], np.cumsum(res[ran][o_st])])
+    c_fin = np.concatenate([[0.0], np.cumsum(res[ran][o_fin])])
+    busy = (c_st[np.searchsorted(st[ran][o_st], t, "right")] - c_fin[np.searchsorted(fin[ran][o_fin], t, "right")])
+    dt = np.diff(t)
+    on = queued[:-1] > 0
+    total = float(dt[on].sum()) * nodes
+    if not total > 0:
+        return math.nan
+    idle = np.clip(nodes - busy[:-1], 0.0, None)
+    return float((idle[on] * dt[on]).sum() / total)

@@ -131,8 +131,9 @@ def _wait_reasons_table(rep: Report, specs: list[RunSpec], results: dict[str, di
 
 def _regime_table(rep: Report, jobs, summ, specs: list[RunSpec], reference: str) -> None:
     """The regime each workload scope ran in (`metrics.regime`), under `reference` (else the scope's first
-    policy): jobs, offered load, the policy's CPU and BB utilisation and mean queue length."""
-    from ..metrics.regime import mean_queue, offered_load
+    policy): jobs, offered load, the policy's CPU and BB utilisation, mean queue length and idle node-time
+    while jobs wait."""
+    from ..metrics.regime import idle_while_queued, mean_queue, offered_load
     from .studies.bbsched_tables import read_capacity
     body = []
     for sc in dict.fromkeys(jobs["scope"]):
@@ -147,14 +148,17 @@ def _regime_table(rep: Report, jobs, summ, specs: list[RunSpec], reference: str)
         r = summ[(summ["scope"] == sc) & (summ["policy"] == pol)]
         body.append([sc, pol, len(x), "n/a" if not nodes else f"{offered_load(x, nodes):.2f}",
                      _pct_or_na(r["cpu_utilisation"].iloc[0]) if len(r) else "n/a",
-                     _pct_or_na(r["bb_utilisation"].iloc[0]) if len(r) else "n/a", f"{mean_queue(x):.3g}"])
+                     _pct_or_na(r["bb_utilisation"].iloc[0]) if len(r) else "n/a", f"{mean_queue(x):.3g}",
+                     _pct_or_na(idle_while_queued(x, nodes)) if nodes else "n/a"])
     if not body:
         return
     rep.h(2, "The regime each workload ran in")
     rep.p("Offered load: Σ nodes × run time / (compute nodes × submission span), > 1 means the queue must grow; "
           "CPU and BB utilisation over the makespan; mean queue length: the mean number of submitted, not yet "
-          "started jobs from the first to the last submission (docs/metrics.md, burstbuffer.metrics.regime).")
-    rep.table(["workload", "policy", "jobs", "offered load", "CPU util.", "BB util.", "mean queue length [jobs]"], body)
+          "started jobs from the first to the last submission; idle while jobs wait: the share of the node-time "
+          "left idle while at least one job is queued (docs/metrics.md, burstbuffer.metrics.regime).")
+    rep.table(["workload", "policy", "jobs", "offered load", "CPU util.", "BB util.", "mean queue length [jobs]",
+               "idle while jobs wait"], body)
 
 
 def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, dict], manifest: dict,

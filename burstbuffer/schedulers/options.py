@@ -290,6 +290,9 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("reservation_depth", Depth(), None,
            "reservations for the first K queued jobs (1 = EASY, all = conservative backfilling; null: EASY's)",
            EASY_POLICIES, nullable=True, flag="--reservation-depth"),
+    Option("walltime_factor", Number(1), 1.0,
+           "the policy sees every requested walltime × this factor (holds, reservations, orders, queue routing); "
+           "jobs still run and are killed under their own walltime", QUEUE_POLICIES + _WINDOW),
     Option("easy_extra_nodes", Bool(), False,
            "also backfill a job needing no more than the nodes left idle at the shadow time",
            EASY_POLICIES, flag="--easy-extra-nodes"),

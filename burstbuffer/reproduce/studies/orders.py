@@ -42,6 +42,8 @@ SIZE_CLASSES = (("1-4", 1, 4), ("5-19", 5, 19), ("20-96", 20, 10**9))
 LARGE = SIZE_CLASSES[-1][0]
 #: requested walltime above which a job is "long" [s] (Mira's prod-short / prod-long line, §3)
 LONG_WALLTIME = 6 * 3600.0
+#: wfp's clamp of score_wall_time [s] (§4.3.4: a floor of one hour, a ceiling of 12 hours)
+FLOOR, CEILING = 3600.0, 12 * 3600.0
 QUEUE_CLASSES = ("prod-short", "prod-long", "prod-capability")
 
 
@@ -57,8 +59,23 @@ def _variant(policy: str, order: str, queues: bool) -> Variant:
     return Variant(label(policy, order, queues), policy, opts)
 
 
-VARIANTS = tuple(_variant(p, o, q) for q in (False, True) for p in POLICIES for o in ORDER_NAMES)
-#: label → (policy, order, with queues)
+#: the drain and clamp columns (Allcock et al. §4, §4.3.4), beside the order × queue grid: ``filler/wfp``
+#: (wfp order, no reservation: nothing is drained for the top job), and ``POLICY/wfp-nofloor`` /
+#: ``POLICY/wfp-noceiling`` (wfp without the 1 h floor / the 12 h ceiling of score_wall_time)
+DRAIN_FREE = "filler/wfp"
+CLAMPS = {"nofloor": {"wall_floor": None}, "noceiling": {"wall_ceiling": None}}
+
+
+def clamp_label(policy: str, clamp: str) -> str:
+    """``POLICY/wfp-nofloor`` or ``POLICY/wfp-noceiling``."""
+    return f"{policy}/wfp-{clamp}"
+
+
+VARIANTS = (tuple(_variant(p, o, q) for q in (False, True) for p in POLICIES for o in ORDER_NAMES)
+            + (Variant(DRAIN_FREE, "filler", {"order": "wfp"}),)
+            + tuple(Variant(clamp_label(p, c), p, {"order": "wfp", "order_params": params})
+                    for p in POLICIES for c, params in CLAMPS.items()))
+#: label → (policy, order, with queues) of the order × queue grid
 COLUMNS = {label(p, o, q): (p, o, q) for q in (False, True) for p in POLICIES for o in ORDER_NAMES}
 
 
@@ -92,7 +109,8 @@ def _mira():
 
 def class_table(jobs: pd.DataFrame) -> pd.DataFrame:
     """One row per (scope, policy) of the tidy per-job table `jobs` (`StudyData.jobs`): for each class
-    (size ``size_<c>``, walltime ``wt_short`` / ``wt_long``, queue ``q_<queue>``) the number of jobs
+    (size ``size_<c>``, walltime ``wt_short`` / ``wt_long`` (6 h), ``wt_upto12`` / ``wt_over12`` (wfp's 12 h
+    ceiling), ``large_short`` (20-96 processors, at most wfp's 1 h floor), queue ``q_<queue>``) the number of jobs
     ``n_<class>``, their mean waiting time ``wait_h_mean_<class>`` [h] and mean bounded slowdown
     ``bsld_mean_<class>``, over the jobs that every policy of the scope started (``common``: how many)."""
     rows = []
@@ -107,6 +125,9 @@ def class_table(jobs: pd.DataFrame) -> pd.DataFrame:
         cls = {f"size_{c}": np.array([size_class(r) == c for r in res], bool) for c, _, _ in SIZE_CLASSES}
         cls["wt_short"] = wt <= LONG_WALLTIME
         cls["wt_long"] = wt > LONG_WALLTIME
+        cls["wt_upto12"] = wt <= CEILING
+        cls["wt_over12"] = wt > CEILING
+        cls["large_short"] = cls[f"size_{LARGE}"] & (wt <= FLOOR)
         routed = {k: queue_class(*k) for k in set(zip(res, wt))}
         qs = np.array([routed[k] for k in zip(res, wt)], object)
         for q in QUEUE_CLASSES:
@@ -123,12 +144,31 @@ def class_table(jobs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def claim_rows(summary: pd.DataFrame, jobs: pd.DataFrame) -> pd.DataFrame:
-    """The summary rows the claims judge, with `class_table`'s columns (merged on scope and policy)."""
+def idle_table(jobs: pd.DataFrame, nodes: int) -> pd.DataFrame:
+    """One row per (scope, policy) of `jobs`: ``idle_queued``, the share of the node-time idle while a job
+    is queued (`burstbuffer.metrics.regime.idle_while_queued`, on `nodes` compute nodes)."""
+    from ...metrics.regime import idle_while_queued
+    return pd.DataFrame([{"scope": sc, "policy": pol, "idle_queued": idle_while_queued(g, nodes)}
+                         for (sc, pol), g in jobs.groupby(["scope", "policy"], sort=False)],
+                        columns=["scope", "policy", "idle_queued"])
+
+
+def claim_rows(summary: pd.DataFrame, jobs: pd.DataFrame, nodes: int = 96) -> pd.DataFrame:
+    """The summary rows the claims judge, with `class_table`'s columns and `idle_table`'s (on `nodes`
+    compute nodes), merged on scope and policy."""
     ct = class_table(jobs)
     if ct.empty:
         return summary
-    return summary.merge(ct, on=["scope", "policy"], how="left")
+    return summary.merge(ct, on=["scope", "policy"], how="left").merge(idle_table(jobs, nodes),
+                                                                       on=["scope", "policy"], how="left")
+
+
+def _study_rows(d: StudyData) -> pd.DataFrame:
+    """`claim_rows` of the whole scope, with the compute nodes of its runs' platform."""
+    from .bbsched_tables import read_capacity
+    whole = [s for s in d.specs if s.scope == "whole" and "error" not in d.results.get(s.key, {"error": 1})]
+    nodes = read_capacity(Path(whole[0].out), (96, 0))[0] if whole else 96
+    return claim_rows(d.summary[d.summary["scope"] == "whole"], d.jobs[d.jobs["scope"] == "whole"], nodes)
 
 
 # --- claims ------------------------------------------------------------------------------------------
@@ -240,6 +280,99 @@ def queue_waits_like_mira(s: pd.DataFrame) -> Measurement | None:
                        count=(ok, 3 * len(got)))
 
 
+#: a drain's cost: the idle share while jobs wait at least this many percentage points above the column
+#: that does not drain (a rounding difference is no cost)
+DRAIN_PP = 1.0
+#: "supports capability jobs" / "a good turnaround" / "to the front very rapidly": a class's mean wait at
+#: least this much lower (relative) in the column that favours it
+FAVOUR = 0.10
+
+
+def _col(s: pd.DataFrame, col: str, lab: str) -> float:
+    """`col` of the whole scope's row of column `lab` (NaN when absent)."""
+    r = s[s["policy"] == lab]
+    if "scope" in s:
+        r = r[r["scope"] == "whole"]
+    return float(r[col].iloc[0]) if len(r) and col in r else math.nan
+
+
+def _pp(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def drain_costs_utilisation(s: pd.DataFrame) -> Measurement | None:
+    """Conditions, per policy (fcfs-bb, sjf-bb under wfp: the top job's reservation drains its nodes): the
+    share of the node-time idle while jobs wait at least `DRAIN_PP` points above ``filler/wfp``'s (the same
+    order, no reservation). A drain that costs nothing, or less than not draining, fails."""
+    free = _col(s, "idle_queued", DRAIN_FREE)
+    got = [(p, _get(s, "idle_queued", p, "wfp")) for p in POLICIES]
+    got = [(p, v) for p, v in got if v == v]
+    if not got or free != free:
+        return None
+    return Measurement("idle node-time while jobs wait: " + "; ".join(f"{p}/wfp {_pp(v)}" for p, v in got)
+                       + f"; {DRAIN_FREE} (no reservation) {_pp(free)}",
+                       "; ".join(f"{p}: {100 * (v - free):+.1f} points" for p, v in got)
+                       + f" (a cost needs ≥ +{DRAIN_PP:g})",
+                       count=(sum(v - free >= DRAIN_PP / 100 for _, v in got), len(got)))
+
+
+def drain_helps_capability(s: pd.DataFrame) -> Measurement | None:
+    """Conditions, per policy under wfp: the 20-96 class's mean wait at least `FAVOUR` below ``filler/wfp``'s."""
+    col = f"wait_h_mean_size_{LARGE}"
+    free = _col(s, col, DRAIN_FREE)
+    got = [(p, _get(s, col, p, "wfp")) for p in POLICIES]
+    got = [(p, v) for p, v in got if v == v]
+    if not got or free != free:
+        return None
+    return Measurement("; ".join(f"{p}/wfp: jobs of {LARGE} processors wait {v:.3g} h" for p, v in got)
+                       + f"; {DRAIN_FREE}: {free:.3g} h", "; ".join(f"{p}: {_change(v, free)}" for p, v in got),
+                       count=(sum(v <= (1 - FAVOUR) * free for _, v in got), len(got)))
+
+
+def _clamp_pairs(s: pd.DataFrame, col: str, clamp: str):
+    """[(policy, `col` under wfp, `col` under wfp without `clamp`)] for the policies where both ran."""
+    out = []
+    for p in POLICIES:
+        a, b = _get(s, col, p, "wfp"), _col(s, col, clamp_label(p, clamp))
+        if a == a and b == b:
+            out.append((p, a, b))
+    return out
+
+
+def floor_keeps_utilisation(s: pd.DataFrame) -> Measurement | None:
+    """Two conditions per policy, wfp with and without the 1 h floor: without it the large short jobs (20-96
+    processors, ≤ 1 h) wait at least `FAVOUR` less (they reach the front very rapidly), and the idle share
+    while jobs wait is at least `DRAIN_PP` points higher (the sawtooth drain's utilisation cost)."""
+    w = _clamp_pairs(s, "wait_h_mean_large_short", "nofloor")
+    u = {p: (a, b) for p, a, b in _clamp_pairs(s, "idle_queued", "nofloor")}
+    w = [(p, a, b) for p, a, b in w if p in u]
+    if not w:
+        return None
+    k = sum((b <= (1 - FAVOUR) * a) + (u[p][1] - u[p][0] >= DRAIN_PP / 100) for p, a, b in w)
+    return Measurement("; ".join(f"{p}/wfp with / without the floor: large short jobs wait {a:.3g} / {b:.3g} h, idle "
+                                 f"while jobs wait {_pp(u[p][0])} / {_pp(u[p][1])}" for p, a, b in w),
+                       "; ".join(f"{p}: large short jobs {_change(b, a)}, idle {100 * (u[p][1] - u[p][0]):+.1f} points"
+                                 for p, a, b in w) + f"; {k} of {2 * len(w)} conditions hold",
+                       count=(int(k), 2 * len(w)))
+
+
+def ceiling_turnaround(s: pd.DataFrame) -> Measurement | None:
+    """Two conditions per policy, wfp with and without the 12 h ceiling: with it the jobs asking for more than
+    12 h wait at least `FAVOUR` less ("a good turnaround on these longer jobs"), and still no less than the
+    jobs asking for at most 12 h ("without unduly favoring them")."""
+    w = _clamp_pairs(s, "wait_h_mean_wt_over12", "noceiling")
+    short = {p: _get(s, "wait_h_mean_wt_upto12", p, "wfp") for p, _, _ in w}
+    w = [(p, a, b) for p, a, b in w if short[p] == short[p]]
+    if not w:
+        return None
+    k = sum((a <= (1 - FAVOUR) * b) + (a >= short[p]) for p, a, b in w)
+    return Measurement("; ".join(f"{p}/wfp: jobs asking > 12 h wait {a:.3g} h with the ceiling, {b:.3g} h without; "
+                                 f"jobs asking ≤ 12 h {short[p]:.3g} h" for p, a, b in w),
+                       "; ".join(f"{p}: {_change(a, b)} with the ceiling, {_times(a, short[p])} the shorter jobs' wait"
+                                 for p, a, b in w) + f"; {k} of {2 * len(w)} conditions hold",
+                       count=(int(k), 2 * len(w)))
+
+
 _NEEDS = "fcfs-bb or sjf-bb under the orders compared"
 CLAIMS: tuple[Claim, ...] = (
     Claim("wfp-large", "WFP favours large jobs: its size / MAX_SIZE factor makes them gain priority faster and "
@@ -262,6 +395,24 @@ CLAIMS: tuple[Claim, ...] = (
           "jobs, whose mean waits are almost the same", "§5.1, Table 2, Observation 3", "whole", POLICIES,
           "Mira: 45,243 s, 278,510 s, 276,839 s", queue_waits_like_mira, AllHold(),
           "fcfs-bb or sjf-bb under wfp with the queues"),
+    Claim("drain-cost", "Cobalt drains the resources selected for the top-priority job, backfilling where it can; "
+          "this draining hurts utilisation (here: under wfp, the EASY reservation of fcfs-bb / sjf-bb leaves at "
+          f"least {DRAIN_PP:g} point more of the node-time idle while jobs wait than filler, which reserves nothing)",
+          "§4 (Cobalt's draining)", "whole", POLICIES + ("filler",), "qualitative", drain_costs_utilisation,
+          AllHold(), f"fcfs-bb or sjf-bb under wfp, and {DRAIN_FREE}"),
+    Claim("drain-capability", "… but draining supports the mission to run capability-scale jobs (here: under wfp, "
+          f"jobs of {LARGE} processors wait at least {100 * FAVOUR:g} % less with the reservation than under filler)",
+          "§4 (Cobalt's draining)", "whole", POLICIES + ("filler",), "qualitative", drain_helps_capability,
+          AllHold(), f"fcfs-bb or sjf-bb under wfp, and {DRAIN_FREE}"),
+    Claim("clamp-floor", "Without the one-hour floor of score_wall_time a large, short job gets to the front very "
+          "rapidly, and the resulting drain pattern severely hurts utilisation; the floor corrects it (here: "
+          f"without it, jobs of {LARGE} processors asking ≤ 1 h wait at least {100 * FAVOUR:g} % less, and the idle "
+          f"node-time while jobs wait rises by at least {DRAIN_PP:g} point)", "§4.3.4", "whole", POLICIES,
+          "qualitative", floor_keeps_utilisation, AllHold(), "fcfs-bb or sjf-bb under wfp with and without the floor"),
+    Claim("clamp-ceiling", "The 12-hour ceiling of score_wall_time gives the longer jobs a good turnaround without "
+          f"unduly favouring them (here: jobs asking > 12 h wait at least {100 * FAVOUR:g} % less with the ceiling "
+          "than without, and no less than the jobs asking ≤ 12 h)", "§4.3.4", "whole", POLICIES, "qualitative",
+          ceiling_turnaround, AllHold(), "fcfs-bb or sjf-bb under wfp with and without the ceiling"),
 )
 
 
@@ -371,6 +522,6 @@ STUDY = Study(
     description="queue orders (fcfs, sjf, ljf, small, large, bb-small, bb-large, wfp) × fcfs-bb / sjf-bb, without "
                 "and with the Mira-like queues; per-size-class waiting times; Allcock et al.'s checkable claims",
     policies=POLICIES, reference=label("fcfs-bb", "fcfs", False), claims=CLAIMS, variants=VARIANTS,
-    sections=sections, claim_rows=lambda d: claim_rows(d.summary[d.summary["scope"] == "whole"], d.jobs),
+    sections=sections, claim_rows=_study_rows,
     paper="Allcock et al. 2017",
 )
