@@ -67,6 +67,7 @@ class SimConfig:
     disconnect_grace: float = 2.0
     core: str | None = None           # auto, actors, bridged (None: $BURSTBUFFER_SIM_CORE, else the default)
     machine_states: bool = True       # write PREFIX_machine_states.csv (Batsim: --disable-machine-state-tracing)
+    energy: bool = False              # SimGrid's host energy plugin, pstates, switches (Batsim's -E; energy.py)
 
 
 @dataclass
@@ -180,6 +181,8 @@ class SimState:
     walltimes: list = field(default_factory=list)    # heap of (deadline [s], key) of the bridged jobs
     host_index: dict = field(default_factory=dict)   # SimGrid host -> its index in the bridge
     master_index: int = -1
+    # energy (-E): energy.Energy, else None
+    energy: Any = None
 
     @property
     def now(self) -> float:
