@@ -4,9 +4,10 @@ tests/data/batsim-4.2.1/capture10_jobs.csv and outputs-excerpt.txt).
 ``PREFIX_jobs.csv``: one row per job, in the order jobs end (completion or rejection), columns
 `BATSIM_JOBS_COLUMNS` (`burstbuffer.metrics.definitions`, as are the waiting and turnaround times). Times
 are ``%f`` seconds; `job_id` is the name without the workload; `success` is 1 only for
-COMPLETED_SUCCESSFULLY; a rejected job has empty time/allocation/energy cells; `consumed_energy` is -1 without
-energy, with ``-E`` the job's energy [J] (`SimJob.consumed_energy`, `energy`); `metadata` is double-quoted. Batsim computes times in long double
-(`starting_time + runtime - submission_time`); so do we (numpy.longdouble) to print the same digits.
+COMPLETED_SUCCESSFULLY; a rejected job has empty time/allocation/energy cells; `consumed_energy` is -1
+without energy, with ``-E`` the job's energy [J] (`SimJob.consumed_energy`, `energy`); `metadata` is
+double-quoted. Batsim computes times in long double (`starting_time + runtime - submission_time`); so do we
+(numpy.longdouble) to print the same digits.
 
 ``PREFIX_schedule.csv``: one header line and one value line, keys sorted as Batsim's std::map sorts them
 (`SCHEDULE_COLUMNS`); means are over all jobs (rejected ones count, with nothing added); machine times

@@ -7,9 +7,9 @@ do together; a job actor does what Batsim's ``execute_job_process`` does. The pa
 requests (`handlers`), the SimGrid job execution (`execution`). This module reads the inputs, starts
 SimGrid and the ZeroMQ socket, runs the server actor and writes the outputs (`Simulator`).
 
-Energy (``-E``): `energy`. Not reproduced: Redis, SMPI/trace-replay profiles, external events, workflows, ``additional_io_job``,
-resource state changes; same-time ties between a submission or CALL_ME_LATER and a job's message may be
-ordered differently than in Batsim (there the actors' scheduling order decides).
+Energy (``-E``): `energy`. Not reproduced: Redis, SMPI/trace-replay profiles, external events, workflows,
+``additional_io_job``, resource state changes; same-time ties between a submission or CALL_ME_LATER and a
+job's message may be ordered differently than in Batsim (there the actors' scheduling order decides).
 """
 from __future__ import annotations
 

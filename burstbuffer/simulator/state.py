@@ -41,7 +41,8 @@ class SimConfig:
     disconnects or freezes ends the simulation anyway, see heartbeat_timeout, disconnect_grace, and
     docs/reliability.md). network_model: how a
     homogeneous parallel task's all-to-all becomes flows (`network.NETWORK_MODELS`; "exact" is Batsim's).
-    core: how jobs run (`server.select_core`, docs/simulator-core.md)."""
+    core: how jobs run (`server.select_core`, docs/simulator-core.md). energy: Batsim's ``-E`` (`energy`;
+    docs/batsim.md)."""
 
     platform: str
     workloads: list[str]
