@@ -108,3 +108,18 @@ def test_E_without_the_energy_module_is_an_input_error():
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 2 and len(lines) == 1
     assert "energy module" in lines[0] and "BURSTBUFFER_NATIVE" in lines[0]
+
+
+def test_run_energy_passes_E_to_the_simulator(tmp_path):
+    """`burstbuffer run --energy`: the project's scheduler (it never switches machines) beside the simulator
+    with -E; the simulator's batsim_jobs.csv carries each job's energy, its energy files are written."""
+    out = tmp_path / "run"
+    p = subprocess.run([sys.executable, "-m", "burstbuffer", "run", "--policy", "fcfs", "--model", "alloc-only",
+                        "--workload", str(DATA / "energy-jobs.json"), "--platform", str(DATA / "energy4.xml"),
+                        "--storage", "host3", "--bb-capacity", "1GB", "--energy", "--output", str(out), "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    rows = {r["job_id"]: r for r in _csv(str(out / "batsim"), "_jobs.csv")}
+    assert rows["2"]["consumed_energy"] == "285.000000"      # a 3-s delay on an idle pstate-0 host (95 W)
+    assert rows["3"]["final_state"] == "REJECTED" and rows["3"]["consumed_energy"] == ""  # 4 hosts, 3 compute
+    assert (out / "batsim_consumed_energy.csv").exists() and (out / "batsim_pstate_changes.csv").exists()
