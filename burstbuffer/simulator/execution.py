@@ -276,7 +276,7 @@ def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:
     except sg.TimeoutException:
         if st.energy is None:
             ex.cancel()
-        else:  # Batsim leaves it running until the job is forgotten: it keeps loading the hosts (energy.py)
+        else:  # Batsim leaves it running until the job's message reaches the server: its hosts stay loaded
             st.energy.keep_running(job, ex)
         remaining[0] = 0.0
         return -1

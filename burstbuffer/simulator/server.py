@@ -131,7 +131,8 @@ class Simulator:
             except (NativeUnavailable, OSError) as exc:
                 raise InputError("-E", "energy", f"SimGrid's energy plugin needs the compiled energy module, "
                                                  f"which cannot be built: {exc}") from None
-            args.append("--log=host_energy.thres:critical")  # as Batsim (a master host has no wattage)
+            # the plugin warns of every host without wattage (the master): noise here
+            args.append("--log=host_energy.thres:critical")
         engine = sg.Engine(args)
         st.engine = engine
         if nat is not None:
