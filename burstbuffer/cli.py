@@ -129,7 +129,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             res = run(policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
                       bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
                       timeout=args.timeout, policy_options=options, cpu=args.cpu,
-                      network_model=args.network_model)
+                      network_model=args.network_model, energy=args.energy)
     except Interrupted as exc:
         if exc.result is not None:
             print_summary(header + " (interrupted)", exc.result, f"{out}/jobs.csv (per job; unfinished jobs "
@@ -266,6 +266,10 @@ def _add_run(sub) -> None:
                         "all-to-all), ring or random-ring (n flows instead of n(n-1)) or uncontended (priced "
                         "alone on the network, no flows: the fastest), approximations for large machines, "
                         "docs/io-model.md §5 (default: exact)")
+    r.add_argument("-E", "--energy", action="store_true",
+                   help="run the simulator with Batsim's energy (simulate -E, docs/batsim.md): a platform with "
+                        "wattage_per_state on every compute and storage host; batsim_jobs.csv gets each job's "
+                        "consumed_energy, and batsim_consumed_energy.csv, batsim_pstate_changes.csv are written")
     from .schedulers.options import OPTIONS, flag_type
     r.add_argument("--alpha", type=flag_type("alpha"), metavar="A",
                    help="plan-α with any positive real α (exponent of the waiting times in the plan score, "

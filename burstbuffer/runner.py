@@ -252,7 +252,7 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
         check_protocol: bool | None = None,
         on_progress: Callable[[int, int | None], None] | None = None,
         cpu: str | int | None = "auto", network_model: str = "exact",
-        run_timeout: float | None = None) -> RunResult:
+        run_timeout: float | None = None, energy: bool = False) -> RunResult:
     """Simulate `workload` on `platform` under `policy`; write `output`/jobs.csv (one row per
     original job) and the simulator's Batsim-format `output`/batsim_jobs.csv, batsim_schedule.csv.
 
@@ -261,6 +261,7 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
     `cpu`: the CPU core the scheduler and the simulator share during the run ("auto": the one this
     process runs on; "off"/None: no pinning; see `burstbuffer.affinity`, which says why).
     `network_model`: the simulator's ``--network-model`` (docs/io-model.md §5; "exact" is Batsim's).
+    `energy`: the simulator's ``-E`` (Batsim's energy, docs/batsim.md).
     `check_protocol`: check every answer against protocol v4 (`burstbuffer.batsim.conformance`;
     default: the environment variable CHECK_PROTOCOL_ENV). `timeout` [s] also bounds each decision of the
     policy, `run_timeout` [s] (None: no limit) the whole run (docs/reliability.md). Raises InputError on bad
@@ -286,7 +287,7 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
         cmd = simulator_command(str(platform), str(workload), export_prefix=str(output / "batsim"),
                                 socket_endpoint=endpoint, roles=[f"{storage}:storage"] if storage else (),
                                 dynamic_jobs=executor.uses_dynamic_jobs, profile_reuse=executor.uses_dynamic_jobs,
-                                network_model=network_model, core=simulator_core(workload))
+                                network_model=network_model, core=simulator_core(workload), energy=energy)
         log_path = output / "simulator.log"
         with open(log_path, "wb") as log:
             # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running

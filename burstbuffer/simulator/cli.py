@@ -2,7 +2,7 @@
 
 Options follow Batsim 4's (batsim --help; docs/protocol.md): -p PLATFORM -w WORKLOAD [-w ...] [-e PREFIX]
 [-s ENDPOINT] [-r HOSTS:ROLE ...] [--enable-dynamic-jobs] [--acknowledge-dynamic-jobs]
-[--enable-profile-reuse] [--forward-profiles-on-submission] [-q], and this simulator's own
+[--enable-profile-reuse] [--forward-profiles-on-submission] [-E] [-q], and this simulator's own
 [--network-model exact|ring|random-ring|uncontended] (docs/io-model.md §5; exact is Batsim's). As with Batsim, start the
 scheduler first (it binds its REP socket), then this process connects to it.
 
@@ -66,6 +66,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "actors when it cannot be built) or auto (bridged when the bridge is available, dynamic "
                         "jobs are off and every profile is of one activity) [default: $BURSTBUFFER_SIM_CORE, "
                         "else actors]")
+    p.add_argument("-E", "--energy", action="store_true",
+                   help="simulate energy as Batsim's -E: SimGrid's host energy plugin with the platform's "
+                        "wattage_per_state / wattage_off / sleep_pstates host properties, SET_RESOURCE_STATE, "
+                        "QUERY consumed_energy, jobs' consumed_energy, PREFIX_consumed_energy.csv and "
+                        "PREFIX_pstate_changes.csv (docs/batsim.md)")
     p.add_argument("--disable-machine-state-tracing", action="store_true",
                    help="do not write PREFIX_machine_states.csv (as Batsim's option)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
@@ -95,7 +100,8 @@ def config_from_args(ns: argparse.Namespace):
                      compute_sharing=ns.enable_compute_sharing, storage_sharing=not ns.disable_storage_sharing,
                      sched_config=ns.sched_cfg, quiet=ns.quiet, timeout=ns.timeout,
                      network_model=ns.network_model, core=getattr(ns, "core", None),
-                     machine_states=not getattr(ns, "disable_machine_state_tracing", False))
+                     machine_states=not getattr(ns, "disable_machine_state_tracing", False),
+                     energy=getattr(ns, "energy", False))
 
 
 def dump_platform(ns: argparse.Namespace) -> dict:

@@ -107,6 +107,8 @@ def job_body(st: SimState, job: Job, host) -> None:
     server to send from `host` (see the module docstring)."""
     job.composed_stack = []
     remaining = [float(job.walltime)]
+    if st.energy is not None:
+        st.energy.job_started(job)
     ret = run_profile(st, job, job.profile, remaining)
     if ret == 0:
         job.state = "COMPLETED_SUCCESSFULLY"
@@ -117,11 +119,20 @@ def job_body(st: SimState, job: Job, host) -> None:
     job.return_code = ret
     job.activity = None
     machines_release(st, job)
-    st.posts.append((st.now, job))
+    if st.energy is not None:
+        st.energy.job_ended(job)
+    post_to_server(st, job, host)
+
+
+def post_to_server(st: SimState, item, host) -> None:
+    """Post the 1-byte message standing for `item` (a job that ended, or a machine's switch, `energy`)
+    from `host` to the server: a put into the server's posted receive if it is free
+    (`SimState.receiving`), else queued for the server to send from `host` (module docstring)."""
+    st.posts.append((st.now, item))
     if st.receiving:
         st.receiving = False
         st.inflight = True
-        st.mailbox.put(job, 1)
+        st.mailbox.put(item, 1)
     else:
         st.senders.append(host)
 
@@ -263,7 +274,10 @@ def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:
     try:
         ex.wait_for(rem)
     except sg.TimeoutException:
-        ex.cancel()
+        if st.energy is None:
+            ex.cancel()
+        else:  # Batsim leaves it running until the job's message reaches the server: its hosts stay loaded
+            st.energy.keep_running(job, ex)
         remaining[0] = 0.0
         return -1
     remaining[0] = rem - (st.now - t0)
@@ -429,6 +443,9 @@ def kill_jobs(st: SimState, to_kill: list[Job]) -> tuple[dict, list[Job]]:
         st.nb_executing -= 1
         job.actor = job.activity = None
         job.state = "COMPLETED_KILLED"
+        job.return_code = -2  # Batsim's code of a job killed by the scheduler
         machines_release(st, job)
+        if st.energy is not None:
+            st.energy.job_ended(job)
         killed.append(job)
     return progress, killed

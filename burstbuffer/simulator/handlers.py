@@ -4,8 +4,9 @@ NOTIFY, CHANGE_JOB_STATE, TO_JOB_MSG, SET_RESOURCE_STATE and QUERY.
 
 Each ``ev_<type>(st, i, data)`` checks event `i`'s `data` as Batsim checks it (a violation raises
 `SimulationError`, one line) and applies it to the state `st`; starting and killing the job actors is
-`execution`'s. `HANDLERS` maps each event type to its handler. Not reproduced: energy (SET_RESOURCE_STATE
-and QUERY stop the simulation, as Batsim does without energy), resource state changes.
+`execution`'s. `HANDLERS` maps each event type to its handler. SET_RESOURCE_STATE and QUERY are `energy`'s
+with ``-E``; without it they stop the simulation, as Batsim does without energy. Not reproduced: resource
+state changes (unavailable machines).
 """
 from __future__ import annotations
 
@@ -136,6 +137,8 @@ def ev_execute_job(st: SimState, i: int, data) -> None:
                     f"Job '{job.id}': Invalid allocation: machine {mid} ('{ms.m.name}') is currently "
                     f"computing jobs (these ones: {{{others}}}) whereas time-sharing on "
                     f"{ms.m.kind} machines is disabled")
+    if st.energy is not None:
+        st.energy.check_allocation(job, alloc, data["alloc"])
     job.state = "RUNNING"
     job.allocation = alloc
     job.storage_mapping = storage_mapping
@@ -313,13 +316,17 @@ def ev_to_job_msg(st: SimState, i: int, data) -> None:
 
 
 def ev_set_resource_state(st: SimState, i: int, data) -> None:
-    raise SimulationError("Receiving a pstate modification request, which is forbidden as the simulator has "
-                          "no energy support")
+    if st.energy is None:
+        raise SimulationError("Receiving a pstate modification request, which is forbidden as the simulator "
+                              "has no energy support (run it with -E)")
+    st.energy.set_resource_state(i, data)
 
 
 def ev_query(st: SimState, i: int, data) -> None:
-    raise SimulationError("Received a request about the energy consumption of the machines but energy "
-                          "simulation is not enabled.")
+    if st.energy is None:
+        raise SimulationError("Received a request about the energy consumption of the machines but energy "
+                              "simulation is not enabled (run the simulator with -E).")
+    st.energy.query(i, data)
 
 
 #: The handler of each event type a scheduler may send.

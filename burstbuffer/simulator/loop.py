@@ -88,7 +88,8 @@ def mailbox_empty(st: SimState) -> bool:
 def finished(st: SimState) -> bool:
     return (st.submitters_left == 0
             and (not st.cfg.dynamic_jobs or st.registration_finished)
-            and st.nb_completed == st.nb_submitted and st.nb_running == 0 and st.nb_waiters == 0)
+            and st.nb_completed == st.nb_submitted and st.nb_running == 0 and st.nb_waiters == 0
+            and (st.energy is None or st.energy.nb_switching == 0))
 
 
 def next_message(st: SimState):
@@ -316,8 +317,12 @@ def forget(st: SimState, job: Job) -> None:
 
 def handle(st: SimState, kind: str, payload) -> None:
     if kind == "JOB_DONE":
-        on_job_done(st, payload)
+        # with energy, the message may stand for a machine's switch, not a job (energy.py)
+        if st.energy is None or not st.energy.received(payload):
+            on_job_done(st, payload)
         return
+    if kind == "SUBMIT" and st.energy is not None:
+        st.energy.first_job_submitted()  # Batsim's submitter reads it before sending its message
     # Every other message comes, in Batsim, from an actor on the master host (submitter, waiter, killer,
     # REQ-REP): a 1-byte transfer master -> master, 1e-10 s on SimGrid's loopback. Spend the same time.
     # Measured once as a real comm, then spent as a sleep of the same duration (much cheaper).

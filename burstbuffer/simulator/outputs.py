@@ -4,9 +4,10 @@ tests/data/batsim-4.2.1/capture10_jobs.csv and outputs-excerpt.txt).
 ``PREFIX_jobs.csv``: one row per job, in the order jobs end (completion or rejection), columns
 `BATSIM_JOBS_COLUMNS` (`burstbuffer.metrics.definitions`, as are the waiting and turnaround times). Times
 are ``%f`` seconds; `job_id` is the name without the workload; `success` is 1 only for
-COMPLETED_SUCCESSFULLY; a rejected job has empty time/allocation/energy cells; `consumed_energy` is -1 (no
-energy model); `metadata` is double-quoted. Batsim computes times in long double
-(`starting_time + runtime - submission_time`); so do we (numpy.longdouble) to print the same digits.
+COMPLETED_SUCCESSFULLY; a rejected job has empty time/allocation/energy cells; `consumed_energy` is -1
+without energy, with ``-E`` the job's energy [J] (`SimJob.consumed_energy`, `energy`); `metadata` is
+double-quoted. Batsim computes times in long double (`starting_time + runtime - submission_time`); so do we
+(numpy.longdouble) to print the same digits.
 
 ``PREFIX_schedule.csv``: one header line and one value line, keys sorted as Batsim's std::map sorts them
 (`SCHEDULE_COLUMNS`); means are over all jobs (rejected ones count, with nothing added); machine times
@@ -91,7 +92,7 @@ class JobsWriter:
             self.max_slow = max(self.max_slow, slow)
             row.update({"starting_time": f6(start), "execution_time": f6(runtime), "finish_time": f6(completion),
                         "waiting_time": f6(wait), "turnaround_time": f6(turn), "stretch": f6(slow),
-                        "consumed_energy": f6(-1.0)})
+                        "consumed_energy": job.consumed_energy or f6(-1.0)})
         self.f.write(",".join(row[k] for k in BATSIM_JOBS_COLUMNS) + "\n")
 
     def close(self) -> None:
@@ -137,6 +138,9 @@ class MachineStatesWriter:
     updated), `job_ended(now, alloc, mstate)` after they were released: each writes one row, as Batsim's
     `update_machines_on_job_run` / `_end` do. A machine (compute or storage) counts as computing while its `jobs`
     set is not empty.
+
+    With energy (``-E``, `energy`): `moved(old, new)` moves one machine between idle and the sleeping and
+    switching states (no row), `row(now)` writes one; the idle count is what the other counts leave.
     """
 
     def __init__(self, path: str, nb_machines: int):
@@ -145,9 +149,22 @@ class MachineStatesWriter:
         self.f.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
         self.nb_machines = nb_machines
         self.computing = 0
+        self.powered = {"sleeping": 0, "switching_on": 0, "switching_off": 0}
 
     def _row(self, now: float) -> None:
-        self.f.write("%g,0,0,0,%d,%d\n" % (now, self.nb_machines - self.computing, self.computing))
+        p = self.powered
+        self.f.write("%g,%d,%d,%d,%d,%d\n" % (now, p["sleeping"], p["switching_on"], p["switching_off"],
+                                              self.nb_machines - self.computing - sum(p.values()),
+                                              self.computing))
+
+    row = _row
+
+    def moved(self, old: str, new: str) -> None:
+        """One machine went from state `old` to `new` (idle, sleeping, switching_on, switching_off)."""
+        if old in self.powered:
+            self.powered[old] -= 1
+        if new in self.powered:
+            self.powered[new] += 1
 
     def job_started(self, now: float, alloc, mstate) -> None:
         self.computing += sum(1 for mid in alloc if len(mstate[mid].jobs) == 1)

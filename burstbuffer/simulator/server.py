@@ -7,9 +7,9 @@ do together; a job actor does what Batsim's ``execute_job_process`` does. The pa
 requests (`handlers`), the SimGrid job execution (`execution`). This module reads the inputs, starts
 SimGrid and the ZeroMQ socket, runs the server actor and writes the outputs (`Simulator`).
 
-Not reproduced: Redis, energy, SMPI/trace-replay profiles, external events, workflows, ``additional_io_job``,
-resource state changes; same-time ties between a submission or CALL_ME_LATER and a job's message may be
-ordered differently than in Batsim (there the actors' scheduling order decides).
+Energy (``-E``): `energy`. Not reproduced: Redis, SMPI/trace-replay profiles, external events, workflows,
+``additional_io_job``, resource state changes; same-time ties between a submission or CALL_ME_LATER and a
+job's message may be ordered differently than in Batsim (there the actors' scheduling order decides).
 """
 from __future__ import annotations
 
@@ -107,6 +107,13 @@ class Simulator:
         self.state = SimState(cfg=config, spec=spec, machines=machines, workloads=workloads,
                               static_names=list(workloads),
                               gc_profiles=not (config.dynamic_jobs and config.profile_reuse))
+        self.power = None
+        if config.energy:
+            from . import energy  # noqa: PLC0415
+            reason = spec.api_build_reason()
+            if reason is not None:
+                raise InputError(spec.path, "-E", f"energy needs a platform SimGrid's XML loader reads ({reason})")
+            self.power = energy.check_platform(spec, machines)
 
     def run(self) -> SimResult:
         st = self.state
@@ -115,9 +122,23 @@ class Simulator:
         st.sg = sg
         args = ["burstbuffer-simulate", "--cfg=host/model:ptask_L07",
                 "--log=root.thres:" + ("critical" if st.cfg.quiet else "warning")]
+        nat = None
+        if self.power is not None:
+            from . import energy  # noqa: PLC0415
+            from ..schedulers._cbuild import NativeUnavailable  # noqa: PLC0415
+            try:
+                nat = energy.load_native()
+            except (NativeUnavailable, OSError) as exc:
+                raise InputError("-E", "energy", f"SimGrid's energy plugin needs the compiled energy module, "
+                                                 f"which cannot be built: {exc}") from None
+            # the plugin warns of every host without wattage (the master): noise here
+            args.append("--log=host_energy.thres:critical")
         engine = sg.Engine(args)
         st.engine = engine
-        st.bridge = select_core(st)
+        if nat is not None:
+            nat.plugin_init()  # before the platform is loaded: its hosts get the plugin's extension
+        # energy runs on the actor core (a switch is an actor, as in Batsim)
+        st.bridge = select_core(st) if nat is None else None
         if st.bridge is not None:
             # one Python actor only: the cheapest context factory runs (thread: SimGrid's Python default)
             sg.Engine.set_config("contexts/factory:" + os.environ.get(CONTEXTS_ENV, "raw"))
@@ -143,6 +164,9 @@ class Simulator:
         st.writer = JobsWriter(st.jobs_csv)
         if st.cfg.machine_states:
             st.states = MachineStatesWriter(f"{prefix}_machine_states.csv", len(st.machines.compute))
+        if nat is not None:
+            from .energy import Energy  # noqa: PLC0415
+            st.energy = Energy(st, nat, self.power, prefix)
         st.error = None
         plan_submissions(st)
         import zmq  # noqa: PLC0415
@@ -174,6 +198,8 @@ class Simulator:
             st.writer.close()
             if st.states is not None:
                 st.states.close()
+            if st.energy is not None:
+                st.energy.close()
         if st.error is not None:
             raise st.error
         totals: dict[str, float] = {}
@@ -183,6 +209,8 @@ class Simulator:
         row = st.writer.schedule_row(version=f"burstbuffer-{__version__}", nb_machines=len(st.mstate),
                                      scheduling_time=st.sched_time, simulation_time=time.time() - t_wall,
                                      time_in_state=totals)
+        if st.energy is not None:
+            st.energy.finish(row)
         JobsWriter.write_schedule(st.schedule_csv, row)
         w = st.writer
         return SimResult(st.jobs_csv, st.schedule_csv, w.nb_jobs, w.nb_success, w.nb_rejected, w.nb_killed,

@@ -41,7 +41,8 @@ class SimConfig:
     disconnects or freezes ends the simulation anyway, see heartbeat_timeout, disconnect_grace, and
     docs/reliability.md). network_model: how a
     homogeneous parallel task's all-to-all becomes flows (`network.NETWORK_MODELS`; "exact" is Batsim's).
-    core: how jobs run (`server.select_core`, docs/simulator-core.md)."""
+    core: how jobs run (`server.select_core`, docs/simulator-core.md). energy: Batsim's ``-E`` (`energy`;
+    docs/batsim.md)."""
 
     platform: str
     workloads: list[str]
@@ -67,6 +68,7 @@ class SimConfig:
     disconnect_grace: float = 2.0
     core: str | None = None           # auto, actors, bridged (None: $BURSTBUFFER_SIM_CORE, else the default)
     machine_states: bool = True       # write PREFIX_machine_states.csv (Batsim: --disable-machine-state-tracing)
+    energy: bool = False              # SimGrid's host energy plugin, pstates, switches (Batsim's -E; energy.py)
 
 
 @dataclass
@@ -180,6 +182,8 @@ class SimState:
     walltimes: list = field(default_factory=list)    # heap of (deadline [s], key) of the bridged jobs
     host_index: dict = field(default_factory=dict)   # SimGrid host -> its index in the bridge
     master_index: int = -1
+    # energy (-E): energy.Energy, else None
+    energy: Any = None
 
     @property
     def now(self) -> float:

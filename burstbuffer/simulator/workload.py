@@ -84,6 +84,7 @@ class SimJob:
     storage_mapping: dict = field(default_factory=dict)
     bkey: int = -1      # bridged core: the key of its activity in the bridge
     bhost: int = -1     # bridged core: index of its first allocated host (its message's source)
+    consumed_energy: str | None = None  # with energy (-E): its jobs.csv cell, C's %Lf of joules (energy.py)
 
     @property
     def is_complete(self) -> bool:
