@@ -30,6 +30,9 @@ $(VENV)/.installed: setup.cfg pyproject.toml constraints.txt | system-deps
 	# without a compiler or headers the simulator runs its actor core, so a failure here is not an error
 	-$(PY) -c 'from burstbuffer.simulator import _bridge; _bridge.load()' \
 	  || echo "note: the simulator's bridge could not be built; the simulator will use its actor core"
+	# the energy module (simulate -E, docs/batsim.md), built now for the same reason; without it only -E fails
+	-$(PY) -c 'from burstbuffer.simulator import energy; energy.load_native()' \
+	  || echo "note: the simulator's energy module could not be built; simulate -E will be refused"
 	touch $@
 
 setup: system-deps $(VENV)/.installed
