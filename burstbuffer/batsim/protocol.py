@@ -236,6 +236,10 @@ def _data(d: Decision) -> tuple[str, dict]:
     raise TypeError(f"not a decision: {d!r}")
 
 
+#: the answers' encoder, made once (`json.dumps` with options builds a new one per call); the same bytes
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
 def encode(now: float, decisions: list[tuple[float, Decision]]) -> bytes:
     """Serialise a scheduler → Batsim answer. Callers guarantee the ordering rules
     (see `burstbuffer.batsim.loop.Outbox`)."""
@@ -243,4 +247,4 @@ def encode(now: float, decisions: list[tuple[float, Decision]]) -> bytes:
     for ts, d in decisions:
         etype, data = _data(d)
         events.append({"timestamp": ts, "type": etype, "data": data})
-    return json.dumps({"now": now, "events": events}, separators=(",", ":")).encode()
+    return _ENCODER.encode({"now": now, "events": events}).encode()
