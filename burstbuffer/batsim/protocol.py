@@ -218,6 +218,8 @@ def _data(d: Decision) -> tuple[str, dict]:
         if d.storage_mapping is not None:
             data["storage_mapping"] = dict(d.storage_mapping)
         return "EXECUTE_JOB", data
+    if isinstance(d, RegisterJob):             # the io-aware model's answers: REGISTER_JOB + EXECUTE_JOB first
+        return "REGISTER_JOB", {"job_id": d.job_id, "job": d.job}
     if isinstance(d, RejectJob):
         return "REJECT_JOB", {"job_id": d.job_id}
     if isinstance(d, KillJob):
@@ -227,8 +229,6 @@ def _data(d: Decision) -> tuple[str, dict]:
     if isinstance(d, RegisterProfile):
         return "REGISTER_PROFILE", {"workload_name": d.workload_name, "profile_name": d.profile_name,
                                     "profile": d.profile}
-    if isinstance(d, RegisterJob):
-        return "REGISTER_JOB", {"job_id": d.job_id, "job": d.job}
     if isinstance(d, NotifyBatsim):
         return "NOTIFY", {"type": d.type}
     if isinstance(d, SetJobMetadata):
