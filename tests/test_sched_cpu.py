@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 import zmq
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from procset import ProcSet
 
@@ -71,7 +71,6 @@ _step = st.tuples(
     st.booleans())                                                  # the pass noted every queued job
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.lists(_step, min_size=1, max_size=15))
 def test_queue_table_incremental_equals_full_recomputation(steps):
     """On generated queues (jobs submitted and removed between decisions, compactions, free counts changing or
