@@ -210,14 +210,25 @@ def decode(raw: bytes | str) -> tuple[float, list[tuple[float, Event]]]:
                             f"{excerpt(raw, 200)}") from None
 
 
+def alloc_text(procs: ProcSet) -> str:
+    """``str(procs)`` (Batsim's interval set: ``"0-3 8 12-15"``), written from its intervals: 4-6 times cheaper
+    than ProcSet's own formatting, which goes through a format specification per interval. Anything else: its
+    ``str``."""
+    if type(procs) is not ProcSet:
+        return str(procs)
+    return " ".join([f"{a}-{b}" if a != b else str(a) for a, b in procs.intervals()])
+
+
 def _data(d: Decision) -> tuple[str, dict]:
     if isinstance(d, ExecuteJob):
-        data: dict[str, Any] = {"job_id": d.job_id, "alloc": str(d.alloc)}
+        data: dict[str, Any] = {"job_id": d.job_id, "alloc": alloc_text(d.alloc)}
         if d.mapping is not None:
             data["mapping"] = {str(k): v for k, v in d.mapping.items()}
         if d.storage_mapping is not None:
             data["storage_mapping"] = dict(d.storage_mapping)
         return "EXECUTE_JOB", data
+    if isinstance(d, RegisterJob):             # the io-aware model's answers: REGISTER_JOB + EXECUTE_JOB first
+        return "REGISTER_JOB", {"job_id": d.job_id, "job": d.job}
     if isinstance(d, RejectJob):
         return "REJECT_JOB", {"job_id": d.job_id}
     if isinstance(d, KillJob):
@@ -227,13 +238,15 @@ def _data(d: Decision) -> tuple[str, dict]:
     if isinstance(d, RegisterProfile):
         return "REGISTER_PROFILE", {"workload_name": d.workload_name, "profile_name": d.profile_name,
                                     "profile": d.profile}
-    if isinstance(d, RegisterJob):
-        return "REGISTER_JOB", {"job_id": d.job_id, "job": d.job}
     if isinstance(d, NotifyBatsim):
         return "NOTIFY", {"type": d.type}
     if isinstance(d, SetJobMetadata):
         return "SET_JOB_METADATA", {"job_id": d.job_id, "metadata": d.metadata}
     raise TypeError(f"not a decision: {d!r}")
+
+
+#: the answers' encoder, made once (`json.dumps` with options builds a new one per call); the same bytes
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 def encode(now: float, decisions: list[tuple[float, Decision]]) -> bytes:
@@ -243,4 +256,4 @@ def encode(now: float, decisions: list[tuple[float, Decision]]) -> bytes:
     for ts, d in decisions:
         etype, data = _data(d)
         events.append({"timestamp": ts, "type": etype, "data": data})
-    return json.dumps({"now": now, "events": events}, separators=(",", ":")).encode()
+    return _ENCODER.encode({"now": now, "events": events}).encode()

@@ -18,7 +18,8 @@ class ReplySocket:
 
     `endpoint` is a ZeroMQ address to bind, e.g. ``tcp://*:28000`` or ``ipc:///tmp/bb.sock``.
     `timeout` [s]: `recv` raises TransportTimeout when nothing arrives for that long (None = wait
-    forever).
+    forever). The wait is the blocking receive's own (ZeroMQ's ``RCVTIMEO``): one call per message, where a
+    poll before the receive made two.
     """
 
     def __init__(self, endpoint: str, timeout: float | None = None):
@@ -27,6 +28,8 @@ class ReplySocket:
         self._ctx = zmq.Context.instance()
         self._sock = self._ctx.socket(zmq.REP)
         self._sock.setsockopt(zmq.LINGER, 0)
+        if timeout is not None:
+            self._sock.setsockopt(zmq.RCVTIMEO, max(int(timeout * 1000), 1))
         self._sock.bind(endpoint)
 
     @property
@@ -35,10 +38,10 @@ class ReplySocket:
         return self._sock.getsockopt_string(zmq.LAST_ENDPOINT)
 
     def recv(self) -> bytes:
-        if self.timeout is not None:
-            if not self._sock.poll(int(self.timeout * 1000)):
-                raise TransportTimeout(f"no message from Batsim on {self.endpoint} for {self.timeout:g} s")
-        return self._sock.recv()
+        try:
+            return self._sock.recv()
+        except zmq.Again:
+            raise TransportTimeout(f"no message from Batsim on {self.endpoint} for {self.timeout:g} s") from None
 
     def send(self, raw: bytes) -> None:
         self._sock.send(raw)

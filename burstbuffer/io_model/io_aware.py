@@ -32,6 +32,7 @@ from procset import ProcSet
 from ..batsim.loop import Outbox
 from ..batsim.protocol import ExecuteJob, JobCompleted, KillJob, RegisterJob, RegisterProfile, RejectJob
 from ..schedulers.base import Start
+from ..schedulers.placement import procset_of
 from .base import JobModelBase
 
 #: docs/io-model.md: one compute phase per 3600 Gflop per node, between 1 and 10 phases.
@@ -116,12 +117,14 @@ class IOAwareModel(JobModelBase):
         self._dead: set[str] = set()                # killed sub-jobs whose completion is ignored
         self._to_kill: set[str] = set()             # kills to send once this message is processed
         self.subjobs = 0
+        self._pairs: dict[int, ProcSet] = {}       # BB node → ProcSet(BB node, PFS) (`_pair`)
 
     def begin(self, platform, profiles: dict[str, dict[str, dict]]) -> None:
         if platform.pfs is None:
             from ..errors import InputError
             raise InputError("platform", "pfs", "the io-aware model needs a storage host named pfs")
         self.pfs = platform.pfs
+        self._pairs = {}
         self.profiles = profiles
 
     @property
@@ -145,12 +148,12 @@ class IOAwareModel(JobModelBase):
     @staticmethod
     def _groups(start: Start) -> dict[int, ProcSet]:
         """BB node → the compute nodes of `start` placed there, by BB node id."""
-        groups: dict[int, list[int]] = {}
+        masks: dict[int, int] = {}          # BB node → bitmask of its compute nodes (one ProcSet built per group)
         for node in start.procs:
             bbn = start.bb_of_node.get(node)
             if bbn is not None:
-                groups.setdefault(bbn, []).append(node)
-        return {b: ProcSet(*nodes) for b, nodes in sorted(groups.items())}
+                masks[bbn] = masks.get(bbn, 0) | (1 << node)
+        return {b: procset_of(m) for b, m in sorted(masks.items())}
 
     def start(self, start: Start, now: float, out: Outbox) -> None:
         job = start.job
@@ -194,10 +197,18 @@ class IOAwareModel(JobModelBase):
             name = self._profile(run, f"ds{nb}", {"type": "data_staging", "nb_bytes": nb, "from": SRC_LABEL,
                                                   "to": DST_LABEL}, out, now)
             src, dst = (self.pfs, bbn) if inbound else (bbn, self.pfs)
-            self._submit(run, name, 2, ProcSet(bbn, self.pfs), out, now, {SRC_LABEL: src, DST_LABEL: dst},
+            self._submit(run, name, 2, self._pair(bbn), out, now, {SRC_LABEL: src, DST_LABEL: dst},
                          wait=step != "drain")
         if step != "drain" and not run.waiting:
             self._advance(run, now, out)
+
+    def _pair(self, bbn: int) -> ProcSet:
+        """The machines of a data staging between BB node `bbn` and the PFS, made once per BB node (the
+        decisions only read it)."""
+        pair = self._pairs.get(bbn)
+        if pair is None:
+            pair = self._pairs[bbn] = ProcSet(bbn, self.pfs)
+        return pair
 
     def _compute(self, run: _Run, now: float, out: Outbox) -> None:
         run.step = "compute"

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
 #: quantile levels of the summary tables (the paper's "32-quantile" is 31/32 = 0.96875)
 QUANTILES = (0.25, 0.5, 0.75, 0.9, 0.96875, 0.99)
@@ -50,6 +49,7 @@ def mean_ci(values, confidence: float = 0.95) -> MeanCI:
     m = float(a.mean())
     if n == 1:
         return MeanCI(m, m, m, 1)
+    from scipy import stats as _st     # here, not at import: jobs.csv's readers (bb_occupancy.csv) need no scipy
     half = float(_st.t.ppf((1 + confidence) / 2, n - 1) * a.std(ddof=1) / math.sqrt(n))
     return MeanCI(m, m - half, m + half, n)
 

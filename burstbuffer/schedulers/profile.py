@@ -38,6 +38,7 @@ the whole walltime).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Iterator, NamedTuple
 
 from procset import ProcSet
@@ -69,10 +70,7 @@ class Fit(NamedTuple):
 
     def bb_per_storage(self, bb_per_node: int) -> dict[int, int]:
         """Total bytes per BB node (storage id → bytes) for a job asking `bb_per_node` bytes per node."""
-        out: dict[int, int] = {}
-        for b in self.bb_of_node.values():
-            out[b] = out.get(b, 0) + bb_per_node
-        return out
+        return {b: k * bb_per_node for b, k in Counter(self.bb_of_node.values()).items()}   # first-seen order
 
 
 # ---------------------------------------------------------------------------- the profile
@@ -94,7 +92,7 @@ class AvailabilityProfile:
     """
 
     __slots__ = ("platform", "_slots", "_bb_ids", "_bb_index", "_caps", "_pref", "_pref_by_location", "_all",
-                 "_undo", "_marks")
+                 "_undo", "_marks", "_pref_all")
 
     def __init__(self, platform: Platform, origin: float = 0.0):
         self.platform = platform
@@ -105,6 +103,7 @@ class AvailabilityProfile:
         self._caps: tuple[int, ...] = tuple(int(platform.bb_capacity[b]) for b in self._bb_ids)
         self._pref: dict[int, tuple[int, ...]] = {}
         self._pref_by_location: dict[tuple[int, int] | None, tuple[int, ...]] = {}
+        self._pref_all = False          # `_pref` holds every compute node (`_make_fit`)
         self._all = mask_of(platform.compute)
         self._slots: SortedDict = SortedDict(
             {float(origin): (self._all, self._caps, self._all.bit_count())})
@@ -421,4 +420,8 @@ class AvailabilityProfile:
         if not bb_aware:
             return Fit(t, procs, {})
         ids = self._bb_ids
-        return Fit(t, procs, {p: ids[b] for p, b in place_bb(chosen, bb, job.bb, self.bb_preference_index)})
+        if not self._pref_all:          # every node's list once (shared per chassis): then a plain dict look-up
+            for p in self.platform.compute:
+                self.bb_preference_index(p)
+            self._pref_all = True
+        return Fit(t, procs, {p: ids[b] for p, b in place_bb(chosen, bb, job.bb, self._pref.__getitem__)})

@@ -78,6 +78,7 @@ class QueueTable:
     def __init__(self):
         self.names: list[str] = list(BASE_REASONS)
         self._code: dict[str, int] = {r: k for k, r in enumerate(self.names)}
+        self._rooms: dict = {}          # `_room`'s cache
         self._reset(0)
 
     def _reset(self, capacity: int) -> None:
@@ -161,6 +162,10 @@ class QueueTable:
         n = len(self.ids)
         if n == 0:
             return {}
+        pos = self.pos
+        noted_here = [(pos[jid], reason) for jid, reason in noted.items() if jid in pos]
+        if len(noted_here) == len(pos):          # the pass looked at every queued job: its notes are the reasons
+            return self._take_noted(noted_here)
         res, bb = self.res[:n], self.bb[:n]
         codes = np.full(n, self.code(blocked), dtype=np.int32)
         need = bb > 0
@@ -169,15 +174,14 @@ class QueueTable:
         no_room0 = np.zeros(n, dtype=bool)
         if len(idx):
             shares = bb[idx]
-            no_room1[idx] = _room(bb1, shares) < res[idx]
+            no_room1[idx] = _room(bb1, shares, self._rooms) < res[idx]
             if tuple(bb0) == tuple(bb1):         # nothing started by the decision: the same BB is free
                 no_room0 = no_room1
             else:
-                no_room0[idx] = _room(bb0, shares) < res[idx]
+                no_room0[idx] = _room(bb0, shares, self._rooms) < res[idx]
         codes[(res > free1) | no_room1] = 2          # Priority
         codes[no_room0] = 1                          # BurstBufferResources
         codes[res > free0] = 0                       # Resources
-        pos = self.pos
         for src in (limits, noted):                  # noted last: it comes first
             for jid, reason in src.items():
                 p = pos.get(jid)
@@ -189,6 +193,22 @@ class QueueTable:
         ids, names = self.ids, self.names
         return {ids[p]: names[c] for p, c in zip(changed.tolist(), codes[changed].tolist())}
 
+    def _take_noted(self, noted: list[tuple[int, str]]) -> dict[str, str]:
+        """`classify` when every queued job was noted by the pass ([(position, reason)], one per queued job):
+        no vector classification, only the noted reasons compared with the previous ones (the same result:
+        a noted reason comes before every other rule)."""
+        prev, code, changed = self.prev, self._code, []
+        for p, reason in noted:
+            c = code.get(reason)
+            if c is None:
+                c = self.code(reason)
+            if prev[p] != c:
+                prev[p] = c
+                changed.append(p)
+        changed.sort()                           # submission order, as `classify`
+        ids, names = self.ids, self.names
+        return {ids[p]: names[prev[p]] for p in changed}
+
     def reasons(self) -> dict[str, str]:
         """{job id: reason after the last `classify`} of every queued job, in submission order."""
         n = len(self.ids)
@@ -196,11 +216,25 @@ class QueueTable:
                 if a and c >= 0}
 
 
-def _room(free: Iterable[int], shares: np.ndarray) -> np.ndarray:
+def _room(free: Iterable[int], shares: np.ndarray, cache: dict | None = None) -> np.ndarray:
     """Σ_b ⌊free_b / share⌋ for each share (> 0) of `shares` (int64): how many shares of that size the BB
-    nodes with free bytes `free` can hold (`placement.bb_room` compares it with the job's processors)."""
-    vals, counts = np.unique(np.asarray(list(free), dtype=np.int64), return_counts=True)
-    vals, counts = vals[vals > 0], counts[vals > 0]
+    nodes with free bytes `free` can hold (`placement.bb_room` compares it with the job's processors).
+    The distinct positive free values and their counts are kept in `cache` ({free vector: (values,
+    counts)}, emptied past 256 entries): the free vectors repeat from one decision to the next."""
+    key = tuple(free)
+    vc = cache.get(key) if cache is not None else None
+    if vc is None:
+        counts: dict[int, int] = {}
+        for f in key:
+            if f > 0:
+                counts[f] = counts.get(f, 0) + 1
+        vc = (np.fromiter(counts, dtype=np.int64, count=len(counts)),
+              np.fromiter(counts.values(), dtype=np.int64, count=len(counts)))
+        if cache is not None:
+            if len(cache) >= 256:
+                cache.clear()
+            cache[key] = vc
+    vals, counts = vc
     if len(vals) == 0:
         return np.zeros(len(shares), dtype=np.int64)
-    return (vals[None, :] // shares[:, None]) @ counts.astype(np.int64)
+    return (vals[None, :] // shares[:, None]) @ counts

@@ -1,0 +1,263 @@
+"""The scheduler process's CPU on a KTH prefix and on the whole trace (sjf-bb, io-aware by default).
+
+Two ways, the second for a busy machine. *Runs*: each run is `burstbuffer.runner.run` in a fresh Python process (the scheduler: its own rusage; the embedded
+simulator is its child: the children's rusage), both pinned to one core as `run` does. Printed per run and as
+the median of `--repeat` runs: the scheduler's CPU (user + system) over the whole process, its part inside
+the decision loop (from SIMULATION_BEGINS being answered to the end: without Python start-up, imports and
+jobs.csv), the simulator's CPU, wall time, and the machine with its load average before and after, since the
+machine may be shared (CPU seconds are the figures to compare; wall times only with the load).
+
+    .venv/bin/python benchmarks/bench_sched_cpu.py                      # 5000 jobs, 3 runs; whole trace, 1 run
+    .venv/bin/python benchmarks/bench_sched_cpu.py --jobs 5000 --repeat 3 --whole 0
+    .venv/bin/python benchmarks/bench_sched_cpu.py --jobs 0 --whole 3   # whole trace only, median of 3
+    .venv/bin/python benchmarks/bench_sched_cpu.py --profile out.prof --jobs 5000 --whole 0   # + cProfile
+
+*Replays* (the simulator's part of a whole-trace run is 3-4 times the scheduler's): ``--record FILE`` runs the
+whole trace once (or ``--jobs N``) and records every message both ways (a frame: ``<`` received or ``>``
+answered, 4-byte little-endian length, the bytes); ``--replay FILE`` then serves the recorded simulator
+messages to a fresh scheduler process over the same ZeroMQ ipc socket as a run (REP side, pinned with the
+replaying process to one core) and checks every answer against the recorded one, byte for byte: with no
+schedule moved, the scheduler sees exactly the messages of the real run, and its CPU is measured without the
+simulator's. A recording cut short (the run stopped) replays up to its last complete exchange, then ends the
+simulation.
+
+    .venv/bin/python benchmarks/bench_sched_cpu.py --record /tmp/whole.rec --jobs 0 --whole 1
+    .venv/bin/python benchmarks/bench_sched_cpu.py --replay /tmp/whole.rec --repeat 3
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from common import machine  # noqa: E402
+
+CHILD = r"""
+import json, resource, sys, time
+from pathlib import Path
+from burstbuffer.runner import run, DEFAULT_PLATFORM
+import burstbuffer.app as app
+
+policy, model, workload, out, prof = sys.argv[1:6]
+cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+marks = {}
+_begins = app.SchedulerApp._begins
+def _mark(self, data):
+    marks["loop0"] = cpu()
+    return _begins(self, data)
+app.SchedulerApp._begins = _mark
+profiler = None
+if prof:
+    import cProfile
+    profiler = cProfile.Profile(time.thread_time)   # CPU of the main thread, not wall
+    profiler.enable()
+t0 = time.perf_counter()
+res = run(policy, Path(workload), DEFAULT_PLATFORM, Path(out), model=model, progress=False, timeout=3600)
+wall = time.perf_counter() - t0
+if profiler is not None:
+    profiler.disable()
+    profiler.dump_stats(prof)
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"wall": wall, "sched_cpu": me.ru_utime + me.ru_stime, "sched_user": me.ru_utime,
+                  "sched_sys": me.ru_stime, "sched_loop_cpu": me.ru_utime + me.ru_stime - marks["loop0"],
+                  "sched_vcsw": me.ru_nvcsw, "sim_cpu": kids.ru_utime + kids.ru_stime,
+                  "messages": res.messages, "mean_wait_h": res.summary.mean_waiting_h}))
+"""
+
+
+def prefix_workload(jobs: int | None, folder: Path) -> Path:
+    """The whole KTH trace (`workloads/kth-all.json`, made on demand) or its first `jobs` jobs."""
+    from burstbuffer.workloads.bundled import ensure_kth_workload
+    whole = Path(ensure_kth_workload())
+    if not jobs:
+        return whole
+    data = json.loads(whole.read_text())
+    data["jobs"] = data["jobs"][:jobs]
+    path = folder / f"kth-{jobs}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def measure(label: str, workload: Path, runs: int, args, folder: Path) -> None:
+    rows = []
+    for i in range(runs):
+        out = folder / f"out-{label}-{i}"
+        before = load()
+        prof = args.profile if (args.profile and i == 0) else ""
+        argv = [sys.executable, "-c", RECORD if args.record else CHILD, args.policy, args.model, str(workload),
+                str(out), prof] + ([args.record] if args.record else [])
+        text = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        row = json.loads(text.strip().splitlines()[-1])
+        rows.append(row)
+        print(f"  {label} run {i + 1}: scheduler {row['sched_cpu']:.1f} s CPU (user {row['sched_user']:.1f} + sys "
+              f"{row['sched_sys']:.1f}; in the loop {row['sched_loop_cpu']:.1f}; {row['sched_vcsw']} voluntary "
+              f"context switches), simulator {row['sim_cpu']:.1f} s, wall {row['wall']:.1f} s, "
+              f"{row['messages']} messages, mean wait {row['mean_wait_h']:.4f} h; load before {before}, "
+              f"after {load()}", flush=True)
+    med = {k: statistics.median(r[k] for r in rows) for k in ("sched_cpu", "sched_loop_cpu", "sim_cpu", "wall")}
+    print(f"{label}: median of {runs}: scheduler CPU {med['sched_cpu']:.1f} s (decision loop "
+          f"{med['sched_loop_cpu']:.1f} s), simulator CPU {med['sim_cpu']:.1f} s, wall {med['wall']:.1f} s",
+          flush=True)
+
+
+RECORD = r"""
+import struct, sys
+from burstbuffer.batsim import transport
+rec = open(sys.argv.pop(), "wb", buffering=1 << 20)
+_recv, _send = transport.ReplySocket.recv, transport.ReplySocket.send
+def recv(self):
+    raw = _recv(self)
+    rec.write(b"<" + struct.pack("<I", len(raw)) + raw)
+    return raw
+def send(self, raw):
+    rec.write(b">" + struct.pack("<I", len(raw)) + raw)
+    rec.flush()
+    return _send(self, raw)
+transport.ReplySocket.recv, transport.ReplySocket.send = recv, send
+""" + CHILD
+
+SERVE = r"""
+import json, resource, sys, time
+from pathlib import Path
+from burstbuffer.runner import SchedulerSession
+from burstbuffer.batsim.transport import ReplySocket
+import burstbuffer.app as app
+
+policy, model, endpoint, out, prof = sys.argv[1:6]
+cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+marks = {}
+_begins = app.SchedulerApp._begins
+def _mark(self, data):
+    marks["loop0"] = cpu()
+    return _begins(self, data)
+app.SchedulerApp._begins = _mark
+session = SchedulerSession(policy, Path(out), model=model, progress=False)
+sock = ReplySocket(endpoint, timeout=0.5)
+print("listening", flush=True)
+profiler = None
+if prof:
+    import cProfile
+    profiler = cProfile.Profile(time.thread_time)   # CPU of the main thread, not wall
+    profiler.enable()
+session.loop(sock, timeout=3600)
+if profiler is not None:
+    profiler.disable()
+    profiler.dump_stats(prof)
+sock.close()
+me = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"sched_cpu": me.ru_utime + me.ru_stime, "sched_user": me.ru_utime, "sched_sys": me.ru_stime,
+                  "sched_loop_cpu": me.ru_utime + me.ru_stime - marks["loop0"], "sched_vcsw": me.ru_nvcsw,
+                  "messages": session.messages}))
+"""
+
+
+def frames(path: Path):
+    """(direction, bytes) of a recording, up to its last complete frame."""
+    import struct
+    with open(path, "rb") as f:
+        while True:
+            head = f.read(5)
+            if len(head) < 5:
+                return
+            (n,) = struct.unpack("<I", head[1:])
+            raw = f.read(n)
+            if len(raw) < n:
+                return
+            yield head[:1], raw
+
+
+def replay_once(path: Path, args, folder: Path, i: int) -> dict:
+    """One replay of recording `path` (module docstring); the scheduler's rusage and the answers that differ."""
+    import zmq
+    from burstbuffer.affinity import pinned, resolve_cpu
+    endpoint = f"ipc://{folder}/replay-{i}.sock"
+    prof = args.profile if (args.profile and i == 0) else ""
+    core = resolve_cpu("auto")
+    with pinned(core):
+        proc = subprocess.Popen([sys.executable, "-c", SERVE, args.policy, args.model, endpoint,
+                                 str(folder / f"replay-out-{i}"), prof], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "listening"
+        sock = zmq.Context.instance().socket(zmq.REQ)
+        sock.connect(endpoint)
+        sent = differ = 0
+        pending = sent_raw = None
+        for direction, raw in frames(path):
+            if direction == b"<":
+                if pending is not None:          # its answer was not recorded: the recording ends here
+                    break
+                sock.send(raw)
+                pending, sent_raw = sock.recv(), raw
+                sent += 1
+            elif pending is not None:
+                differ += pending != raw
+                pending = None
+        if sent_raw is not None and b'"SIMULATION_ENDS"' not in sent_raw:
+            # a recording cut short: end the simulation at its last time
+            now = max(json.loads(sent_raw)["now"], json.loads(pending if pending is not None else raw)["now"])
+            sock.send(json.dumps({"now": now, "events": [{"timestamp": now, "type": "SIMULATION_ENDS",
+                                                           "data": {}}]}).encode())
+            sock.recv()
+        sock.close(linger=0)
+        if sent_raw is None:                     # not even SIMULATION_BEGINS was recorded
+            proc.kill()
+            raise SystemExit(f"{path}: no complete message")
+        text, _ = proc.communicate(timeout=600)
+    row = json.loads(text.strip().splitlines()[-1])
+    row.update(replayed=sent, differ=differ)
+    return row
+
+
+def replay(path: Path, args, folder: Path) -> None:
+    rows = []
+    for i in range(args.repeat):
+        before = load()
+        row = replay_once(path, args, folder, i)
+        rows.append(row)
+        print(f"  replay {i + 1}: scheduler {row['sched_cpu']:.1f} s CPU (user {row['sched_user']:.1f} + sys "
+              f"{row['sched_sys']:.1f}; in the loop {row['sched_loop_cpu']:.1f}; {row['sched_vcsw']} voluntary "
+              f"context switches), {row['replayed']} messages replayed, {row['differ']} answers differ from the "
+              f"recording; load before {before}, after {load()}", flush=True)
+    med = {k: statistics.median(r[k] for r in rows) for k in ("sched_cpu", "sched_loop_cpu")}
+    print(f"replay of {path.name} ({rows[0]['replayed']} messages): median of {len(rows)}: scheduler CPU "
+          f"{med['sched_cpu']:.1f} s (decision loop {med['sched_loop_cpu']:.1f} s)", flush=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--policy", default="sjf-bb")
+    ap.add_argument("--model", default="io-aware")
+    ap.add_argument("--jobs", type=int, default=5000, help="the prefix's jobs (0: no prefix runs; default 5000)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of the prefix (default 3)")
+    ap.add_argument("--whole", type=int, default=1, help="runs of the whole trace (default 1; 0: none)")
+    ap.add_argument("--profile", metavar="FILE", help="cProfile the scheduler process of the first run into FILE")
+    ap.add_argument("--record", metavar="FILE", help="record the messages of the (last) run into FILE")
+    ap.add_argument("--replay", metavar="FILE", help="replay a recording --repeat times instead of running")
+    args = ap.parse_args()
+    print(f"machine: {machine()}; load average {load()}")
+    if args.replay:
+        with tempfile.TemporaryDirectory() as tmp:
+            replay(Path(args.replay), args, Path(tmp))
+        return 0
+    print(f"policy {args.policy}, model {args.model}, platform platforms/dragonfly96.xml, KTH trace (28,467 jobs)")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        if args.jobs and args.repeat:
+            measure(f"first {args.jobs} jobs", prefix_workload(args.jobs, folder), args.repeat, args, folder)
+        if args.whole:
+            measure("whole trace", prefix_workload(None, folder), args.whole, args, folder)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
