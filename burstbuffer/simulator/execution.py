@@ -102,12 +102,20 @@ def worker_loop(st: SimState, w: "_Worker") -> None:
 
 
 def job_body(st: SimState, job: Job, host) -> None:
-    """Execute `job` from an actor on `host` (its first allocated machine), then post its message to the
-    server: a put into the server's posted receive if it is free (`SimState.receiving`), else queued for the
-    server to send from `host` (see the module docstring)."""
+    """Execute `job` from an actor on `host` (its first allocated machine), then end it (`end_job`)."""
     job.composed_stack = []
     remaining = [float(job.walltime)]
     ret = run_profile(st, job, job.profile, remaining)
+    end_job(st, job, ret, st.now, host)
+
+
+def end_job(st: SimState, job: Job, ret: int, t: float, host) -> None:
+    """The end of `job`, once at `t` [s] (the clock, or a bridged activity's finish date) with return code
+    `ret`, for both cores: its final state, its machines freed, and its message to the server posted — a
+    put into the server's posted receive if it is free (`SimState.receiving`: the job actor's own put under
+    the actor core, the bridge's 1-byte transfer from the job's host under the bridged core), else queued
+    for the server to send from `host` when it receives next (the SimGrid host under the actor core, its
+    bridge index under the bridged core; see the module docstring)."""
     if ret == 0:
         job.state = "COMPLETED_SUCCESSFULLY"
     elif ret > 0:
@@ -116,12 +124,15 @@ def job_body(st: SimState, job: Job, host) -> None:
         job.state = "COMPLETED_WALLTIME_REACHED"
     job.return_code = ret
     job.activity = None
-    machines_release(st, job)
-    st.posts.append((st.now, job))
+    machines_release(st, job, t)
+    st.posts.append((t, job))
     if st.receiving:
         st.receiving = False
         st.inflight = True
-        st.mailbox.put(job, 1)
+        if st.bridge is None:
+            st.mailbox.put(job, 1)   # blocks this job actor until the server has received it
+        else:
+            st.bridge.send_msg(host, st.master_index)
     else:
         st.senders.append(host)
 
@@ -163,7 +174,7 @@ def start_bridged(st: SimState, job: Job, host) -> None:
 
 def absorb(st: SimState) -> bool:
     """Apply the ends of the bridged activities SimGrid reported since the last call, each at its own date
-    and in SimGrid's order — what each job's actor would have done when it woke up (`job_body`'s end).
+    and in SimGrid's order — what each job's actor would have done when it woke up (`end_job`).
     Returns True when the server's in-flight message has arrived."""
     arrived = False
     # SimGrid reports each end when it is waited on or tested, not necessarily in date order: by date,
@@ -174,7 +185,7 @@ def absorb(st: SimState) -> bool:
             continue
         job = st.keyed.pop(key, None)
         if job is not None:
-            finish_bridged(st, job, t, job.profile.ret)
+            end_job(st, job, job.profile.ret, t, job.bhost)
     return arrived
 
 
@@ -188,27 +199,7 @@ def fire_walltimes(st: SimState, upto: float) -> None:
         if job is None:
             continue
         st.bridge.cancel(key)
-        finish_bridged(st, job, deadline, -1)
-
-
-def finish_bridged(st: SimState, job: Job, t: float, ret: int) -> None:
-    """`job_body`'s end for a bridged job that ended at `t` [s] with return code `ret`."""
-    if ret == 0:
-        job.state = "COMPLETED_SUCCESSFULLY"
-    elif ret > 0:
-        job.state = "COMPLETED_FAILED"
-    else:
-        job.state = "COMPLETED_WALLTIME_REACHED"
-    job.return_code = ret
-    job.activity = None
-    machines_release(st, job, t)
-    st.posts.append((t, job))
-    if st.receiving:
-        st.receiving = False
-        st.inflight = True
-        st.bridge.send_msg(job.bhost, st.master_index)
-    else:
-        st.senders.append(job.bhost)
+        end_job(st, job, -1, deadline, job.bhost)
 
 
 def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:

@@ -97,7 +97,7 @@ def next_message(st: SimState):
 
     The server's receive on its mailbox, once posted, stays posted until a job message takes it: while the
     server handles a message of its own host (`st.receiving` false), a job actor does not put into it but
-    queues its host in `st.senders` (execution.job_body), and the server, when it receives next, starts that
+    queues its host in `st.senders` (execution.end_job), and the server, when it receives next, starts that
     message's transfer itself (`Comm.sendto_async` from the job's host, 1 byte) — where SimGrid would match
     the waiting put with the new receive: the same transfer at the same date. This spares withdrawing and
     re-posting the receive around each such message, and the job actor's put.
@@ -118,7 +118,7 @@ def next_message(st: SimState):
         now = max(st.now, st.reached)
         if st.internal and st.internal[0][0] <= now and (
                 not st.posts or st.posts[0][0] >= st.internal[0][0]):
-            st.receiving = False  # job messages posted from now on wait (execution.job_body)
+            st.receiving = False  # job messages posted from now on wait (execution.end_job)
             _, _, kind, payload = heapq.heappop(st.internal)
             return kind, payload
         if st.senders:
