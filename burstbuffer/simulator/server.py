@@ -130,11 +130,8 @@ class Simulator:
             st.mstate.append(ms)
         st.master_host = hosts[st.machines.master.name]
         if st.bridge is not None:
-            names = [ms.m.name for ms in st.mstate] + [st.machines.master.name]
-            st.bridge.init(names)
+            st.bridge.init([ms.m.name for ms in st.mstate], "server")
             st.host_index = {ms.host: i for i, ms in enumerate(st.mstate)}
-            st.master_index = len(st.mstate)
-            st.host_index.setdefault(st.master_host, st.master_index)
         prefix = st.cfg.export_prefix
         d = os.path.dirname(prefix)
         if d:
