@@ -16,6 +16,10 @@ the same date, without the actor's put and wake-up.
 Walltime: a job still running ``walltime`` seconds after its start is stopped → COMPLETED_WALLTIME_REACHED
 (return code -1); a ``delay`` equal to the walltime also reaches it. A killed job's actor is stopped at
 once (`kill_jobs`); its progress is reported as Batsim's KILL_JOB does (`job_progress`).
+
+Two cores (docs/simulator-core.md): the job actors are Python actors (`dispatch`, `worker_loop`,
+`job_body`: the actor core) or C++ actors of the compiled bridge that make the same SimGrid calls
+(`start_bridged`, `absorb`: the bridged core); a job's end is written once (`end_job`).
 """
 from __future__ import annotations
 

@@ -60,8 +60,9 @@ CORE_ENV = "BURSTBUFFER_SIM_CORE"
 #: SimGrid context factory of the bridged core (default raw; thread, ucontext, boost where built)
 CONTEXTS_ENV = "BURSTBUFFER_SIM_CONTEXTS"
 CORES = ("auto", "actors", "bridged")
-#: the core when neither --core nor $BURSTBUFFER_SIM_CORE says
-DEFAULT_CORE = "actors"
+#: the core when neither --core nor $BURSTBUFFER_SIM_CORE says: the bridged core where it runs the whole
+#: simulation and the bridge is built, else the actor core (the same outputs)
+DEFAULT_CORE = "auto"
 
 
 def select_core(st: SimState):
