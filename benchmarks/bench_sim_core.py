@@ -1,6 +1,6 @@
-"""The simulator's two cores side by side (issue 30, docs/simulator-core.md): the actor core (one SimGrid
-actor per running job, thread contexts; the default) and the bridged core (no job actor, raw contexts,
-the compiled bridge), on the same runs, alternated, REPEAT times each. Prints the medians of the wall
+"""The simulator's two cores side by side (docs/simulator-core.md): the actor core (one Python SimGrid
+actor per running job, thread contexts) and the bridged core (one C++ actor per running job, raw contexts,
+the compiled bridge; the default where it runs), on the same runs, alternated, REPEAT times each. Prints the medians of the wall
 time, the simulator process's CPU time (user + sys) and the scheduler's, the machine, and whether the two
 cores wrote byte-identical jobs.csv.
 

@@ -59,11 +59,12 @@ _ONE_ACTIVITY = frozenset(("parallel_homogeneous", "parallel_homogeneous_total",
 
 
 def simulator_core(workload: Path) -> str | None:
-    """The simulator's ``--core`` for a run of `workload` (docs/simulator-core.md): None (the simulator's
-    default, the actor core, or ``$BURSTBUFFER_SIM_CORE``) unless that variable is "auto"; then "bridged"
-    when every profile of the workload is of one activity — the job models register only such profiles, so
-    the bridged core runs the whole simulation, dynamic jobs included —, else "actors"."""
-    if os.environ.get("BURSTBUFFER_SIM_CORE", "").strip().lower() != "auto":
+    """The simulator's ``--core`` for a run of `workload` (docs/simulator-core.md): None (the simulator then
+    reads ``$BURSTBUFFER_SIM_CORE``) when that variable names a core other than "auto"; else (unset or
+    "auto", the default) "bridged" when every profile of the workload is of one activity — the job models
+    register only such profiles, so the bridged core runs the whole simulation, dynamic jobs included; the
+    simulator falls back to the actor core when the bridge cannot be built —, else "actors"."""
+    if (os.environ.get("BURSTBUFFER_SIM_CORE", "").strip().lower() or "auto") != "auto":
         return None
     import json
     try:

@@ -160,7 +160,7 @@ def test_runner_under_auto_asks_for_the_bridged_core_when_it_can_run_everything(
     assert runner._ONE_ACTIVITY == SINGLE_ACTIVITY
     kth = REPO / "workloads" / "kth-1000.json"
     monkeypatch.delenv(CORE_ENV, raising=False)
-    assert runner.simulator_core(kth) is None              # the default: the actor core
+    assert runner.simulator_core(kth) == "bridged"         # the default is auto
     monkeypatch.setenv(CORE_ENV, "auto")
     assert runner.simulator_core(kth) == "bridged"
     d = tmp_path / "delay.json"
@@ -168,3 +168,41 @@ def test_runner_under_auto_asks_for_the_bridged_core_when_it_can_run_everything(
     assert runner.simulator_core(d) == "actors"
     monkeypatch.setenv(CORE_ENV, "bridged")
     assert runner.simulator_core(kth) is None
+
+
+def _core_of(monkeypatch, env=None, dynamic=False, types=("parallel_homogeneous",)):
+    """What `server.select_core` picks for a run: "bridged" or "actors"."""
+    from types import SimpleNamespace
+
+    from burstbuffer.simulator.server import select_core
+
+    if env is None:
+        monkeypatch.delenv(CORE_ENV, raising=False)
+    else:
+        monkeypatch.setenv(CORE_ENV, env)
+    profiles = {t: SimpleNamespace(type=t) for t in types}
+    st = SimpleNamespace(cfg=SimpleNamespace(core=None, dynamic_jobs=dynamic, quiet=True),
+                         workloads={"w0": SimpleNamespace(profiles=profiles)})
+    return "actors" if select_core(st) is None else "bridged"
+
+
+def test_default_core_is_the_bridged_one_where_it_runs(monkeypatch, bridge_available):
+    assert _core_of(monkeypatch) == "bridged"
+    assert _core_of(monkeypatch, types=("parallel_homogeneous", "delay")) == "actors"
+    assert _core_of(monkeypatch, dynamic=True) == "actors"
+    assert _core_of(monkeypatch, env="actors") == "actors"
+    monkeypatch.setenv("BURSTBUFFER_NATIVE", "0")       # no bridge (no compiler, no headers): the actor core
+    assert _core_of(monkeypatch) == "actors"
+
+
+def test_default_core_same_outputs_with_and_without_the_bridge(tmp_path, monkeypatch, bridge_available):
+    """The default (no --core, no $BURSTBUFFER_SIM_CORE) runs the bridged core here and the actor core
+    without the bridge: the same messages and jobs.csv."""
+    monkeypatch.delenv(CORE_ENV, raising=False)
+    (tmp_path / "b").mkdir()
+    b = run_simulation(tmp_path / "b", WORKLOAD, scheduler=("fcfs", "--kill", "w0!6@5"))
+    monkeypatch.setenv("BURSTBUFFER_NATIVE", "0")
+    (tmp_path / "a").mkdir()
+    a = run_simulation(tmp_path / "a", WORKLOAD, scheduler=("fcfs", "--kill", "w0!6@5"))
+    assert a.returncode == b.returncode == 0, a.stderr + b.stderr
+    assert _csv(b) == _csv(a) and _messages(b) == _messages(a)

@@ -1,18 +1,20 @@
-"""The simulator core's compiled bridge to SimGrid's C++ API (issue 30): what SimGrid 3.32's Python API
-lacks to run jobs without one Python actor each — waiting on the first of several Execs and Comms
-(`Activity::wait_any_for`) and learning, without a simulation call, which activities ended and when
-(`Activity::on_completion`).
+"""The simulator's compiled bridge (docs/simulator-core.md): the bridged core's job actors, in C++. Python
+SimGrid actors cannot share SimGrid's cheap raw contexts (a second one aborts there), C++ actors can: each
+running job gets a C++ actor that makes the SimGrid calls of the actor core's Python job actor
+(`execution.job_body`) — ``exec_init`` + ``wait_for(walltime)``, or the data staging's ``sendto_async`` +
+``wait_for``; ``cancel`` on timeout; the 1-byte put into the server's mailbox when the server is receiving —
+and records the end (key, clock, return code, put or queued) for the server to apply (`execution.absorb`).
 
-The bridge keeps the running jobs' activities in the order they were started (Batsim's order: its job
-actors do ``exec_init`` + ``start`` one after the other), and the completions in the order SimGrid reports
-them. It is a ~150-line pybind11 extension against ``libsimgrid-dev``, compiled on first use with the system's
-C++ compiler (``$CXX``, else ``c++``) and cached like the plan engine (`schedulers._cbuild.cache_dir`).
+A ~130-line pybind11 extension against ``libsimgrid-dev`` (``native/simbridge.cpp``), compiled on first use
+with the system's C++ compiler (``$CXX``, else ``c++``) and cached like the plan engine
+(`schedulers._cbuild.compile_cached`).
 
 `load()` returns the module or raises `NativeUnavailable` (no compiler, no SimGrid or pybind11 headers,
-disabled by ``BURSTBUFFER_NATIVE=0``). Which core runs: `burstbuffer.simulator.execution.core_of`.
+disabled by ``BURSTBUFFER_NATIVE=0``). Which core runs: `burstbuffer.simulator.server.select_core`.
 
-Source: SimGrid 3.32 ``include/simgrid/s4u/Activity.hpp`` (``wait_any_for``, ``on_completion_cb``,
-``get_finish_time``), ``Exec.hpp`` (``get_remaining_ratio``), ``Comm.hpp`` (``sendto_async``).
+Source: SimGrid 3.32 ``include/simgrid/s4u/Actor.hpp`` (``Actor::create``, ``this_actor::exec_init``),
+``Activity.hpp`` (``wait_for``, ``cancel``), ``Exec.hpp`` (``get_remaining_ratio``), ``Comm.hpp``
+(``sendto_async``), ``Mailbox.hpp`` (``put``); Batsim 4.2.1 ``src/jobs_execution.cpp``.
 """
 from __future__ import annotations
 

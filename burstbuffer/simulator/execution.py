@@ -16,10 +16,12 @@ the same date, without the actor's put and wake-up.
 Walltime: a job still running ``walltime`` seconds after its start is stopped → COMPLETED_WALLTIME_REACHED
 (return code -1); a ``delay`` equal to the walltime also reaches it. A killed job's actor is stopped at
 once (`kill_jobs`); its progress is reported as Batsim's KILL_JOB does (`job_progress`).
+
+Two cores (docs/simulator-core.md): the job actors are Python actors (`dispatch`, `worker_loop`,
+`job_body`: the actor core) or C++ actors of the compiled bridge that make the same SimGrid calls
+(`start_bridged`, `absorb`: the bridged core); a job's end is written once (`end_job`).
 """
 from __future__ import annotations
-
-import heapq
 
 from .network import homogeneous_bytes, ring_alone, uncontended_seconds
 from .state import LD, SimState, SimulationError
@@ -102,108 +104,21 @@ def worker_loop(st: SimState, w: "_Worker") -> None:
 
 
 def job_body(st: SimState, job: Job, host) -> None:
-    """Execute `job` from an actor on `host` (its first allocated machine), then post its message to the
-    server: a put into the server's posted receive if it is free (`SimState.receiving`), else queued for the
-    server to send from `host` (see the module docstring)."""
+    """Execute `job` from an actor on `host` (its first allocated machine), then end it (`end_job`)."""
     job.composed_stack = []
     remaining = [float(job.walltime)]
     if st.energy is not None:
         st.energy.job_started(job)
     ret = run_profile(st, job, job.profile, remaining)
-    if ret == 0:
-        job.state = "COMPLETED_SUCCESSFULLY"
-    elif ret > 0:
-        job.state = "COMPLETED_FAILED"
-    else:
-        job.state = "COMPLETED_WALLTIME_REACHED"
-    job.return_code = ret
-    job.activity = None
-    machines_release(st, job)
-    if st.energy is not None:
-        st.energy.job_ended(job)
-    post_to_server(st, job, host)
+    end_job(st, job, ret, st.now, host)
 
 
-def post_to_server(st: SimState, item, host) -> None:
-    """Post the 1-byte message standing for `item` (a job that ended, or a machine's switch, `energy`)
-    from `host` to the server: a put into the server's posted receive if it is free
-    (`SimState.receiving`), else queued for the server to send from `host` (module docstring)."""
-    st.posts.append((st.now, item))
-    if st.receiving:
-        st.receiving = False
-        st.inflight = True
-        st.mailbox.put(item, 1)
-    else:
-        st.senders.append(host)
-
-
-def start_bridged(st: SimState, job: Job, host) -> None:
-    """The bridged core (issue 30, docs/simulator-core.md): start `job`'s one activity from the server actor
-    itself, as Batsim's job actor would at this date (``exec_init`` + ``start``, or the 2-host transfer of a
-    data staging), and arm its walltime. Its end is learnt by `absorb`; delay and composed profiles need
-    the actor core (SimulationError)."""
-    prof = job.profile
-    if prof.type not in SINGLE_ACTIVITY:
-        raise SimulationError(f"job '{job.id}': profile type {prof.type} needs the actor core "
-                              "(BURSTBUFFER_SIM_CORE=actors); the bridged core runs one-activity profiles only")
-    job.composed_stack = []
-    job.current_profile = prof
-    d = prof.data
-    ends = staging_ends(st, job, d) if prof.type == "data_staging" else None
-    st.completion_order.started(job)
-    key = st.next_key
-    st.next_key += 1
-    st.keyed[key] = job
-    hidx = st.host_index
-    if ends is not None:
-        st.bridge.start_comm(key, hidx[ends[0]], hidx[ends[1]], float(int(d["nb_bytes"])))
-        job.activity_kind, job.activity_amount = "comm", float(d["nb_bytes"])
-    else:
-        hosts, flops, nbytes = ptask(st, job, prof)
-        st.bridge.start_exec(key, [hidx[h] for h in hosts], flops, nbytes)
-        job.activity_kind = "exec"
-    job.activity = key
-    job.actor = BRIDGED
-    job.bkey = key
-    job.bhost = hidx[host]
-    st.nb_executing += 1
-    rem = float(job.walltime)
-    if rem >= 0:
-        heapq.heappush(st.walltimes, (st.now + rem, key))
-
-
-def absorb(st: SimState) -> bool:
-    """Apply the ends of the bridged activities SimGrid reported since the last call, each at its own date
-    and in SimGrid's order — what each job's actor would have done when it woke up (`job_body`'s end).
-    Returns True when the server's in-flight message has arrived."""
-    arrived = False
-    # SimGrid reports each end when it is waited on or tested, not necessarily in date order: by date,
-    # then in the order reported (start order for the same date)
-    for key, t in sorted(st.bridge.take(), key=lambda kt: kt[1]):
-        if key == -1:
-            arrived = True
-            continue
-        job = st.keyed.pop(key, None)
-        if job is not None:
-            finish_bridged(st, job, t, job.profile.ret)
-    return arrived
-
-
-def fire_walltimes(st: SimState, upto: float) -> None:
-    """Stop the bridged jobs whose walltime (deadline <= `upto`) is reached: their activity is cancelled
-    now, they end COMPLETED_WALLTIME_REACHED (return code -1) at their deadline."""
-    w = st.walltimes
-    while w and w[0][0] <= upto:
-        deadline, key = heapq.heappop(w)
-        job = st.keyed.pop(key, None)
-        if job is None:
-            continue
-        st.bridge.cancel(key)
-        finish_bridged(st, job, deadline, -1)
-
-
-def finish_bridged(st: SimState, job: Job, t: float, ret: int) -> None:
-    """`job_body`'s end for a bridged job that ended at `t` [s] with return code `ret`."""
+def end_job(st: SimState, job: Job, ret: int, t: float, host, put: bool | None = None) -> None:
+    """The end of `job`, for both cores, at `t` [s] with return code `ret`: its final state, its machines
+    freed, and its message to the server posted — a put into the server's posted receive if it is free
+    (`SimState.receiving`), else queued for the server to send from `host` (its SimGrid host) when it
+    receives next (see the module docstring). `put`: None when this job actor decides now and puts
+    itself (the actor core); under the bridged core the job's C++ actor decided and put (`absorb`)."""
     if ret == 0:
         job.state = "COMPLETED_SUCCESSFULLY"
     elif ret > 0:
@@ -213,13 +128,78 @@ def finish_bridged(st: SimState, job: Job, t: float, ret: int) -> None:
     job.return_code = ret
     job.activity = None
     machines_release(st, job, t)
+    if st.energy is not None:
+        st.energy.job_ended(job)
+    if put is None:
+        post_to_server(st, job, host, t)
+        return
     st.posts.append((t, job))
+    if put:
+        st.inflight = True
+    else:
+        st.senders.append(host)
+
+
+def post_to_server(st: SimState, item, host, t: float | None = None) -> None:
+    """Post, from a Python actor on `host`, the 1-byte message standing for `item` (a job that ended, or a
+    machine's switch, `energy`) at `t` [s] (default: now) to the server: a put into the server's posted
+    receive if it is free (`SimState.receiving`; it blocks the actor until the server has received it), else
+    queued for the server to send from `host` when it receives next (module docstring)."""
+    st.posts.append((st.now if t is None else t, item))
     if st.receiving:
         st.receiving = False
         st.inflight = True
-        st.bridge.send_msg(job.bhost, st.master_index)
+        st.mailbox.put(item, 1)
     else:
-        st.senders.append(job.bhost)
+        st.senders.append(host)
+
+
+def start_bridged(st: SimState, job: Job, host) -> None:
+    """The bridged core (docs/simulator-core.md): run `job` in a C++ actor of the bridge on `host` (its first
+    allocated machine) that makes the SimGrid calls of `job_body` — ``exec_init`` + ``wait_for(walltime)``
+    for a parallel task, the 2-host transfer of a data staging, ``cancel`` on timeout, the put to the
+    server's mailbox — and records the end, which the server applies (`absorb`). Delay and composed
+    profiles need the actor core (SimulationError)."""
+    prof = job.profile
+    if prof.type not in SINGLE_ACTIVITY:
+        raise SimulationError(f"job '{job.id}': profile type {prof.type} needs the actor core "
+                              "(BURSTBUFFER_SIM_CORE=actors); the bridged core runs one-activity profiles only")
+    job.composed_stack = []
+    job.current_profile = prof
+    d = prof.data
+    ends = staging_ends(st, job, d) if prof.type == "data_staging" else None
+    if ends is None:
+        hosts, flops, nbytes = ptask(st, job, prof)
+    st.completion_order.started(job)
+    key = st.next_key
+    st.next_key += 1
+    st.keyed[key] = job
+    hidx = st.host_index
+    job.actor = BRIDGED
+    job.bkey = key
+    job.bhost = host
+    job.activity = key
+    st.nb_executing += 1
+    wall = float(job.walltime)
+    if ends is not None:
+        job.activity_kind, job.activity_amount = "comm", float(d["nb_bytes"])
+        st.bridge.start_comm(key, hidx[host], hidx[ends[0]], hidx[ends[1]], float(int(d["nb_bytes"])), wall,
+                             prof.ret)
+    else:
+        job.activity_kind = "exec"
+        st.bridge.start_exec(key, hidx[host], [hidx[h] for h in hosts], flops, nbytes, wall, prof.ret)
+    absorb(st)
+
+
+def absorb(st: SimState) -> None:
+    """Apply the ends the bridged core's job actors recorded during the server's last simulation call, in
+    the order they ran — what the actor core's job actors do in Python at that point (`end_job`). Called
+    after every simulation call of the server under the bridged core."""
+    if not st.bridge.pending():
+        return
+    for key, t, ret, put in st.bridge.take():
+        job = st.keyed.pop(key)
+        end_job(st, job, ret, t, job.bhost, put)
 
 
 def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:
@@ -409,6 +389,7 @@ def job_progress(st: SimState, job: Job) -> dict:
             frac = 1.0 - float(st.bridge.exec_remaining_ratio(act))
         else:
             frac = 1.0 - float(st.bridge.remaining(act)) / job.activity_amount
+        absorb(st)
     elif job.activity_kind == "exec" and act is not None:
         try:
             frac = 1.0 - float(act.remaining_ratio)
@@ -435,9 +416,12 @@ def kill_jobs(st: SimState, to_kill: list[Job]) -> tuple[dict, list[Job]]:
         if job.state != "RUNNING":
             continue
         progress[job.id] = job_progress(st, job)
+        if job.state != "RUNNING":      # it ended meanwhile (bridged core: `absorb`)
+            continue
         if job.actor == BRIDGED:
             st.keyed.pop(job.bkey, None)
-            st.bridge.cancel(job.bkey)
+            st.bridge.kill(job.bkey)
+            absorb(st)
         else:
             job.actor.kill()
         st.nb_executing -= 1

@@ -20,7 +20,7 @@ import json
 import time
 
 from ..jsonvalues import excerpt
-from .execution import absorb, fire_walltimes
+from .execution import absorb
 from .handlers import HANDLERS, killing_done
 from .protocol import dumps, is_number
 from .state import SimState, SimulationError
@@ -98,15 +98,15 @@ def next_message(st: SimState):
 
     The server's receive on its mailbox, once posted, stays posted until a job message takes it: while the
     server handles a message of its own host (`st.receiving` false), a job actor does not put into it but
-    queues its host in `st.senders` (execution.job_body), and the server, when it receives next, starts that
+    queues its host in `st.senders` (execution.end_job), and the server, when it receives next, starts that
     message's transfer itself (`Comm.sendto_async` from the job's host, 1 byte) — where SimGrid would match
     the waiting put with the new receive: the same transfer at the same date. This spares withdrawing and
     re-posting the receive around each such message, and the job actor's put.
 
-    With the bridged core: `next_message_bridged`."""
-    if st.bridge is not None:
-        return next_message_bridged(st)
+    Under the bridged core the job actors are the bridge's C++ actors: what they did during each of the
+    server's simulation calls is applied right after it (`execution.absorb`)."""
     Comm = st.sg.Comm
+    bridged = st.bridge is not None
     while True:
         if st.inflight is not None:
             # A job's message is on its way: a job actor's put took the posted receive, or the server
@@ -115,23 +115,32 @@ def next_message(st: SimState):
                 Comm.wait_any([st.get_comm])
             else:
                 st.inflight.wait()
+            if bridged:
+                absorb(st)
             return take_job_message(st)
         now = max(st.now, st.reached)
         if st.internal and st.internal[0][0] <= now and (
                 not st.posts or st.posts[0][0] >= st.internal[0][0]):
-            st.receiving = False  # job messages posted from now on wait (execution.job_body)
+            st.receiving = False  # job messages posted from now on wait (execution.end_job)
             _, _, kind, payload = heapq.heappop(st.internal)
             return kind, payload
         if st.senders:
             # the oldest waiting job message: its transfer starts as the receive is posted
             st.inflight = Comm.sendto_async(st.senders.popleft(), st.master_host, 1)
+            if bridged:
+                absorb(st)
             continue
         st.receiving = True
         if st.internal:
             if st.get_comm is None:
                 st.get_comm, st.get_data = st.mailbox.get_async()
+                if bridged:
+                    absorb(st)
             target = st.internal[0][0]
-            if Comm.wait_any_for([st.get_comm], target - st.now) < 0:
+            timed_out = Comm.wait_any_for([st.get_comm], target - st.now) < 0
+            if bridged:
+                absorb(st)
+            if timed_out:
                 # the clock may stop one ulp short of `target`: the timer has fired all the same
                 st.reached = max(st.reached, target)
                 continue
@@ -140,61 +149,11 @@ def next_message(st: SimState):
                 st.mailbox.get()  # posting and waiting in one simulation call
             else:
                 Comm.wait_any([st.get_comm])
+            if bridged:
+                absorb(st)
         else:
             raise SimulationError(deadlock_reason(st))
         return take_job_message(st)
-
-
-def next_message_bridged(st: SimState):
-    """`next_message` of the bridged core (docs/simulator-core.md): no job actor and no mailbox. The server
-    waits on its in-flight message and every running job activity at once (the bridge's wait-any), applies
-    the jobs' ends at their own dates (`execution.absorb`), and sends each job's message itself, from the
-    job's host, when it would have been received: at once if it was waiting (a job actor's put would have
-    taken its receive), else queued in `st.senders` — the same transfers at the same dates."""
-    br = st.bridge
-    while True:
-        if absorb(st):
-            st.inflight = None
-            return take_job_message(st)
-        if st.inflight is not None:
-            _bridged_wait(st, None)
-            continue
-        now = max(st.now, st.reached)
-        if st.internal and st.internal[0][0] <= now and (
-                not st.posts or st.posts[0][0] >= st.internal[0][0]):
-            st.receiving = False
-            _, _, kind, payload = heapq.heappop(st.internal)
-            return kind, payload
-        if st.senders:
-            st.inflight = True
-            br.send_msg(st.senders.popleft(), st.master_index)
-            continue
-        st.receiving = True
-        if st.internal:
-            _bridged_wait(st, st.internal[0][0])
-        elif st.keyed:
-            _bridged_wait(st, None)
-        else:
-            raise SimulationError(deadlock_reason(st))
-
-
-def _bridged_wait(st: SimState, target: float | None) -> None:
-    """Block until a bridged activity ends, the next walltime deadline, or the date `target` [s] (None: no
-    date of the server's own); a timer that stops one ulp short of its date counts as reached."""
-    wall = st.walltimes[0][0] if st.walltimes else None
-    if wall is not None and wall <= st.now:
-        fire_walltimes(st, st.now)
-        return
-    due = target if wall is None or (target is not None and target <= wall) else wall
-    if due is None:
-        st.bridge.wait(-1.0)
-        return
-    if st.bridge.wait(due - st.now):
-        return
-    if target is not None and due == target:
-        st.reached = max(st.reached, target)
-    if wall is not None and due == wall:
-        fire_walltimes(st, wall)
 
 
 def take_job_message(st: SimState):
@@ -333,8 +292,7 @@ def handle(st: SimState, kind: str, payload) -> None:
     else:
         st.sg.this_actor.sleep_for(st.msg_cost)
     if st.bridge is not None:
-        # jobs that ended while the server was busy: applied at their dates, before the message's effect
-        _absorb_while_busy(st)
+        absorb(st)   # what the bridged core's job actors did meanwhile
     if kind == "SUBMIT":
         name, group, last = payload
         for job in group:
@@ -359,14 +317,6 @@ def handle(st: SimState, kind: str, payload) -> None:
         HANDLERS[ev["type"]](st, i, ev["data"])
     else:  # pragma: no cover
         raise AssertionError(kind)
-
-
-def _absorb_while_busy(st: SimState) -> None:
-    st.bridge.poll()
-    if absorb(st):
-        raise SimulationError("internal error: the server's message arrived while it was not receiving")
-    if st.walltimes and st.walltimes[0][0] <= st.now:
-        fire_walltimes(st, st.now)
 
 
 def submit(st: SimState, job: Job) -> None:

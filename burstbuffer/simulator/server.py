@@ -60,8 +60,9 @@ CORE_ENV = "BURSTBUFFER_SIM_CORE"
 #: SimGrid context factory of the bridged core (default raw; thread, ucontext, boost where built)
 CONTEXTS_ENV = "BURSTBUFFER_SIM_CONTEXTS"
 CORES = ("auto", "actors", "bridged")
-#: the core when neither --core nor $BURSTBUFFER_SIM_CORE says
-DEFAULT_CORE = "actors"
+#: the core when neither --core nor $BURSTBUFFER_SIM_CORE says: the bridged core where it runs the whole
+#: simulation and the bridge is built, else the actor core (the same outputs)
+DEFAULT_CORE = "auto"
 
 
 def select_core(st: SimState):
@@ -151,11 +152,8 @@ class Simulator:
             st.mstate.append(ms)
         st.master_host = hosts[st.machines.master.name]
         if st.bridge is not None:
-            names = [ms.m.name for ms in st.mstate] + [st.machines.master.name]
-            st.bridge.init(names)
+            st.bridge.init([ms.m.name for ms in st.mstate], "server")
             st.host_index = {ms.host: i for i, ms in enumerate(st.mstate)}
-            st.master_index = len(st.mstate)
-            st.host_index.setdefault(st.master_host, st.master_index)
         prefix = st.cfg.export_prefix
         d = os.path.dirname(prefix)
         if d:

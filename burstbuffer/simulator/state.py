@@ -164,7 +164,8 @@ class SimState:
     completion_order: CompletionOrder = field(default_factory=CompletionOrder)  # same-clock messages: Batsim's order
     get_comm: Any = None              # the server's posted receive (it stays posted while the server is busy)
     get_data: Any = None
-    receiving: bool = False           # the server waits for a job message: a job actor's put takes its receive
+    receiving_: bool = False          # the server waits for a job message: a job actor's put takes its receive
+                                      # (`receiving`; under the bridged core the bridge holds it)
     inflight: Any = None              # the job message being received: True (a put took the receive) or the Comm
                                       # the server started for a queued one (see loop.next_message)
     senders: deque = field(default_factory=deque)   # hosts of the queued job messages (posted while the server
@@ -177,17 +178,28 @@ class SimState:
     ring_alone: dict = field(default_factory=dict)   # (allocation, bytes per pair) -> network.ring_alone (uncontended)
     # the bridged core (execution.start_bridged; None: the actor core)
     bridge: Any = None                # the compiled bridge module (simulator._bridge)
-    keyed: dict = field(default_factory=dict)        # bridge key -> job whose activity runs
+    keyed: dict = field(default_factory=dict)        # bridge key -> job whose actor runs
     next_key: int = 0
-    walltimes: list = field(default_factory=list)    # heap of (deadline [s], key) of the bridged jobs
     host_index: dict = field(default_factory=dict)   # SimGrid host -> its index in the bridge
-    master_index: int = -1
     # energy (-E): energy.Energy, else None
     energy: Any = None
 
     @property
     def now(self) -> float:
         return self.sg.Engine.clock
+
+    @property
+    def receiving(self) -> bool:
+        """The server waits for a job message: the first job actor that ends puts into its receive. Under
+        the bridged core the flag lives in the bridge, which its C++ job actors read and clear."""
+        return self.receiving_ if self.bridge is None else self.bridge.receiving()
+
+    @receiving.setter
+    def receiving(self, value: bool) -> None:
+        if self.bridge is None:
+            self.receiving_ = value
+        else:
+            self.bridge.set_receiving(value)
 
     def push(self, due: float, kind: str, payload) -> None:
         """Post a message of a master-host actor, due at `due` [s]."""

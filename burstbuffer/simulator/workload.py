@@ -82,8 +82,8 @@ class SimJob:
     composed_stack: list = field(default_factory=list)
     mapping: list | None = None
     storage_mapping: dict = field(default_factory=dict)
-    bkey: int = -1      # bridged core: the key of its activity in the bridge
-    bhost: int = -1     # bridged core: index of its first allocated host (its message's source)
+    bkey: int = -1      # bridged core: the key of its actor in the bridge
+    bhost: object = None  # bridged core: its first allocated host (its message's source)
     consumed_energy: str | None = None  # with energy (-E): its jobs.csv cell, C's %Lf of joules (energy.py)
 
     @property
