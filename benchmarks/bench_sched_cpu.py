@@ -39,13 +39,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from common import machine  # noqa: E402
 
-CHILD = r"""
-import json, resource, sys, time
-from pathlib import Path
-from burstbuffer.runner import run, DEFAULT_PLATFORM
+# the CPU clock of the child and the mark of its decision loop's start (SIMULATION_BEGINS), in both children
+MARK_LOOP = r"""
+import resource
 import burstbuffer.app as app
-
-policy, model, workload, out, prof = sys.argv[1:6]
 cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
 marks = {}
 _begins = app.SchedulerApp._begins
@@ -53,6 +50,16 @@ def _mark(self, data):
     marks["loop0"] = cpu()
     return _begins(self, data)
 app.SchedulerApp._begins = _mark
+"""
+
+CHILD = r"""
+import json, resource, sys, time
+from pathlib import Path
+from burstbuffer.runner import run, DEFAULT_PLATFORM
+import burstbuffer.app as app
+
+policy, model, workload, out, prof = sys.argv[1:6]
+""" + MARK_LOOP + r"""
 profiler = None
 if prof:
     import cProfile
@@ -135,13 +142,7 @@ from burstbuffer.batsim.transport import ReplySocket
 import burstbuffer.app as app
 
 policy, model, endpoint, out, prof = sys.argv[1:6]
-cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
-marks = {}
-_begins = app.SchedulerApp._begins
-def _mark(self, data):
-    marks["loop0"] = cpu()
-    return _begins(self, data)
-app.SchedulerApp._begins = _mark
+""" + MARK_LOOP + r"""
 session = SchedulerSession(policy, Path(out), model=model, progress=False)
 sock = ReplySocket(endpoint, timeout=0.5)
 print("listening", flush=True)

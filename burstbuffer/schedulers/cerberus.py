@@ -215,15 +215,7 @@ class Cerberus(Scheduler):
         if job.bb == 0:
             return ()
         room = {b: f // job.bb for b, f in sorted(self.free_bb.items()) if f >= job.bb}
-        if sum(room.values()) < job.res:
-            return None
-        out: list[int] = []
-        while len(out) < job.res:
-            for b in room:
-                if room[b] > 0 and len(out) < job.res:
-                    out.append(b)
-                    room[b] -= 1
-        return tuple(sorted(out))
+        return _deal(room, job.res)
 
     def _select(self, queue: dict[str, tuple[Job, float]], now: float, values, weights, caps) -> list[str]:
         """Job ids to serve from `queue`: FCFS from the head while its oldest job starves, else the knapsack."""
@@ -304,15 +296,7 @@ class Cerberus(Scheduler):
             k = min(f // need if f > 0 else 0, self.platform.bb_capacity[b] // big)
             if k > 0:
                 room[b] = k
-        if sum(room.values()) < job.res:
-            return None
-        out: list[int] = []
-        while len(out) < job.res:
-            for b in room:
-                if room[b] > 0 and len(out) < job.res:
-                    out.append(b)
-                    room[b] -= 1
-        return tuple(sorted(out))
+        return _deal(room, job.res)
 
     def _room_on_slots(self, jid: str, extra: int) -> bool:
         """Whether `extra` more bytes per share fit on `jid`'s slots now."""
@@ -483,3 +467,17 @@ class Cerberus(Scheduler):
                 if jobs[k].res <= len(self.free_nodes):
                     out.append(self._start_run(ids[k], jobs[k], now))
         return out
+
+
+def _deal(room: dict[int, int], res: int) -> tuple[int, ...] | None:
+    """`res` shares dealt round-robin over the BB nodes of `room` (node id -> how many more shares fit, in
+    the order to deal), the node of each share, sorted; None when fewer than `res` fit."""
+    if sum(room.values()) < res:
+        return None
+    out: list[int] = []
+    while len(out) < res:
+        for b in room:
+            if room[b] > 0 and len(out) < res:
+                out.append(b)
+                room[b] -= 1
+    return tuple(sorted(out))

@@ -298,11 +298,7 @@ class Energy:
     def set_resource_state(self, i: int, data) -> None:
         st = self.st
         what = f"event {i} (SET_RESOURCE_STATE)"
-        if not isinstance(data, dict):
-            raise SimulationError(f"Invalid JSON message: the 'data' value of {what} should be an object")
-        if len(data) != 2:
-            raise SimulationError(f"Invalid JSON message: the 'data' value of {what} should be of size 2 "
-                                  f"(size={len(data)})")
+        _data_of_size(data, what, 2, "should")
         res = data.get("resources")
         if not isinstance(res, str):
             raise SimulationError(f"Invalid JSON message: the 'resources' value in the 'data' value of {what} "
@@ -367,11 +363,7 @@ class Energy:
 
     def query(self, i: int, data) -> None:
         what = f"event {i} (QUERY)"
-        if not isinstance(data, dict):
-            raise SimulationError(f"Invalid JSON message: the 'data' value of {what} should be an object")
-        if len(data) != 1:
-            raise SimulationError(f"Invalid JSON message: the 'data' value of {what} must be of size 1 "
-                                  f"(size={len(data)})")
+        _data_of_size(data, what, 1, "must")
         req = data.get("requests")
         if "requests" not in data:
             raise SimulationError(f"Invalid JSON message: the 'data' value of {what} must have a 'requests' member")
@@ -455,3 +447,13 @@ class Energy:
         for f in (self.energy_csv, self.pstate_csv):
             if not f.closed:
                 f.close()
+
+
+def _data_of_size(data, what: str, size: int, verb: str) -> None:
+    """Batsim's checks of an event's 'data' value (an object of `size` members), with its messages (it says
+    "should" of SET_RESOURCE_STATE and "must" of QUERY). Raises SimulationError."""
+    if not isinstance(data, dict):
+        raise SimulationError(f"Invalid JSON message: the 'data' value of {what} should be an object")
+    if len(data) != size:
+        raise SimulationError(f"Invalid JSON message: the 'data' value of {what} {verb} be of size {size} "
+                              f"(size={len(data)})")
