@@ -36,7 +36,11 @@ def test_registry_has_the_default_study():
 
 def test_unknown_study_is_an_input_error(tmp_path, capsys):
     assert main(["reproduce", "--study", "nope", "--jobs", "1000", "--output", str(tmp_path / "o")]) == 2
-    assert "unknown study (known: bbsched, kopanski2021, orders, three-phase)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    # one line naming the bad study and every study there is (the registry's, sorted)
+    assert err.count("\n") == 1 and "nope: unknown study (known: " in err
+    assert f"(known: {', '.join(sorted(all_studies()))})" in err
+    assert {"backfilling", "bbsched", "kopanski2021", "orders", "three-phase"} <= set(all_studies())
 
 
 def test_plan_for_jobs_1000(tmp_path):
