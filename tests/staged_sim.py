@@ -11,6 +11,37 @@ from burstbuffer.schedulers.base import StageIn, Start
 GB = 10**9
 
 
+class Events:
+    """The drivers' event queue: (time [s], kind, job) in time order, ties in the order pushed; the jobs'
+    submissions pushed first."""
+
+    def __init__(self, jobs):
+        self.heap: list = []
+        self.seq = 0
+        for j in jobs:
+            self.push(j.subtime, "submit", j)
+
+    def push(self, t, kind, j) -> None:
+        heapq.heappush(self.heap, (t, self.seq, kind, j))
+        self.seq += 1
+
+    def __bool__(self) -> bool:
+        return bool(self.heap)
+
+    def now(self):
+        """The earliest event's time."""
+        return self.heap[0][0]
+
+    def at(self, now):
+        """Pop the events of time `now` as (kind, job), including those pushed for `now` while iterating."""
+        while self.heap and self.heap[0][0] == now:
+            _, _, kind, j = heapq.heappop(self.heap)
+            yield kind, j
+
+    def has(self, t, kind) -> bool:
+        return any(e[0] == t and e[2] == kind for e in self.heap)
+
+
 def simulate(sched, plat, jobs, *, rate=GB, runtime=None):
     """Drive a three-phase policy with its wake-ups: a stage-in or stage-out of B bytes lasts B / `rate` s,
     the running phase `runtime(job)` s (default its walltime). At every instant checks that the BB held by
@@ -18,22 +49,14 @@ def simulate(sched, plat, jobs, *, rate=GB, runtime=None):
     given twice and that a job with BB is started only after its stage-in. Returns {job id: (stage-in start,
     nodes start, end)}."""
     runtime = runtime or (lambda j: j.walltime)
-    events, seq = [], 0
-
-    def push(t, kind, j):
-        nonlocal seq
-        heapq.heappush(events, (t, seq, kind, j))
-        seq += 1
-
-    for j in jobs:
-        push(j.subtime, "submit", j)
+    events = Events(jobs)
+    push = events.push
     bb_used = {b: 0 for b in plat.bb_capacity}
     nodes_used: set[int] = set()
     staged_ids, held, procs, times = set(), {}, {}, {}
     while events:
-        now = events[0][0]
-        while events and events[0][0] == now:
-            _, _, kind, j = heapq.heappop(events)
+        now = events.now()
+        for kind, j in events.at(now):
             if kind == "submit":
                 sched.submit(j, now)
             elif kind == "staged":
@@ -70,6 +93,6 @@ def simulate(sched, plat, jobs, *, rate=GB, runtime=None):
         wake = sched.wakeup(now)
         if wake is not None:
             assert wake > now
-            if not any(e[0] == wake and e[2] == "wake" for e in events):
+            if not events.has(wake, "wake"):
                 push(wake, "wake", None)
     return times

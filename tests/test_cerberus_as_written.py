@@ -3,7 +3,6 @@ the three queues' decisions on hand-checked cases, the BB and node invariants wi
 the phase amounts of the workload (fields, derivation, bad values) and one run through the CLI."""
 from __future__ import annotations
 
-import heapq
 import json
 
 import pytest
@@ -17,6 +16,7 @@ from burstbuffer.schedulers import Job, make_scheduler
 from burstbuffer.schedulers.base import StageIn, StageOut, Start
 
 from .conftest import PLATFORM, examples
+from .staged_sim import Events
 
 pytestmark = pytest.mark.slow   # one CLI simulation (docs/testing.md); the policy cases are fast
 
@@ -170,15 +170,8 @@ def run_phases(sched, plat, jobs, *, rate=GB):
     BB held — bb_in per share from the StageIn, bb_in + bb_run from the Start, none once computed, bb_out from
     the StageOut, until the end — never exceeds a BB node's capacity, that no node is given twice, that a Start
     follows the stage-in and a StageOut the computation. Returns {job id: (first decision, nodes start, end)}."""
-    events, seq = [], 0
-
-    def push(t, kind, j):
-        nonlocal seq
-        heapq.heappush(events, (t, seq, kind, j))
-        seq += 1
-
-    for j in jobs:
-        push(j.subtime, "submit", j)
+    events = Events(jobs)
+    push = events.push
     used = dict.fromkeys(plat.bb_capacity, 0)
     held: dict[str, dict[int, int]] = {}
     nodes_used: set[int] = set()
@@ -192,9 +185,8 @@ def run_phases(sched, plat, jobs, *, rate=GB):
             used[b] += n
 
     while events:
-        now = events[0][0]
-        while events and events[0][0] == now:
-            _, _, kind, j = heapq.heappop(events)
+        now = events.now()
+        for kind, j in events.at(now):
             if kind == "submit":
                 sched.submit(j, now)
             elif kind == "staged":
