@@ -4,6 +4,7 @@ top without every `burstbuffer` command paying their import (docs/startup.md).""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 
@@ -51,3 +52,52 @@ def lazy_exports(package: str, where: dict[str, str], namespace: dict, names: li
         return sorted(set(namespace) | set(names))
 
     return __getattr__, __dir__
+
+
+class LazyRegistry(MutableMapping):
+    """name → object, for a registry whose built-in entries live in heavy modules: each built-in entry is
+    ``(module, attribute)`` or a zero-argument loader, resolved on its first look-up (once, then kept), so
+    that listing the names imports nothing. Entries added by assignment (``REGISTRY["mine"] = factory``) come
+    after the built-ins in iteration order; ``del`` hides a built-in. KeyError for an unknown name.
+
+    Used by `burstbuffer.schedulers.registry.POLICIES` and `burstbuffer.io_model.registry.JOB_MODELS`."""
+
+    def __init__(self, where: dict[str, tuple[str, str] | Callable[[], Any]]):
+        self._where = dict(where)
+        self._loaded: dict[str, Any] = {}
+        self._added: dict[str, Any] = {}
+        self._removed: set[str] = set()
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._added:
+            return self._added[name]
+        if name in self._removed or name not in self._where:
+            raise KeyError(name)
+        if name not in self._loaded:
+            spec = self._where[name]
+            self._loaded[name] = spec() if callable(spec) else getattr(importlib.import_module(spec[0]), spec[1])
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        self._added[name] = value
+        self._removed.discard(name)
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        self._added.pop(name, None)
+        if name in self._where:
+            self._removed.add(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._added or (name in self._where and name not in self._removed)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from (n for n in self._where if n not in self._removed and n not in self._added)
+        yield from self._added
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"<lazy registry of {', '.join(self)}>"

@@ -17,10 +17,8 @@ from burstbuffer import cli
 
 pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
 
-#: never imported while building the parser of any command
-NEVER = ("scipy", "matplotlib", "pandas", "simgrid", "dask", "distributed")
-#: not imported by `burstbuffer --help` / `--version` either
-NOT_FOR_TOP_HELP = NEVER + ("numpy", "zmq")
+#: never imported while building the parser of any command (`--help` of every subcommand and of the top)
+NEVER = ("scipy", "matplotlib", "pandas", "simgrid", "dask", "distributed", "numpy", "zmq")
 
 PROBE = ("import io, sys, contextlib\nfrom burstbuffer.cli import main\n"
          "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
@@ -39,7 +37,7 @@ def imported_by(*argv: str) -> tuple[int, set[str]]:
 def test_top_level_help_imports_no_heavy_library(argv):
     code, mods = imported_by(*argv)
     assert code == 0
-    assert not mods & set(NOT_FOR_TOP_HELP), sorted(mods & set(NOT_FOR_TOP_HELP))
+    assert not mods & set(NEVER), sorted(mods & set(NEVER))
     assert "burstbuffer" in mods  # the probe did import the package
 
 
@@ -56,6 +54,19 @@ def test_a_subcommand_still_imports_what_it_runs(tmp_path):
     csv.write_text("job_id,submission_time,starting_time,finish_time,requested_number_of_resources\n")
     _, mods = imported_by("metrics", str(csv))
     assert "pandas" in mods
+
+
+def test_policy_registry_lists_names_without_importing_them():
+    """`POLICIES` / `THREE_PHASE_POLICIES` (burstbuffer.lazy.LazyRegistry): the names and the options table
+    come without numpy; a look-up imports the policy (once: the same factory twice)."""
+    code = ("import sys\nfrom burstbuffer.schedulers.registry import POLICIES, THREE_PHASE_POLICIES\n"
+            "from burstbuffer.schedulers import options\n"
+            "names = list(POLICIES) + list(THREE_PHASE_POLICIES)\n"
+            "before = 'numpy' in sys.modules\n"
+            "same = POLICIES['sjf-bb'] is POLICIES['sjf-bb']\n"
+            "print(len(names), before, 'numpy' in sys.modules, same, 'sjf-bb' in POLICIES, 'easy' in POLICIES)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["22", "False", "True", "True", "True", "False"]
 
 
 def _help_lines(parser: argparse.ArgumentParser) -> dict[str, str]:

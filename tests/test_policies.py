@@ -225,7 +225,7 @@ def test_table1_fcfs_bb_narrative():
 # ---------------------------------------------------------------------------- registry
 def test_registry():
     plat = Platform.simple(2, [GB])
-    from burstbuffer.schedulers.bbsched import WINDOW_POLICIES
+    from burstbuffer.schedulers.registry import WINDOW_POLICIES
     assert set(POLICIES) == {"fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb",
                              "plan-1", "plan-2", "plan-3", "plan", "conservative-bb"} | set(WINDOW_POLICIES)
     for name in POLICIES:

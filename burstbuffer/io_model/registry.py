@@ -7,9 +7,10 @@ listing the names imports nothing.
 """
 from __future__ import annotations
 
-import importlib
 from collections.abc import MutableMapping
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable
+
+from ..lazy import LazyRegistry
 
 if TYPE_CHECKING:
     from .base import JobModel
@@ -24,43 +25,10 @@ _WHERE = {
 }
 
 
-class _Models(MutableMapping):
-    """name → factory() -> JobModel: the built-in factories imported on first look-up, and any factory
-    registered by assignment (``JOB_MODELS["my-model"] = MyModel``, docs/architecture.md)."""
-
-    def __init__(self) -> None:
-        self._added: dict[str, Callable[[], "JobModel"]] = {}
-        self._removed: set[str] = set()
-
-    def __getitem__(self, name: str) -> Callable[[], "JobModel"]:
-        if name in self._added:
-            return self._added[name]
-        if name in self._removed:
-            raise KeyError(name)
-        mod, cls = _WHERE[name]
-        return getattr(importlib.import_module(mod), cls)
-
-    def __setitem__(self, name: str, factory: Callable[[], "JobModel"]) -> None:
-        self._added[name] = factory
-        self._removed.discard(name)
-
-    def __delitem__(self, name: str) -> None:
-        if name not in self:
-            raise KeyError(name)
-        self._added.pop(name, None)
-        if name in _WHERE:
-            self._removed.add(name)
-
-    def __iter__(self) -> Iterator[str]:
-        yield from (n for n in _WHERE if n not in self._removed and n not in self._added)
-        yield from self._added
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-
 #: name → factory() -> JobModel
-JOB_MODELS: MutableMapping[str, Callable[[], "JobModel"]] = _Models()
+#: (the built-in factories imported on first look-up; any factory registered by assignment,
+#: ``JOB_MODELS["my-model"] = MyModel``, docs/architecture.md)
+JOB_MODELS: MutableMapping[str, Callable[[], "JobModel"]] = LazyRegistry(_WHERE)
 
 
 def model_names() -> list[str]:

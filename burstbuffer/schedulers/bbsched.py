@@ -42,7 +42,7 @@ from .profile import Fit
 from .profiled import ProfileScheduler
 
 __all__ = ["BBSched", "BBSchedExact", "BBSchedNSGA2", "BinPacking", "Constrained", "DecisionRecord",
-           "Naive", "Weighted", "WindowScheduler", "WINDOW_POLICIES"]
+           "Naive", "Weighted", "WindowScheduler"]
 
 
 @dataclass
@@ -371,11 +371,3 @@ class BinPacking(WindowScheduler):
     def _select(self, nodes, bb, cap_nodes, cap_bb, rec):
         rec.solver = "bin-packing"
         return moo.bin_packing(nodes, bb, cap_nodes, cap_bb, self.platform.nb_compute, self.platform.total_bb)
-
-
-#: registry name → class
-WINDOW_POLICIES = {c.name: c for c in (BBSched, BBSchedExact, BBSchedNSGA2, Naive, Weighted, WeightedCPU,
-                                       WeightedBB, Constrained, ConstrainedBB, BinPacking)}
-#: options each family takes (CLI validation)
-GA_OPTIONS = ("population", "generations", "mutation_rate")
-WINDOW_OPTIONS = ("window", "starvation_bound", "record_gd")

@@ -27,13 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .limits import EXACT_LIMIT, GA_LIMIT
+
 __all__ = ["EXACT_LIMIT", "GA_LIMIT", "Front", "bin_packing", "best_subset", "choose", "enumerate_objectives",
            "exact_front", "front_key", "ga_front", "generational_distance", "milp_best", "nsga2_front"]
 
-#: Largest window the exact enumeration accepts (2^20 subsets, ~10-30 ms).
-EXACT_LIMIT = 20
-#: Largest window the GA accepts (a chromosome's key must be exact in a float64).
-GA_LIMIT = 52
 #: Default per-gene mutation probability p_m (the paper's §4.3 default, 0.05 %).
 DEFAULT_MUTATION_RATE = 0.0005
 

@@ -27,13 +27,11 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .bbsched import WINDOW_POLICIES
 from .cerberus import PHASES, STARVATION
 from .holds import STAGING_BANDWIDTH, STAGINGS
 from .knapsack import METHODS as KNAPSACK_METHODS
-from .moo import EXACT_LIMIT, GA_LIMIT
-from .plan import MAX_EXHAUSTIVE
-from .registry import EASY_POLICIES, POLICIES, QUEUE_POLICIES, THREE_PHASE_POLICIES
+from .limits import EXACT_LIMIT, GA_LIMIT, MAX_EXHAUSTIVE
+from .registry import EASY_POLICIES, POLICIES, QUEUE_POLICIES, THREE_PHASE_POLICIES, WINDOW_POLICIES
 
 __all__ = ["FLAGS", "OPTIONS", "PERIOD_MIN", "Option", "OptionError", "check_options", "check_value", "describe",
            "flag_type", "is_built_in", "option_names", "value_text"]
@@ -259,7 +257,7 @@ class Option:
         return self.kind.type
 
 
-_WINDOW = tuple(WINDOW_POLICIES)
+_WINDOW = WINDOW_POLICIES
 _GA = ("bbsched", "bbsched-nsga2")
 _PLAN = ("plan", "plan-1", "plan-2", "plan-3")
 _PROFILE = QUEUE_POLICIES + _PLAN + _WINDOW            # every ProfileScheduler

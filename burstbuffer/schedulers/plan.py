@@ -41,6 +41,7 @@ from typing import Sequence
 from ..platforms.model import Platform
 from .base import Job, StageIn, Start
 from .holds import wake_time
+from .limits import MAX_EXHAUSTIVE
 from .placement import staged_bb_start
 from .plan_engine import PlanEngine, make_engine
 from .profile import AvailabilityProfile, Fit, procset_of
@@ -49,8 +50,6 @@ from .profiled import ProfileScheduler
 __all__ = ["PlanScheduler", "SearchResult", "candidate_orders", "plan_search", "plan_on_profile",
            "MAX_EXHAUSTIVE", "wake_time"]
 
-#: largest accepted `exhaustive_limit` (8! = 40,320 plans per decision)
-MAX_EXHAUSTIVE = 8
 
 
 def candidate_orders(jobs: Sequence[Job]) -> list[list[int]]:

@@ -27,47 +27,69 @@ order) and ``order_params``; the EASY family
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import MutableMapping
+from typing import TYPE_CHECKING, Callable
 
-from .base import Scheduler
-from .bbsched import WINDOW_POLICIES
-from .cerberus import Cerberus
-from .conservative import ConservativeBB
-from .factories import easy as _easy, plan_alpha as _plan_alpha
-from .plan import PlanScheduler
-from .easy import Fcfs, FcfsBB, FcfsEasy, Filler, SjfBB
-from .slurm_bb import SlurmBB
+from ..lazy import LazyRegistry
 
-__all__ = ["POLICIES", "QUEUE_POLICIES", "EASY_POLICIES", "THREE_PHASE_POLICIES", "all_policy_names",
-           "needs_three_phase", "policy_names"]
+if TYPE_CHECKING:
+    from .base import Scheduler
+
+__all__ = ["POLICIES", "QUEUE_POLICIES", "EASY_POLICIES", "THREE_PHASE_POLICIES", "WINDOW_POLICIES",
+           "all_policy_names", "needs_three_phase", "policy_names"]
 
 #: policies that take ``order`` / ``queues`` / ``order_params``
 QUEUE_POLICIES = ("fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "conservative-bb")
 #: policies that also take ``reservation_depth`` and ``easy_extra_nodes``
 EASY_POLICIES = ("fcfs-easy", "fcfs-bb", "sjf-bb")
 
+_S = "burstbuffer.schedulers."
+#: the window policies (Fan et al. 2019 and its §4.3 baselines): name → class in `bbsched`
+_WINDOW = {"bbsched": "BBSched", "bbsched-exact": "BBSchedExact", "bbsched-nsga2": "BBSchedNSGA2",
+           "bbsched-naive": "Naive", "weighted": "Weighted", "weighted-cpu": "WeightedCPU",
+           "weighted-bb": "WeightedBB", "constrained-cpu": "Constrained", "constrained-bb": "ConstrainedBB",
+           "bin-packing": "BinPacking"}
+#: the window policies' names (options they take: `burstbuffer.schedulers.options`)
+WINDOW_POLICIES = tuple(_WINDOW)
 
-#: name → factory(platform, *, seed=0, **options) -> Scheduler
-POLICIES: dict[str, Callable[..., Scheduler]] = {
-    "fcfs": Fcfs,
-    "fcfs-easy": _easy(FcfsEasy),
-    "filler": Filler,
-    "fcfs-bb": _easy(FcfsBB),
-    "sjf-bb": _easy(SjfBB),
-    "plan-1": _plan_alpha(1),
-    "plan-2": _plan_alpha(2),
-    "plan-3": _plan_alpha(3),
-    "plan": PlanScheduler,
-    "conservative-bb": ConservativeBB,
-    **WINDOW_POLICIES,
-}
+
+def _easy(cls: str) -> Callable[[], Callable[..., "Scheduler"]]:
+    def load():
+        from . import easy
+        from .factories import easy as wrap
+        return wrap(getattr(easy, cls))
+    return load
+
+
+def _plan(alpha: int) -> Callable[[], Callable[..., "Scheduler"]]:
+    def load():
+        from .factories import plan_alpha
+        return plan_alpha(alpha)
+    return load
+
+
+#: name → factory(platform, *, seed=0, **options) -> Scheduler; each built-in imported on first look-up
+#: (`burstbuffer.lazy.LazyRegistry`: listing the names imports no policy module, nor numpy)
+POLICIES: MutableMapping[str, Callable[..., "Scheduler"]] = LazyRegistry({
+    "fcfs": (_S + "easy", "Fcfs"),
+    "fcfs-easy": _easy("FcfsEasy"),
+    "filler": (_S + "easy", "Filler"),
+    "fcfs-bb": _easy("FcfsBB"),
+    "sjf-bb": _easy("SjfBB"),
+    "plan-1": _plan(1),
+    "plan-2": _plan(2),
+    "plan-3": _plan(3),
+    "plan": (_S + "plan", "PlanScheduler"),
+    "conservative-bb": (_S + "conservative", "ConservativeBB"),
+    **{name: (_S + "bbsched", cls) for name, cls in _WINDOW.items()},
+})
 
 #: Policies that decide stage-ins (`StageIn`) and need the ``three-phase`` job model (docs/io-model.md §3),
 #: kept apart from `POLICIES` (which run under every job model).
-THREE_PHASE_POLICIES: dict[str, Callable[..., Scheduler]] = {
-    "cerberus": Cerberus,
-    "slurm-bb": SlurmBB,
-}
+THREE_PHASE_POLICIES: MutableMapping[str, Callable[..., "Scheduler"]] = LazyRegistry({
+    "cerberus": (_S + "cerberus", "Cerberus"),
+    "slurm-bb": (_S + "slurm_bb", "SlurmBB"),
+})
 
 
 def all_policy_names() -> list[str]:

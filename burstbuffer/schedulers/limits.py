@@ -1,0 +1,15 @@
+"""Size limits of the exact and heuristic solvers, in a module of their own so that the options table
+(`burstbuffer.schedulers.options`, read to build the command line) names them without importing the solvers
+(numpy)."""
+from __future__ import annotations
+
+__all__ = ["EXACT_LIMIT", "GA_LIMIT", "MAX_EXHAUSTIVE"]
+
+#: Largest window whose Pareto set / single-objective optimum is found by enumerating its 2^k selections
+#: (`moo.exact_front`, `moo.best_subset`; BBSched-exact's window; 2^20 subsets, ~10-30 ms).
+EXACT_LIMIT = 20
+#: Largest window the GA accepts (a chromosome's key must be exact in a float64; `moo.nsga`).
+GA_LIMIT = 52
+#: Largest `exhaustive_limit` of plan-α: queues of at most that many jobs are planned by trying every
+#: permutation (`plan.PlanScheduler`; 8! = 40,320 plans per decision).
+MAX_EXHAUSTIVE = 8
