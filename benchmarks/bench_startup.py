@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -33,11 +34,21 @@ _PROBE = ("import sys, io, contextlib\nfrom burstbuffer.cli import main\n"
           "print(' '.join(sorted({m.split('.')[0] for m in sys.modules} & set(%r))))" % (HEAVY,))
 
 
-def timed(argv: list[str], cpu: int | None, cwd: Path | None = None) -> float:
+def timed(argv: list[str], cpu: int | None, cwd: Path | None = None) -> tuple[float, float]:
+    """(wall time, CPU time user + system) of one run of `argv` [s]."""
     cmd = (["taskset", "-c", str(cpu)] if cpu is not None and shutil.which("taskset") else []) + argv
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, cwd=cwd)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+
+
+def medians(argv: list[str], runs: int, cpu: int | None, cwd: Path | None = None) -> tuple[float, float]:
+    """Median wall time and median CPU time of `runs` runs of `argv`."""
+    got = [timed(argv, cpu, cwd) for _ in range(runs)]
+    return statistics.median(w for w, _ in got), statistics.median(c for _, c in got)
 
 
 def heavy_imports(args: list[str], cwd: Path) -> str:
@@ -58,14 +69,16 @@ def main() -> int:
     print(f"machine: {machine()}; {a.runs} runs per command, median wall time"
           + (f", pinned to core {a.cpu}" if a.cpu is not None else ""))
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    bare = statistics.median(timed([sys.executable, "-c", "pass"], a.cpu) for _ in range(a.runs))
-    print(f"{'python -c pass':<28} {bare:6.3f} s")
+    print("(wall: the target's measure, on an idle machine; CPU = user + system: steadier on a busy one)")
+    bare, bare_cpu = medians([sys.executable, "-c", "pass"], a.runs, a.cpu)
+    print(f"{'python -c pass':<28} wall {bare:6.3f} s   CPU {bare_cpu:6.3f} s")
     for c in COMMANDS:
         timed(base + c, a.cpu, src)  # warm the byte-code cache
-        med = statistics.median(timed(base + c, a.cpu, src) for _ in range(a.runs))
+        med, cpu = medians(base + c, a.runs, a.cpu, src)
         heavy = heavy_imports(c, src)
-        print(f"{'burstbuffer ' + ' '.join(c):<28} {med:6.3f} s  (+{med - bare:.3f} s)"
+        print(f"{'burstbuffer ' + ' '.join(c):<28} wall {med:6.3f} s   CPU {cpu:6.3f} s  (+{cpu - bare_cpu:.3f} s)"
               f"{'  imports ' + heavy if heavy else ''}")
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 
