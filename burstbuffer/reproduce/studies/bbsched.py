@@ -118,6 +118,14 @@ def _scopes_with(t: pd.DataFrame, *need: str) -> list[str]:
     return [s for s in t.index if all(p in t.columns and t.loc[s, p] == t.loc[s, p] for p in need)]
 
 
+def _against_others(t: pd.DataFrame, *also: str) -> tuple[list[str], list[str]] | None:
+    """(workloads, methods): the workloads where bbsched (and the methods `also`) ran beside at least one of the
+    other §4.3 methods, and those other methods; None if there is no such workload."""
+    others = [m for m in _methods(t) if m not in ("bbsched", *also)]
+    scopes = [s for s in _scopes_with(t, "bbsched", *also) if others and t.loc[s, others].notna().any()]
+    return (scopes, others) if scopes else None
+
+
 def _pp(x: float) -> str:
     return f"{100 * x:+.2f} pp"
 
@@ -156,14 +164,11 @@ def _paper_of(scope: str, paper: dict) -> str:
 def node_usage_near_best(rows: pd.DataFrame) -> Measurement | None:
     """Per workload: bbsched's node usage at most `NEAR_PP` below the best of the §4.3 methods run."""
     t = _pivot(rows, "node_usage")
-    scopes = _scopes_with(t, "bbsched")
-    others = [m for m in _methods(t) if m != "bbsched"]
-    if not (scopes and others):
+    found = _against_others(t)
+    if found is None:
         return None
+    scopes, others = found
     parts, ok, best = [], 0, 0
-    scopes = [s for s in scopes if t.loc[s, others].notna().any()]
-    if not scopes:
-        return None
     for s in scopes:
         top = t.loc[s, others].astype(float).idxmax()
         gap = t.loc[s, "bbsched"] - t.loc[s, top]
@@ -185,14 +190,11 @@ def bb_usage_best(rows: pd.DataFrame) -> Measurement | None:
     `TIE_PP`); and one more: its largest gain over bbsched-naive across the workloads within a factor
     `SIZE_FACTOR` of the paper's `PAPER_BB_GAIN` %."""
     t = _pivot(rows, "bb_usage")
-    scopes = _scopes_with(t, "bbsched")
-    others = [m for m in _methods(t) if m != "bbsched"]
-    if not (scopes and others):
+    found = _against_others(t)
+    if found is None:
         return None
+    scopes, others = found
     parts, ok, gains = [], 0, []
-    scopes = [s for s in scopes if t.loc[s, others].notna().any()]
-    if not scopes:
-        return None
     for s in scopes:
         top = t.loc[s, others].astype(float).idxmax()
         gap = t.loc[s, "bbsched"] - t.loc[s, top]
@@ -221,14 +223,11 @@ def wait_reduction_largest(rows: pd.DataFrame) -> Measurement | None:
     reduction vs bbsched-naive the largest); and one per S4 workload: that reduction within a factor
     `SIZE_FACTOR` of the paper's for the machine (`PAPER_WAIT_CUT`; KTH-S4: of the range of both)."""
     t = _pivot(rows, "wait_h_mean")
-    scopes = _scopes_with(t, "bbsched", BASELINE)
-    others = [m for m in _methods(t) if m not in ("bbsched", BASELINE)]
-    if not (scopes and others):
+    found = _against_others(t, BASELINE)
+    if found is None:
         return None
+    scopes, others = found
     parts, ok, n = [], 0, 0
-    scopes = [s for s in scopes if t.loc[s, others].notna().any()]
-    if not scopes:
-        return None
     for s in scopes:
         red = 1 - t.loc[s, _methods(t)].astype(float) / t.loc[s, BASELINE]
         top = red[others].idxmax()
