@@ -7,6 +7,8 @@ platform, see `summary.Summary`) keyed by (scope, policy).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -80,3 +82,30 @@ def normalised_wide(pm: pd.DataFrame, column: str) -> pd.DataFrame:
         return pd.DataFrame()
     wide = pm.pivot(index="scope", columns="policy", values=column)
     return wide[ordered(wide.columns)]
+
+
+def class_means(jobs: pd.DataFrame, classify, wait: str = "wait_h_{}", bsld: str = "bsld_{}") -> pd.DataFrame:
+    """One row per (scope, policy) of the tidy per-job table `jobs`, over the jobs that every policy of the
+    scope started (column ``common``: how many): for each class of ``classify(sub)`` — a dict class name →
+    boolean array over the rows of `sub`, those common jobs' rows — the number of jobs ``n_<class>``, their
+    mean waiting time [h] (column `wait` with the class name) and mean bounded slowdown (column `bsld`); NaN
+    for an empty class. The studies' per-class tables (orders: Allcock et al. 2017's classes; backfilling:
+    the lecture slides' small/large × short/long)."""
+    rows = []
+    for scope, g in jobs.groupby("scope", sort=False):
+        started = g.dropna(subset=["waiting_time"])
+        counts = started.groupby("job_id")["policy"].nunique()
+        common = set(counts.index[counts == g["policy"].nunique()])
+        sub = started[started["job_id"].isin(common)]
+        classes = classify(sub)
+        waits, bslds = sub["waiting_time"].to_numpy(float), sub["bounded_slowdown"].to_numpy(float)
+        for pol in g["policy"].unique():
+            on = (sub["policy"] == pol).to_numpy()
+            row = {"scope": scope, "policy": pol, "common": len(common)}
+            for c, mask in classes.items():
+                m = mask & on
+                row[f"n_{c}"] = int(m.sum())
+                row[wait.format(c)] = float(waits[m].mean() / 3600) if m.any() else math.nan
+                row[bsld.format(c)] = float(bslds[m].mean()) if m.any() else math.nan
+            rows.append(row)
+    return pd.DataFrame(rows)

@@ -63,30 +63,18 @@ LITTLE = (1.0, 25.0)
 def class_means(jobs: pd.DataFrame) -> pd.DataFrame:
     """One row per (scope, policy) of the tidy per-job table `jobs`: ``wait_h_<class>`` [h] and
     ``bsld_<class>`` (mean waiting time and bounded slowdown) and ``n_<class>`` for each of `CLASSES` and
-    ``all``, over the jobs every policy of the scope started (``common``: how many)."""
-    rows = []
-    for scope, g in jobs.groupby("scope", sort=False):
-        started = g.dropna(subset=["waiting_time"])
-        counts = started.groupby("job_id")["policy"].nunique()
-        common = set(counts.index[counts == g["policy"].nunique()])
-        sub = started[started["job_id"].isin(common)]
+    ``all``, over the jobs every policy of the scope started (``common``: how many;
+    `burstbuffer.metrics.tables.class_means`)."""
+    from ...metrics.tables import class_means as per_class
+
+    def classify(sub: pd.DataFrame) -> dict:
         res = sub["requested_number_of_resources"].to_numpy(float)
         wt = sub["requested_time"].to_numpy(float)
         small, large = (res >= SMALL[0]) & (res <= SMALL[1]), (res >= LARGE[0]) & (res <= LARGE[1])
         short = wt <= SHORT
-        masks = {"small_short": small & short, "small_long": small & ~short, "large_short": large & short,
-                 "large_long": large & ~short, "all": np.ones(len(sub), bool)}
-        wait, bsld = sub["waiting_time"].to_numpy(float) / 3600, sub["bounded_slowdown"].to_numpy(float)
-        for pol in g["policy"].unique():
-            on = (sub["policy"] == pol).to_numpy()
-            row = {"scope": scope, "policy": pol, "common": len(common)}
-            for c, m in masks.items():
-                m = m & on
-                row[f"n_{c}"] = int(m.sum())
-                row[f"wait_h_{c}"] = float(wait[m].mean()) if m.any() else math.nan
-                row[f"bsld_{c}"] = float(bsld[m].mean()) if m.any() else math.nan
-            rows.append(row)
-    return pd.DataFrame(rows)
+        return {"small_short": small & short, "small_long": small & ~short, "large_short": large & short,
+                "large_long": large & ~short, "all": np.ones(len(sub), bool)}
+    return per_class(jobs, classify)
 
 
 def claim_rows(d: StudyData) -> pd.DataFrame:

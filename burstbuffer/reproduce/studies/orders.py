@@ -113,13 +113,9 @@ def class_table(jobs: pd.DataFrame) -> pd.DataFrame:
     ceiling), ``large_short`` (20-96 processors, at most wfp's 1 h floor), queue ``q_<queue>``) the number of jobs
     ``n_<class>``, their mean waiting time ``wait_h_mean_<class>`` [h] and mean bounded slowdown
     ``bsld_mean_<class>``, over the jobs that every policy of the scope started (``common``: how many)."""
-    rows = []
-    for scope, g in jobs.groupby("scope", sort=False):
-        started = g.dropna(subset=["waiting_time"])
-        npol = g["policy"].nunique()
-        counts = started.groupby("job_id")["policy"].nunique()
-        common = set(counts.index[counts == npol])
-        sub = started[started["job_id"].isin(common)]
+    from ...metrics.tables import class_means
+
+    def classify(sub: pd.DataFrame) -> dict:
         res = sub["requested_number_of_resources"].to_numpy(float)
         wt = sub["requested_time"].to_numpy(float)
         cls = {f"size_{c}": np.array([size_class(r) == c for r in res], bool) for c, _, _ in SIZE_CLASSES}
@@ -132,16 +128,8 @@ def class_table(jobs: pd.DataFrame) -> pd.DataFrame:
         qs = np.array([routed[k] for k in zip(res, wt)], object)
         for q in QUEUE_CLASSES:
             cls[f"q_{q}"] = qs == q
-        for pol in g["policy"].unique():
-            on = (sub["policy"] == pol).to_numpy()
-            row = {"scope": scope, "policy": pol, "common": len(common)}
-            for c, mask in cls.items():
-                m = mask & on
-                row[f"n_{c}"] = int(m.sum())
-                row[f"wait_h_mean_{c}"] = float(sub["waiting_time"].to_numpy()[m].mean() / 3600) if m.any() else math.nan
-                row[f"bsld_mean_{c}"] = float(sub["bounded_slowdown"].to_numpy()[m].mean()) if m.any() else math.nan
-            rows.append(row)
-    return pd.DataFrame(rows)
+        return cls
+    return class_means(jobs, classify, wait="wait_h_mean_{}", bsld="bsld_mean_{}")
 
 
 def idle_table(jobs: pd.DataFrame, nodes: int) -> pd.DataFrame:
