@@ -40,9 +40,11 @@ setup: system-deps $(VENV)/.installed
 run: setup
 	$(VENV)/bin/burstbuffer run
 
-# The whole suite (CI's and the README's test command), with the Hypothesis profile `ci` (tests/conftest.py).
+# The whole suite (CI's and the README's test command), with the Hypothesis profile `ci` (tests/conftest.py),
+# in TEST_WORKERS processes (pytest-xdist; default 2, the machine's cores; a module's tests stay together).
+TEST_WORKERS ?= 2
 test: setup
-	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # The edit-test loop: every module not marked slow, batsim, dask or docker (setup.cfg [tool:pytest] markers),
 # with the Hypothesis profile `dev` (a tenth of the examples). docs/testing.md.

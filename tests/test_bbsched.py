@@ -14,7 +14,7 @@ from .conftest import examples
 from burstbuffer.platforms.model import Platform
 from burstbuffer.schedulers import Job, make_scheduler
 from burstbuffer.schedulers import moo
-from burstbuffer.schedulers.bbsched import WINDOW_POLICIES
+from burstbuffer.schedulers.registry import WINDOW_POLICIES
 
 from .test_policies import simulate
 
