@@ -221,8 +221,8 @@ def alloc_text(procs: ProcSet) -> str:
     return " ".join([f"{a}-{b}" if a != b else str(a) for a, b in procs.intervals()])
 
 
-#: the encoder of the answers' nested objects (profiles, job descriptions, mappings), made once (`json.dumps`
-#: with options builds one per call); the answer around them is written as text by `encode`
+#: the JSON encoder of the answers (`json.dumps` with options builds one per call), for the values `_json` does
+#: not write itself
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 _value = _ENCODER.encode
 #: a JSON string (the encoder's own C function: the same escapes as `_ENCODER`)
@@ -230,29 +230,45 @@ _string = encode_basestring_ascii
 _INF = float("inf")
 
 
-def _number(x: float) -> str:
-    """A time as `_ENCODER` writes it (``repr`` of a finite float; NaN, infinities and other types through it)."""
-    return repr(x) if type(x) is float and -_INF < x < _INF else _value(x)
+def _json(v: Any) -> str:
+    """`v` as `_ENCODER` writes it: strings, finite floats, ints and objects of such values with string keys (the
+    answers' job descriptions, profiles, mappings) written here; anything else by `_ENCODER` (each of its calls
+    costs more than a small object written here)."""
+    t = type(v)
+    if t is str:
+        return _string(v)
+    if t is float:
+        return repr(v) if -_INF < v < _INF else _value(v)
+    if t is int:
+        return repr(v)
+    if t is dict:
+        parts = []
+        for k, x in v.items():
+            if type(k) is not str:
+                return _value(v)
+            parts.append(f"{_string(k)}:{_json(x)}")
+        return "{" + ",".join(parts) + "}"
+    return _value(v)
 
 
 def _execute_job(d: ExecuteJob) -> str:
     text = f'"EXECUTE_JOB","data":{{"job_id":{_string(d.job_id)},"alloc":{_string(alloc_text(d.alloc))}'
     if d.mapping is not None:
-        text += f',"mapping":{_value({str(k): v for k, v in d.mapping.items()})}'
+        text += f',"mapping":{_json({str(k): v for k, v in d.mapping.items()})}'
     if d.storage_mapping is not None:
-        text += f',"storage_mapping":{_value(d.storage_mapping)}'
+        text += f',"storage_mapping":{_json(d.storage_mapping)}'
     return text + "}"
 
 
 #: decision type → its event's text after ``"type":`` (the type, then its data)
 _EVENT_TEXT = {
-    RegisterJob: lambda d: f'"REGISTER_JOB","data":{{"job_id":{_string(d.job_id)},"job":{_value(d.job)}}}',
+    RegisterJob: lambda d: f'"REGISTER_JOB","data":{{"job_id":{_string(d.job_id)},"job":{_json(d.job)}}}',
     ExecuteJob: _execute_job,
     RejectJob: lambda d: f'"REJECT_JOB","data":{{"job_id":{_string(d.job_id)}}}',
-    KillJob: lambda d: f'"KILL_JOB","data":{{"job_ids":{_value(list(d.job_ids))}}}',
-    CallMeLater: lambda d: f'"CALL_ME_LATER","data":{{"timestamp":{_number(d.at)}}}',
+    KillJob: lambda d: f'"KILL_JOB","data":{{"job_ids":{_json(list(d.job_ids))}}}',
+    CallMeLater: lambda d: f'"CALL_ME_LATER","data":{{"timestamp":{_json(d.at)}}}',
     RegisterProfile: lambda d: (f'"REGISTER_PROFILE","data":{{"workload_name":{_string(d.workload_name)},'
-                                f'"profile_name":{_string(d.profile_name)},"profile":{_value(d.profile)}}}'),
+                                f'"profile_name":{_string(d.profile_name)},"profile":{_json(d.profile)}}}'),
     NotifyBatsim: lambda d: f'"NOTIFY","data":{{"type":{_string(d.type)}}}',
     SetJobMetadata: lambda d: (f'"SET_JOB_METADATA","data":{{"job_id":{_string(d.job_id)},'
                                f'"metadata":{_string(d.metadata)}}}'),
@@ -273,5 +289,5 @@ def encode(now: float, decisions: list[tuple[float, Decision]]) -> bytes:
     ``separators=(",", ":")`` gives for ``{"now": now, "events": [{"timestamp": ts, "type": …, "data": {…}}]}``,
     written as text around the decisions' nested objects (no dict per decision). Callers guarantee the
     ordering rules (see `burstbuffer.batsim.loop.Outbox`). TypeError for an object that is not a decision."""
-    events = ",".join([f'{{"timestamp":{_number(ts)},"type":{_event_text(d)}}}' for ts, d in decisions])
-    return f'{{"now":{_number(now)},"events":[{events}]}}'.encode()
+    events = ",".join([f'{{"timestamp":{_json(ts)},"type":{_event_text(d)}}}' for ts, d in decisions])
+    return f'{{"now":{_json(now)},"events":[{events}]}}'.encode()
