@@ -92,7 +92,7 @@ class AvailabilityProfile:
     """
 
     __slots__ = ("platform", "_slots", "_bb_ids", "_bb_index", "_caps", "_pref", "_pref_by_location", "_all",
-                 "_undo", "_marks", "_pref_all")
+                 "_undo", "_marks", "_pref_all", "changes", "releases")
 
     def __init__(self, platform: Platform, origin: float = 0.0):
         self.platform = platform
@@ -109,6 +109,11 @@ class AvailabilityProfile:
             {float(origin): (self._all, self._caps, self._all.bit_count())})
         self._undo: list[tuple[float, object]] = []  # (key, previous value or _ABSENT)
         self._marks: list[int] = []                   # undo-log length at each open `begin`
+        #: counts of the changes of the free resources (`reserve`, `release`, `rollback`) and of those that may have
+        #: freed some (`release`, `rollback`): equal counts, unchanged profile from the present on (`advance` only
+        #: forgets the past)
+        self.changes = 0
+        self.releases = 0
 
     # ------------------------------------------------------------------ inspection
     @property
@@ -328,6 +333,8 @@ class AvailabilityProfile:
             raise RuntimeError("rollback: no open transaction")
         mark = self._marks.pop()
         undo, slots = self._undo, self._slots
+        self.changes += 1
+        self.releases += 1
         while len(undo) > mark:
             k, old = undo.pop()
             if old is _ABSENT:
@@ -377,6 +384,9 @@ class AvailabilityProfile:
         ``[start, end)``; only the BB nodes in `delta` are touched (a BB vector has one entry per BB node of
         the platform: 1,200 at 10,800 hosts)."""
         slots = self._slots
+        self.changes += 1
+        if sign > 0:
+            self.releases += 1
         self._split(start)
         self._split(end)
         for k in list(slots.irange(start, end, inclusive=(True, False))):
