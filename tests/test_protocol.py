@@ -120,3 +120,40 @@ def test_run_loop_answers_every_message_once_and_stops_at_simulation_ends():
     assert t.answers[3] == {"now": 9.0, "events": []}
     assert h.seen == ["SimulationBegins", "JobSubmitted", "UnknownEvent", "SimulationEnds"]
     assert all(a["now"] >= float(json.loads(m)["now"]) for a, m in zip(t.answers, msgs))
+
+
+def test_encode_is_the_compact_json_of_every_decision():
+    """The answer written as text is byte for byte `json.dumps` (compact separators, ASCII) of its objects: every
+    decision type, escapes and non-ASCII in strings, integer, infinite and NaN times."""
+    from burstbuffer.batsim.protocol import (KillJob, RegisterJob, RegisterProfile, SetJobMetadata)
+    job = {"id": 'w"1%é!0', "subtime": 3, "walltime": -1, "res": 2, "profile": "p\n"}
+    cases = [
+        (RegisterJob('w"1%é!0', job), "REGISTER_JOB", {"job_id": 'w"1%é!0', "job": job}),
+        (ExecuteJob("j", ProcSet((0, 3), 8), mapping={0: 1, 2: 3}, storage_mapping={"bb": 7}), "EXECUTE_JOB",
+         {"job_id": "j", "alloc": "0-3 8", "mapping": {"0": 1, "2": 3}, "storage_mapping": {"bb": 7}}),
+        (ExecuteJob("j", ProcSet(5)), "EXECUTE_JOB", {"job_id": "j", "alloc": "5"}),
+        (RejectJob("\u2603"), "REJECT_JOB", {"job_id": "\u2603"}),
+        (KillJob(("a", "b")), "KILL_JOB", {"job_ids": ["a", "b"]}),
+        (CallMeLater(1e20), "CALL_ME_LATER", {"timestamp": 1e20}),
+        (RegisterProfile("w", "p", {"type": "delay", "delay": 0.1, "x": {"y": [1, True, None], "z": -2.5e-300},
+                                    "n": float("nan"), "b": False}), "REGISTER_PROFILE",
+         {"workload_name": "w", "profile_name": "p", "profile": {"type": "delay", "delay": 0.1,
+                                                                  "x": {"y": [1, True, None], "z": -2.5e-300},
+                                                                  "n": float("nan"), "b": False}}),
+        (RegisterProfile("w", "q", {1: "a", "2": 3}), "REGISTER_PROFILE",
+         {"workload_name": "w", "profile_name": "q", "profile": {1: "a", "2": 3}}),
+        (NotifyBatsim("registration_finished"), "NOTIFY", {"type": "registration_finished"}),
+        (SetJobMetadata("j", 'a "b"'), "SET_JOB_METADATA", {"job_id": "j", "metadata": 'a "b"'}),
+    ]
+    for now, ts in ((4.5, 0.1 + 0.2), (7, 7), (float("inf"), float("nan")), (1e-7, -0.0)):
+        raw = encode(now, [(ts, d) for d, _, _ in cases])
+        want = json.dumps({"now": now, "events": [{"timestamp": ts, "type": t, "data": data} for _, t, data in cases]},
+                          separators=(",", ":"))
+        assert raw == want.encode()
+    assert encode(2.0, []) == b'{"now":2.0,"events":[]}'
+
+    class Reject(RejectJob):                        # a subclass of a decision type is that decision
+        pass
+    assert encode(2.0, [(2.0, Reject("x"))]) == encode(2.0, [(2.0, RejectJob("x"))])
+    with pytest.raises(TypeError):
+        encode(1.0, [(1.0, "not a decision")])

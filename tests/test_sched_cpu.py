@@ -1,6 +1,6 @@
 """The scheduler side's cheaper paths give what the plain ones give (docs/performance.md, "The scheduler
 process"): ProcSets made straight from a bitmask's runs, the wait-reason table's cached BB room against the
-per-job rule, and the ZeroMQ receive's own timeout."""
+per-job rule, the ZeroMQ receive's own timeout, and the EASY head's reservation kept between decisions."""
 from __future__ import annotations
 
 import threading
@@ -16,7 +16,12 @@ from burstbuffer.batsim.protocol import alloc_text
 from burstbuffer.batsim.transport import ReplySocket, TransportTimeout
 from burstbuffer.schedulers.placement import _runs, bb_room, mask_of, procset_of
 from burstbuffer.schedulers.wait_table import BASE_REASONS, QueueTable, TrackedQueue, _room
+from burstbuffer.platforms.model import Platform
+from burstbuffer.schedulers import make_scheduler
 from burstbuffer.schedulers.base import Job
+from burstbuffer.schedulers.profile import AvailabilityProfile
+
+from .test_policies import GB, PROPS, simulate, workloads
 
 
 @given(st.integers(min_value=0, max_value=(1 << 300) - 1))
@@ -134,3 +139,61 @@ def test_reply_socket_times_out_then_serves():
         req.close(linger=0)
     finally:
         sock.close()
+
+
+@PROPS
+@given(workloads(), st.sampled_from(["fcfs-easy", "fcfs-bb", "sjf-bb"]), st.sampled_from([None, 1.0, 3.0]),
+       st.booleans())
+def test_kept_reservation_is_the_one_computed_again(wl, policy, period, extra):
+    """The EASY head's reservation kept from one decision to the next while the profile is unchanged
+    (`ProfileScheduler._reserve_kept`) gives, at every decision, the same starts and the same reservation (shadow
+    time, processors, BB per node) as computing it again each time; periodic decisions (`period`) make many
+    decisions without a change."""
+    plat, jobs, runtime = wl
+    opts = {"period": period, "easy_extra_nodes": extra}
+
+    def run(keep: bool):
+        sched = make_scheduler(policy, plat, seed=0, **opts)
+        seen = []
+        reserve = sched._reserve
+
+        def spy(job, now, *, bb):
+            if not keep:
+                sched._kept = None
+            r = reserve(job, now, bb=bb)
+            seen.append(None if r is None else (now, r.job_id, r.start, r.end, str(r.procs),
+                                                sorted(r.bb_per_storage.items()), r.made_at))
+            return r
+        sched._reserve = spy
+        return simulate(sched, jobs, runtime, period=period), seen
+
+    (kept, res_kept), (fresh, res_fresh) = run(True), run(False)
+    assert kept.decisions == fresh.decisions and kept.reservations == fresh.reservations
+    assert res_kept == res_fresh
+
+
+def test_kept_reservation_is_reused_and_dropped_on_a_release(monkeypatch):
+    """Hand-checked: 2 processors; a runs [0, 10) on one, b (2 processors) is the head, reserved at 10. At t=1 and
+    t=2 nothing changed: b's reservation is reused (no new earliest fit); c ends at t=3 (it was backfilled on the
+    other processor until 5): the profile freed resources, so the reservation is computed again."""
+    plat = Platform.simple(2, [10 * GB])
+    sched = make_scheduler("sjf-bb", plat)
+    calls = []
+    sched.submit(Job("w0!a", 0.0, 10.0, 1, 0), 0.0)
+    assert [s.job.id for s in sched.decide(0.0)] == ["w0!a"]
+    original = AvailabilityProfile.earliest_fit
+
+    def counted(self, job, t0, **kw):
+        calls.append((job.id, t0))
+        return original(self, job, t0, **kw)
+    monkeypatch.setattr(AvailabilityProfile, "earliest_fit", counted)
+    sched.submit(Job("w0!b", 0.0, 5.0, 2, 0), 0.0)
+    sched.submit(Job("w0!c", 0.0, 5.0, 1, 0), 0.0)
+    assert [s.job.id for s in sched.decide(0.0)] == ["w0!c"]          # backfilled: ends by 5 ≤ the shadow time 10
+    assert calls == [("w0!b", 0.0)] and sched.last_reservation.start == 10.0
+    assert sched.decide(1.0) == [] and sched.decide(2.0) == []
+    assert calls == [("w0!b", 0.0)]                                    # kept: no new search
+    assert sched.last_reservation.start == 10.0 and sched.last_reservation.made_at == 2.0
+    sched.job_ended("w0!c", 3.0)                                       # frees [3, 5) on processor 1
+    assert sched.decide(3.0) == []
+    assert calls == [("w0!b", 0.0), ("w0!b", 3.0)] and sched.last_reservation.start == 10.0

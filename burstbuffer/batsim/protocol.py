@@ -7,6 +7,7 @@ typed objects; it knows no policy and no socket.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring_ascii
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -163,6 +164,9 @@ def _job_id(x: Any) -> str:
 def _event(etype: str, data: dict) -> Event:
     if not isinstance(data, dict):
         raise TypeError(f"{etype} data is not an object")
+    if etype == "JOB_COMPLETED":              # the most frequent (the io-aware model's sub-jobs)
+        return JobCompleted(_job_id(data["job_id"]), str(data["job_state"]), int(data.get("return_code", 0)),
+                            str(data.get("alloc", "")))
     if etype == "SIMULATION_BEGINS":
         return SimulationBegins(data)
     if etype == "JOB_SUBMITTED":
@@ -171,9 +175,6 @@ def _event(etype: str, data: dict) -> Event:
         if not isinstance(job, dict) or not (profile is None or isinstance(profile, dict)):
             raise TypeError("JOB_SUBMITTED job/profile is not an object")
         return JobSubmitted(_job_id(data["job_id"]), job, profile)
-    if etype == "JOB_COMPLETED":
-        return JobCompleted(_job_id(data["job_id"]), str(data["job_state"]), int(data.get("return_code", 0)),
-                            str(data.get("alloc", "")))
     if etype == "JOB_KILLED":
         ids = data.get("job_ids", [])
         if not isinstance(ids, list):
@@ -193,11 +194,12 @@ def _event(etype: str, data: dict) -> Event:
 def decode(raw: bytes | str) -> tuple[float, list[tuple[float, Event]]]:
     """Parse a Batsim → scheduler message into (now, [(timestamp, event), …]).
 
-    Raises ProtocolError on malformed JSON, a missing field or a field of the wrong type, and on a `now`
-    or timestamp that is not a time in [0, MAX_TIME] s.
+    Bytes are UTF-8 (as Batsim sends). Raises ProtocolError on malformed JSON or UTF-8, a missing field or a
+    field of the wrong type, and on a `now` or timestamp that is not a time in [0, MAX_TIME] s.
     """
     try:
-        msg = json.loads(raw)
+        # decoded here: `json.loads` of bytes first guesses their encoding among UTF-8, -16 and -32
+        msg = json.loads(raw.decode() if isinstance(raw, (bytes, bytearray)) else raw)
         now = _time(msg["now"], "now")
         out = []
         for ev in msg["events"]:
@@ -219,41 +221,73 @@ def alloc_text(procs: ProcSet) -> str:
     return " ".join([f"{a}-{b}" if a != b else str(a) for a, b in procs.intervals()])
 
 
-def _data(d: Decision) -> tuple[str, dict]:
-    if isinstance(d, ExecuteJob):
-        data: dict[str, Any] = {"job_id": d.job_id, "alloc": alloc_text(d.alloc)}
-        if d.mapping is not None:
-            data["mapping"] = {str(k): v for k, v in d.mapping.items()}
-        if d.storage_mapping is not None:
-            data["storage_mapping"] = dict(d.storage_mapping)
-        return "EXECUTE_JOB", data
-    if isinstance(d, RegisterJob):             # the io-aware model's answers: REGISTER_JOB + EXECUTE_JOB first
-        return "REGISTER_JOB", {"job_id": d.job_id, "job": d.job}
-    if isinstance(d, RejectJob):
-        return "REJECT_JOB", {"job_id": d.job_id}
-    if isinstance(d, KillJob):
-        return "KILL_JOB", {"job_ids": list(d.job_ids)}
-    if isinstance(d, CallMeLater):
-        return "CALL_ME_LATER", {"timestamp": d.at}
-    if isinstance(d, RegisterProfile):
-        return "REGISTER_PROFILE", {"workload_name": d.workload_name, "profile_name": d.profile_name,
-                                    "profile": d.profile}
-    if isinstance(d, NotifyBatsim):
-        return "NOTIFY", {"type": d.type}
-    if isinstance(d, SetJobMetadata):
-        return "SET_JOB_METADATA", {"job_id": d.job_id, "metadata": d.metadata}
-    raise TypeError(f"not a decision: {d!r}")
-
-
-#: the answers' encoder, made once (`json.dumps` with options builds a new one per call); the same bytes
+#: the JSON encoder of the answers (`json.dumps` with options builds one per call), for the values `_json` does
+#: not write itself
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
+_value = _ENCODER.encode
+#: a JSON string (the encoder's own C function: the same escapes as `_ENCODER`)
+_string = encode_basestring_ascii
+_INF = float("inf")
+
+
+def _json(v: Any) -> str:
+    """`v` as `_ENCODER` writes it: strings, finite floats, ints and objects of such values with string keys (the
+    answers' job descriptions, profiles, mappings) written here; anything else by `_ENCODER` (each of its calls
+    costs more than a small object written here)."""
+    t = type(v)
+    if t is str:
+        return _string(v)
+    if t is float:
+        return repr(v) if -_INF < v < _INF else _value(v)
+    if t is int:
+        return repr(v)
+    if t is dict:
+        parts = []
+        for k, x in v.items():
+            if type(k) is not str:
+                return _value(v)
+            parts.append(f"{_string(k)}:{_json(x)}")
+        return "{" + ",".join(parts) + "}"
+    return _value(v)
+
+
+def _execute_job(d: ExecuteJob) -> str:
+    text = f'"EXECUTE_JOB","data":{{"job_id":{_string(d.job_id)},"alloc":{_string(alloc_text(d.alloc))}'
+    if d.mapping is not None:
+        text += f',"mapping":{_json({str(k): v for k, v in d.mapping.items()})}'
+    if d.storage_mapping is not None:
+        text += f',"storage_mapping":{_json(d.storage_mapping)}'
+    return text + "}"
+
+
+#: decision type → its event's text after ``"type":`` (the type, then its data)
+_EVENT_TEXT = {
+    RegisterJob: lambda d: f'"REGISTER_JOB","data":{{"job_id":{_string(d.job_id)},"job":{_json(d.job)}}}',
+    ExecuteJob: _execute_job,
+    RejectJob: lambda d: f'"REJECT_JOB","data":{{"job_id":{_string(d.job_id)}}}',
+    KillJob: lambda d: f'"KILL_JOB","data":{{"job_ids":{_json(list(d.job_ids))}}}',
+    CallMeLater: lambda d: f'"CALL_ME_LATER","data":{{"timestamp":{_json(d.at)}}}',
+    RegisterProfile: lambda d: (f'"REGISTER_PROFILE","data":{{"workload_name":{_string(d.workload_name)},'
+                                f'"profile_name":{_string(d.profile_name)},"profile":{_json(d.profile)}}}'),
+    NotifyBatsim: lambda d: f'"NOTIFY","data":{{"type":{_string(d.type)}}}',
+    SetJobMetadata: lambda d: (f'"SET_JOB_METADATA","data":{{"job_id":{_string(d.job_id)},'
+                               f'"metadata":{_string(d.metadata)}}}'),
+}
+
+
+def _event_text(d: Decision) -> str:
+    text = _EVENT_TEXT.get(type(d))
+    if text is None:                           # a subclass of a decision type
+        text = next((f for cls, f in _EVENT_TEXT.items() if isinstance(d, cls)), None)
+        if text is None:
+            raise TypeError(f"not a decision: {d!r}")
+    return text(d)
 
 
 def encode(now: float, decisions: list[tuple[float, Decision]]) -> bytes:
-    """Serialise a scheduler → Batsim answer. Callers guarantee the ordering rules
-    (see `burstbuffer.batsim.loop.Outbox`)."""
-    events = []
-    for ts, d in decisions:
-        etype, data = _data(d)
-        events.append({"timestamp": ts, "type": etype, "data": data})
-    return _ENCODER.encode({"now": now, "events": events}).encode()
+    """Serialise a scheduler → Batsim answer: compact JSON (no spaces, ASCII), the bytes `json.dumps` with
+    ``separators=(",", ":")`` gives for ``{"now": now, "events": [{"timestamp": ts, "type": …, "data": {…}}]}``,
+    written as text around the decisions' nested objects (no dict per decision). Callers guarantee the
+    ordering rules (see `burstbuffer.batsim.loop.Outbox`). TypeError for an object that is not a decision."""
+    events = ",".join([f'{{"timestamp":{_json(ts)},"type":{_event_text(d)}}}' for ts, d in decisions])
+    return f'{{"now":{_json(now)},"events":[{events}]}}'.encode()

@@ -89,7 +89,9 @@ class _Run:
     profiles: dict[str, str] = field(default_factory=dict)  # profile key → registered name
     next_sub: int = 0
     groups: dict[int, ProcSet] = field(default_factory=dict)  # BB node → compute nodes placed there
-    counts: dict[int, int] | None = None  # BB node → compute-node shares, while no nodes are held (three-phase)
+    #: BB node → compute-node shares: the compute nodes placed there (`groups`' sizes), or, while a three-phase job
+    #: holds no nodes, its BB slots there
+    counts: dict[int, int] = field(default_factory=dict)
     io: dict[str, float] | None = None    # volumes the profile sets (IO_FIELDS), bytes per compute node
 
     def volume(self, step: str) -> float:
@@ -146,25 +148,30 @@ class IOAwareModel(JobModelBase):
         return run
 
     @staticmethod
-    def _groups(start: Start) -> dict[int, ProcSet]:
-        """BB node → the compute nodes of `start` placed there, by BB node id."""
+    def _place(run: _Run, start: Start) -> None:
+        """`run.groups`: BB node → the compute nodes of `start` placed there, by BB node id; `run.counts`: their
+        numbers."""
         masks: dict[int, int] = {}          # BB node → bitmask of its compute nodes (one ProcSet built per group)
         for node in start.procs:
             bbn = start.bb_of_node.get(node)
             if bbn is not None:
                 masks[bbn] = masks.get(bbn, 0) | (1 << node)
-        return {b: procset_of(m) for b, m in sorted(masks.items())}
+        masks = dict(sorted(masks.items()))
+        run.groups = {b: procset_of(m) for b, m in masks.items()}
+        run.counts = {b: m.bit_count() for b, m in masks.items()}
 
     def start(self, start: Start, now: float, out: Outbox) -> None:
         job = start.job
         run = self._new_run(start, now + job.walltime)
-        run.groups = self._groups(start)
+        self._place(run, start)
         # The static job is replaced by its sub-jobs (as the paper's artifact does, docs/protocol.md).
         out.add(RejectJob(job.id), now)
         self._stage(run, now, out, "stage-in", run.volume("stage_in"))
 
     # ------------------------------------------------------------------ steps
     def _profile(self, run: _Run, key: str, profile: dict, out: Outbox, now: float) -> str:
+        """The name of `run`'s profile `key`, registered as `profile` the first time (callers look `key` up in
+        `run.profiles` first: most sub-jobs reuse a profile)."""
         name = run.profiles.get(key)
         if name is None:
             name = f"{profile['type']}_{len(run.profiles)}"
@@ -189,13 +196,13 @@ class IOAwareModel(JobModelBase):
         """Data staging between the PFS and each BB node the job uses (stage-in, drain, stage-out)."""
         run.step = step if step != "drain" else run.step
         inbound = step == "stage-in"
-        counts = run.counts if run.counts is not None else {b: len(p) for b, p in run.groups.items()}
-        for bbn, n in counts.items():
+        for bbn, n in run.counts.items():
             nb = int(round(bytes_per_node * n))
             if nb <= 0:
                 continue
-            name = self._profile(run, f"ds{nb}", {"type": "data_staging", "nb_bytes": nb, "from": SRC_LABEL,
-                                                  "to": DST_LABEL}, out, now)
+            key = f"ds{nb}"
+            name = run.profiles.get(key) or self._profile(run, key, {"type": "data_staging", "nb_bytes": nb,
+                                                                     "from": SRC_LABEL, "to": DST_LABEL}, out, now)
             src, dst = (self.pfs, bbn) if inbound else (bbn, self.pfs)
             self._submit(run, name, 2, self._pair(bbn), out, now, {SRC_LABEL: src, DST_LABEL: dst},
                          wait=step != "drain")
@@ -213,8 +220,8 @@ class IOAwareModel(JobModelBase):
     def _compute(self, run: _Run, now: float, out: Outbox) -> None:
         run.step = "compute"
         job = run.start.job
-        name = self._profile(run, "compute", {"type": "parallel_homogeneous", "cpu": run.cpu / run.phases,
-                                              "com": run.com}, out, now)
+        name = run.profiles.get("compute") or self._profile(run, "compute", {
+            "type": "parallel_homogeneous", "cpu": run.cpu / run.phases, "com": run.com}, out, now)
         self._submit(run, name, job.res, run.start.procs, out, now, None, wait=True)
 
     def _checkpoint(self, run: _Run, now: float, out: Outbox) -> None:
@@ -224,7 +231,7 @@ class IOAwareModel(JobModelBase):
             name = self._profile(run, "ckpt", {"type": "parallel_homogeneous_pfs", "bytes_to_read": 0,
                                                "bytes_to_write": nb, "storage": BB_LABEL}, out, now)
             for bbn, nodes in run.groups.items():
-                self._submit(run, name, len(nodes), nodes, out, now, {BB_LABEL: bbn}, wait=True)
+                self._submit(run, name, run.counts[bbn], nodes, out, now, {BB_LABEL: bbn}, wait=True)
         if not run.waiting:
             self._advance(run, now, out)
 

@@ -96,8 +96,8 @@ class ThreePhaseModel(IOAwareModel):
             return
         if run.step != STAGED:
             raise ValueError(f"job {start.job.id} started before its stage-in completed")
-        run.start, run.counts = start, None
-        run.groups = self._groups(start)
+        run.start = start
+        self._place(run, start)
         run.deadline = now + start.job.walltime
         self._compute(run, now, out)
 
@@ -110,7 +110,7 @@ class ThreePhaseModel(IOAwareModel):
             name = self._profile(run, "output", {"type": "parallel_homogeneous_pfs", "bytes_to_read": 0,
                                                  "bytes_to_write": nb, "storage": "burstbuffer"}, out, now)
             for bbn, nodes in run.groups.items():
-                self._submit(run, name, len(nodes), nodes, out, now, {"burstbuffer": bbn}, wait=True)
+                self._submit(run, name, run.counts[bbn], nodes, out, now, {"burstbuffer": bbn}, wait=True)
         if not run.waiting:
             self._advance(run, now, out)
 

@@ -326,20 +326,30 @@ def place_bb(chosen: int, free: Sequence[int], need: int,
             holds none, and the io-aware model stages nothing for it).
         pref: compute id → BB indices, best first (chassis → group → any).
     Raises AssertionError if a share finds no room (impossible after `bb_room` held).
+
+    Ids that share one preference list (the same object: `AvailabilityProfile` keeps one per chassis) take up
+    the search where the previous one stopped: the BB nodes before it had no room left then, and the room only
+    shrinks, so the choices are those of a search from the list's start.
     """
     if need <= 0:
         return []
     left = list(free)
     out: list[tuple[int, int]] = []
     y = chosen
+    last, pos = None, 0                     # the previous id's preference list and the position it chose there
     while y:
         low = y & -y
         y ^= low
         p = low.bit_length() - 1
-        for b in pref(p):
+        order = pref(p)
+        if order is not last:
+            last, pos = order, 0
+        for q in range(pos, len(order)):
+            b = order[q]
             if left[b] >= need:
                 left[b] -= need
                 out.append((p, b))
+                pos = q
                 break
         else:
             raise AssertionError("BB placement failed after the feasibility check")

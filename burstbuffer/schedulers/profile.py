@@ -92,7 +92,7 @@ class AvailabilityProfile:
     """
 
     __slots__ = ("platform", "_slots", "_bb_ids", "_bb_index", "_caps", "_pref", "_pref_by_location", "_all",
-                 "_undo", "_marks", "_pref_all")
+                 "_undo", "_marks", "_pref_all", "changes", "releases")
 
     def __init__(self, platform: Platform, origin: float = 0.0):
         self.platform = platform
@@ -109,6 +109,11 @@ class AvailabilityProfile:
             {float(origin): (self._all, self._caps, self._all.bit_count())})
         self._undo: list[tuple[float, object]] = []  # (key, previous value or _ABSENT)
         self._marks: list[int] = []                   # undo-log length at each open `begin`
+        #: counts of the changes of the free resources (`reserve`, `release`, `rollback`) and of those that may have
+        #: freed some (`release`, `rollback`): equal counts, unchanged profile from the present on (`advance` only
+        #: forgets the past)
+        self.changes = 0
+        self.releases = 0
 
     # ------------------------------------------------------------------ inspection
     @property
@@ -223,15 +228,16 @@ class AvailabilityProfile:
         `placement.staged_window_fit`; `now` defaults to the origin, the present of a decision).
         Raises ValueError if `t` is before the origin.
         """
-        if t < self.origin:
-            raise ValueError(f"fit_at: time {t} is before the profile origin {self.origin}")
         slots = self._slots
+        origin = slots.peekitem(0)[0]
+        if t < origin:
+            raise ValueError(f"fit_at: time {t} is before the profile origin {origin}")
         need = job.bb if bb_aware else 0
         if need > 0 and not shape.empty:
-            w = staged_window_fit(slots.keys(), slots.values(), self.origin if now is None else now, t, job.res,
+            w = staged_window_fit(slots.keys(), slots.values(), origin if now is None else now, t, job.res,
                                   job.walltime, need, shape.stage_in, shape.stage_out)
-        else:
-            keys = slots.irange(self._floor_key(t), t + job.walltime, inclusive=(True, False))
+        else:                                  # a decision's fits are at its time, the origin
+            keys = slots.irange(t if t == origin else self._floor_key(t), t + job.walltime, inclusive=(True, False))
             w = window_fit(map(slots.__getitem__, keys), job.res, need)
         return None if w is None else self._make_fit(t, w[0], w[1], job, bb_aware)
 
@@ -328,6 +334,8 @@ class AvailabilityProfile:
             raise RuntimeError("rollback: no open transaction")
         mark = self._marks.pop()
         undo, slots = self._undo, self._slots
+        self.changes += 1
+        self.releases += 1
         while len(undo) > mark:
             k, old = undo.pop()
             if old is _ABSENT:
@@ -377,6 +385,9 @@ class AvailabilityProfile:
         ``[start, end)``; only the BB nodes in `delta` are touched (a BB vector has one entry per BB node of
         the platform: 1,200 at 10,800 hosts)."""
         slots = self._slots
+        self.changes += 1
+        if sign > 0:
+            self.releases += 1
         self._split(start)
         self._split(end)
         for k in list(slots.irange(start, end, inclusive=(True, False))):
@@ -403,14 +414,12 @@ class AvailabilityProfile:
     def _bb_delta(self, bb_per_storage: dict[int, int]) -> list[tuple[int, int]]:
         """{storage id: bytes} → [(BB index, bytes)] for the BB nodes with bytes, ascending index.
         Raises ValueError for a storage id that is not a BB node of the platform."""
-        vec: dict[int, int] = {}
-        for b, n in bb_per_storage.items():
-            try:
-                i = self._bb_index[b]
-            except KeyError:
-                raise ValueError(f"storage id {b} is not a BB node of the platform") from None
-            vec[i] = vec.get(i, 0) + int(n)
-        return sorted((i, d) for i, d in vec.items() if d)
+        index = self._bb_index
+        try:                                   # distinct storage ids: distinct indices
+            delta = sorted([(index[b], int(n)) for b, n in bb_per_storage.items()])
+        except KeyError as exc:
+            raise ValueError(f"storage id {exc.args[0]} is not a BB node of the platform") from None
+        return [x for x in delta if x[1]]
 
     def _make_fit(self, t: float, free: int, bb: tuple[int, ...], job: Job, bb_aware: bool) -> Fit:
         """Rule steps 3-4 (`placement`): lowest free ids, then each id's BB share by preference

@@ -186,6 +186,9 @@ class ProfileScheduler(Scheduler):
         #: the head job's reservation made by the last `decide` (None if none was needed)
         self.last_reservation: Reservation | None = None
         self._held: Reservation | None = None
+        #: the head's reservation kept for the next decision (`_reserve`): (profile's `releases` when it was made,
+        #: (job id, bb), the reservation), then, once dropped, (profile's `changes` after that, …)
+        self._kept: tuple[int, tuple[str, bool], Reservation] | None = None
         #: job id → reason (`burstbuffer.metrics.definitions.WAIT_REASONS`) of the jobs whose reason changed at
         #: the last `decide` (new jobs included); None: use `wait_reasons`
         self.wait_reasons_changed: dict[str, str] | None = None
@@ -644,14 +647,23 @@ class ProfileScheduler(Scheduler):
         (Kopanski & Rzadca 2021, Algorithm 1 line 14), in its hold shape (`shape`: BB over the stagings too).
         The staged lifecycle asks to be called when the reserved stage-in should start (`wakeup`).
         None if it can never fit."""
+        profile, kept = self.profile, self._kept
+        self._kept = None
+        if (kept is not None and kept[0] == profile.changes and kept[1] == (job.id, bb) and now < kept[2].start
+                and not self.staged):
+            r = kept[2]                        # the same earliest fit (`_reserve_kept`)
+            profile.reserve(r.start, r.end, r.procs, r.bb_per_storage)
+            self._held = self.last_reservation = replace(r, made_at=now)
+            self._kept = (profile.releases, (job.id, bb), self._held)
+            return self._held
         shape = self.shape(job)
-        fit = self.profile.earliest_fit(job, now, bb_aware=bb, shape=shape)
+        fit = profile.earliest_fit(job, now, bb_aware=bb, shape=shape)
         if fit is None:
             return None
         end = fit.start + job.walltime
         if not self.staged:
             bbs = fit.bb_per_storage(job.bb) if bb else {}
-            self.profile.reserve(fit.start, end, fit.procs, bbs)
+            profile.reserve(fit.start, end, fit.procs, bbs)
         else:
             s = shape.stage_in if bb else 0.0
             bbs = fit.bb_per_storage(job.bb) if (bb and job.bb > 0) else {}
@@ -664,15 +676,37 @@ class ProfileScheduler(Scheduler):
             self._wake = max(fit.start - shape.stage_in, now)
         self._held = Reservation(job.id, fit.start, end, fit.procs, bbs, now)
         self.last_reservation = self._held
+        if not self.staged:
+            self._kept = (profile.releases, (job.id, bb), self._held)
         return self._held
 
+    def _reserve_kept(self) -> None:
+        """Keep the reservation being dropped for the head's next `_reserve` (called by `_unreserve`), when nothing
+        was released since it was made: every change of the profile since then took resources around it.
+
+        Then, as long as the profile does not change, the head's earliest fit at a later decision (now < its
+        start) is the same: a start before it fitted neither then nor now (taking resources and a later `now`
+        only shrink a window's free resources: a later window at a time between two breakpoints holds every
+        breakpoint of the earlier candidate's); its own window still fits, as the takes left its processors and
+        BB bytes free; its processors are still the lowest ids free over the window (an id free there and not
+        chosen was above them), and the BB placement's greedy makes the same choices (a node it skipped has no
+        more room than before; a node it chose still has the bytes of every share placed on it)."""
+        kept, r = self._kept, self._held
+        self._kept = None
+        if kept is not None and r is not None and kept[2] is r and kept[0] == self.profile.releases:
+            self._kept = (-1, kept[1], r)            # stamped by `_unreserve` once released
+
     def _unreserve(self) -> None:
-        """Drop the reservation (Algorithm 1 line 18: re-acquired at the next scheduling)."""
+        """Drop the reservation (Algorithm 1 line 18: re-acquired at the next scheduling; kept when it
+        stays the same, `_reserve_kept`)."""
+        self._reserve_kept()
         r = self._held
         self._held = None
         if r is not None:
             if self._held_bb is None:
                 self.profile.release(r.start, r.end, r.procs, r.bb_per_storage)
+                if self._kept is not None:
+                    self._kept = (self.profile.changes, *self._kept[1:])
             else:
                 self.profile.release(r.start, r.end, r.procs, {})
                 b0, b1, bbs = self._held_bb
