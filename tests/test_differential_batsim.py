@@ -83,3 +83,23 @@ def test_own_policy_same_exchange(tmp_path, policy, model, n):
     _assert_same(real, emb, platform_free=True)
     assert B.sched_jobs(real) == B.sched_jobs(emb)
     assert B.sched_jobs(real).count(b"\n") == n + 1
+
+
+# All 1000 bundled jobs: the cases that told the embedded simulator's actor structure from Batsim's
+# (docs/batsim-fidelity.md §3): same-second submissions that Batsim's submitter splits over two messages
+# (fcfs: subtimes 256040 and 256112 s, 3880 messages), and end dates 1 µs apart after a chain of solve steps
+# (sjf-bb; bbsched and weighted under io-aware). fcfs alloc-only also under the actor core.
+@pytest.mark.slow
+@pytest.mark.skipif(PLUGIN is None, reason="no Dragonfly platform plugin for real Batsim (dragonfly96_sg332.so, "
+                    "built by ../shared/batsim-4.2.1/build/build-batsim.sh)")
+@pytest.mark.parametrize("policy,model,core,nb_messages", [
+    ("fcfs", "alloc-only", "auto", 3880), ("fcfs", "alloc-only", "actors", 3880),
+    ("sjf-bb", "alloc-only", "auto", 3862), ("bbsched", "io-aware", "auto", 18098),
+    ("weighted", "io-aware", "auto", 18490)])
+def test_own_policy_same_exchange_all_jobs(tmp_path, monkeypatch, policy, model, core, nb_messages):
+    monkeypatch.setenv("BURSTBUFFER_SIM_CORE", core)
+    wl = B.kth_subset(tmp_path / "kth.json", 1000)
+    real, emb = B.run_pair_own(tmp_path, policy, model, wl, batsim=BATSIM, plugin=PLUGIN)
+    _assert_same(real, emb, platform_free=True)
+    assert len(real.messages) == nb_messages
+    assert B.sched_jobs(real) == B.sched_jobs(emb)

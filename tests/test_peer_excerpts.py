@@ -35,11 +35,11 @@ def test_deeply_nested_message_is_a_protocol_error():
 def test_simulator_quotes_a_bounded_unknown_type():
     reply = json.dumps({"now": 1.0, "events": [{"timestamp": 1.0, "type": "\x07" + "T" * 10**6, "data": {}}]})
     with pytest.raises(SimulationError) as err:
-        queue_reply(None, reply, 0.0)
+        queue_reply(None, reply)
     msg = str(err.value)
     assert len(msg) < 400 and "\x07" not in msg and "unknown 'type'" in msg
     with pytest.raises(SimulationError, match="nested too deeply"):
-        queue_reply(None, "[" * 100000, 0.0)
+        queue_reply(None, "[" * 100000)
 
 
 @pytest.mark.parametrize("cmd", [["run", "--output", "{tmp}/o", "-q", "--workload"],

@@ -1,44 +1,13 @@
 """Batsim 4.2.1's order for job messages posted at the same clock value (docs/batsim-fidelity.md §2),
-without a real Batsim: the rule itself, and the case of issue 19 on the embedded simulator alone."""
+without a real Batsim: the case of issue 19 on the embedded simulator alone (SimGrid's own wake-up order,
+now that the simulator's actors are Batsim's)."""
 from __future__ import annotations
 
 import pytest
 
-from burstbuffer.simulator.fidelity import CompletionOrder
-
 from . import batsim_diff as B
 
 pytestmark = [pytest.mark.slow, pytest.mark.batsim]   # test tier (setup.cfg markers; docs/testing.md)
-
-
-def test_same_clock_messages_in_activity_start_order():
-    order = CompletionOrder()
-    a, b, c, d = object(), object(), object(), object()
-    for job in (a, b, c, d):   # activities started in this order
-        order.started(job)
-    posts = [(5.0, c), (5.0, a), (5.0, b), (6.0, d)]
-    i = order.pick(posts)
-    assert posts[i][1] is a        # same clock: the earliest started first
-    del posts[i]
-    assert posts[order.pick(posts)][1] is b
-
-
-def test_earlier_clock_wins_over_start_order():
-    order = CompletionOrder()
-    a, b = object(), object()
-    order.started(a)
-    order.started(b)
-    posts = [(4.0, b), (4.0 + 1e-12, a)]   # b posted first at an earlier clock value: FIFO holds
-    assert order.pick(posts) == 0
-
-
-def test_restarted_activity_counts_from_its_new_start():
-    order = CompletionOrder()
-    a, b = object(), object()
-    order.started(a)
-    order.started(b)
-    order.started(a)   # a's next activity (a composed profile) starts after b's
-    assert order.pick([(1.0, a), (1.0, b)]) == 1
 
 
 def test_fillersched_tie_on_embedded_simulator(tmp_path):

@@ -415,13 +415,12 @@ class Energy:
         st = self.st
         ms = st.mstate[sw.mid]
         self.nat.set_pstate(sw.mid, virtual)
-        st.completion_order.started(sw)
         st.sg.this_actor.execute(1)
         self.nat.set_pstate(sw.mid, sw.target)
         if st.states is not None:
             st.states.moved(ms.state, sw.state)
         ms.set_state(sw.state, st.now)
-        post_to_server(st, sw, ms.host)
+        post_to_server(st, sw)
 
     def switched(self, sw: Switch) -> None:
         """The server received a switching actor's message (server_on_switched)."""

@@ -8,10 +8,8 @@ then sends a 1-byte message to the server's mailbox on ``master``. That message 
 completion reaches the server one route latency after the job ended (0.0001 s on the paper's platform), and
 messages are received one at a time, in the order they were posted, as Batsim's are: that is why Batsim's
 completions come at +0.0001 s steps. A message posted while the server is not receiving waits in the
-mailbox until its next receive, which is when SimGrid starts its transfer; here such a job actor does not
-wait for that: it leaves its host in `SimState.senders` and goes back to the pool, and the server starts the
-same 1-byte host-to-host transfer when it receives next (`loop.next_message`) — the same SimGrid action at
-the same date, without the actor's put and wake-up.
+mailbox until its next receive, which is when SimGrid starts its transfer; the job actor waits for that,
+as Batsim's does (its put is blocking), then goes back to the pool.
 
 Walltime: a job still running ``walltime`` seconds after its start is stopped → COMPLETED_WALLTIME_REACHED
 (return code -1); a ``delay`` equal to the walltime also reaches it. A killed job's actor is stopped at
@@ -23,6 +21,7 @@ Two cores (docs/simulator-core.md): the job actors are Python actors (`dispatch`
 """
 from __future__ import annotations
 
+from .masters import put
 from .network import homogeneous_bytes, ring_alone, uncontended_seconds
 from .state import LD, SimState, SimulationError
 from .workload import SimJob as Job
@@ -110,15 +109,13 @@ def job_body(st: SimState, job: Job, host) -> None:
     if st.energy is not None:
         st.energy.job_started(job)
     ret = run_profile(st, job, job.profile, remaining)
-    end_job(st, job, ret, st.now, host)
+    end_job(st, job, ret, st.now)
 
 
-def end_job(st: SimState, job: Job, ret: int, t: float, host, put: bool | None = None) -> None:
+def end_job(st: SimState, job: Job, ret: int, t: float, put: bool = True) -> None:
     """The end of `job`, for both cores, at `t` [s] with return code `ret`: its final state, its machines
-    freed, and its message to the server posted — a put into the server's posted receive if it is free
-    (`SimState.receiving`), else queued for the server to send from `host` (its SimGrid host) when it
-    receives next (see the module docstring). `put`: None when this job actor decides now and puts
-    itself (the actor core); under the bridged core the job's C++ actor decided and put (`absorb`)."""
+    freed, and (`put`: the actor core's job actor) its message to the server sent (`post_to_server`);
+    under the bridged core the job's C++ actor sends it (`absorb`)."""
     if ret == 0:
         job.state = "COMPLETED_SUCCESSFULLY"
     elif ret > 0:
@@ -130,28 +127,14 @@ def end_job(st: SimState, job: Job, ret: int, t: float, host, put: bool | None =
     machines_release(st, job, t)
     if st.energy is not None:
         st.energy.job_ended(job)
-    if put is None:
-        post_to_server(st, job, host, t)
-        return
-    st.posts.append((t, job))
     if put:
-        st.inflight = True
-    else:
-        st.senders.append(host)
+        post_to_server(st, job)
 
 
-def post_to_server(st: SimState, item, host, t: float | None = None) -> None:
-    """Post, from a Python actor on `host`, the 1-byte message standing for `item` (a job that ended, or a
-    machine's switch, `energy`) at `t` [s] (default: now) to the server: a put into the server's posted
-    receive if it is free (`SimState.receiving`; it blocks the actor until the server has received it), else
-    queued for the server to send from `host` when it receives next (module docstring)."""
-    st.posts.append((st.now if t is None else t, item))
-    if st.receiving:
-        st.receiving = False
-        st.inflight = True
-        st.mailbox.put(item, 1)
-    else:
-        st.senders.append(host)
+def post_to_server(st: SimState, item) -> None:
+    """Send, from a Python actor, the 1-byte message standing for `item` (a job that ended, or a machine's
+    switch, `energy`) to the server's mailbox: a blocking put, as Batsim's job actor does."""
+    put(st, item)
 
 
 def start_bridged(st: SimState, job: Job, host) -> None:
@@ -170,24 +153,22 @@ def start_bridged(st: SimState, job: Job, host) -> None:
     ends = staging_ends(st, job, d) if prof.type == "data_staging" else None
     if ends is None:
         hosts, flops, nbytes = ptask(st, job, prof)
-    st.completion_order.started(job)
     key = st.next_key
     st.next_key += 1
     st.keyed[key] = job
     hidx = st.host_index
     job.actor = BRIDGED
     job.bkey = key
-    job.bhost = host
     job.activity = key
     st.nb_executing += 1
     wall = float(job.walltime)
     if ends is not None:
         job.activity_kind, job.activity_amount = "comm", float(d["nb_bytes"])
         st.bridge.start_comm(key, hidx[host], hidx[ends[0]], hidx[ends[1]], float(int(d["nb_bytes"])), wall,
-                             prof.ret)
+                             prof.ret, job)
     else:
         job.activity_kind = "exec"
-        st.bridge.start_exec(key, hidx[host], [hidx[h] for h in hosts], flops, nbytes, wall, prof.ret)
+        st.bridge.start_exec(key, hidx[host], [hidx[h] for h in hosts], flops, nbytes, wall, prof.ret, job)
     absorb(st)
 
 
@@ -197,9 +178,9 @@ def absorb(st: SimState) -> None:
     after every simulation call of the server under the bridged core."""
     if not st.bridge.pending():
         return
-    for key, t, ret, put in st.bridge.take():
+    for key, t, ret in st.bridge.take():
         job = st.keyed.pop(key)
-        end_job(st, job, ret, t, job.bhost, put)
+        end_job(st, job, ret, t, put=False)
 
 
 def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:
@@ -210,7 +191,6 @@ def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:
     t = prof.type
     d = prof.data
     if t == "delay":
-        st.completion_order.started(job)
         delay = float(d["delay"])
         job.activity_kind, job.activity_start, job.activity_amount = "sleep", st.now, delay
         rem = remaining[0]
@@ -236,7 +216,6 @@ def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:
                     return ret
         return prof.ret
     ends = staging_ends(st, job, d) if t == "data_staging" else None
-    st.completion_order.started(job)
     if ends is not None:
         # A 2-host transfer: the same L07 action as Batsim's 2-host parallel task (ptask_L07 builds
         # every host-to-host communication as one), started by one simcall instead of four.

@@ -10,6 +10,7 @@ state changes (unavailable machines).
 """
 from __future__ import annotations
 
+from . import masters
 from .execution import dispatch, kill_jobs
 from .protocol import dumps, is_number, parse_interval_set
 from .state import LD, SimState, SimulationError
@@ -185,7 +186,8 @@ def ev_kill_job(st: SimState, i: int, data) -> None:
         return
     # Batsim's killer actor kills now and reports (KILLING_DONE) by a message of its own.
     progress, killed = kill_jobs(st, to_kill)
-    st.push(st.now, "KILLED", (to_kill, killed, progress))
+    st.nb_killers += 1
+    masters.at_times(st, "killer_process", [(st.now, ("KILLED", to_kill, killed, progress))])
 
 
 def ev_call_me_later(st: SimState, i: int, data) -> None:
@@ -199,7 +201,7 @@ def ev_call_me_later(st: SimState, i: int, data) -> None:
         raise SimulationError(f"You asked to be awaken in the past! (you ask: {target:f}, it is: {now:f})")
     st.nb_waiters += 1
     # Batsim's waiter sleeps target - now, at least 1e-5 s (jobs_execution.cpp, waiter_process)
-    st.push(now + max(float(target) - now, 1e-5), "WAKE", None)
+    masters.waiter(st, float(target))
 
 
 def ev_register_profile(st: SimState, i: int, data) -> None:

@@ -1,6 +1,7 @@
-"""The simulator's event loop: the server actor on the ``master`` host, which receives its messages one at a
-time (job completions from the job actors, and the master host's own: submissions, CALL_ME_LATER wake-ups,
-the scheduler's events, kill reports), hands them to their handler and talks to the scheduler.
+"""The simulator's event loop: the server actor on the ``master`` host (Batsim's ``server_process``), which
+receives its messages one at a time through its mailbox (job completions from the job actors, and the
+master host's actors': submissions, CALL_ME_LATER wake-ups, the scheduler's events, kill reports; `masters`),
+hands them to their handler and talks to the scheduler.
 
 Batsim's rules kept (its ``server.cpp``, ``protocol.cpp``):
 - a message goes to the scheduler only when the scheduler is ready, nothing else waits in the server's
@@ -15,11 +16,11 @@ Batsim's rules kept (its ``server.cpp``, ``protocol.cpp``):
 """
 from __future__ import annotations
 
-import heapq
 import json
 import time
 
 from ..jsonvalues import excerpt
+from . import masters
 from .execution import absorb
 from .handlers import HANDLERS, killing_done
 from .protocol import dumps, is_number
@@ -32,22 +33,15 @@ _REPLY_TYPES = frozenset(("EXECUTE_JOB", "REJECT_JOB", "KILL_JOB", "CALL_ME_LATE
 
 
 def plan_submissions(st: SimState) -> None:
-    """Post the static jobs' submissions (Batsim's job submitters): one message per workload and subtime,
-    the last one followed by the submitter's goodbye (`handle`)."""
+    """Start the static jobs' submitters (Batsim's job submitters, `masters.submitter`), one per workload,
+    before the server (Batsim creates them first)."""
     for name in st.static_names:
         wl = st.workloads[name]
         jobs = sorted(wl.jobs.values(), key=lambda j: (j.subtime, j.id))
-        groups: list[list[Job]] = []
-        for j in jobs:
-            if groups and groups[-1][0].subtime == j.subtime:
-                groups[-1].append(j)
-            else:
-                groups.append([j])
+        st.to_submit[name] = jobs
+        st.submitted_upto[name] = 0
         st.submitters_left += 1
-        if not groups:
-            st.push(0.0, "BYE", name)
-        for i, g in enumerate(groups):
-            st.push(g[0].subtime, "SUBMIT", (name, g, i == len(groups) - 1))
+        masters.submitter(st, name, jobs)
 
 
 def serve(st: SimState) -> None:
@@ -58,114 +52,49 @@ def serve(st: SimState) -> None:
 
 def serve_loop(st: SimState) -> None:
     while not st.end_ack:
-        kind, payload = next_message(st)
-        handle(st, kind, payload)
+        handle(st, next_message(st))
         if st.sched_ready and not st.end_ack and mailbox_empty(st):
             if st.out:
                 send(st)
             elif not st.end_sent and finished(st):
                 st.append(st.now, "SIMULATION_ENDS", {})
                 st.end_sent = True
+                if st.bridge is not None:
+                    st.bridge.set_end_sent()
                 send(st)
-        flush_deferred(st)
     st.end_clock = st.now
 
 
-def flush_deferred(st: SimState) -> None:
-    """Queue the messages posted just after the one handled (a submitter's goodbye follows its last
-    submission): after the decision to send, before the scheduler's reply (Batsim's order)."""
-    for due, kind, payload in st.deferred:
-        st.push(due, kind, payload)
-    st.deferred.clear()
-
-
 def mailbox_empty(st: SimState) -> bool:
-    if st.posts:
-        return False
-    return not (st.internal and st.internal[0][0] <= max(st.now, st.reached))
+    """No message waits in the server's mailbox (Batsim's ``mailbox_empty``, ``ipp.cpp``): from the bridge
+    under the bridged core; under the actor core, every put posted has been received."""
+    if st.bridge is not None:
+        return st.bridge.mailbox_empty()
+    return st.nb_puts == st.nb_received
 
 
 def finished(st: SimState) -> bool:
     return (st.submitters_left == 0
             and (not st.cfg.dynamic_jobs or st.registration_finished)
             and st.nb_completed == st.nb_submitted and st.nb_running == 0 and st.nb_waiters == 0
+            and st.nb_killers == 0
             and (st.energy is None or st.energy.nb_switching == 0))
 
 
 def next_message(st: SimState):
-    """Block (in simulated time) until the server's next message, Batsim-style: one at a time, in the
-    order they were posted; a job's message travels from its host to ``master`` (SimGrid comm).
-
-    The server's receive on its mailbox, once posted, stays posted until a job message takes it: while the
-    server handles a message of its own host (`st.receiving` false), a job actor does not put into it but
-    queues its host in `st.senders` (execution.end_job), and the server, when it receives next, starts that
-    message's transfer itself (`Comm.sendto_async` from the job's host, 1 byte) — where SimGrid would match
-    the waiting put with the new receive: the same transfer at the same date. This spares withdrawing and
-    re-posting the receive around each such message, and the job actor's put.
-
-    Under the bridged core the job actors are the bridge's C++ actors: what they did during each of the
-    server's simulation calls is applied right after it (`execution.absorb`)."""
-    Comm = st.sg.Comm
-    bridged = st.bridge is not None
-    while True:
-        if st.inflight is not None:
-            # A job's message is on its way: a job actor's put took the posted receive, or the server
-            # started the transfer of a queued one. The server is busy receiving it.
-            if st.inflight is True:
-                Comm.wait_any([st.get_comm])
-            else:
-                st.inflight.wait()
-            if bridged:
-                absorb(st)
-            return take_job_message(st)
-        now = max(st.now, st.reached)
-        if st.internal and st.internal[0][0] <= now and (
-                not st.posts or st.posts[0][0] >= st.internal[0][0]):
-            st.receiving = False  # job messages posted from now on wait (execution.end_job)
-            _, _, kind, payload = heapq.heappop(st.internal)
-            return kind, payload
-        if st.senders:
-            # the oldest waiting job message: its transfer starts as the receive is posted
-            st.inflight = Comm.sendto_async(st.senders.popleft(), st.master_host, 1)
-            if bridged:
-                absorb(st)
-            continue
-        st.receiving = True
-        if st.internal:
-            if st.get_comm is None:
-                st.get_comm, st.get_data = st.mailbox.get_async()
-                if bridged:
-                    absorb(st)
-            target = st.internal[0][0]
-            timed_out = Comm.wait_any_for([st.get_comm], target - st.now) < 0
-            if bridged:
-                absorb(st)
-            if timed_out:
-                # the clock may stop one ulp short of `target`: the timer has fired all the same
-                st.reached = max(st.reached, target)
-                continue
-        elif st.nb_executing > 0:
-            if st.get_comm is None:
-                st.mailbox.get()  # posting and waiting in one simulation call
-            else:
-                Comm.wait_any([st.get_comm])
-            if bridged:
-                absorb(st)
-        else:
-            raise SimulationError(deadlock_reason(st))
-        return take_job_message(st)
-
-
-def take_job_message(st: SimState):
-    if st.inflight is True and st.get_comm is not None:
-        st.get_data.get()  # one job's message; which job it stands for: Batsim's order (fidelity.py)
-        st.get_comm = st.get_data = None
-    st.inflight = None
-    st.receiving = False
-    i = st.completion_order.pick(st.posts)
-    job = st.posts[i][1]
-    del st.posts[i]
-    return "JOB_DONE", job
+    """Block (in simulated time) until the server's next message (Batsim's ``receive_message``: one
+    ``get`` on the server's mailbox), in the order the actors' puts were posted: a job's (the job, or an
+    energy switch) or a master-host actor's (a tuple, `masters`). Under the bridged core, what its job actors
+    did during the get is applied right after it (`execution.absorb`). A server that would wait for a
+    message no actor can send stops the simulation (`deadlock_reason`)."""
+    if (st.sched_ready and st.submitters_left == 0 and st.nb_waiters == 0 and st.nb_killers == 0
+            and st.nb_executing == 0 and mailbox_empty(st)):
+        raise SimulationError(deadlock_reason(st))
+    payload = st.mailbox.get()
+    st.nb_received += 1
+    if st.bridge is not None:
+        absorb(st)
+    return payload
 
 
 def deadlock_reason(st: SimState) -> str:
@@ -198,13 +127,12 @@ def send(st: SimState) -> None:
     except st.zmq.ZMQError as exc:
         raise SimulationError(f"ZeroMQ error talking to {st.cfg.socket}: {exc}") from None
     st.sched_time += time.perf_counter() - t0
-    flush_deferred(st)
     # Jobs that ended in the message just sent are forgotten now (Batsim's jobs_to_be_deleted).
     if st.to_delete:
         for job in st.to_delete:
             forget(st, job)
         st.to_delete.clear()
-    queue_reply(st, reply, now)
+    queue_reply(st, reply)
 
 
 def await_reply(st: SimState, monitor) -> str:
@@ -229,7 +157,7 @@ def await_reply(st: SimState, monitor) -> str:
             raise zmq.Again()
 
 
-def queue_reply(st: SimState, reply: str, sent_at: float) -> None:
+def queue_reply(st: SimState, reply: str) -> None:
     try:
         doc = json.loads(reply)
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -244,7 +172,7 @@ def queue_reply(st: SimState, reply: str, sent_at: float) -> None:
     events = doc.get("events")
     if not isinstance(events, list):
         raise SimulationError("Invalid JSON message: 'events' should be an array")
-    due = sent_at
+    items = []
     for i, ev in enumerate(events):
         if not isinstance(ev, dict):
             raise SimulationError(f"Invalid JSON message: event {i} should be an object")
@@ -261,60 +189,54 @@ def queue_reply(st: SimState, reply: str, sent_at: float) -> None:
                                   f"'{excerpt(ev['type'])}'")
         if "data" not in ev:
             raise SimulationError(f"Invalid JSON message: event {i} should have a 'data' key")
-        due = max(due, float(ts))
-        st.push(due, "EVENT", (i, ev))
-    st.push(max(due, rnow), "READY", None)
+        items.append((float(ts), ("EVENT", i, ev)))
+    items.append((rnow, ("READY",)))
+    # Batsim's request-reply actor, after the exchange: each event, then SCHED_READY, at its date
+    masters.at_times(st, "Scheduler REQ-REP", items)
 
 
 def forget(st: SimState, job: Job) -> None:
     """Batsim deletes a job once its end was sent, and (without profile reuse) its profile too."""
     job.workload.jobs.pop(job.name, None)
-    st.completion_order.forget(job)
     if st.gc_profiles:
         job.profile.collected = True
 
 
-def handle(st: SimState, kind: str, payload) -> None:
-    if kind == "JOB_DONE":
+def handle(st: SimState, payload) -> None:
+    """Handle one message: a job's (the job; with energy, maybe a machine's switch) or a master-host
+    actor's (``(kind, ...)``, `masters`)."""
+    if type(payload) is not tuple:
         # with energy, the message may stand for a machine's switch, not a job (energy.py)
         if st.energy is None or not st.energy.received(payload):
             on_job_done(st, payload)
         return
-    if kind == "SUBMIT" and st.energy is not None:
-        st.energy.first_job_submitted()  # Batsim's submitter reads it before sending its message
-    # Every other message comes, in Batsim, from an actor on the master host (submitter, waiter, killer,
-    # REQ-REP): a 1-byte transfer master -> master, 1e-10 s on SimGrid's loopback. Spend the same time.
-    # Measured once as a real comm, then spent as a sleep of the same duration (much cheaper).
-    if st.msg_cost is None:
-        t0 = st.sg.Engine.clock
-        st.sg.Comm.sendto(st.master_host, st.master_host, 1)
-        st.msg_cost = st.sg.Engine.clock - t0
-    else:
-        st.sg.this_actor.sleep_for(st.msg_cost)
-    if st.bridge is not None:
-        absorb(st)   # what the bridged core's job actors did meanwhile
-    if kind == "SUBMIT":
-        name, group, last = payload
-        for job in group:
-            submit(st, job)
-        if last:
-            st.deferred.append((st.now, "BYE", name))
-    elif kind == "BYE":
-        st.submitters_left -= 1
-        if st.submitters_left == 0:
-            st.append(st.now, "NOTIFY", {"type": "no_more_static_job_to_submit"})
-    elif kind == "WAKE":
-        st.nb_waiters -= 1
-        st.append(st.now, "REQUESTED_CALL", {})
+    kind = payload[0]
+    if kind == "EVENT":
+        _, i, ev = payload
+        HANDLERS[ev["type"]](st, i, ev["data"])
     elif kind == "READY":
         st.sched_ready = True
         if st.end_sent:
             st.end_ack = True
+    elif kind == "SUBMIT":
+        _, name, upto = payload
+        jobs = st.to_submit[name]
+        for job in jobs[st.submitted_upto[name]:upto + 1]:
+            submit(st, job)
+        st.submitted_upto[name] = upto + 1
+    elif kind == "WAKE":
+        st.nb_waiters -= 1
+        st.append(st.now, "REQUESTED_CALL", {})
     elif kind == "KILLED":
-        killing_done(st, *payload)
-    elif kind == "EVENT":
-        i, ev = payload
-        HANDLERS[ev["type"]](st, i, ev["data"])
+        st.nb_killers -= 1
+        killing_done(st, *payload[1:])
+    elif kind == "HELLO":
+        pass
+    elif kind == "BYE":
+        st.submitters_left -= 1
+        st.to_submit.pop(payload[1], None)
+        if st.submitters_left == 0:
+            st.append(st.now, "NOTIFY", {"type": "no_more_static_job_to_submit"})
     else:  # pragma: no cover
         raise AssertionError(kind)
 

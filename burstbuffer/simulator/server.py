@@ -1,15 +1,16 @@
 """The embedded Batsim-compatible simulator: the Batsim side of protocol v4 on SimGrid 3.32 (docs/protocol.md).
 
-What runs: one *server* actor on the ``master`` host, and one actor per running job on the job's first
-allocated host. The server does what Batsim's server, job submitters, waiters, killers and REQ-REP actor
-do together; a job actor does what Batsim's ``execute_job_process`` does. The parts, around one `SimState`
-(`state`): the event loop and the exchange with the scheduler (`loop`), the handlers of the scheduler's
-requests (`handlers`), the SimGrid job execution (`execution`). This module reads the inputs, starts
+What runs: Batsim's actors — the *server* on the ``master`` host, which receives every message through its
+mailbox and talks to the scheduler; beside it the job submitters, the request-reply actor's sends, the
+CALL_ME_LATER waiters and the killers' reports (`masters`); and one actor per running job on the job's
+first allocated host, which does what Batsim's ``execute_job_process`` does. The parts, around one
+`SimState` (`state`): the event loop and the exchange with the scheduler (`loop`), the master host's actors
+(`masters`), the handlers of the scheduler's requests (`handlers`), the SimGrid job execution
+(`execution`). This module reads the inputs, starts
 SimGrid and the ZeroMQ socket, runs the server actor and writes the outputs (`Simulator`).
 
 Energy (``-E``): `energy`. Not reproduced: Redis, SMPI/trace-replay profiles, external events, workflows,
-``additional_io_job``, resource state changes; same-time ties between a submission or CALL_ME_LATER and a
-job's message may be ordered differently than in Batsim (there the actors' scheduling order decides).
+``additional_io_job``, resource state changes (docs/batsim-fidelity.md).
 """
 from __future__ import annotations
 
@@ -152,7 +153,7 @@ class Simulator:
             st.mstate.append(ms)
         st.master_host = hosts[st.machines.master.name]
         if st.bridge is not None:
-            st.bridge.init([ms.m.name for ms in st.mstate], "server")
+            st.bridge.init([ms.m.name for ms in st.mstate], st.machines.master.name, "server")
             st.host_index = {ms.host: i for i, ms in enumerate(st.mstate)}
         prefix = st.cfg.export_prefix
         d = os.path.dirname(prefix)
@@ -166,7 +167,6 @@ class Simulator:
             from .energy import Energy  # noqa: PLC0415
             st.energy = Energy(st, nat, self.power, prefix)
         st.error = None
-        plan_submissions(st)
         import zmq  # noqa: PLC0415
 
         st.zmq = zmq
@@ -181,7 +181,7 @@ class Simulator:
         st.monitor = st.sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         st.sock.connect(st.cfg.socket)
         st.mailbox = sg.Mailbox.by_name("server")
-        st.msg_cost = None
+        plan_submissions(st)  # the submitters first, then the server (Batsim's order)
         sg.Actor.create("server", st.master_host, st.guarded, serve, st)
         try:
             engine.run()

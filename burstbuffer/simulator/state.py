@@ -7,9 +7,6 @@ keeps them, so that jobs.csv prints as Batsim's does.
 """
 from __future__ import annotations
 
-import heapq
-import itertools
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +14,6 @@ import numpy as np
 
 from ..platforms.simgrid_xml import Machines, PlatformSpec
 from .protocol import event
-from .fidelity import CompletionOrder
 from .workload import SimJob as Job, Workload
 
 LD = np.longdouble
@@ -115,9 +111,9 @@ class SimState:
     """Everything the simulator's parts share. The inputs are set at construction (`server.Simulator`);
     the SimGrid and ZeroMQ handles when the run starts; the rest is the run's state.
 
-    `internal` is a heap of (due time [s], sequence number, kind, payload) messages of the master host's
-    actors (submissions, CALL_ME_LATER wake-ups, the scheduler's events, kill reports); `posts` the
-    (post time [s], job) of job completions sent to the server's mailbox and not yet received, in order."""
+    The server receives every message through its mailbox (`loop.next_message`): the job actors' and the
+    master host's actors' (`masters`).
+    """
 
     # inputs
     cfg: SimConfig
@@ -126,7 +122,6 @@ class SimState:
     workloads: dict[str, Workload]
     static_names: list[str]
     gc_profiles: bool
-    seq: Any = field(default_factory=itertools.count)
     # SimGrid, outputs and the ZeroMQ socket (set by `server.Simulator.run`)
     sg: Any = None
     engine: Any = None
@@ -134,7 +129,6 @@ class SimState:
     mstate: list[MachineState] = field(default_factory=list)
     master_host: Any = None
     mailbox: Any = None
-    msg_cost: float | None = None     # duration of a 1-byte master -> master message [s] (see loop.handle)
     jobs_csv: str = ""
     schedule_csv: str = ""
     writer: Any = None
@@ -158,19 +152,11 @@ class SimState:
     nb_messages: int = 0
     sched_time: float = 0.0
     end_clock: float = 0.0
-    internal: list = field(default_factory=list)    # heap of (due, seq, kind, payload)
-    deferred: list = field(default_factory=list)    # items handled after the send check (submitter goodbye)
-    posts: deque = field(default_factory=deque)     # (post time, job) of job messages not yet received, FIFO
-    completion_order: CompletionOrder = field(default_factory=CompletionOrder)  # same-clock messages: Batsim's order
-    get_comm: Any = None              # the server's posted receive (it stays posted while the server is busy)
-    get_data: Any = None
-    receiving_: bool = False          # the server waits for a job message: a job actor's put takes its receive
-                                      # (`receiving`; under the bridged core the bridge holds it)
-    inflight: Any = None              # the job message being received: True (a put took the receive) or the Comm
-                                      # the server started for a queued one (see loop.next_message)
-    senders: deque = field(default_factory=deque)   # hosts of the queued job messages (posted while the server
-                                                    # was busy, not yet being received), oldest first
-    reached: float = 0.0              # latest timer target reached (see loop.next_message)
+    nb_puts: int = 0                  # messages the Python actors put into the server's mailbox (masters.put)
+    nb_received: int = 0              # messages the server received (loop.next_message)
+    nb_killers: int = 0               # kill reports not yet received (Batsim's killer actors)
+    to_submit: dict = field(default_factory=dict)      # workload -> its static jobs in submission order
+    submitted_upto: dict = field(default_factory=dict)  # workload -> how many of them were submitted
     to_delete: list[Job] = field(default_factory=list)
     idle_workers: dict = field(default_factory=dict)  # host -> parked job actors on it (moving one costs a simcall)
     nb_workers: int = 0               # job actors created (execution.MAX_WORKERS)
@@ -187,23 +173,6 @@ class SimState:
     @property
     def now(self) -> float:
         return self.sg.Engine.clock
-
-    @property
-    def receiving(self) -> bool:
-        """The server waits for a job message: the first job actor that ends puts into its receive. Under
-        the bridged core the flag lives in the bridge, which its C++ job actors read and clear."""
-        return self.receiving_ if self.bridge is None else self.bridge.receiving()
-
-    @receiving.setter
-    def receiving(self, value: bool) -> None:
-        if self.bridge is None:
-            self.receiving_ = value
-        else:
-            self.bridge.set_receiving(value)
-
-    def push(self, due: float, kind: str, payload) -> None:
-        """Post a message of a master-host actor, due at `due` [s]."""
-        heapq.heappush(self.internal, (due, next(self.seq), kind, payload))
 
     def append(self, ts: float, etype: str, data: dict) -> None:
         """Add an event to the next message to the scheduler."""

@@ -83,7 +83,6 @@ class SimJob:
     mapping: list | None = None
     storage_mapping: dict = field(default_factory=dict)
     bkey: int = -1      # bridged core: the key of its actor in the bridge
-    bhost: object = None  # bridged core: its first allocated host (its message's source)
     consumed_energy: str | None = None  # with energy (-E): its jobs.csv cell, C's %Lf of joules (energy.py)
 
     @property

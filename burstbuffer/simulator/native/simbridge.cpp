@@ -1,9 +1,15 @@
-// The simulator's bridged core (docs/simulator-core.md): a job runs in a C++ actor that makes the SimGrid
-// calls of the actor core's Python job actor (burstbuffer/simulator/execution.py, job_body), which are
-// those of Batsim 4.2.1's execute_job_process: exec_init + wait_for(walltime) (its start and its sleep
-// action), cancel on timeout, then the 1-byte put to the server's mailbox when the server is receiving.
-// What the Python job actor does in Python (the job's state, its machines, its message) is recorded here,
-// in the order the actors ran, and applied by the server after each of its simulation calls (`take`).
+// The simulator's bridged core (docs/simulator-core.md): every actor but the server is a C++ actor that
+// makes the SimGrid calls of its Batsim 4.2.1 counterpart, in Batsim's order:
+// - a job's actor (jobs_execution.cpp, execute_job_process; the actor core's Python job actor,
+//   burstbuffer/simulator/execution.py job_body): exec_init + wait_for(walltime) (its start and its sleep
+//   action), cancel on timeout, then the 1-byte put of the job's message into the server's mailbox;
+// - the master host's actors (burstbuffer/simulator/masters.py, their Python twins): the static job
+//   submitter (job_submitter.cpp), the request-reply actor's events (protocol.cpp send_message_at_time),
+//   the CALL_ME_LATER waiter and the killer's report (jobs_execution.cpp).
+// A put's payload is a Python object the server's `get` receives: it is created and INCREF'd here, under
+// the GIL, when the actor is created (the get steals the reference). What a Python job actor does in
+// Python when its job ends (the job's state, its machines) is recorded, in the order the actors ran, and
+// applied by the server after each of its simulation calls (`take`).
 #include <Python.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -12,6 +18,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace py = pybind11;
@@ -19,23 +26,32 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 std::vector<sg4::Host*> hosts;
+sg4::Host* master = nullptr;
 sg4::Mailbox* server_box = nullptr;
-// the running jobs' actors and current activities, by key
+// the running jobs' actors, current activities and message payloads, by key
 std::unordered_map<long, sg4::ActorPtr> actor_of;
 std::unordered_map<long, sg4::ActivityPtr> activity_of;
-// job ends in the order the job actors ran: (key, clock, return code, put into the server's receive)
-std::vector<std::tuple<long, double, int, bool>> done;
-// the server waits for a job message (SimState.receiving): the first job ending then puts into it
-bool receiving = false;
+std::unordered_map<long, PyObject*> payload_of;
+// job ends in the order the job actors ran: (key, clock, return code)
+std::vector<std::tuple<long, double, int>> done;
+// the server sent SIMULATION_ENDS or got its acknowledgement: a waiter then says nothing (waiter_process)
+bool end_sent = false;
+
+// a payload for a put: a new reference (the server's get steals it)
+PyObject* owned(const py::object& o) {
+  o.inc_ref();
+  return o.ptr();
+}
+
+void send(PyObject* payload) { server_box->put(payload, 1); }
 
 void end(long key, int ret) {
   activity_of.erase(key);
   actor_of.erase(key);
-  bool put = receiving;
-  receiving = false;
-  done.emplace_back(key, sg4::Engine::get_clock(), ret, put);
-  if (put)
-    server_box->put(Py_None, 1);  // its reference was taken by `start_exec`/`start_comm` (the server's get steals it)
+  PyObject* payload = payload_of[key];
+  payload_of.erase(key);
+  done.emplace_back(key, sg4::Engine::get_clock(), ret);
+  send(payload);
 }
 
 // the job actor: its activity `a` (started by wait_for when not yet started), its walltime `rem` (< 0: none);
@@ -55,53 +71,133 @@ void run(long key, Ptr a, double rem, int ret) {
   }
   end(key, ret);
 }
+
+// job_submitter.cpp, static_job_submitter_process: hello; for each job in (subtime, id) order, if its
+// subtime is after the current submission date, send the jobs gathered so far, then sleep until it; the
+// last group; bye. `subtimes` in that order; `group[i]`: the message that sends jobs up to i.
+void submitter(std::vector<double> subtimes, PyObject* hello, std::vector<PyObject*> group, PyObject* bye) {
+  send(hello);
+  long double current = static_cast<long double>(sg4::Engine::get_clock());
+  long last = -1;
+  for (size_t i = 0; i < subtimes.size(); i++) {
+    long double subtime = subtimes[i];
+    if (subtime > current) {
+      if (last >= 0)
+        send(group[last]);
+      last = -1;
+      sg4::this_actor::sleep_for(static_cast<double>(subtime - current));
+      current = static_cast<long double>(sg4::Engine::get_clock());
+    }
+    last = static_cast<long>(i);
+  }
+  if (last >= 0)
+    send(group[last]);
+  send(bye);
+}
+
+// protocol.cpp, send_message_at_time: sleep until `when` if it is ahead, then send
+void at_times(std::vector<std::pair<double, PyObject*>> items) {
+  for (auto const& [when, payload] : items) {
+    double now = sg4::Engine::get_clock();
+    if (when > now)
+      sg4::this_actor::sleep_for(when - now);
+    send(payload);
+  }
+}
 }  // namespace
 
 PYBIND11_MODULE(MODNAME, m) {
-  m.def("init", [](const std::vector<std::string>& names, const std::string& mailbox) {
+  m.def("init", [](const std::vector<std::string>& names, const std::string& master_name,
+                   const std::string& mailbox) {
     hosts.clear();
     for (auto const& n : names)
       hosts.push_back(sg4::Host::by_name(n));
+    master = sg4::Host::by_name(master_name);
     server_box = sg4::Mailbox::by_name(mailbox);
-    actor_of.clear(); activity_of.clear(); done.clear(); receiving = false;
-  }, "hosts by index (the simulator's machine order), the server's mailbox; forget every job");
+    actor_of.clear(); activity_of.clear(); payload_of.clear(); done.clear(); end_sent = false;
+  }, "hosts by index (the simulator's machine order), the master host's name, the server's mailbox; "
+     "forget every job");
   m.def("start_exec", [](long key, int host, const std::vector<int>& h, const std::vector<double>& flops,
-                         const std::vector<double>& bytes, double walltime, int ret) {
+                         const std::vector<double>& bytes, double walltime, int ret, py::object payload) {
     std::vector<sg4::Host*> hs;
     hs.reserve(h.size());
     for (int i : h) hs.push_back(hosts.at(i));
     sg4::Host* where = hosts.at(host);
-    Py_INCREF(Py_None);
+    payload_of[key] = owned(payload);
     py::gil_scoped_release nogil;
     actor_of[key] = sg4::Actor::create("job_executor", where, [key, hs, flops, bytes, walltime, ret]() {
       run(key, sg4::this_actor::exec_init(hs, flops, bytes), walltime, ret);
     });
   }, "run job `key` in an actor on host `host`: a parallel task on hosts (indices), flops per host, bytes "
-     "row-major, under `walltime` s (< 0: none); `ret`: its return code when it completes");
-  m.def("start_comm", [](long key, int host, int src, int dst, double bytes, double walltime, int ret) {
+     "row-major, under `walltime` s (< 0: none); `ret`: its return code when it completes; `payload`: its "
+     "message to the server");
+  m.def("start_comm", [](long key, int host, int src, int dst, double bytes, double walltime, int ret,
+                         py::object payload) {
     sg4::Host* where = hosts.at(host);
     sg4::Host* from = hosts.at(src);
     sg4::Host* to = hosts.at(dst);
-    Py_INCREF(Py_None);
+    payload_of[key] = owned(payload);
     py::gil_scoped_release nogil;
     actor_of[key] = sg4::Actor::create("job_executor", where, [key, from, to, bytes, walltime, ret]() {
       run(key, sg4::Comm::sendto_async(from, to, (uint64_t)bytes), walltime, ret);
     });
   }, "run job `key` in an actor on host `host`: a host-to-host transfer of `bytes` (a data staging)");
+  m.def("submitter", [](const std::string& name, const std::vector<double>& subtimes, py::object hello,
+                        const std::vector<py::object>& group, py::object bye) {
+    if (group.size() != subtimes.size())
+      throw std::invalid_argument("submitter: one group message per job");
+    PyObject* h = owned(hello);
+    std::vector<PyObject*> g;
+    g.reserve(group.size());
+    for (auto const& o : group) g.push_back(owned(o));  // the unsent ones keep a reference: they live anyway
+    PyObject* b = owned(bye);
+    py::gil_scoped_release nogil;
+    sg4::Actor::create(name, master, [subtimes, h, g, b]() { submitter(subtimes, h, g, b); });
+  }, "start the static job submitter `name` of a workload on the master host: jobs' subtimes [s] in "
+     "(subtime, id) order, its hello, per job the message that sends the jobs up to it, its bye");
+  m.def("at_times", [](const std::string& name, const std::vector<std::pair<double, py::object>>& items) {
+    std::vector<std::pair<double, PyObject*>> its;
+    its.reserve(items.size());
+    for (auto const& [when, o] : items) its.emplace_back(when, owned(o));
+    py::gil_scoped_release nogil;
+    sg4::Actor::create(name, master, [its]() { at_times(its); });
+  }, "start an actor `name` on the master host that sends each (date [s], message) in turn, at its date "
+     "if it is ahead (the request-reply actor's events, a killer's report)");
+  m.def("waiter", [](double target, py::object payload) {
+    PyObject* p = owned(payload);
+    py::gil_scoped_release nogil;
+    sg4::Actor::create("waiter " + std::to_string(target), master, [target, p]() {
+      double now = sg4::Engine::get_clock();
+      if (now < target) {
+        double d = target - now;
+        if (d < 1e-5)
+          d = 1e-5;
+        sg4::this_actor::sleep_for(d);
+      }
+      if (!end_sent)
+        send(p);
+    });
+  }, "start a CALL_ME_LATER waiter (waiter_process): it sends `payload` at `target` [s] (at least 1e-5 s "
+     "later), unless the simulation has ended meanwhile");
+  m.def("set_end_sent", []() { end_sent = true; }, "SIMULATION_ENDS was sent: the waiters say nothing");
+  m.def("mailbox_empty", []() { return server_box->empty(); }, "no message waits in the server's mailbox");
   m.def("take", []() {
-    std::vector<std::tuple<long, double, int, bool>> out;
+    std::vector<std::tuple<long, double, int>> out;
     out.swap(done);
     return out;
-  }, "the (key, clock, return code, put) of the jobs ended since the last call, in the order their actors ran");
+  }, "the (key, clock, return code) of the jobs ended since the last call, in the order their actors ran");
   m.def("pending", []() { return !done.empty(); }, "whether `take` has something");
-  m.def("set_receiving", [](bool r) { receiving = r; });
-  m.def("receiving", []() { return receiving; });
   m.def("kill", [](long key) {
     auto it = actor_of.find(key);
     if (it == actor_of.end()) return;
     sg4::ActorPtr a = it->second;
     actor_of.erase(it);
     activity_of.erase(key);
+    auto p = payload_of.find(key);
+    if (p != payload_of.end()) {
+      Py_DECREF(p->second);  // never sent
+      payload_of.erase(p);
+    }
     py::gil_scoped_release nogil;
     a->kill();
   }, "kill job `key`'s actor");
