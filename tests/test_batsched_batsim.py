@@ -120,19 +120,42 @@ def _kth_cut(tmp: Path, n_hosts: int, n: int) -> Path:
     return path
 
 
+# (job energy, platform total) bounds [J] on 16 hosts; see the test's docstring
+KTH16_TOL = {"energy_bf": (2e-6, 1e-5), "sleeper": (2e-6, 1e-5), "energy_bf_idle_sleeper": (2e-4, 5e-4)}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("algo", ["energy_bf", "energy_bf_idle_sleeper", "sleeper"])
+@pytest.mark.parametrize("algo", sorted(KTH16_TOL))
 def test_energy_algorithm_kth_on_16_hosts(tmp_path, energy_module, algo):
-    """100 KTH jobs on 16 energy4-like hosts: every message identical, `_jobs.csv` identical; the energy
-    outputs within the bounds of test_energy_algorithm (plus 1e-5 J on totals of ~1e8 J: ulps of the
-    platform's sums)."""
+    """100 KTH jobs on 16 energy4-like hosts: every message identical, `_jobs.csv` identical but
+    consumed_energy, machine states and pstate changes identical but for test_energy_algorithm's 1e-10 s at
+    t=0. Energies agree to rounding, within KTH16_TOL: a job's (up to ~2e8 J) and the platform's totals
+    (~5e8 J) in `_consumed_energy.csv` and `_schedule.csv`; `_consumed_energy.csv`'s epower within 0.01 W
+    where two rows are 2e-5 s apart (a job end and the next start, one link latency; a quotient of energy
+    differences of a few ulps over 2e-5 s, seen 1520.000928 vs 1519.999118 W); `_schedule.csv`'s time_*
+    sums within 1e-5 s. energy_bf and sleeper: the last printed digit of some figures (2e-6 J).
+    energy_bf_idle_sleeper (a monitoring call every 10 s, some 26,000 exchanges): up to 1.0e-4 J on a job and
+    1.7e-4 J on a total, 5e-13 relative — SimGrid's energy plugin adds power x elapsed time at every update
+    of a host, and the two simulators update the hosts' energy at different instants over the run (each
+    update rounds the host's running sum, ~1e8 J, to its ulp); the protocol's figures and every decision
+    are unaffected."""
+    job_tol, total_tol = KTH16_TOL[algo]
     plat = energy_platform(tmp_path / "energy16.xml", 16)
     real, emb = _energy_pair(tmp_path, algo, plat, _kth_cut(tmp_path, 16, 100))
     assert B.compare_exchanges(real, emb) == []
     assert B.compare_jobs(real, emb) == []
-    assert [r["consumed_energy"] for r in real.jobs] == [r["consumed_energy"] for r in emb.jobs]
-    assert compare_energy_outputs(real.prefix, emb.prefix, energy_tol=1e-5, time_tol=1e-9) == []
     assert len(real.jobs) == 100
+    ea, eb = ([float(r["consumed_energy"]) for r in run.jobs] for run in (real, emb))
+    assert max(abs(x - y) for x, y in zip(ea, eb)) <= job_tol
+    rest = [d for d in compare_energy_outputs(real.prefix, emb.prefix, 50, energy_tol=total_tol, time_tol=1e-9,
+                                              epower_tol=0.01) if not d.startswith(("_jobs.csv", "_schedule.csv"))]
+    assert rest == []
+    sa, sb = (dict(zip(*B.csv.reader(open(run.prefix + "_schedule.csv")))) for run in (real, emb))
+    for k in ("consumed_joules", "time_computing", "time_idle", "time_sleeping", "time_switching_off",
+              "time_switching_on"):
+        assert abs(float(sa[k]) - float(sb[k])) <= (total_tol if k == "consumed_joules" else 1e-5), k
+    for k in ("nb_machine_switches", "nb_grouped_switches", "nb_jobs", "nb_jobs_success", "makespan"):
+        assert sa[k] == sb[k], k
 
 
 @pytest.mark.slow
