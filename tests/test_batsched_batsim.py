@@ -94,8 +94,8 @@ def test_energy_algorithm(tmp_path, energy_module, algo):
     that reply's events 1e-10 s earlier than Batsim (there two 1-byte messages on the master's loopback share
     it at once), so the first rows of `_machine_states.csv` / `_pstate_changes.csv` are 1e-10 s apart
     (printed 4e-10 vs 3e-10) and switch-offs started then draw their watts 1e-10 s longer: the platform's
-    energy sums move by about 1e-8 J and the sixth decimal of a few printed totals flips (bound 2e-6 J); every job's energy is identical.
-    The others: every output cell identical."""
+    energy sums move by about 1e-8 J and the sixth decimal of a few printed totals flips (bound 2e-6 J);
+    every job's energy is identical. The others: every output cell identical."""
     real, emb = _energy_pair(tmp_path, algo, DATA / "energy4.xml", DATA / "energy-jobs.json")
     assert B.compare_exchanges(real, emb) == []
     assert B.compare_jobs(real, emb) == []
@@ -135,11 +135,11 @@ def test_energy_algorithm_kth_on_16_hosts(tmp_path, energy_module, algo):
     where two rows are 2e-5 s apart (a job end and the next start, one link latency; a quotient of energy
     differences of a few ulps over 2e-5 s, seen 1520.000928 vs 1519.999118 W); `_schedule.csv`'s time_*
     sums within 1e-5 s. energy_bf and sleeper: the last printed digit of some figures (2e-6 J).
-    energy_bf_idle_sleeper (called back every 10 s over ~2.6e5 s of simulated time): up to 1.0e-4 J on a
+    energy_bf_idle_sleeper (called back every 10 s over ~2.7e5 s of simulated time): up to 1.0e-4 J on a
     job and 1.7e-4 J on a total, at most 1.5e-12 relative — SimGrid's energy plugin adds power x elapsed
-    time at every update of a host, and the two simulators update the hosts' energy at different instants over the run (each
-    update rounds the host's running sum, ~1e8 J, to its ulp); the protocol's figures and every decision
-    are unaffected."""
+    time at every update of a host, and the two simulators update the hosts' energy at different instants
+    over the run (each update rounds the host's running sum, ~1e8 J, to its ulp); the protocol's figures
+    and every decision are unaffected."""
     job_tol, total_tol = KTH16_TOL[algo]
     plat = energy_platform(tmp_path / "energy16.xml", 16)
     real, emb = _energy_pair(tmp_path, algo, plat, _kth_cut(tmp_path, 16, 100))
