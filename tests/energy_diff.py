@@ -32,10 +32,12 @@ def _time_close(x: list[str], y: list[str], tol: float) -> bool:
 
 
 def compare_energy_outputs(real_prefix: str, emb_prefix: str, limit: int = 10, energy_tol: float = 0.0,
-                           time_tol: float = 0.0) -> list[str]:
+                           time_tol: float = 0.0, epower_tol: float = 0.0) -> list[str]:
     """Differences (strings; empty: the same) between the outputs of two runs (module docstring);
     `energy_tol` [J]: how far `_consumed_energy.csv`'s energy cells may be apart, `time_tol` [s] the time
-    cells of `_machine_states.csv` and `_pstate_changes.csv` (0: identical)."""
+    cells of `_machine_states.csv` and `_pstate_changes.csv` (0: identical), `epower_tol` [W] how far its
+    epower cells may be apart beyond the 1e-6 relative rule (for runs whose energy totals differ by ulps:
+    over rows microseconds apart their quotient moves by ulps / dt)."""
     out: list[str] = []
     for suffix in ("_jobs.csv", "_machine_states.csv", "_pstate_changes.csv"):
         a, b = _rows(real_prefix + suffix), _rows(emb_prefix + suffix)
@@ -55,7 +57,7 @@ def compare_energy_outputs(real_prefix: str, emb_prefix: str, limit: int = 10, e
             same_time = a[i - 1][0] == x[0] if i > 1 else False
             if (x[4] == "NA") != (y[4] == "NA"):
                 out.append(f"_consumed_energy.csv row {i}: epower {x[4]} != {y[4]}")
-            elif not same_time and abs(float(x[4]) - float(y[4])) > 1e-6 * max(1.0, abs(float(x[4]))):
+            elif not same_time and abs(float(x[4]) - float(y[4])) > 1e-6 * max(1.0, abs(float(x[4]))) + epower_tol:
                 out.append(f"_consumed_energy.csv row {i}: epower {x[4]} != {y[4]} (beyond 1e-6 relative)")
     (ka, va), (kb, vb) = _rows(real_prefix + "_schedule.csv"), _rows(emb_prefix + "_schedule.csv")
     sa, sb = dict(zip(ka, va)), dict(zip(kb, vb))
