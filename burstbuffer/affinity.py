@@ -96,3 +96,12 @@ def pinned(cpu: int | None) -> Iterator[None]:
                 os.sched_setaffinity(tid, before.get(tid, restore))
             except (OSError, TypeError):
                 pass
+
+
+def one_blas_thread() -> None:
+    """Ask numpy's OpenBLAS for one thread (``OPENBLAS_NUM_THREADS=1`` unless the environment says otherwise):
+    it otherwise starts a thread per core at numpy's import, which spin beside the run (3 % of the embedded
+    simulator's samples under `perf` on 1000 jobs). Neither process does linear algebra on matrices large
+    enough to gain from threads, and a run's two processes share the cores already. Call it before numpy is
+    imported (the command lines' entry points do); afterwards it changes nothing."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

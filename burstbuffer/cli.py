@@ -391,7 +391,9 @@ def _wanted_command(argv: list[str] | None) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .affinity import one_blas_thread
     from .jsonvalues import excerpt
+    one_blas_thread()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     if not argv:

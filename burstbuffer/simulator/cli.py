@@ -168,6 +168,8 @@ def run_args(ns: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m burstbuffer.simulator [options]`` (same options as ``burstbuffer simulate``)."""
+    from ..affinity import one_blas_thread
+    one_blas_thread()
     p = cliargs.Parser(prog="python -m burstbuffer.simulator", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p)

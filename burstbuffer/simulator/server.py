@@ -135,15 +135,16 @@ class Simulator:
                                                  f"which cannot be built: {exc}") from None
             # the plugin warns of every host without wattage (the master): noise here
             args.append("--log=host_energy.thres:critical")
+        # energy runs on the actor core (a switch is an actor, as in Batsim)
+        st.bridge = select_core(st) if nat is None else None
+        if st.bridge is not None:
+            # one Python actor only: the cheapest context factory runs (thread: SimGrid's Python default).
+            # Given to the engine's constructor: the factory is made then (a later set_config is ignored).
+            args.append("--cfg=contexts/factory:" + os.environ.get(CONTEXTS_ENV, "raw"))
         engine = sg.Engine(args)
         st.engine = engine
         if nat is not None:
             nat.plugin_init()  # before the platform is loaded: its hosts get the plugin's extension
-        # energy runs on the actor core (a switch is an actor, as in Batsim)
-        st.bridge = select_core(st) if nat is None else None
-        if st.bridge is not None:
-            # one Python actor only: the cheapest context factory runs (thread: SimGrid's Python default)
-            sg.Engine.set_config("contexts/factory:" + os.environ.get(CONTEXTS_ENV, "raw"))
         st.loader = load_into_engine(engine, st.spec)
         hosts = {h.name: h for h in engine.all_hosts}
         st.mstate = []
