@@ -206,3 +206,31 @@ def test_default_core_same_outputs_with_and_without_the_bridge(tmp_path, monkeyp
     a = run_simulation(tmp_path / "a", WORKLOAD, scheduler=("fcfs", "--kill", "w0!6@5"))
     assert a.returncode == b.returncode == 0, a.stderr + b.stderr
     assert _csv(b) == _csv(a) and _messages(b) == _messages(a)
+
+
+def test_bridged_core_runs_its_actors_on_raw_contexts(tmp_path, monkeypatch, bridge_available):
+    """The bridged core's C++ actors run in the server's thread (SimGrid's raw contexts, asked for when the
+    engine is built: a later set_config is ignored, and each actor then got a thread of its own). Seen from
+    outside as the processes' voluntary context switches: the default (raw) takes a fraction of those of the
+    same run on thread contexts, with the same outputs."""
+    import json
+    import resource
+
+    from burstbuffer.simulator.server import CONTEXTS_ENV
+
+    wl = json.loads((REPO / "workloads" / "kth-1000.json").read_text())
+    wl["jobs"] = wl["jobs"][:300]
+    wl["profiles"] = {j["profile"]: wl["profiles"][j["profile"]] for j in wl["jobs"]}
+    switches, outs = {}, {}
+    for ctx in ("default", "thread"):
+        if ctx == "default":
+            monkeypatch.delenv(CONTEXTS_ENV, raising=False)
+        else:
+            monkeypatch.setenv(CONTEXTS_ENV, ctx)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_nvcsw
+        (tmp_path / ctx).mkdir()
+        res = _run(tmp_path / ctx, monkeypatch, "bridged", workload=wl)
+        switches[ctx] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_nvcsw - before
+        outs[ctx] = (_messages(res), _csv(res))
+    assert outs["default"] == outs["thread"]
+    assert switches["default"] * 3 < switches["thread"], switches
