@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
-from common import machine  # noqa: E402
+from common import load_average, machine  # noqa: E402
 from tests.batsim_diff import CLUSTER, find_batsim, free_endpoint, kth_subset  # noqa: E402
 
 
@@ -77,7 +77,7 @@ def main() -> int:
     sims = {"batsim": [batsim]}
     for core in a.cores.split(","):
         sims[core] = [sys.executable, "-m", "burstbuffer.simulator", "--core", core]
-    print(f"machine: {machine()}; load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"machine: {machine()}; load average before: {load_average()}")
     print(f"{a.scheduler}, first {a.jobs} KTH jobs, {CLUSTER.name}; median of {a.repeat} alternated runs")
     rows: dict[str, list[dict]] = {k: [] for k in sims}
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,7 +95,7 @@ def main() -> int:
             "identical" if all(r["jobs"] == ref for r in rs) else "DIFFERENT")
         print(f"{name:10} {wall:9.2f} {statistics.median(r['sim_cpu'] for r in rs):12.2f} "
               f"{statistics.median(r['sched_cpu'] for r in rs):14.2f} {wall / base:13.2f}x  {same}")
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average after: {load_average()}")
     return 0
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from common import machine  # noqa: E402
+from common import load_average, machine  # noqa: E402
 
 # the CPU clock of the child and the mark of its decision loop's start (SIMULATION_BEGINS), in both children
 MARK_LOOP = r"""
@@ -92,15 +92,11 @@ def prefix_workload(jobs: int | None, folder: Path) -> Path:
     return path
 
 
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 def measure(label: str, workload: Path, runs: int, args, folder: Path) -> None:
     rows = []
     for i in range(runs):
         out = folder / f"out-{label}-{i}"
-        before = load()
+        before = load_average()
         prof = args.profile if (args.profile and i == 0) else ""
         argv = [sys.executable, "-c", RECORD if args.record else CHILD, args.policy, args.model, str(workload),
                 str(out), prof] + ([args.record] if args.record else [])
@@ -111,7 +107,7 @@ def measure(label: str, workload: Path, runs: int, args, folder: Path) -> None:
               f"{row['sched_sys']:.1f}; in the loop {row['sched_loop_cpu']:.1f}; {row['sched_vcsw']} voluntary "
               f"context switches), simulator {row['sim_cpu']:.1f} s, wall {row['wall']:.1f} s, "
               f"{row['messages']} messages, mean wait {row['mean_wait_h']:.4f} h; load before {before}, "
-              f"after {load()}", flush=True)
+              f"after {load_average()}", flush=True)
     med = {k: statistics.median(r[k] for r in rows) for k in ("sched_cpu", "sched_loop_cpu", "sim_cpu", "wall")}
     print(f"{label}: median of {runs}: scheduler CPU {med['sched_cpu']:.1f} s (decision loop "
           f"{med['sched_loop_cpu']:.1f} s), simulator CPU {med['sim_cpu']:.1f} s, wall {med['wall']:.1f} s",
@@ -222,13 +218,13 @@ def replay_once(path: Path, args, folder: Path, i: int) -> dict:
 def replay(path: Path, args, folder: Path) -> None:
     rows = []
     for i in range(args.repeat):
-        before = load()
+        before = load_average()
         row = replay_once(path, args, folder, i)
         rows.append(row)
         print(f"  replay {i + 1}: scheduler {row['sched_cpu']:.1f} s CPU (user {row['sched_user']:.1f} + sys "
               f"{row['sched_sys']:.1f}; in the loop {row['sched_loop_cpu']:.1f}; {row['sched_vcsw']} voluntary "
               f"context switches), {row['replayed']} messages replayed, {row['differ']} answers differ from the "
-              f"recording; load before {before}, after {load()}", flush=True)
+              f"recording; load before {before}, after {load_average()}", flush=True)
     med = {k: statistics.median(r[k] for r in rows) for k in ("sched_cpu", "sched_loop_cpu")}
     print(f"replay of {path.name} ({rows[0]['replayed']} messages): median of {len(rows)}: scheduler CPU "
           f"{med['sched_cpu']:.1f} s (decision loop {med['sched_loop_cpu']:.1f} s)", flush=True)
@@ -245,7 +241,7 @@ def main() -> int:
     ap.add_argument("--record", metavar="FILE", help="record the messages of the (last) run into FILE")
     ap.add_argument("--replay", metavar="FILE", help="replay a recording --repeat times instead of running")
     args = ap.parse_args()
-    print(f"machine: {machine()}; load average {load()}")
+    print(f"machine: {machine()}; load average {load_average()}")
     if args.replay:
         with tempfile.TemporaryDirectory() as tmp:
             replay(Path(args.replay), args, Path(tmp))

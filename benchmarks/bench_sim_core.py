@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from common import machine  # noqa: E402
+from common import load_average, machine  # noqa: E402
 
 CHILD = r"""
 import json, resource, sys, time
@@ -68,7 +68,7 @@ def main() -> int:
     # build the bridge before timing anything
     subprocess.run([sys.executable, "-c", "from burstbuffer.simulator import _bridge; _bridge.load()"],
                    cwd=ROOT, check=True)
-    print(f"machine: {machine()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"machine: {machine()}; load average {load_average()}")
     print(f"median of {a.repeat} runs per core, alternated; pinned: {a.cpu}")
     print(f"{'run':32} {'core':8} {'wall [s]':>9} {'sim CPU [s]':>12} {'sched CPU [s]':>14}  jobs.csv")
     with tempfile.TemporaryDirectory() as tmp:

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine  # noqa: E402
+from common import load_average, machine  # noqa: E402
 
 COMMANDS = [["--help"], ["--version"], ["run", "--help"], ["simulate", "--help"], ["serve", "--help"],
             ["workload", "--help"], ["platform", "--help"], ["reproduce", "--help"], ["sweep", "--help"],
@@ -68,7 +68,7 @@ def main() -> int:
     print(f"source: {src}")
     print(f"machine: {machine()}; {a.runs} runs per command, median wall time"
           + (f", pinned to core {a.cpu}" if a.cpu is not None else ""))
-    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average at start: {load_average()}")
     print("(wall: the target's measure, on an idle machine; CPU = user + system: steadier on a busy one)")
     bare, bare_cpu = medians([sys.executable, "-c", "pass"], a.runs, a.cpu)
     print(f"{'python -c pass':<28} wall {bare:6.3f} s   CPU {bare_cpu:6.3f} s")
@@ -78,7 +78,7 @@ def main() -> int:
         heavy = heavy_imports(c, src)
         print(f"{'burstbuffer ' + ' '.join(c):<28} wall {med:6.3f} s   CPU {cpu:6.3f} s  (+{cpu - bare_cpu:.3f} s)"
               f"{'  imports ' + heavy if heavy else ''}")
-    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average at the end: {load_average()}")
     return 0
 
 

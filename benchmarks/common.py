@@ -19,3 +19,9 @@ def cpu_model() -> str:
 def machine() -> str:
     """e.g. "2 cores, AMD EPYC, Python 3.11.2"."""
     return f"{os.cpu_count()} cores, {cpu_model()}, Python {platform.python_version()}"
+
+
+def load_average() -> str:
+    """The machine's 1, 5 and 15 min load averages, as printed beside a benchmark's figures."""
+    import os
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
