@@ -34,12 +34,17 @@ _PROBE = ("import sys, io, contextlib\nfrom burstbuffer.cli import main\n"
           "print(' '.join(sorted({m.split('.')[0] for m in sys.modules} & set(%r))))" % (HEAVY,))
 
 
+#: the environment of every timed run: byte-code written and read as on a user's machine (a shell with
+#: PYTHONDONTWRITEBYTECODE set would otherwise time the compilation of every module at every start)
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def timed(argv: list[str], cpu: int | None, cwd: Path | None = None) -> tuple[float, float]:
     """(wall time, CPU time user + system) of one run of `argv` [s]."""
     cmd = (["taskset", "-c", str(cpu)] if cpu is not None and shutil.which("taskset") else []) + argv
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, cwd=cwd)
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, cwd=cwd, env=ENV)
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
@@ -52,7 +57,7 @@ def medians(argv: list[str], runs: int, cpu: int | None, cwd: Path | None = None
 
 
 def heavy_imports(args: list[str], cwd: Path) -> str:
-    out = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, cwd=cwd)
+    out = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, cwd=cwd, env=ENV)
     return out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
 
 
@@ -69,6 +74,7 @@ def main() -> int:
     print(f"machine: {machine()}; {a.runs} runs per command, median wall time"
           + (f", pinned to core {a.cpu}" if a.cpu is not None else ""))
     print(f"load average at start: {load_average()}")
+    print("byte-code: written on a first run of each command, then read (PYTHONDONTWRITEBYTECODE unset)")
     print("(wall: the target's measure, on an idle machine; CPU = user + system: steadier on a busy one)")
     bare, bare_cpu = medians([sys.executable, "-c", "pass"], a.runs, a.cpu)
     print(f"{'python -c pass':<28} wall {bare:6.3f} s   CPU {bare_cpu:6.3f} s")

@@ -157,8 +157,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 def _cmd_policies(args: argparse.Namespace) -> int:
     """`burstbuffer policies [SPEC]`: name, origin, description and options of each policy."""
-    from .runner import policy_info
-    from .schedulers.resolve import all_policies
+    from .schedulers.resolve import all_policies, policy_info
     if args.spec:
         infos, errors = [policy_info(args.spec)], []
     else:
@@ -414,6 +413,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("burstbuffer: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:             # the reader of stdout went away (`burstbuffer policies | head`)
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 128 + 13                 # as a process killed by SIGPIPE
     except Exception as exc:  # BatsimDied, a protocol error and the like: one line, no traceback
         from .batsim.loop import BatsimDied
         from .batsim.protocol import ProtocolError

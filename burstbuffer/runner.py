@@ -26,6 +26,7 @@ from .errors import InputError
 from .io_model.base import JobModel
 from .io_model.registry import make_model, model_names
 from .metrics.summary import Summary, summarize_csv
+from .schedulers.resolve import policy_info  # noqa: F401  (re-exported: the CLI's and pybatsim's resolver)
 from .signals import Interrupted, die_with_parent
 from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
@@ -116,16 +117,6 @@ def make_executor(model: str) -> JobModel:
         return make_model(model)
     except ValueError:
         raise InputError("--model", model, f"unknown job model (choose from {', '.join(model_names())})") from None
-
-
-def policy_info(policy: str):
-    """The `burstbuffer.schedulers.resolve.PolicyInfo` of a policy name or ``MODULE:CLASS`` /
-    ``FILE.py:CLASS`` spec. Raises InputError("--policy", spec, reason) if it cannot be resolved."""
-    from .schedulers.resolve import PolicyError, resolve_policy
-    try:
-        return resolve_policy(policy)
-    except PolicyError as exc:
-        raise InputError("--policy", exc.spec, exc.reason) from None
 
 
 def check_protocol_default() -> bool:

@@ -126,3 +126,26 @@ def test_lazy_packages_export_their_names():
     from burstbuffer.schedulers import SjfBB
     from burstbuffer.schedulers.easy import SjfBB as direct
     assert SjfBB is direct
+
+
+def test_policies_listing_does_not_load_the_runner():
+    """`burstbuffer policies` describes the policies (it imports their classes, so numpy) but not the run
+    machinery: the runner, the metrics summary, pandas, ZeroMQ, SimGrid."""
+    code, mods = imported_by("policies")
+    assert code == 0
+    assert not mods & {"pandas", "zmq", "simgrid", "matplotlib", "scipy"}, sorted(mods)
+    assert "numpy" in mods  # it did resolve the policies
+
+
+def test_closed_stdout_ends_quietly():
+    """A reader that stops early (`burstbuffer policies | head -1`): no traceback, SIGPIPE's status."""
+    import os
+    r, w = os.pipe()
+    os.close(r)         # the reader is gone before the first write: every write fails (EPIPE)
+    try:
+        out = subprocess.run([sys.executable, "-m", "burstbuffer", "policies"], stdout=w, stderr=subprocess.PIPE,
+                             text=True, timeout=60)
+    finally:
+        os.close(w)
+    assert out.returncode == 141, out.stderr
+    assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr, out.stderr

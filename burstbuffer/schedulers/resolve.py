@@ -185,6 +185,16 @@ def _entry_points() -> dict:
     return out
 
 
+def policy_info(policy: str) -> "PolicyInfo":
+    """The `PolicyInfo` of a policy name or ``MODULE:CLASS`` / ``FILE.py:CLASS`` spec, for the command line.
+    Raises InputError("--policy", spec, reason) if it cannot be resolved."""
+    from ..errors import InputError
+    try:
+        return resolve_policy(policy)
+    except PolicyError as exc:
+        raise InputError("--policy", exc.spec, exc.reason) from None
+
+
 def resolve_policy(spec: str) -> PolicyInfo:
     """Resolve a policy spec (see the module docstring) into a `PolicyInfo`.
 
