@@ -217,3 +217,37 @@ def test_kth1000_fcfs_alloc_only(tmp_path):
     assert res.returncode == 0, res.stderr
     assert len(res.jobs) == 1000
     assert all(r["final_state"].startswith("COMPLETED") for r in res.jobs)
+
+
+def test_simgrid_options_reach_the_engine(tmp_path):
+    """Batsim's --sg-cfg / --sg-log: given to SimGrid after the simulator's own options, so a user's
+    logging threshold wins over -q's, and a configuration change is SimGrid's (it logs it)."""
+    wl = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
+          "profiles": {"p": {"type": "delay", "delay": 3}}}
+    res = run_simulation(tmp_path, wl, sim_args=["--sg-cfg", "network/optim:Full",
+                                                 "--sg-log", "xbt_cfg.thres:info",
+                                                 "--sg-log", "ker_engine.thres:debug"])
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "Configuration change: Set 'network/optim' to 'Full'" in res.stderr
+    assert "[ker_engine/DEBUG]" in res.stderr
+    assert ",3.000000," in Path(res.prefix + "_jobs.csv").read_text()  # the job still ran its 3 s
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["--sg-cfg", "nonsense:1"], "--sg-cfg: nonsense:1: Bad config key: nonsense"),
+    (["--sg-cfg", "bmf/max-iterations:abc"], "--sg-cfg: bmf/max-iterations:abc: invalid integer"),
+    (["--sg-cfg", "network/optim"], "--sg-cfg: network/optim: expected NAME:VALUE"),
+    (["--sg-log", "bogus"], "--sg-log: bogus: expected CATEGORY.SETTING:VALUE"),
+    (["--sg-log", "root.thres:loud"], "--sg-log: root.thres:loud: Unknown priority name: loud"),
+])
+def test_bad_simgrid_option_is_one_line_exit_2(tmp_path, args, expect):
+    import subprocess
+    import sys
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"nb_res": 4, "jobs": [], "profiles": {}}))
+    out = subprocess.run([sys.executable, "-m", "burstbuffer.simulator", "-p", str(REPO / "platforms" / "dragonfly96.xml"),
+                          "-w", str(wl), "-e", str(tmp_path / "o"), "-s", "tcp://localhost:1", "--timeout", "1",
+                          *args], capture_output=True, text=True, timeout=60)
+    err = out.stderr.strip().splitlines()
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert len(err) == 1 and expect in err[0], err

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import sys
 
@@ -52,6 +53,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--disable-storage-sharing", action="store_true",
                    help="forbid several jobs on one storage node at a time")
     p.add_argument("--sched-cfg", default="", metavar="STRING", help="string forwarded as config.sched-config")
+    p.add_argument("--sg-cfg", action="append", default=[], metavar="NAME:VALUE",
+                   help="a SimGrid configuration option (as SimGrid's --cfg=NAME:VALUE, e.g. "
+                        "network/optim:Full); repeatable. It comes after this simulator's own (host/model:ptask_L07, "
+                        "the context factory): changing those gives results the real Batsim would not")
+    p.add_argument("--sg-log", action="append", default=[], metavar="OPTION",
+                   help="a SimGrid logging option (as SimGrid's --log=OPTION, e.g. ker_lmm.thres:debug); "
+                        "repeatable")
     p.add_argument("--timeout", type=cliargs.positive_float, default=None, metavar="SECONDS",
                    help="give up if the scheduler does not answer within SECONDS (default: wait forever)")
     p.add_argument("--network-model", default="exact", choices=NETWORK_MODELS,
@@ -89,9 +97,24 @@ def register(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+#: SimGrid's logging option: CATEGORY.SETTING:VALUE (anything else makes SimGrid abort the process)
+_SG_LOG = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*\.(thres|threshold|fmt|layout|app|appender|add|additivity):.+$")
+
+
 def config_from_args(ns: argparse.Namespace):
-    """argparse namespace → SimConfig."""
+    """argparse namespace → SimConfig. Raises InputError for a --sg-cfg that is not NAME:VALUE or an
+    --sg-log that is not CATEGORY.SETTING:VALUE (SimGrid's own syntax, checked here because SimGrid aborts
+    on it; an unknown option name or a bad value is SimGrid's to reject: `server.Simulator.run`)."""
     from .server import SimConfig
+
+    for c in getattr(ns, "sg_cfg", []):
+        if not re.match(r"^[A-Za-z0-9_/-]+:.*$", c):
+            raise InputError("--sg-cfg", c, "expected NAME:VALUE (a SimGrid configuration option, e.g. "
+                                            "network/optim:Full)")
+    for g in getattr(ns, "sg_log", []):
+        if not _SG_LOG.match(g):
+            raise InputError("--sg-log", g, "expected CATEGORY.SETTING:VALUE (SETTING thres, fmt, app or add; "
+                                            "e.g. ker_lmm.thres:debug)")
 
     return SimConfig(platform=ns.platform, workloads=list(ns.workload), export_prefix=ns.export,
                      socket=ns.socket_endpoint, roles=list(ns.add_role_to_hosts), master=ns.master_host,
@@ -101,7 +124,8 @@ def config_from_args(ns: argparse.Namespace):
                      sched_config=ns.sched_cfg, quiet=ns.quiet, timeout=ns.timeout,
                      network_model=ns.network_model, core=getattr(ns, "core", None),
                      machine_states=not getattr(ns, "disable_machine_state_tracing", False),
-                     energy=getattr(ns, "energy", False))
+                     energy=getattr(ns, "energy", False), sg_cfg=list(getattr(ns, "sg_cfg", [])),
+                     sg_log=list(getattr(ns, "sg_log", [])))
 
 
 def dump_platform(ns: argparse.Namespace) -> dict:

@@ -141,7 +141,13 @@ class Simulator:
             # one Python actor only: the cheapest context factory runs (thread: SimGrid's Python default).
             # Given to the engine's constructor: the factory is made then (a later set_config is ignored).
             args.append("--cfg=contexts/factory:" + os.environ.get(CONTEXTS_ENV, "raw"))
-        engine = sg.Engine(args)
+        args += [f"--cfg={c}" for c in st.cfg.sg_cfg] + [f"--log={g}" for g in st.cfg.sg_log]
+        try:
+            engine = sg.Engine(args)
+        except (IndexError, ValueError) as exc:  # SimGrid: "Bad config key: K" (and the list), a bad value
+            opt = "--sg-log" if "priority" in str(exc) else "--sg-cfg"
+            given = " ".join(st.cfg.sg_log if opt == "--sg-log" else st.cfg.sg_cfg)
+            raise InputError(opt, given, str(exc).splitlines()[0]) from None
         st.engine = engine
         if nat is not None:
             nat.plugin_init()  # before the platform is loaded: its hosts get the plugin's extension

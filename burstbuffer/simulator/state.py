@@ -65,6 +65,9 @@ class SimConfig:
     core: str | None = None           # auto, actors, bridged (None: $BURSTBUFFER_SIM_CORE, else the default)
     machine_states: bool = True       # write PREFIX_machine_states.csv (Batsim: --disable-machine-state-tracing)
     energy: bool = False              # SimGrid's host energy plugin, pstates, switches (Batsim's -E; energy.py)
+    #: SimGrid options given as Batsim's --sg-cfg NAME:VALUE and --sg-log OPTION, after this simulator's own
+    sg_cfg: list[str] = field(default_factory=list)
+    sg_log: list[str] = field(default_factory=list)
 
 
 @dataclass
