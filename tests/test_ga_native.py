@@ -102,8 +102,8 @@ def test_numpy_loop_when_native_is_off(monkeypatch):
 
 
 def test_native_required_but_unavailable_raises(monkeypatch):
-    monkeypatch.setattr(_ga_native, "_lib", None)
-    monkeypatch.setattr(_ga_native, "_reason", "disabled by BURSTBUFFER_NATIVE")
+    monkeypatch.setattr(_ga_native.LIBRARY, "lib", None)
+    monkeypatch.setattr(_ga_native.LIBRARY, "reason", "disabled by BURSTBUFFER_NATIVE")
     with pytest.raises(RuntimeError, match="native GA unavailable"):
         moo.ga_front([1, 2], [0, 0], 2, 0, np.random.default_rng(0), native=True)
 

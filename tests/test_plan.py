@@ -521,8 +521,8 @@ def test_conservative_survives_an_overdue_job():
 
 
 def test_native_engine_falls_back_without_compiler(monkeypatch, tmp_path):
-    monkeypatch.setattr(_plan_native, "_lib", None)
-    monkeypatch.setattr(_plan_native, "_reason", None)
+    monkeypatch.setattr(_plan_native.LIBRARY, "lib", None)
+    monkeypatch.setattr(_plan_native.LIBRARY, "reason", None)
     monkeypatch.setenv("BURSTBUFFER_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("CC", "no-such-compiler-here")
     assert _plan_native.engine_class() is None
@@ -531,7 +531,7 @@ def test_native_engine_falls_back_without_compiler(monkeypatch, tmp_path):
     assert type(make_engine(p, [], 0.0, 2.0)) is PlanEngine
     with pytest.raises(RuntimeError, match="unavailable"):
         make_engine(p, [], 0.0, 2.0, native=True)
-    monkeypatch.setattr(_plan_native, "_reason", None)
+    monkeypatch.setattr(_plan_native.LIBRARY, "reason", None)
     monkeypatch.setenv("BURSTBUFFER_NATIVE", "0")
     assert _plan_native.engine_class() is None
     assert "disabled" in _plan_native.unavailable_reason()

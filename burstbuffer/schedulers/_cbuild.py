@@ -95,3 +95,34 @@ def build(source: str, stem: str, libs: tuple[str, ...] = ()) -> ctypes.CDLL:
     the compiler run propagate."""
     so, _ = compile_cached(source, stem, compiler=os.environ.get("CC", "cc"), flags=CFLAGS, libs=libs)
     return ctypes.CDLL(str(so))
+
+
+class NativeLibrary:
+    """One of the package's C libraries, built and loaded on its first use, once per process.
+
+    `source`: the file name under ``schedulers/native/`` (`c_source`); `stem`, `libs`: as `build`;
+    `declare(lib)`: sets the functions' ctypes signatures. `get()` returns the loaded library, or None
+    when it cannot be built; `reason` then says why in one line (None while it is available or untried).
+    `reset()` forgets both (the next `get()` tries again)."""
+
+    def __init__(self, source: str, stem: str, libs: tuple[str, ...] = (), declare=None):
+        self.source, self.stem, self.libs, self.declare = source, stem, libs, declare
+        self.lib: ctypes.CDLL | None = None
+        self.reason: str | None = None
+
+    def get(self) -> ctypes.CDLL | None:
+        if self.lib is not None or self.reason is not None:
+            return self.lib
+        try:
+            lib = build(c_source(self.source), self.stem, self.libs)
+            if self.declare is not None:
+                self.declare(lib)
+            self.lib = lib
+        except NativeUnavailable as exc:
+            self.reason = str(exc)
+        except (OSError, subprocess.SubprocessError) as exc:
+            self.reason = f"{type(exc).__name__}: {exc}"
+        return self.lib
+
+    def reset(self) -> None:
+        self.lib = self.reason = None

@@ -25,39 +25,25 @@ is False and `moo.ga_front` runs its numpy loop.
 from __future__ import annotations
 
 import ctypes
-import subprocess
 
 import numpy as np
 
-from ._cbuild import NativeUnavailable, build, c_source
+from ._cbuild import NativeLibrary
 
 __all__ = ["available", "ga_loop", "unavailable_reason"]
 
-#: the engine's C source (burstbuffer/schedulers/native/ga.c, package data)
-C_SOURCE = c_source("ga.c")
-
-_lib = None
-_reason: str | None = None
 _P = ctypes.c_void_p
 
 
-def _load():
-    global _lib, _reason
-    if _lib is not None or _reason is not None:
-        return _lib
-    try:
-        lib = build(C_SOURCE, "ga_native")
-        lib.ga_loop.restype = ctypes.c_int
-        lib.ga_loop.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, _P, _P, ctypes.c_int64, ctypes.c_int64,
-                                _P, _P, _P, _P, _P, ctypes.c_int64, _P, _P, _P]
-        _lib = lib
-    except NativeUnavailable as exc:
-        _reason = str(exc)
-        return None
-    except (OSError, subprocess.SubprocessError) as exc:
-        _reason = f"{type(exc).__name__}: {exc}"
-        return None
-    return _lib
+def _declare(lib) -> None:
+    lib.ga_loop.restype = ctypes.c_int
+    lib.ga_loop.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, _P, _P, ctypes.c_int64, ctypes.c_int64,
+                            _P, _P, _P, _P, _P, ctypes.c_int64, _P, _P, _P]
+
+
+#: the engine (burstbuffer/schedulers/native/ga.c, package data), built on first use
+LIBRARY = NativeLibrary("ga.c", "ga_native", declare=_declare)
+_load = LIBRARY.get
 
 
 def available() -> bool:
@@ -68,7 +54,7 @@ def available() -> bool:
 def unavailable_reason() -> str | None:
     """Why the C loop is unavailable (None if it is available)."""
     _load()
-    return _reason
+    return LIBRARY.reason
 
 
 def _ptr(a: np.ndarray) -> int:
@@ -88,7 +74,7 @@ def ga_loop(n: np.ndarray, b: np.ndarray, cap_nodes: int, cap_bb: int, init: np.
     """
     lib = _load()
     if lib is None:
-        raise RuntimeError(f"native GA unavailable: {_reason}")
+        raise RuntimeError(f"native GA unavailable: {LIBRARY.reason}")
     P, k = init.shape
     G = int(generations)
     init8 = np.ascontiguousarray(init, dtype=np.uint8)

@@ -32,20 +32,16 @@ This module imports `_plan_base`, never `plan_engine`.
 from __future__ import annotations
 
 import ctypes
-import subprocess
 from typing import Sequence
 
 import numpy as np
 
-from ._cbuild import NativeUnavailable, build, c_source
+from ._cbuild import NativeLibrary
 from ._plan_base import EngineBase, Placement
 from .base import Job
 from .profile import AvailabilityProfile
 
 __all__ = ["engine_class", "unavailable_reason", "NativePlanEngine"]
-
-#: the engine's C source (burstbuffer/schedulers/native/plan_engine.c, package data)
-C_SOURCE = c_source("plan_engine.c")
 
 _FIELDS = [(name, ctypes.c_int32) for name in
            ("W", "B", "cap", "n", "J", "P", "depth", "stash_c", "stash_len", "stash_valid")]
@@ -62,26 +58,16 @@ class _Eng(ctypes.Structure):
     _fields_ = _FIELDS
 
 
-_lib = None
-_reason: str | None = None
-def _load():
-    global _lib, _reason
-    if _lib is not None or _reason is not None:
-        return _lib
-    try:
-        lib = build(C_SOURCE, "plan_native", ("-lm",))
-        for fn in (lib.eng_apply, lib.eng_revert):
-            fn.restype = ctypes.c_int
-        lib.eng_apply.argtypes = [ctypes.POINTER(_Eng), ctypes.c_void_p]
-        lib.eng_revert.argtypes = [ctypes.POINTER(_Eng)]
-        _lib = lib
-    except NativeUnavailable as exc:
-        _reason = str(exc)
-        return None
-    except (OSError, subprocess.SubprocessError) as exc:
-        _reason = f"{type(exc).__name__}: {exc}"
-        return None
-    return _lib
+def _declare(lib) -> None:
+    for fn in (lib.eng_apply, lib.eng_revert):
+        fn.restype = ctypes.c_int
+    lib.eng_apply.argtypes = [ctypes.POINTER(_Eng), ctypes.c_void_p]
+    lib.eng_revert.argtypes = [ctypes.POINTER(_Eng)]
+
+
+#: the engine (burstbuffer/schedulers/native/plan_engine.c, package data), built on first use
+LIBRARY = NativeLibrary("plan_engine.c", "plan_native", ("-lm",), declare=_declare)
+_load = LIBRARY.get
 
 
 def engine_class():
@@ -92,7 +78,7 @@ def engine_class():
 def unavailable_reason() -> str | None:
     """Why the native engine is unavailable (None if it is available or not tried yet)."""
     _load()
-    return _reason
+    return LIBRARY.reason
 
 
 def _words(mask: int, W: int) -> list[int]:
@@ -113,7 +99,7 @@ class NativePlanEngine(EngineBase):
         super().__init__(profile, jobs, now, alpha, stage)
         lib = _load()
         if lib is None:  # pragma: no cover - guarded by engine_class
-            raise RuntimeError(f"native plan engine unavailable: {_reason}")
+            raise RuntimeError(f"native plan engine unavailable: {LIBRARY.reason}")
         self._lib = lib
         plat = profile.platform
         nbb = self.nbb
