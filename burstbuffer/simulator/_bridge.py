@@ -1,8 +1,8 @@
 """The simulator's compiled bridge (docs/simulator-core.md): the bridged core's actors, in C++. Python
 SimGrid actors cannot share SimGrid's cheap raw contexts (a second one aborts there), C++ actors can: each
 running job gets a C++ actor that makes the SimGrid calls of the actor core's Python job actor
-(`execution.job_body`) — ``exec_init`` + ``wait_for(walltime)``, or the data staging's ``sendto_async`` +
-``wait_for``; ``cancel`` on timeout; the 1-byte put into the server's mailbox — and records the end (key,
+(`execution.job_body`) — ``exec_init`` + ``wait_for(walltime)``; ``cancel`` on timeout; the server's
+mailbox by name, then the 1-byte put into it — and records the end (key,
 clock, return code) for the server to apply (`execution.absorb`); the master host's submitters,
 request-reply sends, waiters and killers' reports are C++ actors too, twins of `masters`' Python ones.
 
@@ -14,8 +14,8 @@ with the system's C++ compiler (``$CXX``, else ``c++``) and cached like the plan
 disabled by ``BURSTBUFFER_NATIVE=0``). Which core runs: `burstbuffer.simulator.server.select_core`.
 
 Source: SimGrid 3.32 ``include/simgrid/s4u/Actor.hpp`` (``Actor::create``, ``this_actor::exec_init``),
-``Activity.hpp`` (``wait_for``, ``cancel``), ``Exec.hpp`` (``get_remaining_ratio``), ``Comm.hpp``
-(``sendto_async``), ``Mailbox.hpp`` (``put``, ``empty``); Batsim 4.2.1 ``src/jobs_execution.cpp``,
+``Activity.hpp`` (``wait_for``, ``cancel``), ``Exec.hpp`` (``get_remaining_ratio``), ``Mailbox.hpp``
+(``by_name``, ``put``); Batsim 4.2.1 ``src/jobs_execution.cpp``,
 ``job_submitter.cpp``, ``protocol.cpp``, ``ipp.cpp``.
 """
 from __future__ import annotations

@@ -3,8 +3,8 @@
 
 A running job has an actor on its first allocated host (kept between jobs and moved to the next job's
 host, as creating threads is costly) that executes the job's profile as SimGrid activities — a parallel
-task on the allocated hosts, a host-to-host comm for a data staging, or a sleep — under the job's walltime,
-then sends a 1-byte message to the server's mailbox on ``master``. That message crosses the platform, so a
+task on the allocated hosts (a data staging is one too, on its two storage hosts, as Batsim builds it), or a
+sleep — under the job's walltime, then sends a 1-byte message to the server's mailbox on ``master``. That message crosses the platform, so a
 completion reaches the server one route latency after the job ended (0.0001 s on the paper's platform), and
 messages are received one at a time, in the order they were posted, as Batsim's are: that is why Batsim's
 completions come at +0.0001 s steps. A message posted while the server is not receiving waits in the
@@ -76,30 +76,33 @@ def dispatch(st: SimState, job: Job, host) -> None:
     idle = st.idle_workers.get(host)
     if not idle and st.nb_workers >= MAX_WORKERS:
         idle = next(iter(st.idle_workers.values()), None)
+    st.nb_executing += 1
     if idle:
         w = idle.pop()
         if not idle:
             del st.idle_workers[w.host]
-    else:
-        st.nb_workers += 1
-        w = _Worker(st.sg.Semaphore(0))
-        w.actor = st.sg.Actor.create("job_executor", host, worker_loop, st, w)
-        w.actor.daemonize()  # parked executors end with the server
+        w.job, w.host = job, host
+        job.actor = w.actor
+        w.sem.release()   # one simulation call of the server, as Batsim's creation of the job's actor
+        return
+    st.nb_workers += 1
+    w = _Worker(st.sg.Semaphore(0))
     w.job, w.host = job, host
-    job.actor = w.actor
-    st.nb_executing += 1
-    w.sem.release()
+    w.actor = job.actor = st.sg.Actor.create("job_executor", host, worker_loop, st, w)
+    w.actor.daemonize()  # parked executors end with the server
 
 
 def worker_loop(st: SimState, w: "_Worker") -> None:
+    """A job actor: runs the job it was created for at once (as Batsim's new actor does), then parks on
+    its semaphore until `dispatch` hands it the next one."""
     this_actor = st.sg.this_actor
     while True:
-        w.sem.acquire()
-        if this_actor.get_host() != w.host:
-            this_actor.set_host(w.host)
         job, w.job = w.job, None
         st.guarded(job_body, st, job, w.host)
         st.idle_workers.setdefault(w.host, []).append(w)
+        w.sem.acquire()
+        if this_actor.get_host() != w.host:
+            this_actor.set_host(w.host)
 
 
 def job_body(st: SimState, job: Job, host) -> None:
@@ -140,8 +143,7 @@ def post_to_server(st: SimState, item) -> None:
 def start_bridged(st: SimState, job: Job, host) -> None:
     """The bridged core (docs/simulator-core.md): run `job` in a C++ actor of the bridge on `host` (its first
     allocated machine) that makes the SimGrid calls of `job_body` — ``exec_init`` + ``wait_for(walltime)``
-    for a parallel task, the 2-host transfer of a data staging, ``cancel`` on timeout, the put to the
-    server's mailbox — and records the end, which the server applies (`absorb`). Delay and composed
+    for the job's parallel task, ``cancel`` on timeout, the message to the server's mailbox — and records the end, which the server applies (`absorb`). Delay and composed
     profiles need the actor core (SimulationError)."""
     prof = job.profile
     if prof.type not in SINGLE_ACTIVITY:
@@ -149,10 +151,7 @@ def start_bridged(st: SimState, job: Job, host) -> None:
                               "(BURSTBUFFER_SIM_CORE=actors); the bridged core runs one-activity profiles only")
     job.composed_stack = []
     job.current_profile = prof
-    d = prof.data
-    ends = staging_ends(st, job, d) if prof.type == "data_staging" else None
-    if ends is None:
-        hosts, flops, nbytes = ptask(st, job, prof)
+    hosts, flops, nbytes = ptask(st, job, prof)
     key = st.next_key
     st.next_key += 1
     st.keyed[key] = job
@@ -161,14 +160,9 @@ def start_bridged(st: SimState, job: Job, host) -> None:
     job.bkey = key
     job.activity = key
     st.nb_executing += 1
-    wall = float(job.walltime)
-    if ends is not None:
-        job.activity_kind, job.activity_amount = "comm", float(d["nb_bytes"])
-        st.bridge.start_comm(key, hidx[host], hidx[ends[0]], hidx[ends[1]], float(int(d["nb_bytes"])), wall,
-                             prof.ret, job)
-    else:
-        job.activity_kind = "exec"
-        st.bridge.start_exec(key, hidx[host], [hidx[h] for h in hosts], flops, nbytes, wall, prof.ret, job)
+    job.activity_kind = "exec"
+    st.bridge.start_exec(key, hidx[host], [hidx[h] for h in hosts], flops, nbytes, float(job.walltime), prof.ret,
+                         job)
     absorb(st)
 
 
@@ -215,16 +209,10 @@ def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:
                 if ret != 0:
                     return ret
         return prof.ret
-    ends = staging_ends(st, job, d) if t == "data_staging" else None
-    if ends is not None:
-        # A 2-host transfer: the same L07 action as Batsim's 2-host parallel task (ptask_L07 builds
-        # every host-to-host communication as one), started by one simcall instead of four.
-        ex = sg.Comm.sendto_async(ends[0], ends[1], int(d["nb_bytes"]))
-        job.activity, job.activity_kind, job.activity_amount = ex, "comm", float(d["nb_bytes"])
-    else:
-        hosts, flops, nbytes = ptask(st, job, prof)
-        ex = sg.this_actor.exec_init(hosts, flops, nbytes)
-        job.activity, job.activity_kind = ex, "exec"  # wait/wait_for start it (one simcall less)
+    # Batsim's parallel task (a data staging's too): exec_init, then wait or wait_for, which start it
+    hosts, flops, nbytes = ptask(st, job, prof)
+    ex = sg.this_actor.exec_init(hosts, flops, nbytes)
+    job.activity, job.activity_kind = ex, "exec"
     rem = remaining[0]
     if rem < 0:
         ex.wait()
@@ -241,17 +229,6 @@ def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:
         return -1
     remaining[0] = rem - (st.now - t0)
     return prof.ret
-
-
-def staging_ends(st: SimState, job: Job, d: dict):
-    """(source host, destination host) of a data_staging profile that can run as a plain host-to-host
-    comm — a positive whole number of bytes (SimGrid's sendto takes an integer) between two different
-    machines —, else None (it runs as a parallel task, `ptask`)."""
-    nb = float(d["nb_bytes"])
-    if not (nb > 0 and nb.is_integer()):
-        return None
-    src, dst = staging_machines(st, job, d)
-    return (st.mstate[src].host, st.mstate[dst].host) if src != dst else None
 
 
 def staging_machines(st: SimState, job: Job, d: dict) -> tuple[int, int]:
@@ -364,19 +341,11 @@ def job_progress(st: SimState, job: Job) -> dict:
     act = job.activity
     frac = 0.0
     if job.actor == BRIDGED and act is not None:
-        if job.activity_kind == "exec":
-            frac = 1.0 - float(st.bridge.exec_remaining_ratio(act))
-        else:
-            frac = 1.0 - float(st.bridge.remaining(act)) / job.activity_amount
+        frac = 1.0 - float(st.bridge.exec_remaining_ratio(act))
         absorb(st)
     elif job.activity_kind == "exec" and act is not None:
         try:
             frac = 1.0 - float(act.remaining_ratio)
-        except Exception:  # noqa: BLE001 (an activity already gone)
-            frac = 0.0
-    elif job.activity_kind == "comm" and act is not None:
-        try:
-            frac = 1.0 - float(act.remaining) / job.activity_amount
         except Exception:  # noqa: BLE001 (an activity already gone)
             frac = 0.0
     elif job.activity_kind == "sleep" and job.activity_amount > 0:

@@ -27,6 +27,8 @@ from .protocol import dumps, is_number
 from .state import SimState, SimulationError
 from .workload import SimJob as Job
 
+SERVER_NAME = masters.SERVER.encode()
+
 _REPLY_TYPES = frozenset(("EXECUTE_JOB", "REJECT_JOB", "KILL_JOB", "CALL_ME_LATER", "REGISTER_JOB",
                           "REGISTER_PROFILE", "SET_JOB_METADATA", "NOTIFY", "CHANGE_JOB_STATE", "TO_JOB_MSG",
                           "SET_RESOURCE_STATE", "QUERY"))
@@ -66,11 +68,13 @@ def serve_loop(st: SimState) -> None:
 
 
 def mailbox_empty(st: SimState) -> bool:
-    """No message waits in the server's mailbox (Batsim's ``mailbox_empty``, ``ipp.cpp``): from the bridge
-    under the bridged core; under the actor core, every put posted has been received."""
+    """No message waits in the server's mailbox, as Batsim's ``mailbox_empty`` (``ipp.cpp``) asks it: the
+    mailbox looked up by name (a simulation call: the other actors of the instant run first), then whether
+    a put is queued there — SimGrid's C ``sg_mailbox_listen`` does both (`state.SimState.listen`)."""
+    empty = not st.listen(SERVER_NAME)
     if st.bridge is not None:
-        return st.bridge.mailbox_empty()
-    return st.nb_puts == st.nb_received
+        absorb(st)
+    return empty
 
 
 def finished(st: SimState) -> bool:
@@ -82,16 +86,15 @@ def finished(st: SimState) -> bool:
 
 
 def next_message(st: SimState):
-    """Block (in simulated time) until the server's next message (Batsim's ``receive_message``: one
-    ``get`` on the server's mailbox), in the order the actors' puts were posted: a job's (the job, or an
+    """Block (in simulated time) until the server's next message (Batsim's ``receive_message``: the
+    mailbox looked up by name, then one ``get`` on it), in the order the actors' puts were posted: a job's (the job, or an
     energy switch) or a master-host actor's (a tuple, `masters`). Under the bridged core, what its job actors
     did during the get is applied right after it (`execution.absorb`). A server that would wait for a
     message no actor can send stops the simulation (`deadlock_reason`)."""
     if (st.sched_ready and st.submitters_left == 0 and st.nb_waiters == 0 and st.nb_killers == 0
             and st.nb_executing == 0 and mailbox_empty(st)):
         raise SimulationError(deadlock_reason(st))
-    payload = st.mailbox.get()
-    st.nb_received += 1
+    payload = st.sg.Mailbox.by_name(masters.SERVER).get()  # Batsim's receive_message: by name, then get
     if st.bridge is not None:
         absorb(st)
     return payload

@@ -1,5 +1,5 @@
 """The master host's actors besides the server, as Batsim 4.2.1 runs them: each one sends its messages to
-the server's mailbox by a blocking 1-byte ``put`` (Batsim's ``send_message``, ``ipp.cpp``), after the
+the server's mailbox, looked up by name, by a blocking 1-byte ``put`` (Batsim's ``send_message``, ``ipp.cpp``), after the
 sleeps Batsim's code makes, so that the server receives Batsim's messages at Batsim's dates.
 
 - `submitter`: one per static workload (``job_submitter.cpp``, ``static_job_submitter_process``): a hello;
@@ -22,11 +22,15 @@ from __future__ import annotations
 from .state import LD, SimState
 
 
+#: the server's mailbox (Batsim's "server")
+SERVER = "server"
+
+
 def put(st: SimState, payload) -> None:
-    """A Python actor's message to the server (Batsim's ``send_message``): counted while it waits in the
-    mailbox (`loop.mailbox_empty`), then a blocking 1-byte put."""
-    st.nb_puts += 1
-    st.mailbox.put(payload, 1)
+    """A Python actor's message to the server, as Batsim's ``send_message`` (``ipp.cpp``) sends it: the
+    mailbox looked up by name — a simulation call of its own (SimGrid's ``Mailbox::by_name``), which lets
+    the actors of the same instant run before the put — then a blocking 1-byte put."""
+    st.sg.Mailbox.by_name(SERVER).put(payload, 1)
 
 
 def submitter(st: SimState, name: str, jobs: list) -> None:

@@ -53,6 +53,26 @@ def import_simgrid(quiet: bool):
     return simgrid
 
 
+def mailbox_listen():
+    """SimGrid's C function ``int sg_mailbox_listen(const char* name)`` (``simgrid/mailbox.h``) of the
+    SimGrid library the `simgrid` module runs on, through ctypes: the mailbox looked up by name (a
+    simulation call, as Batsim's ``mailbox_empty`` makes it) and whether a message is queued there (for a
+    mailbox without a permanent receiver, as the server's). SimGrid's Python API has no ``empty``."""
+    import ctypes  # noqa: PLC0415
+    import ctypes.util  # noqa: PLC0415
+
+    path = None
+    try:
+        with open("/proc/self/maps") as f:   # the library already loaded by the simgrid module
+            path = next((line.split()[-1] for line in f if "/libsimgrid" in line), None)
+    except OSError:
+        pass
+    lib = ctypes.CDLL(path or ctypes.util.find_library("simgrid") or "libsimgrid.so")
+    fn = lib.sg_mailbox_listen
+    fn.argtypes, fn.restype = [ctypes.c_char_p], ctypes.c_int
+    return fn
+
+
 #: Environment variable choosing the simulator core when `SimConfig.core` (``--core``) is not given:
 #: "actors" (one SimGrid actor per running job), "bridged" (no job actor: the server drives the jobs'
 #: activities through the compiled bridge, `_bridge`; the actor core, with a warning, when the bridge
@@ -187,7 +207,7 @@ class Simulator:
         st.sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, hb)
         st.monitor = st.sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         st.sock.connect(st.cfg.socket)
-        st.mailbox = sg.Mailbox.by_name("server")
+        st.listen = mailbox_listen()
         plan_submissions(st)  # the submitters first, then the server (Batsim's order)
         sg.Actor.create("server", st.master_host, st.guarded, serve, st)
         try:

@@ -131,7 +131,7 @@ class SimState:
     loader: str = ""
     mstate: list[MachineState] = field(default_factory=list)
     master_host: Any = None
-    mailbox: Any = None
+    listen: Any = None                # SimGrid's C sg_mailbox_listen (server.mailbox_listen; loop.mailbox_empty)
     jobs_csv: str = ""
     schedule_csv: str = ""
     writer: Any = None
@@ -155,8 +155,6 @@ class SimState:
     nb_messages: int = 0
     sched_time: float = 0.0
     end_clock: float = 0.0
-    nb_puts: int = 0                  # messages the Python actors put into the server's mailbox (masters.put)
-    nb_received: int = 0              # messages the server received (loop.next_message)
     nb_killers: int = 0               # kill reports not yet received (Batsim's killer actors)
     to_submit: dict = field(default_factory=dict)      # workload -> its static jobs in submission order
     submitted_upto: dict = field(default_factory=dict)  # workload -> how many of them were submitted

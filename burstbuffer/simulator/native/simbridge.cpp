@@ -2,7 +2,7 @@
 // makes the SimGrid calls of its Batsim 4.2.1 counterpart, in Batsim's order:
 // - a job's actor (jobs_execution.cpp, execute_job_process; the actor core's Python job actor,
 //   burstbuffer/simulator/execution.py job_body): exec_init + wait_for(walltime) (its start and its sleep
-//   action), cancel on timeout, then the 1-byte put of the job's message into the server's mailbox;
+//   action), cancel on timeout, then the job's message to the server (send: by name, then a 1-byte put);
 // - the master host's actors (burstbuffer/simulator/masters.py, their Python twins): the static job
 //   submitter (job_submitter.cpp), the request-reply actor's events (protocol.cpp send_message_at_time),
 //   the CALL_ME_LATER waiter and the killer's report (jobs_execution.cpp).
@@ -27,7 +27,7 @@ namespace sg4 = simgrid::s4u;
 namespace {
 std::vector<sg4::Host*> hosts;
 sg4::Host* master = nullptr;
-sg4::Mailbox* server_box = nullptr;
+std::string server_name;
 // the running jobs' actors, current activities and message payloads, by key
 std::unordered_map<long, sg4::ActorPtr> actor_of;
 std::unordered_map<long, sg4::ActivityPtr> activity_of;
@@ -43,7 +43,8 @@ PyObject* owned(const py::object& o) {
   return o.ptr();
 }
 
-void send(PyObject* payload) { server_box->put(payload, 1); }
+// ipp.cpp, send_message: the mailbox looked up by name (a simulation call: Mailbox::by_name), then the put
+void send(PyObject* payload) { sg4::Mailbox::by_name(server_name)->put(payload, 1); }
 
 void end(long key, int ret) {
   activity_of.erase(key);
@@ -55,9 +56,7 @@ void end(long key, int ret) {
 }
 
 // the job actor: its activity `a` (started by wait_for when not yet started), its walltime `rem` (< 0: none);
-// typed (ExecPtr, CommPtr): Comm overrides wait_for
-template <class Ptr>
-void run(long key, Ptr a, double rem, int ret) {
+void run(long key, sg4::ExecPtr a, double rem, int ret) {
   activity_of[key] = a;
   try {
     if (rem < 0)
@@ -113,7 +112,7 @@ PYBIND11_MODULE(MODNAME, m) {
     for (auto const& n : names)
       hosts.push_back(sg4::Host::by_name(n));
     master = sg4::Host::by_name(master_name);
-    server_box = sg4::Mailbox::by_name(mailbox);
+    server_name = mailbox;
     actor_of.clear(); activity_of.clear(); payload_of.clear(); done.clear(); end_sent = false;
   }, "hosts by index (the simulator's machine order), the master host's name, the server's mailbox; "
      "forget every job");
@@ -131,17 +130,6 @@ PYBIND11_MODULE(MODNAME, m) {
   }, "run job `key` in an actor on host `host`: a parallel task on hosts (indices), flops per host, bytes "
      "row-major, under `walltime` s (< 0: none); `ret`: its return code when it completes; `payload`: its "
      "message to the server");
-  m.def("start_comm", [](long key, int host, int src, int dst, double bytes, double walltime, int ret,
-                         py::object payload) {
-    sg4::Host* where = hosts.at(host);
-    sg4::Host* from = hosts.at(src);
-    sg4::Host* to = hosts.at(dst);
-    payload_of[key] = owned(payload);
-    py::gil_scoped_release nogil;
-    actor_of[key] = sg4::Actor::create("job_executor", where, [key, from, to, bytes, walltime, ret]() {
-      run(key, sg4::Comm::sendto_async(from, to, (uint64_t)bytes), walltime, ret);
-    });
-  }, "run job `key` in an actor on host `host`: a host-to-host transfer of `bytes` (a data staging)");
   m.def("submitter", [](const std::string& name, const std::vector<double>& subtimes, py::object hello,
                         const std::vector<py::object>& group, py::object bye) {
     if (group.size() != subtimes.size())
@@ -180,7 +168,6 @@ PYBIND11_MODULE(MODNAME, m) {
   }, "start a CALL_ME_LATER waiter (waiter_process): it sends `payload` at `target` [s] (at least 1e-5 s "
      "later), unless the simulation has ended meanwhile");
   m.def("set_end_sent", []() { end_sent = true; }, "SIMULATION_ENDS was sent: the waiters say nothing");
-  m.def("mailbox_empty", []() { return server_box->empty(); }, "no message waits in the server's mailbox");
   m.def("take", []() {
     std::vector<std::tuple<long, double, int>> out;
     out.swap(done);
@@ -207,13 +194,6 @@ PYBIND11_MODULE(MODNAME, m) {
     auto e = boost::static_pointer_cast<sg4::Exec>(it->second);
     py::gil_scoped_release nogil;
     return e->get_remaining_ratio();
-  });
-  m.def("remaining", [](long key) {
-    auto it = activity_of.find(key);
-    if (it == activity_of.end()) return 0.0;
-    sg4::ActivityPtr a = it->second;
-    py::gil_scoped_release nogil;
-    return a->get_remaining();
   });
   m.def("nb_running", []() { return actor_of.size(); });
 }
