@@ -88,8 +88,18 @@ def dispatch(st: SimState, job: Job, host) -> None:
     st.nb_workers += 1
     w = _Worker(st.sg.Semaphore(0))
     w.job, w.host = job, host
+    # not daemonized: that would be a simulation call of the server's more than Batsim's creation of the
+    # job's actor; the parked ones are let go when the server ends (`release_workers`)
     w.actor = job.actor = st.sg.Actor.create("job_executor", host, worker_loop, st, w)
-    w.actor.daemonize()  # parked executors end with the server
+
+
+def release_workers(st: SimState) -> None:
+    """End the parked job actors (the server's last act: after SIMULATION_ENDS was acknowledged)."""
+    for parked in st.idle_workers.values():
+        for w in parked:
+            w.job = None
+            w.sem.release()
+    st.idle_workers.clear()
 
 
 def worker_loop(st: SimState, w: "_Worker") -> None:
@@ -99,8 +109,12 @@ def worker_loop(st: SimState, w: "_Worker") -> None:
     while True:
         job, w.job = w.job, None
         st.guarded(job_body, st, job, w.host)
+        if st.end_ack:
+            return
         st.idle_workers.setdefault(w.host, []).append(w)
         w.sem.acquire()
+        if w.job is None:           # let go at the end of the simulation (`release_workers`)
+            return
         if this_actor.get_host() != w.host:
             this_actor.set_host(w.host)
 

@@ -21,7 +21,7 @@ import time
 
 from ..jsonvalues import excerpt
 from . import masters
-from .execution import absorb
+from .execution import absorb, release_workers
 from .handlers import HANDLERS, killing_done
 from .protocol import dumps, is_number
 from .state import SimState, SimulationError
@@ -50,6 +50,7 @@ def serve(st: SimState) -> None:
     st.append(0.0, "SIMULATION_BEGINS", simulation_begins(st))
     send(st)
     serve_loop(st)
+    release_workers(st)
 
 
 def serve_loop(st: SimState) -> None:
