@@ -98,7 +98,8 @@ def replay_one(kind: str, rec: Path, workload: Path, out: Path, cpu: int | None,
     n = differ = 0
     with pinned(cpu):
         t0 = time.perf_counter()
-        proc = subprocess.Popen([*wrap, *cmd], cwd=cwd)
+        quiet = subprocess.DEVNULL if kind == "batsim" else None     # its INFO lines despite -q
+        proc = subprocess.Popen([*wrap, *cmd], cwd=cwd, stdout=quiet, stderr=quiet)
         for direction, raw in frames(rec):
             if direction == b"<":
                 got = sock.recv()
