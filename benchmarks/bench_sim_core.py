@@ -9,6 +9,17 @@ cores wrote byte-identical jobs.csv.
 `--runs`: comma-separated POLICY:MODEL:JOBS (first JOBS jobs of workloads/kth-1000.json, platform
 platforms/dragonfly96.xml). `--cpu C` pins each run (scheduler and simulator) to core C. Time it on an
 otherwise idle machine.
+
+*The simulator alone* (``--replay``): the messages of one `burstbuffer run` (sjf-bb, io-aware, the first JOBS
+jobs of the whole KTH trace, or all with ``--jobs 0``), recorded by ``bench_sched_cpu.py --record`` (made here
+when FILE is missing), are replayed to a fresh simulator: this script answers each of its messages with the
+recorded answer, so that the simulator runs exactly the recorded simulation without the scheduler's CPU, and
+counts the messages that differ from the recorded ones (none: no output moved). Printed per run and as the
+median of `--repeat`: the simulator process's CPU (user + system, rusage) and its CPU per message;
+``--batsim`` replays the same answers to the real Batsim 4.2.1 too (the C++ Dragonfly plugin,
+tests/batsim_diff.py), alternated with the embedded simulator. Both sides pinned to one core, as `run` does.
+
+    .venv/bin/python benchmarks/bench_sim_core.py --replay /tmp/kth3000.rec --jobs 3000 --repeat 3 [--batsim]
 """
 from __future__ import annotations
 
@@ -59,12 +70,99 @@ def one(core: str, policy: str, model: str, workload: Path, cpu: str, out: Path)
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+STORAGE = "node_0,node_9,node_18,node_27,node_36,node_45,node_54,node_63,node_72,node_81,node_90,node_99"
+
+
+def replay_one(kind: str, rec: Path, workload: Path, out: Path, cpu: int | None, cwd=None, wrap=()) -> dict:
+    """One replay of recording `rec` (module docstring) to the embedded simulator or (`kind` "batsim") the real
+    Batsim; its CPU (user, system), messages received and how many differ from the recording. `cwd`: where
+    the simulator runs (another checkout's package), `wrap`: a command prefix (e.g. valgrind)."""
+    import resource
+    import time
+    import zmq
+    from bench_sched_cpu import frames
+    from burstbuffer.affinity import pinned
+    from burstbuffer.runner import DEFAULT_PLATFORM
+    from burstbuffer.simulator import command
+    endpoint = f"ipc://{out}.sock"
+    sock = zmq.Context.instance().socket(zmq.REP)
+    sock.bind(endpoint)
+    if kind == "batsim":
+        home = Path.home() / ".cache" / "batsim-4.2.1"
+        cmd = [str(home / "build" / "batsim"), "-p", str(home / "platforms" / "dragonfly96_sg332.so"), "-w",
+               str(workload), "-e", str(out), "-s", endpoint, "-q", "-r", STORAGE + ":storage",
+               "--enable-dynamic-jobs", "--enable-profile-reuse"]
+    else:
+        cmd = command(str(DEFAULT_PLATFORM), str(workload), export_prefix=str(out), socket_endpoint=endpoint,
+                      dynamic_jobs=True, profile_reuse=True, core="bridged")
+    n = differ = 0
+    with pinned(cpu):
+        t0 = time.perf_counter()
+        quiet = subprocess.DEVNULL if kind == "batsim" else None     # its INFO lines despite -q
+        proc = subprocess.Popen([*wrap, *cmd], cwd=cwd, stdout=quiet, stderr=quiet)
+        for direction, raw in frames(rec):
+            if direction == b"<":
+                got = sock.recv()
+                n += 1
+                differ += n > 1 and got != raw     # SIMULATION_BEGINS names the files
+            else:
+                sock.send(raw)
+        _, status, ru = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+    sock.close(0)
+    if proc.returncode != 0:
+        raise SystemExit(f"{kind}: exit status {proc.returncode}")
+    return {"cpu": ru.ru_utime + ru.ru_stime, "user": ru.ru_utime, "sys": ru.ru_stime,
+            "messages": n, "differ": differ, "wall": wall}
+
+
+def replay(a) -> int:
+    from bench_sched_cpu import prefix_workload
+    from burstbuffer.affinity import resolve_cpu
+    rec = Path(a.replay)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        workload = prefix_workload(a.jobs, tmp)
+        if not rec.exists():
+            subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_sched_cpu.py"), "--record", str(rec),
+                            "--jobs", str(a.jobs), "--repeat", "1", "--whole", "0" if a.jobs else "1"],
+                           cwd=ROOT, check=True)
+        subprocess.run([sys.executable, "-c", "from burstbuffer.simulator import _bridge; _bridge.load()"],
+                       cwd=ROOT, check=True)
+        cpu = resolve_cpu("auto" if a.cpu == "off" else a.cpu)
+        kinds = ("embedded", "batsim") if a.batsim else ("embedded",)
+        print(f"machine: {machine()}; load average {load_average()}")
+        print(f"replay of {rec.name} ({'the whole KTH trace' if not a.jobs else f'first {a.jobs} KTH jobs'}, "
+              f"sjf-bb, io-aware), pinned to core {cpu}")
+        rows: dict[str, list[dict]] = {k: [] for k in kinds}
+        for i in range(a.repeat):
+            for kind in kinds:
+                r = replay_one(kind, rec, workload, tmp / f"{kind}-{i}", cpu)
+                rows[kind].append(r)
+                print(f"  {kind:8} run {i + 1}: CPU {r['cpu']:.2f} s (user {r['user']:.2f} + sys {r['sys']:.2f}), "
+                      f"{r['messages']} messages ({r['differ']} differ from the "
+                      f"recording), wall {r['wall']:.1f} s; load {load_average()}", flush=True)
+        for kind in kinds:
+            med = {k: statistics.median(r[k] for r in rows[kind]) for k in ("cpu", "user", "sys")}
+            n = rows[kind][0]["messages"]
+            print(f"{kind:8} median of {a.repeat}: CPU {med['cpu']:.2f} s (user {med['user']:.2f} + sys "
+                  f"{med['sys']:.2f}), {1e6 * med['cpu'] / n:.0f} us per message",
+                  flush=True)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--runs", default="fcfs-easy:alloc-only:1000,sjf-bb:alloc-only:1000,sjf-bb:io-aware:300")
     ap.add_argument("--cpu", default="off", help="core to pin each run to, or off (default)")
+    ap.add_argument("--replay", metavar="FILE", help="replay a recorded run to the simulator alone (docstring)")
+    ap.add_argument("--jobs", type=int, default=3000, help="--replay: the KTH prefix recorded (0: whole trace)")
+    ap.add_argument("--batsim", action="store_true", help="--replay: the real Batsim 4.2.1 too")
     a = ap.parse_args()
+    if a.replay:
+        return replay(a)
     # build the bridge before timing anything
     subprocess.run([sys.executable, "-c", "from burstbuffer.simulator import _bridge; _bridge.load()"],
                    cwd=ROOT, check=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from burstbuffer.errors import InputError
-from burstbuffer.simulator.protocol import dumps, parse_interval_set
+from burstbuffer.simulator.protocol import dumps, parse_allocation, parse_interval_set
 from burstbuffer.simulator.workload import (DefinitionError, Workload, load_workload, parse_job, parse_profile,
                                             split_job_id)
 
@@ -26,6 +26,17 @@ def test_interval_sets():
         parse_interval_set("3-1")
     with pytest.raises(ValueError):
         parse_interval_set(5)
+
+
+def test_allocations_parsed_once_per_text():
+    # an EXECUTE_JOB's alloc: the set, its ids in increasing order, its text as Batsim prints it (normalised)
+    ps, ids, text = parse_allocation("7 0-2")
+    assert list(ps) == [0, 1, 2, 7] and ids == (0, 1, 2, 7) and text == "0-2 7"
+    assert parse_allocation("7 0-2")[0] is ps            # remembered by text
+    assert parse_allocation("0-2 7")[1:] == (ids, text)  # another text of the same set: the same ids and text
+    for bad in ("3-1", 5, ["0"]):
+        with pytest.raises(ValueError):
+            parse_allocation(bad)
 
 
 def test_profiles_batsim4_fields():

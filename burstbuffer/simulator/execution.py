@@ -45,13 +45,14 @@ def machines_release(st: SimState, job: Job, now: float | None = None) -> None:
     """Free `job`'s machines at `now` [s] (default: the clock) and set its runtime."""
     if now is None:
         now = st.now
-    for mid in job.allocation:
-        ms = st.mstate[mid]
+    mstate = st.mstate
+    for mid in job.alloc_ids:
+        ms = mstate[mid]
         ms.jobs.discard(job)
         if not ms.jobs:
             ms.set_state("idle", now)
     if st.states is not None:
-        st.states.job_ended(now, job.allocation, st.mstate)
+        st.states.job_ended(now, job.alloc_ids, mstate)
     job.runtime = LD(now) - job.starting_time
     if job.runtime == 0:
         job.runtime = LD("1e-5")
@@ -269,7 +270,7 @@ def ptask(st: SimState, job: Job, prof):
     task_execution.cpp builds them (a homogeneous profile's matrix under the run's network model:
     `network.homogeneous_bytes`, docs/io-model.md §5)."""
     t, d = prof.type, prof.data
-    alloc = list(job.allocation)
+    alloc = list(job.alloc_ids)
     if job.mapping is not None:
         alloc = [alloc[k] for k in job.mapping]
     hosts = [st.mstate[mid].host for mid in alloc]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import masters
 from .execution import dispatch, kill_jobs
-from .protocol import dumps, is_number, parse_interval_set
+from .protocol import dumps, is_number, parse_allocation
 from .state import LD, SimState, SimulationError
 from .workload import DefinitionError, Workload, parse_job, parse_profile, split_job_id
 from .workload import SimJob as Job
@@ -75,15 +75,15 @@ def ev_execute_job(st: SimState, i: int, data) -> None:
         raise SimulationError(f"Invalid JSON message: the 'data' value of event {i} (EXECUTE_JOB) should "
                               "contain a 'alloc' key.")
     try:
-        alloc = parse_interval_set(data["alloc"])
+        alloc, ids, text = parse_allocation(data["alloc"])
     except ValueError as exc:
         raise SimulationError(f"Invalid JSON message: EXECUTE_JOB (event {i}): {exc}") from None
-    if len(alloc) == 0:
+    if not ids:
         raise SimulationError(f"Invalid JSON message: in event {i} (EXECUTE_JOB): the number of allocated "
                               "resources should be strictly positive (got 0).")
     n_machines = len(st.mstate)
-    if alloc.max >= n_machines:
-        raise SimulationError(f"Job '{job.id}': invalid allocation {data['alloc']!r}: machine {alloc.max} "
+    if ids[-1] >= n_machines:
+        raise SimulationError(f"Job '{job.id}': invalid allocation {data['alloc']!r}: machine {ids[-1]} "
                               f"does not exist (there are {n_machines} resources)")
     mapping = None
     if "mapping" in data:
@@ -129,7 +129,7 @@ def ev_execute_job(st: SimState, i: int, data) -> None:
             raise SimulationError(f"Job '{job.id}' allocation is invalid. The job requires {job.res} machines "
                                   f"but the {what} is {n} ({data['alloc']}).")
     if not st.cfg.compute_sharing or not st.cfg.storage_sharing:
-        for mid in alloc:
+        for mid in ids:
             ms = st.mstate[mid]
             if ms.jobs and ((ms.m.kind == "compute" and not st.cfg.compute_sharing)
                             or (ms.m.kind == "storage" and not st.cfg.storage_sharing)):
@@ -141,18 +141,20 @@ def ev_execute_job(st: SimState, i: int, data) -> None:
     if st.energy is not None:
         st.energy.check_allocation(job, alloc, data["alloc"])
     job.state = "RUNNING"
-    job.allocation = alloc
+    job.allocation, job.alloc_ids, job.alloc_text = alloc, ids, text
     job.storage_mapping = storage_mapping
     job.mapping = mapping
     job.starting_time = LD(st.now)
     st.nb_running += 1
-    for mid in alloc:
-        ms = st.mstate[mid]
-        ms.set_state("computing", st.now)
+    now = st.now
+    mstate = st.mstate
+    for mid in ids:
+        ms = mstate[mid]
+        ms.set_state("computing", now)
         ms.jobs.add(job)
     if st.states is not None:
-        st.states.job_started(st.now, alloc, st.mstate)
-    dispatch(st, job, st.mstate[alloc.min].host)
+        st.states.job_started(now, ids, mstate)
+    dispatch(st, job, mstate[ids[0]].host)
 
 
 def ev_reject_job(st: SimState, i: int, data) -> None:

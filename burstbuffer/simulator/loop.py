@@ -257,7 +257,7 @@ def on_job_done(st: SimState, job: Job) -> None:
     st.nb_running -= 1
     st.nb_completed += 1
     st.append(st.now, "JOB_COMPLETED", {"job_id": job.id, "job_state": job.state,
-                                        "return_code": job.return_code, "alloc": str(job.allocation)})
+                                        "return_code": job.return_code, "alloc": job.alloc_text})
     st.job_ended(job)
 
 

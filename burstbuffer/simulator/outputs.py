@@ -64,7 +64,7 @@ class JobsWriter:
             "job_id": job.name, "workload_name": job.workload.name, "profile": job.profile.name,
             "submission_time": f6(sub), "requested_number_of_resources": str(job.res),
             "requested_time": f6(job.walltime), "success": "1" if success else "0", "final_state": job.state,
-            "allocated_resources": str(job.allocation) if job.allocation is not None else "",
+            "allocated_resources": job.alloc_text if job.allocation is not None else "",
             "metadata": f'"{job.metadata}"',
         }
         if rejected:

@@ -71,6 +71,24 @@ def parse_interval_set(text) -> ProcSet:
         raise ValueError(f"invalid interval set {text!r}") from None
 
 
+_ALLOCATIONS: dict[str, tuple[ProcSet, tuple[int, ...], str]] = {}
+
+
+def parse_allocation(text) -> tuple[ProcSet, tuple[int, ...], str]:
+    """`parse_interval_set` of an EXECUTE_JOB's ``alloc``, with its ids in increasing order and its text as
+    Batsim prints it (``str`` of the set), remembered by text: the same sets come back (a job's sub-jobs, a
+    burst-buffer node's stagings). The ProcSet is shared between jobs: it is never changed in place. Raises
+    ValueError as `parse_interval_set`."""
+    hit = _ALLOCATIONS.get(text) if type(text) is str else None
+    if hit is None:
+        ps = parse_interval_set(text)
+        hit = (ps, tuple(ps), str(ps))
+        if len(_ALLOCATIONS) >= 4096:
+            _ALLOCATIONS.clear()
+        _ALLOCATIONS[text] = hit
+    return hit
+
+
 def format_interval_set(ps: ProcSet) -> str:
     """ProcSet → Batsim's ``"0-3 7"`` (empty set → "")."""
     return str(ps)

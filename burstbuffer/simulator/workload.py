@@ -55,7 +55,8 @@ class SimJob:
 
     Run-time fields (set by the simulator): `state` (JOB_STATES), `starting_time` and `runtime` [s]
     (numpy long doubles, as Batsim computes them), `allocation` (ProcSet of resource ids),
-    `return_code`, `metadata`."""
+    `alloc_ids` (its ids in increasing order) and `alloc_text` (as Batsim prints it), `return_code`,
+    `metadata`."""
 
     id: str
     workload: "Workload"
@@ -70,6 +71,8 @@ class SimJob:
     starting_time: object = None
     runtime: object = None
     allocation: object = None
+    alloc_ids: tuple = ()
+    alloc_text: str = ""
     return_code: int = -1
     kill_requested: bool = False
     # execution bookkeeping

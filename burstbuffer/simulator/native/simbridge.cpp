@@ -11,6 +11,9 @@
 // Python when its job ends (the job's state, its machines) is recorded, in the order the actors ran, and
 // applied by the server after each of its simulation calls (`take`).
 #include <Python.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <simgrid/Exception.hpp>
@@ -36,6 +39,18 @@ std::unordered_map<long, PyObject*> payload_of;
 std::vector<std::tuple<long, double, int>> done;
 // the server sent SIMULATION_ENDS or got its acknowledgement: a waiter then says nothing (waiter_process)
 bool end_sent = false;
+
+// SimGrid gives every actor a stack of contexts/stack-size (8 MiB by default) and a guard page, taken with
+// posix_memalign when the actor is created and freed when it ends: one actor per message to the scheduler
+// and per job. Above glibc's mmap threshold (128 KiB, raised only as far as the chunks freed so far) each
+// stack is a fresh mmap, page-faulted in, then munmap'ed. Below it, the stacks come from the heap and are
+// reused, their pages already there. Only where memory comes from changes: not a SimGrid call.
+void stacks_from_heap() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest (HEAP_MAX_SIZE / 2 on 64-bit)
+  mallopt(M_TRIM_THRESHOLD, 128 << 20);  // keep up to 16 freed stacks' worth on top of the heap
+#endif
+}
 
 // a payload for a put: a new reference (the server's get steals it)
 PyObject* owned(const py::object& o) {
@@ -114,8 +129,9 @@ PYBIND11_MODULE(MODNAME, m) {
     master = sg4::Host::by_name(master_name);
     server_name = mailbox;
     actor_of.clear(); activity_of.clear(); payload_of.clear(); done.clear(); end_sent = false;
+    stacks_from_heap();
   }, "hosts by index (the simulator's machine order), the master host's name, the server's mailbox; "
-     "forget every job");
+     "forget every job; actors' stacks from the heap (glibc)");
   m.def("start_exec", [](long key, int host, const std::vector<int>& h, const std::vector<double>& flops,
                          const std::vector<double>& bytes, double walltime, int ret, py::object payload) {
     std::vector<sg4::Host*> hs;
