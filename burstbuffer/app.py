@@ -15,7 +15,7 @@ from typing import Callable
 from procset import ProcSet
 
 from .batsim.loop import Outbox, peer_error
-from .batsim.protocol import (CallMeLater, Event, ExecuteJob, JobCompleted, ProtocolError, JobKilled, JobSubmitted, Notify,
+from .batsim.protocol import (CallMeLater, Event, JobCompleted, ProtocolError, JobKilled, JobSubmitted, Notify,
                               NotifyBatsim, RejectJob, RequestedCall, SimulationBegins, SimulationEnds,
                               UnknownEvent)
 from .errors import InputError
@@ -351,7 +351,7 @@ class SchedulerApp:
                 and not sched.queue and not self.executor.busy):
             self.registration_finished = True
             out.add(NotifyBatsim("registration_finished"), now)
-        started = [d.job_id for _, d in out.items if isinstance(d, ExecuteJob)]
+        started = out.started
         if started:
             self._executing.update(started)
             self.last_started = started

@@ -13,7 +13,8 @@ import math
 import time
 from typing import Callable, Protocol
 
-from .protocol import CallMeLater, Decision, Event, ProtocolError, SimulationEnds, decode, encode
+from .protocol import (CallMeLater, Decision, Event, EventText, ExecuteJob, ProtocolError, SimulationEnds, decision_of,
+                       decode, encode)
 from .transport import TransportTimeout
 
 
@@ -21,30 +22,49 @@ class Outbox:
     """Decisions of one answer, with their timestamps.
 
     `now` is the received message's `now`; `add(d, at)` timestamps a decision at
-    max(at, now, last timestamp) so timestamps never go backwards.
+    max(at, now, last timestamp) so timestamps never go backwards; `add_text(text, at)` does the same for a
+    decision already written as text (`EventText`: a job model's sub-jobs). `started` lists the job ids of the
+    answer's EXECUTE_JOBs, in order.
     """
 
-    __slots__ = ("received_now", "items", "_last")
+    __slots__ = ("received_now", "items", "_last", "started")
 
     def __init__(self, received_now: float):
         self.received_now = received_now
-        self.items: list[tuple[float, Decision]] = []
+        self.items: list[tuple[float, Decision | EventText]] = []
         self._last = received_now
+        self.started: list[str] = []
 
     def add(self, decision: Decision, at: float | None = None) -> None:
         ts = self._last if at is None or at < self._last else at
         self._last = ts
         self.items.append((ts, decision))
+        if isinstance(decision, ExecuteJob):
+            self.started.append(decision.job_id)
+
+    def add_text(self, text: EventText, at: float, started: str | None = None) -> None:
+        """Add a decision written as text (`EventText`) at max(`at`, last timestamp); `started`: the job id it
+        executes (an EXECUTE_JOB's), else None."""
+        ts = self._last if at < self._last else at
+        self._last = ts
+        self.items.append((ts, text))
+        if started is not None:
+            self.started.append(started)
 
     @property
     def now(self) -> float:
         """The answer's `now`: max(received now, last decision time)."""
         return self._last
 
-    def finish(self) -> list[tuple[float, Decision]]:
+    def finish(self) -> list[tuple[float, Decision | EventText]]:
         """Items with CALL_ME_LATER not strictly in the future removed."""
         now = self._last
         return [(ts, d) for ts, d in self.items if not (isinstance(d, CallMeLater) and d.at <= now)]
+
+    def decisions(self) -> list[tuple[float, Decision]]:
+        """`finish()` with every decision written as text read back as a decision object (`decision_of`): for a
+        reader of decisions rather than of the answer's bytes."""
+        return [(ts, decision_of(d) if type(d) is EventText else d) for ts, d in self.finish()]
 
 
 class Handler(Protocol):
