@@ -252,15 +252,17 @@ class SchedulerApp:
         self._dirty = True
 
     def _completed(self, ev: JobCompleted, ts: float, out: Outbox) -> None:
-        if ev.job_id not in self._executing:
+        try:
+            self._executing.remove(ev.job_id)
+        except KeyError:
             peer_error(f"JOB_COMPLETED at t={ts:g} for job {ev.job_id}, which is not executing (unknown, never "
                        "started or already ended)", self.strict_peer)
             return
-        self._executing.discard(ev.job_id)
         done = self.executor.on_completed(ev, ts, out)
         if self.executor.stages_separately:
             self._phase_events(ts)
-        self._job_done(done, ts)
+        if done is not None:                  # most completions are a sub-job's: its job goes on
+            self._job_done(done, ts)
 
     def _phase_events(self, ts: float) -> None:
         """Tell the policy the job model's phase changes (`take_phase_events`) at `ts` [s]."""

@@ -191,6 +191,10 @@ def _event(etype: str, data: dict) -> Event:
     return UnknownEvent(str(etype), data)
 
 
+#: `json.loads` without its checks of the argument's type (a str here)
+_loads = json.JSONDecoder().decode
+
+
 def decode(raw: bytes | str) -> tuple[float, list[tuple[float, Event]]]:
     """Parse a Batsim → scheduler message into (now, [(timestamp, event), …]).
 
@@ -199,11 +203,16 @@ def decode(raw: bytes | str) -> tuple[float, list[tuple[float, Event]]]:
     """
     try:
         # decoded here: `json.loads` of bytes first guesses their encoding among UTF-8, -16 and -32
-        msg = json.loads(raw.decode() if isinstance(raw, (bytes, bytearray)) else raw)
-        now = _time(msg["now"], "now")
+        msg = _loads(raw.decode() if isinstance(raw, (bytes, bytearray)) else raw)
+        now = msg["now"]
+        if type(now) is not float or not 0.0 <= now <= MAX_TIME:    # a float in range is taken as it is
+            now = _time(now, "now")
         out = []
         for ev in msg["events"]:
-            out.append((_time(ev["timestamp"], "timestamp"), _event(ev["type"], ev.get("data") or {})))
+            ts = ev["timestamp"]
+            if type(ts) is not float or not 0.0 <= ts <= MAX_TIME:
+                ts = _time(ts, "timestamp")
+            out.append((ts, _event(ev["type"], ev.get("data") or {})))
         return now, out
     except RecursionError:
         raise ProtocolError(f"malformed Batsim message (nested too deeply): {excerpt(raw, 200)}") from None
@@ -264,8 +273,10 @@ def register_job_text(job_id: str, subtime: float, walltime: float, res: int, pr
     "profile": profile})``: the same bytes as `encode` writes for that decision (times in seconds, walltime −1
     for none)."""
     s = _string(job_id)
-    return EventText(f'"REGISTER_JOB","data":{{"job_id":{s},"job":{{"id":{s},"subtime":{_json(subtime)},'
-                     f'"walltime":{_json(walltime)},"res":{_json(res)},"profile":{_string(profile)}}}}}')
+    subtime = repr(subtime) if type(subtime) is float and -_INF < subtime < _INF else _json(subtime)
+    walltime = repr(walltime) if type(walltime) is float and -_INF < walltime < _INF else _json(walltime)
+    return EventText(f'"REGISTER_JOB","data":{{"job_id":{s},"job":{{"id":{s},"subtime":{subtime},'
+                     f'"walltime":{walltime},"res":{_json(res)},"profile":{_string(profile)}}}}}')
 
 
 def execute_job_text(job_id: str, alloc: str, more: str = "") -> EventText:
