@@ -33,7 +33,7 @@ def replay(policy: str, workload, platform, runtime: dict[str, float]) -> tuple[
     """One replay: (CPU seconds, number of decisions)."""
     from burstbuffer.app import SchedulerApp
     from burstbuffer.batsim.loop import Outbox
-    from burstbuffer.batsim.protocol import ExecuteJob, JobCompleted, JobSubmitted, SimulationBegins
+    from burstbuffer.batsim.protocol import JobCompleted, JobSubmitted, SimulationBegins
     from burstbuffer.io_model.alloc_only import AllocOnlyModel
     from burstbuffer.platforms.model import Platform
     from burstbuffer.schedulers import make_scheduler
@@ -61,10 +61,10 @@ def replay(policy: str, workload, platform, runtime: dict[str, float]) -> tuple[
                                                    "res": j.res, "profile": j.profile}), out)
             app.after_events(t, out)
             decisions += 1
-            for _, d in out.items:      # the starts of this answer (scanning every record was O(jobs) each)
-                if isinstance(d, ExecuteJob) and d.job_id not in started:
-                    started.add(d.job_id)
-                    heapq.heappush(ends, (t + runtime[d.job_id], d.job_id))
+            for job_id in out.started:  # the starts of this answer (scanning every record was O(jobs) each)
+                if job_id not in started:
+                    started.add(job_id)
+                    heapq.heappush(ends, (t + runtime[job_id], job_id))
         return time.process_time() - t0, decisions
     finally:
         Platform.from_simulation_begins = orig

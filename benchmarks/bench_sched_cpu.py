@@ -23,6 +23,11 @@ simulation.
 
     .venv/bin/python benchmarks/bench_sched_cpu.py --record /tmp/whole.rec --jobs 0 --whole 1
     .venv/bin/python benchmarks/bench_sched_cpu.py --replay /tmp/whole.rec --repeat 3
+
+``--in-process`` serves the recording to the scheduler in this process instead (no ZeroMQ, no child; the first
+``--messages N`` exchanges, then SIMULATION_ENDS) and prints the main thread's CPU and the answers that differ:
+for instruction counts, e.g. ``valgrind --tool=callgrind .venv/bin/python benchmarks/bench_sched_cpu.py --replay
+FILE --in-process --messages 12000``.
 """
 from __future__ import annotations
 
@@ -214,6 +219,45 @@ def replay_once(path: Path, args, folder: Path, i: int) -> dict:
     return row
 
 
+def replay_in_process(path: Path, args, folder: Path) -> None:
+    """Serve the first `args.messages` exchanges of recording `path` (all: 0) to a `SchedulerSession` in this process
+    through a transport that hands over the recorded messages and compares each answer with the recorded one."""
+    import time
+    from burstbuffer.runner import SchedulerSession
+    pairs, received = [], None
+    for direction, raw in frames(path):
+        if direction == b"<":
+            received = raw
+        elif received is not None:
+            pairs.append((received, raw))
+            received = None
+    if args.messages:
+        pairs = pairs[:args.messages]
+    if pairs and b'"SIMULATION_ENDS"' not in pairs[-1][0]:     # cut short: end the simulation at its last time
+        now = max(json.loads(pairs[-1][0])["now"], json.loads(pairs[-1][1])["now"])
+        pairs.append((json.dumps({"now": now, "events": [{"timestamp": now, "type": "SIMULATION_ENDS",
+                                                           "data": {}}]}).encode(), None))
+
+    class Recorded:
+        """The recording as a transport: `recv` gives the next message, `send` checks the answer."""
+        i = differ = 0
+
+        def recv(self) -> bytes:
+            return pairs[self.i][0]
+
+        def send(self, raw: bytes) -> None:
+            want = pairs[self.i][1]
+            self.differ += want is not None and raw != want
+            self.i += 1
+
+    session = SchedulerSession(args.policy, folder / "in-process", model=args.model, progress=False)
+    t = Recorded()
+    t0 = time.thread_time()
+    session.loop(t, timeout=3600)
+    print(f"in-process replay of {path.name}: {t.i} messages, main thread {time.thread_time() - t0:.2f} s CPU, "
+          f"{t.differ} answers differ from the recording; load average {load_average()}", flush=True)
+
+
 def replay(path: Path, args, folder: Path) -> None:
     rows = []
     for i in range(args.repeat):
@@ -239,11 +283,14 @@ def main() -> int:
     ap.add_argument("--profile", metavar="FILE", help="cProfile the scheduler process of the first run into FILE")
     ap.add_argument("--record", metavar="FILE", help="record the messages of the (last) run into FILE")
     ap.add_argument("--replay", metavar="FILE", help="replay a recording --repeat times instead of running")
+    ap.add_argument("--in-process", action="store_true",
+                    help="with --replay: serve the recording in this process once (no ZeroMQ; for callgrind)")
+    ap.add_argument("--messages", type=int, default=0, help="with --in-process: the first N exchanges (0: all)")
     args = ap.parse_args()
     print(f"machine: {machine()}; load average {load_average()}")
     if args.replay:
         with tempfile.TemporaryDirectory() as tmp:
-            replay(Path(args.replay), args, Path(tmp))
+            (replay_in_process if args.in_process else replay)(Path(args.replay), args, Path(tmp))
         return 0
     print(f"policy {args.policy}, model {args.model}, platform platforms/dragonfly96.xml, KTH trace (28,467 jobs)")
     with tempfile.TemporaryDirectory() as tmp:

@@ -15,7 +15,7 @@ from typing import Callable
 from procset import ProcSet
 
 from .batsim.loop import Outbox, peer_error
-from .batsim.protocol import (CallMeLater, Event, ExecuteJob, JobCompleted, ProtocolError, JobKilled, JobSubmitted, Notify,
+from .batsim.protocol import (CallMeLater, Event, JobCompleted, ProtocolError, JobKilled, JobSubmitted, Notify,
                               NotifyBatsim, RejectJob, RequestedCall, SimulationBegins, SimulationEnds,
                               UnknownEvent)
 from .errors import InputError
@@ -252,15 +252,17 @@ class SchedulerApp:
         self._dirty = True
 
     def _completed(self, ev: JobCompleted, ts: float, out: Outbox) -> None:
-        if ev.job_id not in self._executing:
+        try:
+            self._executing.remove(ev.job_id)
+        except KeyError:
             peer_error(f"JOB_COMPLETED at t={ts:g} for job {ev.job_id}, which is not executing (unknown, never "
                        "started or already ended)", self.strict_peer)
             return
-        self._executing.discard(ev.job_id)
         done = self.executor.on_completed(ev, ts, out)
         if self.executor.stages_separately:
             self._phase_events(ts)
-        self._job_done(done, ts)
+        if done is not None:                  # most completions are a sub-job's: its job goes on
+            self._job_done(done, ts)
 
     def _phase_events(self, ts: float) -> None:
         """Tell the policy the job model's phase changes (`take_phase_events`) at `ts` [s]."""
@@ -351,7 +353,7 @@ class SchedulerApp:
                 and not sched.queue and not self.executor.busy):
             self.registration_finished = True
             out.add(NotifyBatsim("registration_finished"), now)
-        started = [d.job_id for _, d in out.items if isinstance(d, ExecuteJob)]
+        started = out.started
         if started:
             self._executing.update(started)
             self.last_started = started

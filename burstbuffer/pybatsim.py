@@ -154,7 +154,7 @@ class Pybatsim(BatsimScheduler):
             return
         bs, out = self.bs, self.out
         self.app.after_events(out.received_now, out)
-        for ts, d in out.finish():
+        for ts, d in out.decisions():     # the sub-jobs' decisions read back from their text
             if ts > bs.time():
                 bs.consume_time(ts - bs.time())
             if isinstance(d, ExecuteJob):

@@ -131,6 +131,7 @@ def test_app_calls_the_declared_methods_in_order(monkeypatch, tmp_path):
                                             "profile": "p"}), out)
     app.after_events(1.0, out)
     assert any(isinstance(d, ExecuteJob) and d.job_id == "w0!1" for _, d in out.items)
+    assert out.started == ["w0!1"]
     app.on_event(6.0, JobCompleted("w0!1", "COMPLETED_SUCCESSFULLY"), out)
     app.after_events(6.0, out)
     assert model.calls == [("begin", ["w0"]), ("flush", 1.0), ("start", "w0!1", 1.0), ("flush", 6.0)]

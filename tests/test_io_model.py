@@ -32,7 +32,7 @@ class Driver:
         self.profiles, self.running, self.log = {}, {}, []
 
     def collect(self, out):
-        for ts, d in out.items:
+        for ts, d in out.decisions():
             if isinstance(d, RegisterProfile):
                 self.profiles[d.profile_name] = d.profile
             elif isinstance(d, RegisterJob):

@@ -157,3 +157,40 @@ def test_encode_is_the_compact_json_of_every_decision():
     assert encode(2.0, [(2.0, Reject("x"))]) == encode(2.0, [(2.0, RejectJob("x"))])
     with pytest.raises(TypeError):
         encode(1.0, [(1.0, "not a decision")])
+
+
+@pytest.mark.parametrize("subtime,walltime", [(3.25, 7.5), (3, -1), (0.1 + 0.2, 1e-7), (5.0, float("inf"))])
+def test_the_sub_jobs_written_as_text_are_their_decisions_bytes(subtime, walltime):
+    """A sub-job's REGISTER_JOB and EXECUTE_JOB written as text (`register_job_text`, `execute_job_text`) are the
+    bytes `encode` writes for the same decisions, and `decision_of` reads those decisions back."""
+    from burstbuffer.batsim.protocol import (EventText, RegisterJob, decision_of, execute_job_text, mapping_text,
+                                             register_job_text)
+    job_id = 'w"0%é!3'
+    job = {"id": job_id, "subtime": subtime, "walltime": walltime, "res": 4, "profile": "data_staging_0"}
+    for alloc, mapping, storage in ((ProcSet((0, 3), 8), None, {"source": 96, "destination": 108}),
+                                    (ProcSet(5), {0: 1, 2: 3}, None), (ProcSet(7), None, None)):
+        decided = [(subtime, RegisterJob(job_id, job)),
+                   (subtime, ExecuteJob(job_id, alloc, mapping=mapping, storage_mapping=storage))]
+        more = "" if mapping is None else mapping_text("mapping", {str(k): v for k, v in mapping.items()})
+        more += "" if storage is None else mapping_text("storage_mapping", storage)
+        texts = [register_job_text(job_id, subtime, walltime, 4, "data_staging_0"),
+                 execute_job_text(job_id, str(alloc), more)]
+        assert all(type(t) is EventText for t in texts)
+        assert encode(9.0, [(subtime, t) for t in texts]) == encode(9.0, decided)
+        assert [decision_of(t) for t in texts] == [d for _, d in decided]
+    with pytest.raises(ValueError):
+        decision_of(EventText('"REJECT_JOB","data":{"job_id":"a"}'))
+
+
+def test_the_outbox_keeps_texts_in_time_order_and_names_the_executed_jobs():
+    """`Outbox.add_text` stamps as `add` does (never backwards), `started` lists the EXECUTE_JOBs of both kinds in
+    order, and `decisions()` reads the texts back as decisions."""
+    from burstbuffer.batsim.loop import Outbox
+    from burstbuffer.batsim.protocol import execute_job_text
+    out = Outbox(5.0)
+    out.add(ExecuteJob("a", ProcSet(1)), 4.0)
+    out.add_text(execute_job_text("b", "2-3"), 6.0, "b")
+    out.add(CallMeLater(5.5), 5.0)
+    assert [ts for ts, _ in out.items] == [5.0, 6.0, 6.0]
+    assert out.started == ["a", "b"]
+    assert out.decisions() == [(5.0, ExecuteJob("a", ProcSet(1))), (6.0, ExecuteJob("b", ProcSet((2, 3))))]

@@ -148,28 +148,32 @@ def test_kept_reservation_is_the_one_computed_again(wl, policy, period, extra):
     """The EASY head's reservation kept from one decision to the next while the profile is unchanged
     (`ProfileScheduler._reserve_kept`) gives, at every decision, the same starts and the same reservation (shadow
     time, processors, BB per node) as computing it again each time; periodic decisions (`period`) make many
-    decisions without a change."""
+    decisions without a change. The same with the reservation entered into the profile at once instead of at the
+    backfilling pass's first fit (`_reserve`'s `lazy`)."""
     plat, jobs, runtime = wl
     opts = {"period": period, "easy_extra_nodes": extra}
 
-    def run(keep: bool):
+    def run(keep: bool, lazy: bool = True):
         sched = make_scheduler(policy, plat, seed=0, **opts)
         seen = []
         reserve = sched._reserve
 
-        def spy(job, now, *, bb):
+        def spy(job, now, *, bb, **kw):
             if not keep:
                 sched._kept = None
-            r = reserve(job, now, bb=bb)
+            if not lazy:
+                kw["lazy"] = False
+            r = reserve(job, now, bb=bb, **kw)
             seen.append(None if r is None else (now, r.job_id, r.start, r.end, str(r.procs),
                                                 sorted(r.bb_per_storage.items()), r.made_at))
             return r
         sched._reserve = spy
         return simulate(sched, jobs, runtime, period=period), seen
 
-    (kept, res_kept), (fresh, res_fresh) = run(True), run(False)
-    assert kept.decisions == fresh.decisions and kept.reservations == fresh.reservations
-    assert res_kept == res_fresh
+    (kept, res_kept), (fresh, res_fresh), (eager, res_eager) = run(True), run(False), run(True, lazy=False)
+    assert kept.decisions == fresh.decisions == eager.decisions
+    assert kept.reservations == fresh.reservations == eager.reservations
+    assert res_kept == res_fresh == res_eager
 
 
 def test_kept_reservation_is_reused_and_dropped_on_a_release(monkeypatch):

@@ -13,7 +13,8 @@ import math
 import time
 from typing import Callable, Protocol
 
-from .protocol import CallMeLater, Decision, Event, ProtocolError, SimulationEnds, decode, encode
+from .protocol import (CallMeLater, Decision, Event, EventText, ExecuteJob, ProtocolError, SimulationEnds, decision_of,
+                       decode, encode)
 from .transport import TransportTimeout
 
 
@@ -21,30 +22,54 @@ class Outbox:
     """Decisions of one answer, with their timestamps.
 
     `now` is the received message's `now`; `add(d, at)` timestamps a decision at
-    max(at, now, last timestamp) so timestamps never go backwards.
+    max(at, now, last timestamp) so timestamps never go backwards; `add_text(text, at)` does the same for a
+    decision already written as text (`EventText`: a job model's sub-jobs). `started` lists the job ids of the
+    answer's EXECUTE_JOBs, in order.
     """
 
-    __slots__ = ("received_now", "items", "_last")
+    __slots__ = ("received_now", "items", "_last", "started", "_calls")
 
     def __init__(self, received_now: float):
         self.received_now = received_now
-        self.items: list[tuple[float, Decision]] = []
+        self.items: list[tuple[float, Decision | EventText]] = []
         self._last = received_now
+        self.started: list[str] = []
+        self._calls = False                    # a CALL_ME_LATER was added (`finish` looks for them)
 
     def add(self, decision: Decision, at: float | None = None) -> None:
         ts = self._last if at is None or at < self._last else at
         self._last = ts
         self.items.append((ts, decision))
+        if isinstance(decision, ExecuteJob):
+            self.started.append(decision.job_id)
+        elif isinstance(decision, CallMeLater):
+            self._calls = True
+
+    def add_text(self, text: EventText, at: float, started: str | None = None) -> None:
+        """Add a decision written as text (`EventText`) at max(`at`, last timestamp); `started`: the job id it
+        executes (an EXECUTE_JOB's), else None."""
+        ts = self._last if at < self._last else at
+        self._last = ts
+        self.items.append((ts, text))
+        if started is not None:
+            self.started.append(started)
 
     @property
     def now(self) -> float:
         """The answer's `now`: max(received now, last decision time)."""
         return self._last
 
-    def finish(self) -> list[tuple[float, Decision]]:
+    def finish(self) -> list[tuple[float, Decision | EventText]]:
         """Items with CALL_ME_LATER not strictly in the future removed."""
+        if not self._calls:
+            return self.items
         now = self._last
         return [(ts, d) for ts, d in self.items if not (isinstance(d, CallMeLater) and d.at <= now)]
+
+    def decisions(self) -> list[tuple[float, Decision]]:
+        """`finish()` with every decision written as text read back as a decision object (`decision_of`): for a
+        reader of decisions rather than of the answer's bytes."""
+        return [(ts, decision_of(d) if type(d) is EventText else d) for ts, d in self.finish()]
 
 
 class Handler(Protocol):
@@ -84,7 +109,9 @@ def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = 
     """
     n = 0
     last_now = -math.inf
-    silent_since = time.monotonic()
+    monotonic = time.monotonic
+    on_event, after_events, recv, send = handler.on_event, handler.after_events, transport.recv, transport.send
+    silent_since = monotonic()
     deadline = None if run_timeout is None else silent_since + run_timeout
 
     def over_time() -> None:
@@ -93,7 +120,7 @@ def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = 
 
     while True:
         try:
-            raw = transport.recv()
+            raw = recv()
         except TransportTimeout:
             if alive is not None and not alive():
                 raise BatsimDied("the simulator process exited before SIMULATION_ENDS") from None
@@ -101,8 +128,9 @@ def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = 
                 raise BatsimDied(f"no message from Batsim for {timeout:g} s") from None
             over_time()
             continue
-        over_time()
-        silent_since = time.monotonic()
+        if deadline is not None:
+            over_time()
+        silent_since = monotonic()
         now, events = decode(raw)
         if now < last_now:
             peer_error(f"message {n + 1}: now = {now!r} is earlier than the previous message's {last_now!r}", strict)
@@ -114,18 +142,19 @@ def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = 
                 now = ts
             if ts < t:                         # before the previous event or message: lenient, moved forward
                 events[i] = (t, ev)
-            t = max(t, ts)
+            if ts > t:
+                t = ts
         last_now = now
         out = Outbox(now)
         ended = False
         for ts, ev in events:
-            handler.on_event(ts, ev, out)
+            on_event(ts, ev, out)
             if isinstance(ev, SimulationEnds):
                 ended = True
         if not ended:
-            handler.after_events(now, out)
+            after_events(now, out)
         answer = encode(out.now, out.finish())
-        transport.send(answer)
+        send(answer)
         n += 1
         if on_message is not None:
             on_message(raw, answer)

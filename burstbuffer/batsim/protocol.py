@@ -191,6 +191,10 @@ def _event(etype: str, data: dict) -> Event:
     return UnknownEvent(str(etype), data)
 
 
+#: `json.loads` without its checks of the argument's type (a str here)
+_loads = json.JSONDecoder().decode
+
+
 def decode(raw: bytes | str) -> tuple[float, list[tuple[float, Event]]]:
     """Parse a Batsim → scheduler message into (now, [(timestamp, event), …]).
 
@@ -199,11 +203,16 @@ def decode(raw: bytes | str) -> tuple[float, list[tuple[float, Event]]]:
     """
     try:
         # decoded here: `json.loads` of bytes first guesses their encoding among UTF-8, -16 and -32
-        msg = json.loads(raw.decode() if isinstance(raw, (bytes, bytearray)) else raw)
-        now = _time(msg["now"], "now")
+        msg = _loads(raw.decode() if isinstance(raw, (bytes, bytearray)) else raw)
+        now = msg["now"]
+        if type(now) is not float or not 0.0 <= now <= MAX_TIME:    # a float in range is taken as it is
+            now = _time(now, "now")
         out = []
         for ev in msg["events"]:
-            out.append((_time(ev["timestamp"], "timestamp"), _event(ev["type"], ev.get("data") or {})))
+            ts = ev["timestamp"]
+            if type(ts) is not float or not 0.0 <= ts <= MAX_TIME:
+                ts = _time(ts, "timestamp")
+            out.append((ts, _event(ev["type"], ev.get("data") or {})))
         return now, out
     except RecursionError:
         raise ProtocolError(f"malformed Batsim message (nested too deeply): {excerpt(raw, 200)}") from None
@@ -251,13 +260,43 @@ def _json(v: Any) -> str:
     return _value(v)
 
 
+class EventText(str):
+    """One decision already written as text: its event's text after ``"type":`` (the type, then its data), as
+    `encode` writes it; `encode` puts it into the answer as it is (a job model's sub-jobs, written once, without a
+    decision object). `decision_of` reads it back as a decision."""
+
+    __slots__ = ()
+
+
+def register_job_text(job_id: str, subtime: float, walltime: float, res: int, profile: str) -> EventText:
+    """The event text of ``RegisterJob(job_id, {"id": job_id, "subtime": subtime, "walltime": walltime, "res": res,
+    "profile": profile})``: the same bytes as `encode` writes for that decision (times in seconds, walltime −1
+    for none)."""
+    s = _string(job_id)
+    subtime = repr(subtime) if type(subtime) is float and -_INF < subtime < _INF else _json(subtime)
+    walltime = repr(walltime) if type(walltime) is float and -_INF < walltime < _INF else _json(walltime)
+    return EventText(f'"REGISTER_JOB","data":{{"job_id":{s},"job":{{"id":{s},"subtime":{subtime},'
+                     f'"walltime":{walltime},"res":{_json(res)},"profile":{_string(profile)}}}}}')
+
+
+def execute_job_text(job_id: str, alloc: str, more: str = "") -> EventText:
+    """The event text of an EXECUTE_JOB of `job_id` on `alloc` (its machines as `alloc_text` writes them); `more`:
+    the text of its optional fields, each as ``,"name":value`` (`mapping_text`)."""
+    return EventText(f'"EXECUTE_JOB","data":{{"job_id":{_string(job_id)},"alloc":{_string(alloc)}{more}}}')
+
+
+def mapping_text(name: str, mapping: dict) -> str:
+    """An optional field of EXECUTE_JOB (``mapping``, ``storage_mapping``) as `execute_job_text` takes it."""
+    return f',"{name}":{_json(mapping)}'
+
+
 def _execute_job(d: ExecuteJob) -> str:
-    text = f'"EXECUTE_JOB","data":{{"job_id":{_string(d.job_id)},"alloc":{_string(alloc_text(d.alloc))}'
+    more = ""
     if d.mapping is not None:
-        text += f',"mapping":{_json({str(k): v for k, v in d.mapping.items()})}'
+        more = mapping_text("mapping", {str(k): v for k, v in d.mapping.items()})
     if d.storage_mapping is not None:
-        text += f',"storage_mapping":{_json(d.storage_mapping)}'
-    return text + "}"
+        more += mapping_text("storage_mapping", d.storage_mapping)
+    return execute_job_text(d.job_id, alloc_text(d.alloc), more)
 
 
 #: decision type → its event's text after ``"type":`` (the type, then its data)
@@ -277,17 +316,44 @@ _EVENT_TEXT = {
 
 def _event_text(d: Decision) -> str:
     text = _EVENT_TEXT.get(type(d))
-    if text is None:                           # a subclass of a decision type
-        text = next((f for cls, f in _EVENT_TEXT.items() if isinstance(d, cls)), None)
+    if text is None:
+        if type(d) is EventText:
+            return d
+        text = next((f for cls, f in _EVENT_TEXT.items() if isinstance(d, cls)), None)   # a decision's subclass
         if text is None:
             raise TypeError(f"not a decision: {d!r}")
     return text(d)
 
 
-def encode(now: float, decisions: list[tuple[float, Decision]]) -> bytes:
+def encode(now: float, decisions: list[tuple[float, Decision | EventText]]) -> bytes:
     """Serialise a scheduler → Batsim answer: compact JSON (no spaces, ASCII), the bytes `json.dumps` with
     ``separators=(",", ":")`` gives for ``{"now": now, "events": [{"timestamp": ts, "type": …, "data": {…}}]}``,
-    written as text around the decisions' nested objects (no dict per decision). Callers guarantee the
-    ordering rules (see `burstbuffer.batsim.loop.Outbox`). TypeError for an object that is not a decision."""
-    events = ",".join([f'{{"timestamp":{_json(ts)},"type":{_event_text(d)}}}' for ts, d in decisions])
-    return f'{{"now":{_json(now)},"events":[{events}]}}'.encode()
+    written as text around the decisions' nested objects (no dict per decision); an `EventText` is put in as it
+    is. Callers guarantee the ordering rules (see `burstbuffer.batsim.loop.Outbox`). TypeError for an object
+    that is not a decision."""
+    parts = []
+    last = stamp = None
+    for ts, d in decisions:
+        if ts is not last:                     # most events of an answer share one time object: written once
+            last, stamp = ts, _json(ts)
+        parts.append(f'{{"timestamp":{stamp},"type":{d if type(d) is EventText else _event_text(d)}}}')
+    return f'{{"now":{_json(now)},"events":[{",".join(parts)}]}}'.encode()
+
+
+#: an answer's event type → the decision it reads back as (`decision_of`), from its ``data``
+_DECISION_OF = {
+    "REGISTER_JOB": lambda x: RegisterJob(x["job_id"], x["job"]),
+    "EXECUTE_JOB": lambda x: ExecuteJob(x["job_id"], ProcSet.from_str(x["alloc"]),
+                                        {int(k): v for k, v in x["mapping"].items()} if "mapping" in x else None,
+                                        x.get("storage_mapping")),
+}
+
+
+def decision_of(text: EventText) -> Decision:
+    """The decision an `EventText` writes (REGISTER_JOB, EXECUTE_JOB), for a reader of decisions rather than of
+    bytes (pybatsim's adapter, tests). ValueError for another event type."""
+    event = json.loads(f'{{"type":{text}}}')
+    read = _DECISION_OF.get(event["type"])
+    if read is None:
+        raise ValueError(f"not a sub-job's event text: {excerpt(text, 100)}")
+    return read(event["data"])

@@ -72,7 +72,8 @@ class JobModel(Protocol):
         what the model needs (e.g. a PFS storage host)."""
 
     def start(self, start: Start, now: float, out: Outbox) -> None:
-        """Carry out the policy's decision `start` at time `now` [s]: append the Batsim requests to `out`."""
+        """Carry out the policy's decision `start` at time `now` [s]: append the Batsim requests to `out` (as
+        decisions, `out.add`, or written as text, `out.add_text`: `burstbuffer.batsim.protocol.EventText`)."""
 
     def on_completed(self, ev: JobCompleted, now: float, out: Outbox) -> tuple[str, str] | None:
         """Handle one JOB_COMPLETED at `now` [s] (it may append further requests to `out`). Returns

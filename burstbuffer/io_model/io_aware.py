@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from procset import ProcSet
 
 from ..batsim.loop import Outbox
-from ..batsim.protocol import ExecuteJob, JobCompleted, KillJob, RegisterJob, RegisterProfile, RejectJob
+from ..batsim.protocol import (JobCompleted, KillJob, RegisterProfile, RejectJob, alloc_text, execute_job_text,
+                               mapping_text, register_job_text)
 from ..schedulers.base import Start
 from ..schedulers.placement import procset_of
 from .base import JobModelBase
@@ -93,6 +94,10 @@ class _Run:
     #: holds no nodes, its BB slots there
     counts: dict[int, int] = field(default_factory=dict)
     io: dict[str, float] | None = None    # volumes the profile sets (IO_FIELDS), bytes per compute node
+    #: the machines of its compute phases and of its groups (BB node → compute nodes), as EXECUTE_JOB writes them
+    #: (`alloc_text`), written at their first sub-job
+    alloc: str | None = None
+    group_allocs: dict[int, str] | None = None
 
     def volume(self, step: str) -> float:
         """Bytes per compute node of `step` ("stage_in", "checkpoint", "stage_out"): the profile's own
@@ -119,14 +124,16 @@ class IOAwareModel(JobModelBase):
         self._dead: set[str] = set()                # killed sub-jobs whose completion is ignored
         self._to_kill: set[str] = set()             # kills to send once this message is processed
         self.subjobs = 0
-        self._pairs: dict[int, ProcSet] = {}       # BB node → ProcSet(BB node, PFS) (`_pair`)
+        #: BB node → the machines of its data stagings with the PFS and their storage mappings, as text (`_pair`)
+        self._pairs: dict[int, tuple[str, str, str]] = {}
+        self._bb_maps: dict[int, str] = {}          # BB node → a checkpoint's storage mapping, as text
 
     def begin(self, platform, profiles: dict[str, dict[str, dict]]) -> None:
         if platform.pfs is None:
             from ..errors import InputError
             raise InputError("platform", "pfs", "the io-aware model needs a storage host named pfs")
         self.pfs = platform.pfs
-        self._pairs = {}
+        self._pairs, self._bb_maps = {}, {}
         self.profiles = profiles
 
     @property
@@ -159,6 +166,7 @@ class IOAwareModel(JobModelBase):
         masks = dict(sorted(masks.items()))
         run.groups = {b: procset_of(m) for b, m in masks.items()}
         run.counts = {b: m.bit_count() for b, m in masks.items()}
+        run.alloc = run.group_allocs = None
 
     def start(self, start: Start, now: float, out: Outbox) -> None:
         job = start.job
@@ -179,15 +187,17 @@ class IOAwareModel(JobModelBase):
             out.add(RegisterProfile(run.workload, name, profile), now)
         return name
 
-    def _submit(self, run: _Run, profile: str, res: int, alloc: ProcSet, out: Outbox, now: float,
-                storage_mapping: dict[str, int] | None, wait: bool) -> str:
+    def _submit(self, run: _Run, profile: str, res: int, alloc: str, more: str, out: Outbox, now: float,
+                wait: bool) -> str:
+        """Register and execute the next sub-job of `run` at `now` [s]: `res` machines `alloc` (as `alloc_text`
+        writes them), `more` its EXECUTE_JOB's storage mapping as text (`mapping_text`, or ""); both decisions
+        are written as text at once (`protocol.register_job_text`, `execute_job_text`)."""
         sub = f"{run.workload}!{run.next_sub}"
         run.next_sub += 1
         self.subjobs += 1
         walltime = run.deadline - now if run.deadline != math.inf else -1   # -1: no walltime (Batsim)
-        out.add(RegisterJob(sub, {"id": sub, "subtime": now, "walltime": walltime, "res": res,
-                                  "profile": profile}), now)
-        out.add(ExecuteJob(sub, alloc, storage_mapping=storage_mapping), now)
+        out.add_text(register_job_text(sub, now, walltime, res, profile), now)
+        out.add_text(execute_job_text(sub, alloc, more), now, sub)
         self._owner[sub] = run.start.job.id
         (run.waiting if wait else run.drains).add(sub)
         return sub
@@ -203,26 +213,43 @@ class IOAwareModel(JobModelBase):
             key = f"ds{nb}"
             name = run.profiles.get(key) or self._profile(run, key, {"type": "data_staging", "nb_bytes": nb,
                                                                      "from": SRC_LABEL, "to": DST_LABEL}, out, now)
-            src, dst = (self.pfs, bbn) if inbound else (bbn, self.pfs)
-            self._submit(run, name, 2, self._pair(bbn), out, now, {SRC_LABEL: src, DST_LABEL: dst},
-                         wait=step != "drain")
+            alloc, from_pfs, to_pfs = self._pair(bbn)
+            self._submit(run, name, 2, alloc, from_pfs if inbound else to_pfs, out, now, wait=step != "drain")
         if step != "drain" and not run.waiting:
             self._advance(run, now, out)
 
-    def _pair(self, bbn: int) -> ProcSet:
-        """The machines of a data staging between BB node `bbn` and the PFS, made once per BB node (the
-        decisions only read it)."""
+    def _pair(self, bbn: int) -> tuple[str, str, str]:
+        """The machines of a data staging between BB node `bbn` and the PFS, and its storage mappings from the PFS
+        and to it, as text; made once per BB node."""
         pair = self._pairs.get(bbn)
         if pair is None:
-            pair = self._pairs[bbn] = ProcSet(bbn, self.pfs)
+            pair = self._pairs[bbn] = (
+                alloc_text(ProcSet(bbn, self.pfs)),
+                mapping_text("storage_mapping", {SRC_LABEL: self.pfs, DST_LABEL: bbn}),
+                mapping_text("storage_mapping", {SRC_LABEL: bbn, DST_LABEL: self.pfs}))
         return pair
+
+    def _on_groups(self, run: _Run, name: str, out: Outbox, now: float) -> None:
+        """One sub-job of profile `name` per BB node of `run` on the compute nodes placed there, its storage
+        ``burstbuffer`` that BB node (checkpoints; three-phase's output)."""
+        allocs = run.group_allocs
+        if allocs is None:
+            allocs = run.group_allocs = {b: alloc_text(nodes) for b, nodes in run.groups.items()}
+        maps = self._bb_maps
+        for bbn, alloc in allocs.items():
+            more = maps.get(bbn)
+            if more is None:
+                more = maps[bbn] = mapping_text("storage_mapping", {BB_LABEL: bbn})
+            self._submit(run, name, run.counts[bbn], alloc, more, out, now, wait=True)
 
     def _compute(self, run: _Run, now: float, out: Outbox) -> None:
         run.step = "compute"
         job = run.start.job
         name = run.profiles.get("compute") or self._profile(run, "compute", {
             "type": "parallel_homogeneous", "cpu": run.cpu / run.phases, "com": run.com}, out, now)
-        self._submit(run, name, job.res, run.start.procs, out, now, None, wait=True)
+        if run.alloc is None:
+            run.alloc = alloc_text(run.start.procs)
+        self._submit(run, name, job.res, run.alloc, "", out, now, wait=True)
 
     def _checkpoint(self, run: _Run, now: float, out: Outbox) -> None:
         run.step = "checkpoint"
@@ -230,8 +257,7 @@ class IOAwareModel(JobModelBase):
         if nb > 0:
             name = self._profile(run, "ckpt", {"type": "parallel_homogeneous_pfs", "bytes_to_read": 0,
                                                "bytes_to_write": nb, "storage": BB_LABEL}, out, now)
-            for bbn, nodes in run.groups.items():
-                self._submit(run, name, run.counts[bbn], nodes, out, now, {BB_LABEL: bbn}, wait=True)
+            self._on_groups(run, name, out, now)
         if not run.waiting:
             self._advance(run, now, out)
 

@@ -28,7 +28,7 @@ from procset import ProcSet
 
 from ..batsim.loop import Outbox
 from ..schedulers.base import Start, StageIn
-from .io_aware import IOAwareModel, _Run
+from .io_aware import BB_LABEL, IOAwareModel, _Run
 
 #: Step names added to io-aware's (stage-in, compute, checkpoint, stage-out, done).
 STAGED, OUTPUT, COMPUTED = "staged", "output", "computed"
@@ -108,9 +108,8 @@ class ThreePhaseModel(IOAwareModel):
         nb = int(round(run.volume("stage_out")))
         if nb > 0:
             name = self._profile(run, "output", {"type": "parallel_homogeneous_pfs", "bytes_to_read": 0,
-                                                 "bytes_to_write": nb, "storage": "burstbuffer"}, out, now)
-            for bbn, nodes in run.groups.items():
-                self._submit(run, name, run.counts[bbn], nodes, out, now, {"burstbuffer": bbn}, wait=True)
+                                                 "bytes_to_write": nb, "storage": BB_LABEL}, out, now)
+            self._on_groups(run, name, out, now)
         if not run.waiting:
             self._advance(run, now, out)
 

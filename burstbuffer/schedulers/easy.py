@@ -106,7 +106,8 @@ class EasyBackfilling(Fcfs):
         starts, head = self._fcfs_pass(now)                        # Algorithm 1 line 12
         if head is None:
             return starts
-        self._reserve(head, now, bb=self.reserve_bb)               # line 13-14
+        # line 13-14; it enters the profile at the backfilling pass's first fit (`_reserve`'s `lazy`)
+        self._reserve(head, now, bb=self.reserve_bb, lazy=not self.easy_extra_nodes)
         rest = [j for j in self._ordered(now) if j is not head]
         if self.sjf:                                               # lines 15-16
             rest.sort(key=lambda j: (j.walltime, self._submission_index(j)))

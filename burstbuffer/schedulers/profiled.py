@@ -186,6 +186,9 @@ class ProfileScheduler(Scheduler):
         #: the head job's reservation made by the last `decide` (None if none was needed)
         self.last_reservation: Reservation | None = None
         self._held: Reservation | None = None
+        #: the held reservation while it is not in the profile yet (`_reserve` with `lazy`): entered at the first fit
+        #: asked for (`_fits_now`), never if none is
+        self._pending: Reservation | None = None
         #: the head's reservation kept for the next decision (`_reserve`): (profile's `releases` when it was made,
         #: (job id, bb), the reservation), then, once dropped, (profile's `changes` after that, …)
         self._kept: tuple[int, tuple[str, bool], Reservation] | None = None
@@ -619,6 +622,9 @@ class ProfileScheduler(Scheduler):
         """Where `job` fits if it starts now, given holds and reservations: processors and (`bb`) BB free
         over [now, now + walltime); staged lifecycle: its stage-in can start now — nodes over
         [now + stage-in, … + walltime), BB from now to the stage-out's end (`shape`)."""
+        if self._pending is not None:          # the head's reservation enters the profile before the first fit
+            r, self._pending = self._pending, None
+            self.profile.reserve(r.start, r.end, r.procs, r.bb_per_storage)
         shape = self.shape(job) if self.staged else NO_STAGING
         if shape.empty:
             return self.profile.fit_at(job, now, bb_aware=bb)
@@ -642,18 +648,26 @@ class ProfileScheduler(Scheduler):
             self.job_facts[job.id] = ("", self._priority(job, now))
         return Start(job, fit.procs, dict(fit.bb_of_node))
 
-    def _reserve(self, job: Job, now: float, *, bb: bool) -> Reservation | None:
+    def _reserve(self, job: Job, now: float, *, bb: bool, lazy: bool = False) -> Reservation | None:
         """Reserve for `job` at its earliest time ≥ now: processors and, if `bb`, burst buffers
         (Kopanski & Rzadca 2021, Algorithm 1 line 14), in its hold shape (`shape`: BB over the stagings too).
         The staged lifecycle asks to be called when the reserved stage-in should start (`wakeup`).
-        None if it can never fit."""
+        None if it can never fit.
+
+        `lazy` (two-phase): a reservation after `now` enters the profile only when `_fits_now` is first asked
+        for a fit while it is held, and not at all if it never is. Only for a pass that reads the profile
+        through `_fits_now` alone, its free counts at `now` and `_note_wait` (`_backfill`): none of those at
+        `now` depends on a hold that starts later."""
         profile, kept = self.profile, self._kept
         self._kept = None
         if (kept is not None and kept[0] == profile.changes and kept[1] == (job.id, bb) and now < kept[2].start
                 and not self.staged):
             r = kept[2]                        # the same earliest fit (`_reserve_kept`)
-            profile.reserve(r.start, r.end, r.procs, r.bb_per_storage)
+            if not lazy:
+                profile.reserve(r.start, r.end, r.procs, r.bb_per_storage)
             self._held = self.last_reservation = replace(r, made_at=now)
+            if lazy:
+                self._pending = self._held
             self._kept = (profile.releases, (job.id, bb), self._held)
             return self._held
         shape = self.shape(job)
@@ -663,7 +677,9 @@ class ProfileScheduler(Scheduler):
         end = fit.start + job.walltime
         if not self.staged:
             bbs = fit.bb_per_storage(job.bb) if bb else {}
-            profile.reserve(fit.start, end, fit.procs, bbs)
+            lazy = lazy and fit.start > now
+            if not lazy:
+                profile.reserve(fit.start, end, fit.procs, bbs)
         else:
             s = shape.stage_in if bb else 0.0
             bbs = fit.bb_per_storage(job.bb) if (bb and job.bb > 0) else {}
@@ -676,6 +692,8 @@ class ProfileScheduler(Scheduler):
             self._wake = max(fit.start - shape.stage_in, now)
         self._held = Reservation(job.id, fit.start, end, fit.procs, bbs, now)
         self.last_reservation = self._held
+        if not self.staged and lazy:
+            self._pending = self._held
         if not self.staged:
             self._kept = (profile.releases, (job.id, bb), self._held)
         return self._held
@@ -703,7 +721,11 @@ class ProfileScheduler(Scheduler):
         r = self._held
         self._held = None
         if r is not None:
-            if self._held_bb is None:
+            if self._pending is r:             # never entered the profile (`_reserve` with `lazy`)
+                self._pending = None
+                if self._kept is not None:
+                    self._kept = (self.profile.changes, *self._kept[1:])
+            elif self._held_bb is None:
                 self.profile.release(r.start, r.end, r.procs, r.bb_per_storage)
                 if self._kept is not None:
                     self._kept = (self.profile.changes, *self._kept[1:])
