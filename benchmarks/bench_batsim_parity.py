@@ -9,7 +9,18 @@ process's CPU time (user + system: the figure the machine's load disturbs least)
 machine and its load average before and after, and whether each `_jobs.csv` is byte-identical to real
 Batsim's.
 
+``--startup``: the simulators' start-up instead — one job (a parallel task on 4 machines), answered by this
+script itself (`tests/sim_sched.Fcfs`, its REP socket bound before the simulator starts, so that no
+scheduler's own start is timed): the median time from the simulator's start to its first message
+(SIMULATION_BEGINS), to its exit (the outputs written), and its CPU time.
+
+``--base DIR``: also time the simulator of another checkout DIR (e.g. ``git archive main | tar -x -C
+/tmp/base``), each core's runs alternated with this tree's, for a before/after on one machine state. The
+Python runs read and write byte-code as a user's second run does (``PYTHONDONTWRITEBYTECODE`` unset), after
+one untimed warm-up run of each simulator.
+
     .venv/bin/python benchmarks/bench_batsim_parity.py [--jobs 1000] [--repeat 3] [--cores actors,bridged]
+        [--startup] [--base DIR]
 
 Needs the real Batsim (``$BATSIM_BIN``, else ``~/.cache/batsim-4.2.1/build/batsim``) and pybatsim 3.2.1
 (the test extra).
@@ -17,6 +28,7 @@ Needs the real Batsim (``$BATSIM_BIN``, else ``~/.cache/batsim-4.2.1/build/batsi
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -36,13 +48,24 @@ def _cpu(ru) -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def one(sim_cmd: list[str], workload: Path, work: Path, scheduler: str) -> dict:
+#: the runs' environment: byte-code read (and written on a first run) as on a user's machine
+BASE_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def sim_env(source: Path = ROOT) -> dict:
+    """The environment of a run of `source`'s simulator."""
+    return dict(BASE_ENV, PYTHONPATH=str(source) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                PYTHONHASHSEED="0")
+
+
+def one(sim_cmd: list[str], workload: Path, work: Path, scheduler: str, source: Path = ROOT) -> dict:
     """One run: the scheduler, then the simulator; wall time of the simulator process, CPU of each."""
     work.mkdir()
     ep = free_endpoint()
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), PYTHONHASHSEED="0")
+    env = sim_env(source)
+    env_sched = sim_env(ROOT)
     sched = subprocess.Popen([sys.executable, str(ROOT / "tests" / "pybatsim_det.py"), scheduler, "-s", ep, "-t",
-                              "600000", "-v", "warning"], cwd=work, env=env, stdout=subprocess.DEVNULL,
+                              "600000", "-v", "warning"], cwd=work, env=env_sched, stdout=subprocess.DEVNULL,
                              stderr=open(work / "scheduler.err", "w"))
     prefix = str(work / "out")
     t0 = time.perf_counter()
@@ -61,39 +84,110 @@ def one(sim_cmd: list[str], workload: Path, work: Path, scheduler: str) -> dict:
             "jobs": Path(prefix + "_jobs.csv").read_bytes()}
 
 
+#: the start-up run's workload: one parallel task (a profile both cores run)
+ONE_JOB = {"nb_res": 96, "jobs": [{"id": "1", "subtime": 0, "walltime": 100, "res": 4, "profile": "p"}],
+           "profiles": {"p": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e6}}}
+
+
+def one_startup(sim_cmd: list[str], workload: Path, work: Path, source: Path = ROOT) -> dict:
+    """One start-up run: this process answers as `sim_sched.Fcfs`; times to the first message and to the
+    simulator's exit, its CPU time."""
+    import zmq
+
+    from tests.sim_sched import Fcfs
+
+    work.mkdir()
+    ctx = zmq.Context.instance()
+    sock = ctx.socket(zmq.REP)
+    sock.setsockopt(zmq.LINGER, 0)
+    port = sock.bind_to_random_port("tcp://127.0.0.1")
+    answer = Fcfs([], 0.0)
+    prefix = str(work / "out")
+    t0 = time.perf_counter()
+    sim = subprocess.Popen([*sim_cmd, "-p", str(CLUSTER), "-w", str(workload), "-e", prefix, "-s",
+                            f"tcp://127.0.0.1:{port}", "-q"], cwd=work, env=sim_env(source),
+                           stdout=subprocess.DEVNULL, stderr=open(work / "sim.err", "w"))
+    first, done = None, False
+    try:
+        while not done:
+            if not sock.poll(60_000):
+                raise SystemExit(f"{' '.join(sim_cmd)}: no message for 60 s: {(work / 'sim.err').read_text()[-500:]}")
+            raw = sock.recv_string()
+            if first is None:
+                first = time.perf_counter() - t0
+            reply, done = answer(json.loads(raw), raw)
+            sock.send_string(reply)
+    finally:
+        sock.close(0)
+    _, status, ru = os.wait4(sim.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(sim_cmd)}: exit {status}: {(work / 'sim.err').read_text()[-500:]}")
+    return {"first": first, "wall": wall, "sim_cpu": _cpu(ru), "jobs": Path(prefix + "_jobs.csv").read_bytes()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--scheduler", default="easyBackfill")
     ap.add_argument("--cores", default="actors,bridged")
+    ap.add_argument("--startup", action="store_true", help="time the start-up (one job) instead")
+    ap.add_argument("--base", type=Path, default=None, help="also time this checkout's simulator (before/after)")
     a = ap.parse_args()
     batsim = find_batsim()
     if batsim is None:
         print("no real Batsim 4.2.1 ($BATSIM_BIN, ~/.cache/batsim-4.2.1/build/batsim)", file=sys.stderr)
         return 2
-    subprocess.run([sys.executable, "-c", "from burstbuffer.simulator import _bridge; _bridge.load()"], cwd=ROOT,
-                   check=True)
-    sims = {"batsim": [batsim]}
+    sources = {"": ROOT} | ({" (base)": a.base.resolve()} if a.base else {})
+    for src in sources.values():   # the bridge built, the simulator's byte-code written
+        subprocess.run([sys.executable, "-c", "import burstbuffer.simulator.cli, burstbuffer.simulator.server\n"
+                        "from burstbuffer.simulator import _bridge; _bridge.load()"],
+                       cwd=src, env=sim_env(src), check=True)
+    sims: dict[str, tuple[list[str], Path]] = {"batsim": ([batsim], ROOT)}
     for core in a.cores.split(","):
-        sims[core] = [sys.executable, "-m", "burstbuffer.simulator", "--core", core]
+        for label, src in sources.items():
+            sims[core + label] = ([sys.executable, "-m", "burstbuffer.simulator", "--core", core], src)
     print(f"machine: {machine()}; load average before: {load_average()}")
-    print(f"{a.scheduler}, first {a.jobs} KTH jobs, {CLUSTER.name}; median of {a.repeat} alternated runs")
+    if a.startup:
+        print(f"start-up: one job (parallel task, 4 machines), {CLUSTER.name}; median of {a.repeat} alternated "
+              "runs after one warm-up run each")
+    else:
+        print(f"{a.scheduler}, first {a.jobs} KTH jobs, {CLUSTER.name}; median of {a.repeat} alternated runs")
     rows: dict[str, list[dict]] = {k: [] for k in sims}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        wl = kth_subset(tmp / "kth.json", a.jobs)
+        if a.startup:
+            wl = tmp / "one.json"
+            wl.write_text(json.dumps(ONE_JOB))
+            for name, (cmd, src) in sims.items():   # warm-up: byte-code written, caches filled
+                one_startup(cmd, wl, tmp / f"{name}-warm", src)
+        else:
+            wl = kth_subset(tmp / "kth.json", a.jobs)
         for k in range(a.repeat):
-            for name, cmd in sims.items():
-                rows[name].append(one(cmd, wl, tmp / f"{name}-{k}", a.scheduler))
+            for name, (cmd, src) in sims.items():
+                rows[name].append(one_startup(cmd, wl, tmp / f"{name}-{k}", src) if a.startup
+                                  else one(cmd, wl, tmp / f"{name}-{k}", a.scheduler, src))
     ref = rows["batsim"][0]["jobs"]
+    if a.startup:
+        base = statistics.median(r["wall"] for r in rows["batsim"])
+        print(f"{'simulator':18} {'first message [s]':>18} {'exit [s]':>9} {'sim CPU [s]':>12} {'exit / Batsim':>14}"
+              "  _jobs.csv")
+        for name, rs in rows.items():
+            wall = statistics.median(r["wall"] for r in rs)
+            same = "reference" if name == "batsim" else (
+                "identical" if all(r["jobs"] == ref for r in rs) else "DIFFERENT")
+            print(f"{name:18} {statistics.median(r['first'] for r in rs):18.3f} {wall:9.3f} "
+                  f"{statistics.median(r['sim_cpu'] for r in rs):12.3f} {wall / base:13.2f}x  {same}")
+        print(f"load average after: {load_average()}")
+        return 0
     base = statistics.median(r["wall"] for r in rows["batsim"])
-    print(f"{'simulator':10} {'wall [s]':>9} {'sim CPU [s]':>12} {'sched CPU [s]':>14} {'wall / Batsim':>14}  _jobs.csv")
+    print(f"{'simulator':18} {'wall [s]':>9} {'sim CPU [s]':>12} {'sched CPU [s]':>14} {'wall / Batsim':>14}  _jobs.csv")
     for name, rs in rows.items():
         wall = statistics.median(r["wall"] for r in rs)
         same = "reference" if name == "batsim" else (
             "identical" if all(r["jobs"] == ref for r in rs) else "DIFFERENT")
-        print(f"{name:10} {wall:9.2f} {statistics.median(r['sim_cpu'] for r in rs):12.2f} "
+        print(f"{name:18} {wall:9.2f} {statistics.median(r['sim_cpu'] for r in rs):12.2f} "
               f"{statistics.median(r['sched_cpu'] for r in rs):14.2f} {wall / base:13.2f}x  {same}")
     print(f"load average after: {load_average()}")
     return 0

@@ -149,3 +149,13 @@ def test_closed_stdout_ends_quietly():
         os.close(w)
     assert out.returncode == 141, out.stderr
     assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr, out.stderr
+
+
+def test_the_simulators_run_path_imports_no_numpy():
+    """The embedded simulator computes Batsim's long doubles without numpy (`simulator.longdouble`): its
+    modules, the compiled bridge's loader and the outputs import no numpy, pandas or scipy."""
+    code = ("import sys\nimport burstbuffer.simulator.cli, burstbuffer.simulator.server, burstbuffer.simulator._bridge\n"
+            "import burstbuffer.simulator.outputs, burstbuffer.simulator.energy\n"
+            "print(' '.join(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'pandas', 'scipy'})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""

@@ -10,13 +10,12 @@ Shared Burst Buffers*, Euro-Par 2021, §4.2), all times in seconds:
 - bounded slowdown = max(turnaround / max(runtime, τ), 1), with τ = `TAU` = 600 s;
 - waiting time per reason (`WAIT_REASONS`, docs/wait-reasons.md): they sum to the waiting time.
 
-The functions are plain arithmetic on what they are given, so they work alike on floats, numpy long
-doubles (the simulator computes as Batsim does, in long double) and numpy arrays / pandas Series
-(NaN in, NaN out). This module imports numpy only: the simulator process loads it.
+The functions are plain arithmetic on what they are given, so they work alike on floats, long doubles
+(the simulator computes as Batsim does, in long double: `burstbuffer.simulator.longdouble.LD`) and numpy
+arrays / pandas Series (NaN in, NaN out). The module imports nothing at its top (the simulator process
+loads it); `bounded_slowdown` imports numpy when called.
 """
 from __future__ import annotations
-
-import numpy as np
 
 #: Bounded-slowdown threshold τ [s] (docs/metrics.md).
 TAU = 600.0
@@ -85,4 +84,6 @@ def bounded_slowdown(turnaround, run, tau: float = TAU):
     `turnaround` and `run` (runtime) in seconds, scalars or arrays of the same shape; computed in
     float64. Returns a numpy float64 (scalars) or an ndarray; NaN where an input is NaN.
     """
+    import numpy as np
+
     return np.maximum(np.asarray(turnaround, float) / np.maximum(np.asarray(run, float), tau), 1.0)

@@ -7,7 +7,7 @@ are ``%f`` seconds; `job_id` is the name without the workload; `success` is 1 on
 COMPLETED_SUCCESSFULLY; a rejected job has empty time/allocation/energy cells; `consumed_energy` is -1
 without energy, with ``-E`` the job's energy [J] (`SimJob.consumed_energy`, `energy`); `metadata` is
 double-quoted. Batsim computes times in long double (`starting_time + runtime - submission_time`); so do we
-(numpy.longdouble) to print the same digits.
+(`longdouble.LD`, the x87 80-bit arithmetic) to print the same digits.
 
 ``PREFIX_schedule.csv``: one header line and one value line, keys sorted as Batsim's std::map sorts them
 (`SCHEDULE_COLUMNS`); means are over all jobs (rejected ones count, with nothing added); machine times
@@ -24,9 +24,8 @@ lowers the idle count: nb_idle + nb_computing is always the number of compute ma
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..metrics.definitions import BATSIM_JOBS_COLUMNS, stretch, turnaround_time, waiting_time
+from .longdouble import LD
 
 SCHEDULE_COLUMNS = ("batsim_version", "consumed_joules", "makespan", "max_slowdown", "max_turnaround_time",
                     "max_waiting_time", "mean_slowdown", "mean_turnaround_time", "mean_waiting_time",
@@ -34,8 +33,6 @@ SCHEDULE_COLUMNS = ("batsim_version", "consumed_joules", "makespan", "max_slowdo
                     "nb_jobs_killed", "nb_jobs_rejected", "nb_jobs_success", "nb_machine_switches",
                     "scheduling_time", "simulation_time", "success_rate", "time_computing", "time_idle",
                     "time_sleeping", "time_switching_off", "time_switching_on", "time_unavailable")
-
-LD = np.longdouble
 
 
 def f6(x) -> str:

@@ -2,21 +2,18 @@
 the scheduler's requests (`handlers`) and the SimGrid job execution (`execution`), all of which read and
 change one `SimState`; also the run's options (`SimConfig`), its summary (`SimResult`) and its error.
 
-Times are SimGrid's clock [s] (floats); job start times and runtimes are long doubles (`LD`), as Batsim
-keeps them, so that jobs.csv prints as Batsim's does.
+Times are SimGrid's clock [s] (floats); job start times and runtimes are long doubles (`longdouble.LD`: x87's
+80-bit arithmetic, exactly), as Batsim keeps them, so that jobs.csv prints as Batsim's does.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ..platforms.simgrid_xml import Machines, PlatformSpec
+from .longdouble import LD  # noqa: F401 (the simulator's parts take it from here)
 from .protocol import event
 from .workload import SimJob as Job, Workload
-
-LD = np.longdouble
 
 #: Exit status of a run stopped by a protocol violation of the scheduler (bad input files give 2).
 EXIT_PROTOCOL = 1

@@ -54,7 +54,7 @@ class SimJob:
     object with ``id`` replaced by the full id (what JOB_SUBMITTED carries).
 
     Run-time fields (set by the simulator): `state` (JOB_STATES), `starting_time` and `runtime` [s]
-    (numpy long doubles, as Batsim computes them), `allocation` (ProcSet of resource ids),
+    (`longdouble.LD`, long doubles as Batsim computes them), `allocation` (ProcSet of resource ids),
     `alloc_ids` (its ids in increasing order) and `alloc_text` (as Batsim prints it), `return_code`,
     `metadata`."""
 
