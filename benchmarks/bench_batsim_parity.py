@@ -169,29 +169,21 @@ def main() -> int:
                 rows[name].append(one_startup(cmd, wl, tmp / f"{name}-{k}", src) if a.startup
                                   else one(cmd, wl, tmp / f"{name}-{k}", a.scheduler, src))
     ref = rows["batsim"][0]["jobs"]
-    if a.startup:
-        base = statistics.median(r["wall"] for r in rows["batsim"])
-        print(f"{'simulator':18} {'first message [s]':>18} {'exit [s]':>9} {'sim CPU [s]':>12} {'exit / Batsim':>14}"
-              "  _jobs.csv")
-        for name, rs in rows.items():
-            wall = statistics.median(r["wall"] for r in rs)
-            same = "reference" if name == "batsim" else (
-                "identical" if all(r["jobs"] == ref for r in rs) else "DIFFERENT")
-            print(f"{name:18} {statistics.median(r['first'] for r in rs):18.3f} {wall:9.3f} "
-                  f"{statistics.median(r['sim_cpu'] for r in rs):12.3f} {wall / base:13.2f}x  {same}")
-        print(f"load average after: {load_average()}")
-        return 0
     base = statistics.median(r["wall"] for r in rows["batsim"])
-    print(f"{'simulator':18} {'wall [s]':>9} {'sim CPU [s]':>12} {'sched CPU [s]':>14} {'wall / Batsim':>14}  _jobs.csv")
+    # (header, key, width, decimals) of the columns between the name and the ratio
+    cols = ([("first message [s]", "first", 18, 3), ("exit [s]", "wall", 9, 3), ("sim CPU [s]", "sim_cpu", 12, 3)]
+            if a.startup else
+            [("wall [s]", "wall", 9, 2), ("sim CPU [s]", "sim_cpu", 12, 2), ("sched CPU [s]", "sched_cpu", 14, 2)])
+    ratio = "exit / Batsim" if a.startup else "wall / Batsim"
+    print(f"{'simulator':18} " + " ".join(f"{h:>{w}}" for h, _, w, _ in cols) + f" {ratio:>14}  _jobs.csv")
     for name, rs in rows.items():
         wall = statistics.median(r["wall"] for r in rs)
         same = "reference" if name == "batsim" else (
             "identical" if all(r["jobs"] == ref for r in rs) else "DIFFERENT")
-        print(f"{name:18} {wall:9.2f} {statistics.median(r['sim_cpu'] for r in rs):12.2f} "
-              f"{statistics.median(r['sched_cpu'] for r in rs):14.2f} {wall / base:13.2f}x  {same}")
+        print(f"{name:18} " + " ".join(f"{statistics.median(r[k] for r in rs):{w}.{d}f}" for _, k, w, d in cols)
+              + f" {wall / base:13.2f}x  {same}")
     print(f"load average after: {load_average()}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
