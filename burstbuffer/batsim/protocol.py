@@ -273,10 +273,8 @@ def register_job_text(job_id: str, subtime: float, walltime: float, res: int, pr
     "profile": profile})``: the same bytes as `encode` writes for that decision (times in seconds, walltime −1
     for none)."""
     s = _string(job_id)
-    subtime = repr(subtime) if type(subtime) is float and -_INF < subtime < _INF else _json(subtime)
-    walltime = repr(walltime) if type(walltime) is float and -_INF < walltime < _INF else _json(walltime)
-    return EventText(f'"REGISTER_JOB","data":{{"job_id":{s},"job":{{"id":{s},"subtime":{subtime},'
-                     f'"walltime":{walltime},"res":{_json(res)},"profile":{_string(profile)}}}}}')
+    return EventText(f'"REGISTER_JOB","data":{{"job_id":{s},"job":{{"id":{s},"subtime":{_json(subtime)},'
+                     f'"walltime":{_json(walltime)},"res":{_json(res)},"profile":{_string(profile)}}}}}')
 
 
 def execute_job_text(job_id: str, alloc: str, more: str = "") -> EventText:
