@@ -27,15 +27,8 @@ AS_WRITTEN = ["--policy-option", "phases=as-written", "--policy-option", "starva
               "--policy-option", "knapsack_method=exact"]
 
 
-#: slurm-bb, 100 jobs: beside real Batsim, the simulator's first 714 messages are sent at bit-identical clocks;
-#: then one job's end date is 1 ulp apart (w0%39!76, a parallel task that ran 4760 s), which shows in one `%f` date of message
-#: 1666 (47228.300124 vs .300123); the same allocations and jobs.csv. Not the platform nor the core (docs/batsim-fidelity.md §4)
-ULP_APART = pytest.mark.xfail(strict=True, reason="an end date 1 ulp apart shows as 1 us in one message "
-                                                  "(docs/batsim-fidelity.md §4)")
-
-
 @pytest.mark.parametrize("policy,n", [("cerberus", 100), ("cerberus-as-written", 100),
-                                      pytest.param("slurm-bb", 100, marks=ULP_APART),
+                                      ("slurm-bb", 100),
                                       ("sjf-bb", 30), ("fcfs-bb", 30), ("fcfs-easy", 30), ("conservative-bb", 30),
                                       ("tutorial", 30)])
 def test_three_phase_same_as_real_batsim(tmp_path, policy, n):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import masters
 from .execution import dispatch, kill_jobs
+from .jsonnumbers import rewritten
 from .protocol import dumps, is_number, parse_allocation
 from .state import LD, SimState, SimulationError
 from .workload import DefinitionError, Workload, parse_job, parse_profile, split_job_id
@@ -221,7 +222,8 @@ def ev_register_profile(st: SimState, i: int, data) -> None:
                               "that was registered has already been registered (old profile: "
                               f"{dumps(wl.profiles[pname].data)})")
     try:
-        wl.profiles[pname] = parse_profile(pname, prof, wl.profiles)
+        # Batsim writes the profile back as text (doubles as %f) and reads it again: Profile::from_json
+        wl.profiles[pname] = parse_profile(pname, rewritten(prof), wl.profiles)
     except DefinitionError as exc:
         raise SimulationError(f"Invalid JSON profile received from the scheduler: workload '{wname}': "
                               f"{exc}") from None
@@ -249,7 +251,7 @@ def ev_register_job(st: SimState, i: int, data) -> None:
         raise SimulationError(f"Invalid JSON message: in event {i} (REGISTER_JOB): ['data']['job'] should "
                               "be an object")
     try:
-        job = parse_job(desc, wl, expected_id=jid)
+        job = parse_job(rewritten(desc), wl, expected_id=jid)  # as the profile's, Job::from_json
     except DefinitionError as exc:
         raise SimulationError(f"Invalid JSON job submitted by the scheduler: {exc}") from None
     wl.jobs[name] = job

@@ -16,11 +16,10 @@ Batsim's rules kept (its ``server.cpp``, ``protocol.cpp``):
 """
 from __future__ import annotations
 
-import json
 import time
 
 from ..jsonvalues import excerpt
-from . import masters
+from . import jsonnumbers, masters
 from .execution import absorb, release_workers
 from .handlers import HANDLERS, killing_done
 from .protocol import dumps, is_number
@@ -163,8 +162,8 @@ def await_reply(st: SimState, monitor) -> str:
 
 def queue_reply(st: SimState, reply: str) -> None:
     try:
-        doc = json.loads(reply)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        doc = jsonnumbers.loads(reply)  # Batsim's numbers: RapidJSON's default parse
+    except (ValueError, UnicodeDecodeError):  # json.JSONDecodeError is a ValueError
         raise SimulationError("Invalid JSON message: could not be parsed") from None
     except RecursionError:
         raise SimulationError("Invalid JSON message: nested too deeply") from None
