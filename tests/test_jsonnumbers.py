@@ -95,3 +95,14 @@ def test_same_as_the_real_rapidjson_on_random_literals(tmp_path):
         assert got == want and type(got) is type(want), (s, o, got)
         moved += got != "ERR" and not is_int and got != float(s)
     assert moved > 100  # the cases that matter were exercised: RapidJSON is 1 ulp off on them
+
+
+def test_the_simulator_reads_workload_files_as_batsim_does(tmp_path):
+    from burstbuffer.simulator.workload import load_workload
+    path = tmp_path / "w.json"
+    path.write_text('{"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "walltime": 97.99955000000045, "res": 2, '
+                    '"profile": "p"}], "profiles": {"p": {"type": "parallel_homogeneous", '
+                    '"cpu": 4147750706549.333496, "com": 0}}}')
+    wl = load_workload(str(path), "w0")
+    assert wl.profiles["p"].data["cpu"] == float.fromhex("0x1.e2dc9a8ebaaacp+41")  # not float("...333496")
+    assert float(wl.jobs["1"].walltime) == read_float("97.99955000000045") != 97.99955000000045

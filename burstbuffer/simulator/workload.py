@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from . import jsonnumbers
 from ..workloads.batsim_json import load_workload as read_workload_file
 from ..workloads.batsim_rules import DefinitionError, check_job, check_profile, split_job_id
 
@@ -151,7 +152,7 @@ def load_workload(path: str, name: str) -> Workload:
     Raises InputError(file, item, reason): missing file, malformed JSON, a missing or mistyped field,
     an unknown or unsupported profile type, a duplicate job id...
     """
-    doc = read_workload_file(path, require_bb=False, simulated=True)
+    doc = read_workload_file(path, require_bb=False, simulated=True, loads=jsonnumbers.loads)  # Batsim's numbers
     wl = Workload(name, os.path.abspath(path), nb_res=doc.nb_res)
     for pname, pdesc in doc.profiles.items():
         wl.profiles[pname] = Profile(pname, pdesc["type"], pdesc, pdesc.get("ret", 0))

@@ -181,9 +181,11 @@ def workload_from_dict(doc: Any, source: str = "<workload>", *, require_bb: bool
                     job_objects=jobs_doc)
 
 
-def load_workload(path: str | Path, *, require_bb: bool = True, simulated: bool = False) -> Workload:
+def load_workload(path: str | Path, *, require_bb: bool = True, simulated: bool = False,
+                  loads=json.loads) -> Workload:
     """Read and validate the Batsim workload JSON at `path` (see :func:`workload_from_dict`): the one
-    reader of workload files, for the CLI, the scheduler side and the embedded simulator.
+    reader of workload files, for the CLI, the scheduler side and the embedded simulator. `loads`: the JSON
+    reader (the embedded simulator gives its own, which reads numbers as Batsim does).
 
     Raises InputError(path, item, reason): a missing file ("workload", "file not found"), an
     unreadable one ("file"), invalid JSON ("line L column C"), or a missing/mistyped field of the
@@ -197,9 +199,11 @@ def load_workload(path: str | Path, *, require_bb: bool = True, simulated: bool 
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(source, "file", getattr(exc, "strerror", None) or str(exc)) from None
     try:
-        doc = json.loads(text)
+        doc = loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    except ValueError as exc:  # a number the reader rejects (too big)
+        raise InputError(source, "workload", f"invalid JSON: {exc}") from None
     except RecursionError:
         raise InputError(source, "workload", "invalid JSON: nested too deeply") from None
     return workload_from_dict(doc, source, require_bb=require_bb, simulated=simulated)
