@@ -204,7 +204,6 @@ class Energy:
         self.last_date = LD(0)
         self.last_energy = LD(0)
         self.before: dict = {}
-        self.orphans: dict = {}                      # job -> its activity left running at its walltime
         self.energy_csv = open(f"{prefix}_consumed_energy.csv", "w", encoding="utf-8", newline="")
         self.energy_csv.write(CONSUMED_ENERGY_HEADER)
         self.pstate_csv = open(f"{prefix}_pstate_changes.csv", "w", encoding="utf-8", newline="")
@@ -263,22 +262,13 @@ class Energy:
         job.consumed_energy = self.fmt(self.consumed(job.allocation) - before)
         self.last_completion = self.entry("e")
 
-    def keep_running(self, job, activity) -> None:
-        """`job` reached its walltime: Batsim 4.2.1 does not cancel its parallel task (task_execution.cpp);
-        it goes on loading its hosts (and links) until the job's actor ends, when the server has received
-        its message (`received`), and the energy those hosts draw meanwhile counts."""
-        self.orphans[job] = activity
-
     def received(self, item) -> bool:
-        """The server received the message standing for `item`: a `Switch` is handled here (True); a job's
-        activity left running at its walltime is cancelled, as SimGrid does when the job's actor ends
-        (False: the job's end is the caller's)."""
+        """The server received the message standing for `item`: a `Switch` is handled here (True); else
+        False (a job's end, the caller's; a job's task left running at its walltime drew its hosts' watts
+        until then, `loop.handle`)."""
         if type(item) is Switch:
             self.switched(item)
             return True
-        orphan = self.orphans.pop(item, None)
-        if orphan is not None:
-            orphan.cancel()
         return False
 
     def check_allocation(self, job, alloc, text: str) -> None:

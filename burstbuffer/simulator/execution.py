@@ -236,10 +236,9 @@ def run_profile(st: SimState, job: Job, prof, remaining: list[float]) -> int:
     try:
         ex.wait_for(rem)
     except sg.TimeoutException:
-        if st.energy is None:
-            ex.cancel()
-        else:  # Batsim leaves it running until the job's message reaches the server: its hosts stay loaded
-            st.energy.keep_running(job, ex)
+        # Batsim 4.2.1 does not cancel it (task_execution.cpp): it goes on loading its hosts and links until
+        # the job's actor ends, right after the server has received the job's message (`loop.handle`)
+        job.orphan = ex
         remaining[0] = 0.0
         return -1
     remaining[0] = rem - (st.now - t0)

@@ -211,6 +211,9 @@ def handle(st: SimState, payload) -> None:
     if type(payload) is not tuple:
         # with energy, the message may stand for a machine's switch, not a job (energy.py)
         if st.energy is None or not st.energy.received(payload):
+            if payload.orphan is not None:  # its task left running at its walltime: the actor's end cancels it
+                payload.orphan.cancel()
+                payload.orphan = None
             on_job_done(st, payload)
         return
     kind = payload[0]

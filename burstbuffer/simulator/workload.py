@@ -87,6 +87,7 @@ class SimJob:
     mapping: list | None = None
     storage_mapping: dict = field(default_factory=dict)
     bkey: int = -1      # bridged core: the key of its actor in the bridge
+    orphan: object = None  # its parallel task left running at its walltime, until the server has its message
     consumed_energy: str | None = None  # with energy (-E): its jobs.csv cell, C's %Lf of joules (energy.py)
 
     @property

@@ -2,7 +2,8 @@
 // makes the SimGrid calls of its Batsim 4.2.1 counterpart, in Batsim's order:
 // - a job's actor (jobs_execution.cpp, execute_job_process; the actor core's Python job actor,
 //   burstbuffer/simulator/execution.py job_body): exec_init + wait_for(walltime) (its start and its sleep
-//   action), cancel on timeout, then the job's message to the server (send: by name, then a 1-byte put);
+//   action), then the job's message to the server (send: by name, then a 1-byte put), and on a timeout
+//   the cancel of the task that SimGrid makes when Batsim's job actor ends;
 // - the master host's actors (burstbuffer/simulator/masters.py, their Python twins): the static job
 //   submitter (job_submitter.cpp), the request-reply actor's events (protocol.cpp send_message_at_time),
 //   the CALL_ME_LATER waiter and the killer's report (jobs_execution.cpp).
@@ -79,8 +80,10 @@ void run(long key, sg4::ExecPtr a, double rem, int ret) {
     else
       a->wait_for(rem);
   } catch (const simgrid::TimeoutException&) {
-    a->cancel();
+    // Batsim 4.2.1 does not cancel it (task_execution.cpp): it loads its hosts and links until the job's
+    // actor ends, once the server has the job's message
     end(key, -1);
+    a->cancel();
     return;
   }
   end(key, ret);
