@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 
 from ..schedulers._cbuild import NativeUnavailable, compile_file_cached
 
@@ -47,6 +48,23 @@ def _includes() -> tuple[str, ...]:
     return tuple(flags)
 
 
+def lazily_bound(load):
+    """``load()``, the shared libraries it loads bound lazily (``RTLD_LAZY``, as the dynamic loader binds an
+    executable's libraries) instead of with CPython's ``RTLD_NOW``: SimGrid's Python module and the
+    compiled modules link libsimgrid and through it ns-3 and Boost, whose function symbols are then
+    resolved at their first call, not all at load (about a sixth of the simulator's start-up: docs/startup.md).
+    Libraries linked with ``BIND_NOW`` (libsimgrid itself) and data relocations are resolved at load either
+    way. The interpreter's flags are restored afterwards."""
+    if not hasattr(sys, "setdlopenflags"):
+        return load()
+    flags = sys.getdlopenflags()
+    sys.setdlopenflags((flags & ~os.RTLD_NOW) | os.RTLD_LAZY)
+    try:
+        return load()
+    finally:
+        sys.setdlopenflags(flags)
+
+
 def _first_error(stderr: str) -> str:
     return ([ln for ln in stderr.strip().splitlines() if "error" in ln][:1] or ["?"])[0]
 
@@ -65,9 +83,13 @@ def load_extension(source: str, stem: str):
                                    suffix=suffix, args=lambda name: (f"-DMODNAME={name}", *_includes()),
                                    libs=("-lsimgrid",), timeout=600, error_line=_first_error)
     spec = importlib.util.spec_from_file_location(name, so)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+
+    def exec_module():
+        mod = importlib.util.module_from_spec(spec)   # dlopen here
+        spec.loader.exec_module(mod)
+        return mod
+
+    return lazily_bound(exec_module)
 
 
 def load():
