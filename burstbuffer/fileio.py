@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from .errors import InputError
@@ -17,6 +16,8 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # noqa: PLC0415  (not at import: the simulator reads workloads through this package)
+
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise InputError(str(path), "file", exc.strerror or str(exc)) from None

@@ -22,76 +22,96 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..records import Record
 from .units import parse_bandwidth, parse_latency, parse_speed
 
 #: Cluster topologies for which SimGrid >= 3.28 no longer creates the implicit router.
 ROUTERLESS_TOPOLOGIES = ("TORUS", "FAT_TREE", "DRAGONFLY")
 
 
-@dataclass
-class HostSpec:
+# The specs are `records.Record`s (repr and == over `_fields`), not data classes: this module is on the
+# simulator's start-up path (docs/startup.md).
+
+class HostSpec(Record):
     """A host: `speed` as written (SimGrid units, comma-separated pstates), `props` its own `<prop>`s,
     `zone_props` the merged properties of its enclosing zones (outermost first, inner ones win)."""
 
-    name: str
-    speed: str
-    core: int = 1
-    props: dict[str, str] = field(default_factory=dict)
-    zone_props: dict[str, str] = field(default_factory=dict)
-    zone: str = ""
+    _fields = ("name", "speed", "core", "props", "zone_props", "zone")
+
+    def __init__(self, name: str, speed: str, core: int = 1, props: dict[str, str] | None = None,
+                 zone_props: dict[str, str] | None = None, zone: str = ""):
+        self.name = name
+        self.speed = speed
+        self.core = core
+        self.props = {} if props is None else props
+        self.zone_props = {} if zone_props is None else zone_props
+        self.zone = zone
 
 
-@dataclass
-class LinkSpec:
-    id: str
-    bandwidth: str
-    latency: str = "0"
-    sharing_policy: str = "SHARED"
+class LinkSpec(Record):
+    _fields = ("id", "bandwidth", "latency", "sharing_policy")
+
+    def __init__(self, id: str, bandwidth: str, latency: str = "0", sharing_policy: str = "SHARED"):  # noqa: A002
+        self.id = id
+        self.bandwidth = bandwidth
+        self.latency = latency
+        self.sharing_policy = sharing_policy
 
 
-@dataclass
-class RouterSpec:
-    id: str
+class RouterSpec(Record):
+    _fields = ("id",)
+
+    def __init__(self, id: str):  # noqa: A002
+        self.id = id
 
 
-@dataclass
-class RouteSpec:
+class RouteSpec(Record):
     """A `<zoneRoute>` (src/dst are zones, gw_* netpoints) or a `<route>` (src/dst are hosts/routers).
     `links` holds (link id, direction in {"NONE", "UP", "DOWN"})."""
 
-    kind: str
-    src: str
-    dst: str
-    gw_src: str | None
-    gw_dst: str | None
-    links: list[tuple[str, str]]
-    symmetrical: bool = True
+    _fields = ("kind", "src", "dst", "gw_src", "gw_dst", "links", "symmetrical")
+
+    def __init__(self, kind: str, src: str, dst: str, gw_src: str | None, gw_dst: str | None,
+                 links: list[tuple[str, str]], symmetrical: bool = True):
+        self.kind = kind
+        self.src = src
+        self.dst = dst
+        self.gw_src = gw_src
+        self.gw_dst = gw_dst
+        self.links = links
+        self.symmetrical = symmetrical
 
 
-@dataclass
-class ClusterSpec:
+class ClusterSpec(Record):
     """A `<cluster>`; `radical` is the expanded list of host numbers, `hosts` the generated hosts."""
 
-    id: str
-    topology: str
-    topo_parameters: str
-    prefix: str
-    suffix: str
-    radical: list[int]
-    speed: str
-    bw: str
-    lat: str
-    loopback_bw: str | None
-    loopback_lat: str | None
-    limiter_link: str | None
-    sharing_policy: str
-    core: int
-    props: dict[str, str]
-    router_id: str | None
-    hosts: list[HostSpec] = field(default_factory=list)
+    _fields = ("id", "topology", "topo_parameters", "prefix", "suffix", "radical", "speed", "bw", "lat",
+               "loopback_bw", "loopback_lat", "limiter_link", "sharing_policy", "core", "props", "router_id",
+               "hosts")
+
+    def __init__(self, id: str, topology: str, topo_parameters: str, prefix: str, suffix: str,  # noqa: A002
+                 radical: list[int], speed: str, bw: str, lat: str, loopback_bw: str | None,
+                 loopback_lat: str | None, limiter_link: str | None, sharing_policy: str, core: int,
+                 props: dict[str, str], router_id: str | None, hosts: list[HostSpec] | None = None):
+        self.id = id
+        self.topology = topology
+        self.topo_parameters = topo_parameters
+        self.prefix = prefix
+        self.suffix = suffix
+        self.radical = radical
+        self.speed = speed
+        self.bw = bw
+        self.lat = lat
+        self.loopback_bw = loopback_bw
+        self.loopback_lat = loopback_lat
+        self.limiter_link = limiter_link
+        self.sharing_policy = sharing_policy
+        self.core = core
+        self.props = props
+        self.router_id = router_id
+        self.hosts = [] if hosts is None else hosts
 
     @property
     def implicit_router(self) -> str:
@@ -99,25 +119,31 @@ class ClusterSpec:
         return self.router_id or f"{self.prefix}{self.id}_router{self.suffix}"
 
 
-@dataclass
-class ZoneSpec:
+class ZoneSpec(Record):
     """A `<zone>` (or `<AS>`): children in document order (zones, clusters, hosts, routers, links, routes)."""
 
-    id: str
-    routing: str
-    props: dict[str, str] = field(default_factory=dict)
-    items: list = field(default_factory=list)
+    _fields = ("id", "routing", "props", "items")
+
+    def __init__(self, id: str, routing: str, props: dict[str, str] | None = None,  # noqa: A002
+                 items: list | None = None):
+        self.id = id
+        self.routing = routing
+        self.props = {} if props is None else props
+        self.items = [] if items is None else items
 
 
-@dataclass
-class PlatformSpec:
+class PlatformSpec(Record):
     """A parsed platform file. `hosts`: every host by name (cluster hosts included)."""
 
-    path: str
-    root: ZoneSpec
-    hosts: dict[str, HostSpec]
-    routers: set[str]
-    clusters: list[ClusterSpec]
+    _fields = ("path", "root", "hosts", "routers", "clusters")
+
+    def __init__(self, path: str, root: ZoneSpec, hosts: dict[str, HostSpec], routers: set[str],
+                 clusters: list[ClusterSpec]):
+        self.path = path
+        self.root = root
+        self.hosts = hosts
+        self.routers = routers
+        self.clusters = clusters
 
     def listed_storage_nodes(self) -> list[str]:
         """Host names listed in a ``storage_nodes`` property of any zone or cluster, in document order,
@@ -321,18 +347,21 @@ def parse_platform(path: str) -> PlatformSpec:
 
 # ------------------------------------------------------------------------------------- Batsim machines
 
-@dataclass
-class Machine:
+class Machine(Record):
     """One Batsim resource. `kind` in {"compute", "storage", "master"}; `id` is Batsim's resource id
     (-1 for the master); `properties` are the host's own properties plus ``role`` (always present, ""
     for a compute node, as Batsim sends them); `speed` in flop/s (first pstate)."""
 
-    id: int
-    name: str
-    kind: str
-    properties: dict[str, str]
-    zone_properties: dict[str, str]
-    speed: float
+    _fields = ("id", "name", "kind", "properties", "zone_properties", "speed")
+
+    def __init__(self, id: int, name: str, kind: str, properties: dict[str, str],  # noqa: A002
+                 zone_properties: dict[str, str], speed: float):
+        self.id = id
+        self.name = name
+        self.kind = kind
+        self.properties = properties
+        self.zone_properties = zone_properties
+        self.speed = speed
 
     def to_json(self) -> dict:
         """The resource as SIMULATION_BEGINS carries it: {id, name, state, properties, zone_properties}."""
@@ -341,14 +370,16 @@ class Machine:
                 "zone_properties": dict(sorted(self.zone_properties.items()))}
 
 
-@dataclass
-class Machines:
+class Machines(Record):
     """Batsim's resources: `compute` (ids 0..C-1) then `storage` (ids C..), `master` apart.
     `all[i]` is the machine of id i."""
 
-    compute: list[Machine]
-    storage: list[Machine]
-    master: Machine
+    _fields = ("compute", "storage", "master")
+
+    def __init__(self, compute: list[Machine], storage: list[Machine], master: Machine):
+        self.compute = compute
+        self.storage = storage
+        self.master = master
 
     @property
     def all(self) -> list[Machine]:

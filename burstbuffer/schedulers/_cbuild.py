@@ -3,16 +3,15 @@
 with the system's ``cc`` (or ``$CC``) into a shared library cached under ``$BURSTBUFFER_CACHE_DIR``,
 ``$XDG_CACHE_HOME/burstbuffer`` or ``~/.cache/burstbuffer``, keyed by the source, the compiler, the flags
 and the machine, then loaded with ctypes. ``BURSTBUFFER_NATIVE=0`` disables every engine (each keeps a
-pure-Python path giving identical results)."""
+pure-Python path giving identical results).
+
+The simulator loads its compiled modules through `compile_file_cached` at every start: what only a build
+needs (hashlib, subprocess, tempfile, shutil, ctypes) is imported by the functions that build, not here
+(docs/startup.md)."""
 from __future__ import annotations
 
-import ctypes
-import hashlib
 import os
-import platform as _platform
-import shutil
-import subprocess
-import tempfile
+import sys
 from pathlib import Path
 
 #: the compiler flags of every engine (no fused multiply-add: the same results as the Python paths)
@@ -29,11 +28,16 @@ class NativeUnavailable(Exception):
     """The engine cannot be built or is disabled; ``str(exc)`` says why in one line."""
 
 
+def _cache_candidates():
+    yield os.environ.get("BURSTBUFFER_CACHE_DIR")
+    yield os.path.join(os.environ["XDG_CACHE_HOME"], "burstbuffer") if os.environ.get("XDG_CACHE_HOME") else None
+    yield os.path.join(os.path.expanduser("~"), ".cache", "burstbuffer")
+    import tempfile  # noqa: PLC0415  (the last resort only)
+    yield os.path.join(tempfile.gettempdir(), f"burstbuffer-{os.getuid() if hasattr(os, 'getuid') else 0}")
+
+
 def cache_dir() -> Path:
-    for cand in (os.environ.get("BURSTBUFFER_CACHE_DIR"),
-                 os.path.join(os.environ["XDG_CACHE_HOME"], "burstbuffer") if os.environ.get("XDG_CACHE_HOME") else None,
-                 os.path.join(os.path.expanduser("~"), ".cache", "burstbuffer"),
-                 os.path.join(tempfile.gettempdir(), f"burstbuffer-{os.getuid() if hasattr(os, 'getuid') else 0}")):
+    for cand in _cache_candidates():
         if not cand:
             continue
         try:
@@ -59,9 +63,15 @@ def compile_cached(source: str, stem: str, *, compiler: str, flags: tuple[str, .
     arguments before the output (given the library's name, ``STEM_<tag>``); `libs`: after the source.
     Returns (path, name). Raises NativeUnavailable when disabled, without the compiler or when compilation
     fails (one line: `error_line(stderr)` or its last line)."""
+    import hashlib  # noqa: PLC0415
+    import platform  # noqa: PLC0415
+    import shutil  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
     if disabled():
         raise NativeUnavailable("disabled by BURSTBUFFER_NATIVE")
-    tag = hashlib.sha256("\0".join([source, compiler, *flags, *key, _platform.machine()]).encode()).hexdigest()[:16]
+    tag = hashlib.sha256("\0".join([source, compiler, *flags, *key, platform.machine()]).encode()).hexdigest()[:16]
     name = f"{stem}_{tag}"
     d = cache_dir()
     so = d / f"{name}{suffix}"
@@ -88,11 +98,59 @@ def compile_cached(source: str, stem: str, *, compiler: str, flags: tuple[str, .
     return so, name
 
 
+def compile_file_cached(path: str, stem: str, *, compiler: str, flags: tuple[str, ...], key=lambda: (),
+                        src_suffix: str = ".c", suffix: str = ".so", args=lambda name: (),
+                        libs: tuple[str, ...] = (), timeout: float = 120, error_line=None) -> tuple[Path, str]:
+    """`compile_cached` of the source file `path`, remembered by a stamp so that a start whose source has not
+    changed neither reads nor hashes it (nor imports what that takes).
+
+    The stamp, ``STEM.<crc32 of the path>.stamp`` in `cache_dir`, holds the source's path, size and
+    modification time [ns], `compiler`, `flags`, `libs`, `suffix`, the interpreter's version and the
+    machine, and the name `compile_cached` gave the library. While all of these are unchanged and the
+    library exists, it is returned as is; otherwise the source is read and `compile_cached` called (with
+    key ``key()``, a callable so that what only a build needs, e.g. include paths, is computed then) and the
+    stamp rewritten. A changed source (its size or modification time) is therefore rebuilt at its next
+    load. Returns (path, name). Raises NativeUnavailable as `compile_cached`; OSError if `path` cannot be
+    read."""
+    if disabled():
+        raise NativeUnavailable("disabled by BURSTBUFFER_NATIVE")
+    import zlib  # noqa: PLC0415
+
+    path = os.path.abspath(path)
+    st = os.stat(path)
+    machine = os.uname().machine if hasattr(os, "uname") else sys.platform
+    ident = "\0".join([path, str(st.st_size), str(st.st_mtime_ns), compiler, *flags, *libs, suffix, sys.version,
+                       machine])
+    d = cache_dir()
+    stamp = d / f"{stem}.{zlib.crc32(path.encode()):08x}.stamp"
+    try:
+        with open(stamp, encoding="utf-8") as f:
+            seen, _, name = f.read().rpartition("\n")
+        if seen == ident and name and (d / f"{name}{suffix}").exists():
+            return d / f"{name}{suffix}", name
+    except (OSError, UnicodeDecodeError):
+        pass
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    so, name = compile_cached(source, stem, compiler=compiler, flags=flags, key=tuple(key()), src_suffix=src_suffix,
+                              suffix=suffix, args=args, libs=libs, timeout=timeout, error_line=error_line)
+    tmp = f"{stamp}.{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(f"{ident}\n{name}")
+        os.replace(tmp, stamp)
+    except OSError:
+        pass
+    return so, name
+
+
 def build(source: str, stem: str, libs: tuple[str, ...] = ()) -> ctypes.CDLL:
     """The library compiled from C `source` (cached as ``STEM_<tag>.so``; `libs`: linker arguments after the
     source, e.g. ``("-lm",)``), loaded. Raises NativeUnavailable when disabled by ``BURSTBUFFER_NATIVE``,
     without a compiler or when compilation fails; OSError / SubprocessError from the file system or
     the compiler run propagate."""
+    import ctypes  # noqa: PLC0415
+
     so, _ = compile_cached(source, stem, compiler=os.environ.get("CC", "cc"), flags=CFLAGS, libs=libs)
     return ctypes.CDLL(str(so))
 
@@ -111,6 +169,8 @@ class NativeLibrary:
         self.reason: str | None = None
 
     def get(self) -> ctypes.CDLL | None:
+        import subprocess  # noqa: PLC0415
+
         if self.lib is not None or self.reason is not None:
             return self.lib
         try:

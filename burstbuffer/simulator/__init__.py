@@ -16,10 +16,11 @@ This package imports SimGrid only when a simulation runs.
 """
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
 from collections.abc import Iterable, Sequence
+
+# socket and subprocess are imported where used: ``python -m burstbuffer.simulator`` imports this package
+# and needs neither (docs/startup.md)
 
 
 def command(platform: str, workloads: str | Sequence[str], *, export_prefix: str = "out",
@@ -62,10 +63,12 @@ def command(platform: str, workloads: str | Sequence[str], *, export_prefix: str
     return argv
 
 
-def spawn(platform: str, workloads: str | Sequence[str], **kwargs) -> subprocess.Popen:
+def spawn(platform: str, workloads: str | Sequence[str], **kwargs) -> "subprocess.Popen":
     """Start the simulator (`command` keywords; other keywords go to subprocess.Popen, e.g. stderr=PIPE).
     The scheduler must already listen on `socket_endpoint`. Exit status: 0 done, 2 bad input, 1 protocol
     violation or deadlock (one line on stderr)."""
+    import subprocess  # noqa: PLC0415
+
     popen_keys = {"stdout", "stderr", "cwd", "env", "text"}
     popen = {k: kwargs.pop(k) for k in list(kwargs) if k in popen_keys}
     return subprocess.Popen(command(platform, workloads, **kwargs), **popen)
@@ -73,6 +76,8 @@ def spawn(platform: str, workloads: str | Sequence[str], **kwargs) -> subprocess
 
 def free_tcp_endpoint(host: str = "127.0.0.1") -> str:
     """A ``tcp://HOST:PORT`` endpoint on a port that was free a moment ago (for a scheduler to bind)."""
+    import socket  # noqa: PLC0415
+
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return f"tcp://{host}:{s.getsockname()[1]}"

@@ -8,7 +8,7 @@ request-reply sends, waiters and killers' reports are C++ actors too, twins of `
 
 A ~230-line pybind11 extension against ``libsimgrid-dev`` (``native/simbridge.cpp``), compiled on first use
 with the system's C++ compiler (``$CXX``, else ``c++``) and cached like the plan engine
-(`schedulers._cbuild.compile_cached`).
+(`schedulers._cbuild.compile_file_cached`; `load_extension` also builds the energy module, `energy`).
 
 `load()` returns the module or raises `NativeUnavailable` (no compiler, no SimGrid or pybind11 headers,
 disabled by ``BURSTBUFFER_NATIVE=0``). Which core runs: `burstbuffer.simulator.server.select_core`.
@@ -20,50 +20,79 @@ Source: SimGrid 3.32 ``include/simgrid/s4u/Actor.hpp`` (``Actor::create``, ``thi
 """
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
+import functools
 import os
-import sysconfig
+import sys
 
-from ..schedulers._cbuild import NativeUnavailable, compile_cached
+from ..schedulers._cbuild import NativeUnavailable, compile_file_cached
 
-
-def _source(name: str) -> str:
-    """The text of the C++ source `name` shipped in ``burstbuffer/simulator/native/`` (package data)."""
-    from importlib.resources import files
-    return files("burstbuffer.simulator").joinpath("native", name).read_text()
+#: the C++ sources of the simulator's compiled modules (package data: burstbuffer/simulator/native/)
+NATIVE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "native")
 
 #: compiler flags (no fused multiply-add: the bridge computes nothing, but keep the engines' rule)
 CXXFLAGS = ("-O2", "-std=c++17", "-ffp-contract=off", "-shared", "-fPIC")
 
-#: the bridge's C++ source (burstbuffer/simulator/native/simbridge.cpp, package data)
-SOURCE = _source("simbridge.cpp")
 
+@functools.lru_cache(maxsize=None)
+def _includes() -> tuple[str, ...]:
+    """The include flags of a build: Python's headers, and pip's pybind11 when installed (the Debian
+    headers need none). Imported and computed only for a build (`load_extension`)."""
+    import sysconfig  # noqa: PLC0415
 
-def _includes() -> list[str]:
     flags = [f"-I{sysconfig.get_paths()['include']}"]
     try:
         import pybind11  # noqa: PLC0415  (pip's pybind11, when the Debian headers are absent)
         flags.append(f"-I{pybind11.get_include()}")
     except ImportError:
         pass
-    return flags
+    return tuple(flags)
+
+
+def lazily_bound(load):
+    """``load()``, the shared libraries it loads bound lazily (``RTLD_LAZY``, as the dynamic loader binds an
+    executable's libraries) instead of with CPython's ``RTLD_NOW``: SimGrid's Python module and the
+    compiled modules link libsimgrid and through it ns-3 and Boost, whose function symbols are then
+    resolved at their first call, not all at load (about a sixth of the simulator's start-up: docs/startup.md).
+    Libraries linked with ``BIND_NOW`` (libsimgrid itself) and data relocations are resolved at load either
+    way. The interpreter's flags are restored afterwards."""
+    if not hasattr(sys, "setdlopenflags"):
+        return load()
+    flags = sys.getdlopenflags()
+    sys.setdlopenflags((flags & ~os.RTLD_NOW) | os.RTLD_LAZY)
+    try:
+        return load()
+    finally:
+        sys.setdlopenflags(flags)
+
+
+def _first_error(stderr: str) -> str:
+    return ([ln for ln in stderr.strip().splitlines() if "error" in ln][:1] or ["?"])[0]
+
+
+def load_extension(source: str, stem: str):
+    """The pybind11 module compiled from ``native/SOURCE`` (linked with libsimgrid; built on its first use,
+    cached as ``STEM_<tag>`` by `_cbuild.compile_file_cached`, which a start whose source did not change
+    answers from a stamp, without reading the source), imported. Raises NativeUnavailable when it cannot
+    be built (one line: why), OSError when the source is missing."""
+    import importlib.machinery  # noqa: PLC0415
+    import importlib.util  # noqa: PLC0415
+
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    so, name = compile_file_cached(os.path.join(NATIVE_DIR, source), stem, compiler=os.environ.get("CXX", "c++"),
+                                   flags=CXXFLAGS, key=lambda: (*_includes(), suffix), src_suffix=".cpp",
+                                   suffix=suffix, args=lambda name: (f"-DMODNAME={name}", *_includes()),
+                                   libs=("-lsimgrid",), timeout=600, error_line=_first_error)
+    spec = importlib.util.spec_from_file_location(name, so)
+
+    def exec_module():
+        mod = importlib.util.module_from_spec(spec)   # dlopen here
+        spec.loader.exec_module(mod)
+        return mod
+
+    return lazily_bound(exec_module)
 
 
 def load():
-    """The compiled bridge module (built on first use, cached by `_cbuild.compile_cached`). Raises
-    NativeUnavailable when it cannot be built (one line: why)."""
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    inc = _includes()
-
-    def first_error(stderr: str) -> str:
-        return ([ln for ln in stderr.strip().splitlines() if "error" in ln][:1] or ["?"])[0]
-
-    so, name = compile_cached(SOURCE, "_bb_simbridge", compiler=os.environ.get("CXX", "c++"), flags=CXXFLAGS,
-                              key=(*inc, suffix), src_suffix=".cpp", suffix=suffix,
-                              args=lambda name: (f"-DMODNAME={name}", *inc), libs=("-lsimgrid",), timeout=600,
-                              error_line=first_error)
-    spec = importlib.util.spec_from_file_location(name, so)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """The compiled bridge module (``native/simbridge.cpp``, `load_extension`). Raises NativeUnavailable
+    when it cannot be built (one line: why)."""
+    return load_extension("simbridge.cpp", "_bb_simbridge")

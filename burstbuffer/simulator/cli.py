@@ -97,8 +97,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-#: SimGrid's logging option: CATEGORY.SETTING:VALUE (anything else makes SimGrid abort the process)
-_SG_LOG = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*\.(thres|threshold|fmt|layout|app|appender|add|additivity):.+$")
+#: SimGrid's logging option: CATEGORY.SETTING:VALUE (anything else makes SimGrid abort the process); compiled
+#: when an --sg-log is given
+_SG_LOG = r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*\.(thres|threshold|fmt|layout|app|appender|add|additivity):.+$"
 
 
 def config_from_args(ns: argparse.Namespace):
@@ -112,7 +113,7 @@ def config_from_args(ns: argparse.Namespace):
             raise InputError("--sg-cfg", c, "expected NAME:VALUE (a SimGrid configuration option, e.g. "
                                             "network/optim:Full)")
     for g in getattr(ns, "sg_log", []):
-        if not _SG_LOG.match(g):
+        if not re.match(_SG_LOG, g):
             raise InputError("--sg-log", g, "expected CATEGORY.SETTING:VALUE (SETTING thres, fmt, app or add; "
                                             "e.g. ker_lmm.thres:debug)")
 

@@ -36,7 +36,6 @@ with one line (SimulationError).
 """
 from __future__ import annotations
 
-import importlib.util
 import re
 from dataclasses import dataclass, field
 
@@ -58,25 +57,11 @@ PSTATE_CHANGES_HEADER = "time,machine_id,new_pstate\n"
 
 
 def load_native():
-    """The compiled energy module (``native/simenergy.cpp``), built on first use and cached
-    (`schedulers._cbuild.compile_cached`, as the simulator's bridge). Raises NativeUnavailable (one line)."""
-    import os
+    """The compiled energy module (``native/simenergy.cpp``), built on first use and cached as the
+    simulator's bridge is (`_bridge.load_extension`). Raises NativeUnavailable (one line)."""
+    from ._bridge import load_extension
 
-    from ..schedulers._cbuild import compile_cached
-    from ._bridge import CXXFLAGS, _includes, _source
-    import importlib.machinery
-
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    inc = _includes()
-    so, name = compile_cached(_source("simenergy.cpp"), "_bb_simenergy", compiler=os.environ.get("CXX", "c++"),
-                              flags=CXXFLAGS, key=(*inc, suffix), src_suffix=".cpp", suffix=suffix,
-                              args=lambda name: (f"-DMODNAME={name}", *inc), libs=("-lsimgrid",), timeout=600,
-                              error_line=lambda err: ([ln for ln in err.splitlines() if "error" in ln][:1]
-                                                      or ["?"])[0])
-    spec = importlib.util.spec_from_file_location(name, so)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_extension("simenergy.cpp", "_bb_simenergy")
 
 
 # ----------------------------------------------------------------------------------------------- platform

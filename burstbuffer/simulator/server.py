@@ -31,17 +31,20 @@ __all__ = ["EXIT_PROTOCOL", "SimConfig", "SimResult", "SimulationError", "Simula
 
 
 def import_simgrid(quiet: bool):
-    """Import SimGrid's Python bindings, hiding the one INFO line its import prints on stderr."""
+    """Import SimGrid's Python bindings, hiding the one INFO line its import prints on stderr; its libraries
+    bound lazily (`_bridge.lazily_bound`)."""
     if "simgrid" in sys.modules:
         return sys.modules["simgrid"]
     import tempfile
+
+    from ._bridge import lazily_bound
 
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as tmp:
         os.dup2(tmp.fileno(), 2)
         try:
-            import simgrid  # noqa: PLC0415
+            simgrid = lazily_bound(lambda: __import__("simgrid"))
         except BaseException:
             os.dup2(saved, 2)
             tmp.seek(0)
@@ -59,7 +62,6 @@ def mailbox_listen():
     simulation call, as Batsim's ``mailbox_empty`` makes it) and whether a message is queued there (for a
     mailbox without a permanent receiver, as the server's). SimGrid's Python API has no ``empty``."""
     import ctypes  # noqa: PLC0415
-    import ctypes.util  # noqa: PLC0415
 
     path = None
     try:
@@ -67,7 +69,10 @@ def mailbox_listen():
             path = next((line.split()[-1] for line in f if "/libsimgrid" in line), None)
     except OSError:
         pass
-    lib = ctypes.CDLL(path or ctypes.util.find_library("simgrid") or "libsimgrid.so")
+    if path is None:
+        import ctypes.util  # noqa: PLC0415  (only then: it imports subprocess)
+        path = ctypes.util.find_library("simgrid") or "libsimgrid.so"
+    lib = ctypes.CDLL(path)
     fn = lib.sg_mailbox_listen
     fn.argtypes, fn.restype = [ctypes.c_char_p], ctypes.c_int
     return fn

@@ -7,10 +7,10 @@ Times are SimGrid's clock [s] (floats); job start times and runtimes are long do
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..platforms.simgrid_xml import Machines, PlatformSpec
+from ..records import Record
 from .longdouble import LD  # noqa: F401 (the simulator's parts take it from here)
 from .protocol import event
 from .workload import SimJob as Job, Workload
@@ -23,8 +23,10 @@ class SimulationError(Exception):
     """The scheduler broke the protocol (or the simulation cannot go on); str() is one line."""
 
 
-@dataclass
-class SimConfig:
+# Record classes (`records.Record`: repr, ==), not data classes: this module is on the simulator's start-up
+# path (docs/startup.md).
+
+class SimConfig(Record):
     """Options of one simulation (Batsim's command line, `cli.py`).
 
     platform: SimGrid XML path. workloads: Batsim workload JSON paths (named w0, w1, ...).
@@ -37,53 +39,71 @@ class SimConfig:
     core: how jobs run (`server.select_core`, docs/simulator-core.md). energy: Batsim's ``-E`` (`energy`;
     docs/batsim.md)."""
 
-    platform: str
-    workloads: list[str]
-    export_prefix: str = "out"
-    socket: str = "tcp://localhost:28000"
-    roles: list[str] = field(default_factory=list)
-    master: str = "master"
-    dynamic_jobs: bool = False
-    ack_dynamic_jobs: bool = False
-    profile_reuse: bool = False
-    forward_profiles: bool = False
-    compute_sharing: bool = False
-    storage_sharing: bool = True
-    sched_config: str = ""
-    quiet: bool = False
-    timeout: float | None = None
-    network_model: str = "exact"
-    #: [s] ZeroMQ heartbeat: a scheduler whose connection answers no PING for this long (a frozen process, a
-    #: lost host) is disconnected; a busy scheduler still answers them (its ZeroMQ I/O thread does)
-    heartbeat_timeout: float = 30.0
-    #: [s] a scheduler disconnected this long while an answer is awaited ends the simulation (its REQ
-    #: request is lost: the answer can never come)
-    disconnect_grace: float = 2.0
-    core: str | None = None           # auto, actors, bridged (None: $BURSTBUFFER_SIM_CORE, else the default)
-    machine_states: bool = True       # write PREFIX_machine_states.csv (Batsim: --disable-machine-state-tracing)
-    energy: bool = False              # SimGrid's host energy plugin, pstates, switches (Batsim's -E; energy.py)
-    #: SimGrid options given as Batsim's --sg-cfg NAME:VALUE and --sg-log OPTION, after this simulator's own
-    sg_cfg: list[str] = field(default_factory=list)
-    sg_log: list[str] = field(default_factory=list)
+    _fields = ("platform", "workloads", "export_prefix", "socket", "roles", "master", "dynamic_jobs",
+               "ack_dynamic_jobs", "profile_reuse", "forward_profiles", "compute_sharing", "storage_sharing",
+               "sched_config", "quiet", "timeout", "network_model", "heartbeat_timeout", "disconnect_grace",
+               "core", "machine_states", "energy", "sg_cfg", "sg_log")
+
+    def __init__(self, platform: str, workloads: list[str], export_prefix: str = "out",
+                 socket: str = "tcp://localhost:28000", roles: list[str] | None = None, master: str = "master",
+                 dynamic_jobs: bool = False, ack_dynamic_jobs: bool = False, profile_reuse: bool = False,
+                 forward_profiles: bool = False, compute_sharing: bool = False, storage_sharing: bool = True,
+                 sched_config: str = "", quiet: bool = False, timeout: float | None = None,
+                 network_model: str = "exact", heartbeat_timeout: float = 30.0, disconnect_grace: float = 2.0,
+                 core: str | None = None, machine_states: bool = True, energy: bool = False,
+                 sg_cfg: list[str] | None = None, sg_log: list[str] | None = None):
+        self.platform = platform
+        self.workloads = workloads
+        self.export_prefix = export_prefix
+        self.socket = socket
+        self.roles = [] if roles is None else roles
+        self.master = master
+        self.dynamic_jobs = dynamic_jobs
+        self.ack_dynamic_jobs = ack_dynamic_jobs
+        self.profile_reuse = profile_reuse
+        self.forward_profiles = forward_profiles
+        self.compute_sharing = compute_sharing
+        self.storage_sharing = storage_sharing
+        self.sched_config = sched_config
+        self.quiet = quiet
+        self.timeout = timeout
+        self.network_model = network_model
+        #: [s] ZeroMQ heartbeat: a scheduler whose connection answers no PING for this long (a frozen process,
+        #: a lost host) is disconnected; a busy scheduler still answers them (its ZeroMQ I/O thread does)
+        self.heartbeat_timeout = heartbeat_timeout
+        #: [s] a scheduler disconnected this long while an answer is awaited ends the simulation (its REQ
+        #: request is lost: the answer can never come)
+        self.disconnect_grace = disconnect_grace
+        self.core = core                        # auto, actors, bridged (None: $BURSTBUFFER_SIM_CORE, else the default)
+        self.machine_states = machine_states    # PREFIX_machine_states.csv (Batsim: --disable-machine-state-tracing)
+        self.energy = energy                    # SimGrid's host energy plugin, pstates, switches (Batsim's -E)
+        #: SimGrid options given as Batsim's --sg-cfg NAME:VALUE and --sg-log OPTION, after this simulator's own
+        self.sg_cfg = [] if sg_cfg is None else sg_cfg
+        self.sg_log = [] if sg_log is None else sg_log
 
 
-@dataclass
-class SimResult:
+class SimResult(Record):
     """Summary of a finished run: output paths, counts, simulated end time [s], wall/CPU time [s],
     number of messages sent to the scheduler, time spent waiting for it [s]."""
 
-    jobs_csv: str
-    schedule_csv: str
-    nb_jobs: int
-    nb_success: int
-    nb_rejected: int
-    nb_killed: int
-    end_time: float
-    wall_time: float
-    cpu_time: float
-    nb_messages: int
-    scheduling_time: float
-    platform_loader: str
+    _fields = ("jobs_csv", "schedule_csv", "nb_jobs", "nb_success", "nb_rejected", "nb_killed", "end_time",
+               "wall_time", "cpu_time", "nb_messages", "scheduling_time", "platform_loader")
+
+    def __init__(self, jobs_csv: str, schedule_csv: str, nb_jobs: int, nb_success: int, nb_rejected: int,
+                 nb_killed: int, end_time: float, wall_time: float, cpu_time: float, nb_messages: int,
+                 scheduling_time: float, platform_loader: str):
+        self.jobs_csv = jobs_csv
+        self.schedule_csv = schedule_csv
+        self.nb_jobs = nb_jobs
+        self.nb_success = nb_success
+        self.nb_rejected = nb_rejected
+        self.nb_killed = nb_killed
+        self.end_time = end_time
+        self.wall_time = wall_time
+        self.cpu_time = cpu_time
+        self.nb_messages = nb_messages
+        self.scheduling_time = scheduling_time
+        self.platform_loader = platform_loader
 
 
 class MachineState:
@@ -106,67 +126,79 @@ class MachineState:
         self.last = now
 
 
-@dataclass(slots=True, eq=False)
-class SimState:
+class SimState(Record):
     """Everything the simulator's parts share. The inputs are set at construction (`server.Simulator`);
-    the SimGrid and ZeroMQ handles when the run starts; the rest is the run's state.
+    the SimGrid and ZeroMQ handles when the run starts; the rest is the run's state. Equal only to itself.
 
     The server receives every message through its mailbox (`loop.next_message`): the job actors' and the
     master host's actors' (`masters`).
     """
 
-    # inputs
-    cfg: SimConfig
-    spec: PlatformSpec
-    machines: Machines
-    workloads: dict[str, Workload]
-    static_names: list[str]
-    gc_profiles: bool
-    # SimGrid, outputs and the ZeroMQ socket (set by `server.Simulator.run`)
-    sg: Any = None
-    engine: Any = None
-    loader: str = ""
-    mstate: list[MachineState] = field(default_factory=list)
-    master_host: Any = None
-    listen: Any = None                # SimGrid's C sg_mailbox_listen (server.mailbox_listen; loop.mailbox_empty)
-    jobs_csv: str = ""
-    schedule_csv: str = ""
-    writer: Any = None
-    states: Any = None                # outputs.MachineStatesWriter, or None (--disable-machine-state-tracing)
-    error: BaseException | None = None
-    zmq: Any = None
-    ctx: Any = None
-    sock: Any = None
-    monitor: Any = None               # the REQ socket's EVENT_DISCONNECTED events (loop.await_reply)
-    # the protocol's state
-    out: list[dict] = field(default_factory=list)
-    sched_ready: bool = False
-    end_sent: bool = False
-    end_ack: bool = False
-    nb_submitted: int = 0
-    nb_completed: int = 0
-    nb_running: int = 0
-    nb_waiters: int = 0
-    nb_executing: int = 0             # jobs whose actor runs (the others were set RUNNING by hand)
-    registration_finished: bool = False
-    nb_messages: int = 0
-    sched_time: float = 0.0
-    end_clock: float = 0.0
-    nb_killers: int = 0               # kill reports not yet received (Batsim's killer actors)
-    to_submit: dict = field(default_factory=dict)      # workload -> its static jobs in submission order
-    submitted_upto: dict = field(default_factory=dict)  # workload -> how many of them were submitted
-    to_delete: list[Job] = field(default_factory=list)
-    idle_workers: dict = field(default_factory=dict)  # host -> parked job actors on it (moving one costs a simcall)
-    nb_workers: int = 0               # job actors created (execution.MAX_WORKERS)
-    submitters_left: int = 0
-    ring_alone: dict = field(default_factory=dict)   # (allocation, bytes per pair) -> network.ring_alone (uncontended)
-    # the bridged core (execution.start_bridged; None: the actor core)
-    bridge: Any = None                # the compiled bridge module (simulator._bridge)
-    keyed: dict = field(default_factory=dict)        # bridge key -> job whose actor runs
-    next_key: int = 0
-    host_index: dict = field(default_factory=dict)   # SimGrid host -> its index in the bridge
-    # energy (-E): energy.Energy, else None
-    energy: Any = None
+    __slots__ = ("cfg", "spec", "machines", "workloads", "static_names", "gc_profiles",
+                 "sg", "engine", "loader", "mstate", "master_host", "listen", "jobs_csv", "schedule_csv", "writer",
+                 "states", "error", "zmq", "ctx", "sock", "monitor",
+                 "out", "sched_ready", "end_sent", "end_ack", "nb_submitted", "nb_completed", "nb_running",
+                 "nb_waiters", "nb_executing", "registration_finished", "nb_messages", "sched_time", "end_clock",
+                 "nb_killers", "to_submit", "submitted_upto", "to_delete", "idle_workers", "nb_workers",
+                 "submitters_left", "ring_alone", "bridge", "keyed", "next_key", "host_index", "energy")
+    _fields = __slots__
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __init__(self, cfg: SimConfig, spec: PlatformSpec, machines: Machines, workloads: dict[str, Workload],
+                 static_names: list[str], gc_profiles: bool):
+        # inputs
+        self.cfg = cfg
+        self.spec = spec
+        self.machines = machines
+        self.workloads = workloads
+        self.static_names = static_names
+        self.gc_profiles = gc_profiles
+        # SimGrid, outputs and the ZeroMQ socket (set by `server.Simulator.run`)
+        self.sg: Any = None
+        self.engine: Any = None
+        self.loader = ""
+        self.mstate: list[MachineState] = []
+        self.master_host: Any = None
+        self.listen: Any = None         # SimGrid's C sg_mailbox_listen (server.mailbox_listen; loop.mailbox_empty)
+        self.jobs_csv = ""
+        self.schedule_csv = ""
+        self.writer: Any = None
+        self.states: Any = None         # outputs.MachineStatesWriter, or None (--disable-machine-state-tracing)
+        self.error: BaseException | None = None
+        self.zmq: Any = None
+        self.ctx: Any = None
+        self.sock: Any = None
+        self.monitor: Any = None        # the REQ socket's EVENT_DISCONNECTED events (loop.await_reply)
+        # the protocol's state
+        self.out: list[dict] = []
+        self.sched_ready = False
+        self.end_sent = False
+        self.end_ack = False
+        self.nb_submitted = 0
+        self.nb_completed = 0
+        self.nb_running = 0
+        self.nb_waiters = 0
+        self.nb_executing = 0           # jobs whose actor runs (the others were set RUNNING by hand)
+        self.registration_finished = False
+        self.nb_messages = 0
+        self.sched_time = 0.0
+        self.end_clock = 0.0
+        self.nb_killers = 0             # kill reports not yet received (Batsim's killer actors)
+        self.to_submit: dict = {}       # workload -> its static jobs in submission order
+        self.submitted_upto: dict = {}  # workload -> how many of them were submitted
+        self.to_delete: list[Job] = []
+        self.idle_workers: dict = {}    # host -> parked job actors on it (moving one costs a simcall)
+        self.nb_workers = 0             # job actors created (execution.MAX_WORKERS)
+        self.submitters_left = 0
+        self.ring_alone: dict = {}      # (allocation, bytes per pair) -> network.ring_alone (uncontended)
+        # the bridged core (execution.start_bridged; None: the actor core)
+        self.bridge: Any = None         # the compiled bridge module (simulator._bridge)
+        self.keyed: dict = {}           # bridge key -> job whose actor runs
+        self.next_key = 0
+        self.host_index: dict = {}      # SimGrid host -> its index in the bridge
+        # energy (-E): energy.Energy, else None
+        self.energy: Any = None
 
     @property
     def now(self) -> float:

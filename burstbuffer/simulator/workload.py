@@ -12,9 +12,9 @@ Errors in a file raise `InputError` (file, item, reason); errors in what a sched
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..records import Record
 from . import jsonnumbers
 from ..workloads.batsim_json import load_workload as read_workload_file
 from ..workloads.batsim_rules import DefinitionError, check_job, check_profile, split_job_id
@@ -25,17 +25,22 @@ COMPLETE_STATES = frozenset(("COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMP
                              "COMPLETED_KILLED", "REJECTED"))
 
 
-@dataclass
-class Profile:
+# Record classes (`records.Record`: repr, ==), not data classes: this module is on the simulator's start-up
+# path (docs/startup.md).
+
+class Profile(Record):
     """A profile: `data` is its JSON object as given (key order kept), `type` its type, `ret` its return
     code. `collected`: Batsim garbage-collected it (a job using it ended while profile reuse was off):
     jobs that hold it still run it, but no new job may name it."""
 
-    name: str
-    type: str
-    data: dict
-    ret: int = 0
-    collected: bool = False
+    _fields = ("name", "type", "data", "ret", "collected")
+
+    def __init__(self, name: str, type: str, data: dict, ret: int = 0, collected: bool = False):  # noqa: A002
+        self.name = name
+        self.type = type
+        self.data = data
+        self.ret = ret
+        self.collected = collected
 
 
 def parse_profile(name: str, desc, known: dict | None = None) -> Profile:
@@ -46,8 +51,7 @@ def parse_profile(name: str, desc, known: dict | None = None) -> Profile:
     return Profile(name, ptype, desc, desc.get("ret", 0))
 
 
-@dataclass(eq=False)
-class SimJob:
+class SimJob(Record):
     """The simulator's state of one job (not a job request: the scheduler's typed request is
     `burstbuffer.schedulers.base.Job`, a workload file's entry `burstbuffer.workloads.WorkloadJob`).
 
@@ -57,56 +61,70 @@ class SimJob:
     Run-time fields (set by the simulator): `state` (JOB_STATES), `starting_time` and `runtime` [s]
     (`longdouble.LD`, long doubles as Batsim computes them), `allocation` (ProcSet of resource ids),
     `alloc_ids` (its ids in increasing order) and `alloc_text` (as Batsim prints it), `return_code`,
-    `metadata`."""
+    `metadata`. Equal only to itself (hashed by identity: jobs are kept in sets)."""
 
-    id: str
-    workload: "Workload"
-    name: str
-    subtime: float
-    walltime: float
-    res: int
-    profile: Profile
-    description: dict
-    state: str = "NOT_SUBMITTED"
-    metadata: str = ""
-    starting_time: object = None
-    runtime: object = None
-    allocation: object = None
-    alloc_ids: tuple = ()
-    alloc_text: str = ""
-    return_code: int = -1
-    kill_requested: bool = False
-    # execution bookkeeping
-    actor: object = None
-    activity: object = None
-    activity_kind: str = ""
-    activity_start: float = 0.0
-    activity_amount: float = 0.0
-    current_profile: Profile | None = None
-    composed_stack: list = field(default_factory=list)
-    mapping: list | None = None
-    storage_mapping: dict = field(default_factory=dict)
-    bkey: int = -1      # bridged core: the key of its actor in the bridge
-    orphan: object = None  # its parallel task left running at its walltime, until the server has its message
-    consumed_energy: str | None = None  # with energy (-E): its jobs.csv cell, C's %Lf of joules (energy.py)
+    __slots__ = ("id", "workload", "name", "subtime", "walltime", "res", "profile", "description", "state",
+                 "metadata", "starting_time", "runtime", "allocation", "alloc_ids", "alloc_text", "return_code",
+                 "kill_requested", "actor", "activity", "activity_kind", "activity_start", "activity_amount",
+                 "current_profile", "composed_stack", "mapping", "storage_mapping", "bkey", "orphan",
+                 "consumed_energy")
+    _fields = __slots__
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __init__(self, id: str, workload: Workload, name: str, subtime: float, walltime: float,  # noqa: A002
+                 res: int, profile: Profile, description: dict):
+        self.id = id
+        self.workload = workload
+        self.name = name
+        self.subtime = subtime
+        self.walltime = walltime
+        self.res = res
+        self.profile = profile
+        self.description = description
+        self.state = "NOT_SUBMITTED"
+        self.metadata = ""
+        self.starting_time = None       # LD
+        self.runtime = None             # LD
+        self.allocation = None          # ProcSet
+        self.alloc_ids: tuple = ()
+        self.alloc_text = ""
+        self.return_code = -1
+        self.kill_requested = False
+        # execution bookkeeping
+        self.actor = None
+        self.activity = None
+        self.activity_kind = ""
+        self.activity_start = 0.0
+        self.activity_amount = 0.0
+        self.current_profile: Profile | None = None
+        self.composed_stack: list = []
+        self.mapping: list | None = None
+        self.storage_mapping: dict = {}
+        self.bkey = -1                  # bridged core: the key of its actor in the bridge
+        self.orphan = None              # its task left running at its walltime, until the server has its message
+        self.consumed_energy: str | None = None  # with energy (-E): its jobs.csv cell, C's %Lf of joules (energy.py)
 
     @property
     def is_complete(self) -> bool:
         return self.state in COMPLETE_STATES
 
 
-@dataclass
-class Workload:
+class Workload(Record):
     """A workload: `name` (``w0``, ``w1``... for files, the scheduler's name for dynamic ones), `file`
-    (absolute path, "" if dynamic), `profiles` and `jobs` (by job name, file order)."""
+    (absolute path, "" if dynamic), `profiles` and `jobs` (by job name, file order); `met`: the names of
+    every job ever defined in this workload (`jobs` drops the ones that ended and were reported)."""
 
-    name: str
-    file: str
-    profiles: dict[str, Profile] = field(default_factory=dict)
-    jobs: dict[str, SimJob] = field(default_factory=dict)
-    nb_res: int | None = None
-    #: names of every job ever defined in this workload (`jobs` drops the ones that ended and were reported)
-    met: set[str] = field(default_factory=set)
+    _fields = ("name", "file", "profiles", "jobs", "nb_res", "met")
+
+    def __init__(self, name: str, file: str, profiles: dict[str, Profile] | None = None,
+                 jobs: dict[str, SimJob] | None = None, nb_res: int | None = None, met: set[str] | None = None):
+        self.name = name
+        self.file = file
+        self.profiles = {} if profiles is None else profiles
+        self.jobs = {} if jobs is None else jobs
+        self.nb_res = nb_res
+        self.met = set() if met is None else met
 
     @property
     def is_static(self) -> bool:

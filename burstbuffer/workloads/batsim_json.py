@@ -14,7 +14,6 @@ reason), whose str() is one line.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,25 +21,46 @@ from ..errors import InputError
 from ..fileio import atomic_write_text
 from ..jsonvalues import is_int as _is_int
 from ..jsonvalues import kind as _kind
+from ..records import Record
 from .batsim_rules import DefinitionError, check_job, check_profile
 
 
-@dataclass(frozen=True, slots=True)
-class WorkloadJob:
+# Record classes (`records.Record`), not data classes: the embedded simulator reads its workloads here, and
+# this module is on its start-up path (docs/startup.md).
+
+class WorkloadJob(Record):
     """A job entry of a workload file (not the scheduler's request `burstbuffer.schedulers.base.Job`,
     which Batsim's JOB_SUBMITTED becomes): `id` as written in the file (int or str; Batsim calls it ``w0!<id>``),
     `subtime` and `walltime` in seconds (walltime −1 = none), `res` requested processors,
-    `profile` the profile name."""
+    `profile` the profile name.
 
-    id: int | str
-    subtime: float
-    walltime: float
-    res: int
-    profile: str
+    Immutable (assigning a field raises AttributeError), hashed and compared by its fields."""
+
+    __slots__ = ("id", "subtime", "walltime", "res", "profile")
+    _fields = __slots__
+
+    def __init__(self, id: int | str, subtime: float, walltime: float, res: int, profile: str):  # noqa: A002
+        init = object.__setattr__
+        init(self, "id", id)
+        init(self, "subtime", subtime)
+        init(self, "walltime", walltime)
+        init(self, "res", res)
+        init(self, "profile", profile)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.subtime, self.walltime, self.res, self.profile))
+
+    def __reduce__(self):
+        return WorkloadJob, (self.id, self.subtime, self.walltime, self.res, self.profile)
 
 
-@dataclass
-class Workload:
+class Workload(Record):
     """A Batsim workload.
 
     Attributes:
@@ -54,14 +74,20 @@ class Workload:
             the simulator forwards in JOB_SUBMITTED); empty if built in memory.
     """
 
-    name: str
-    description: str
-    nb_res: int
-    jobs: list[WorkloadJob]
-    profiles: dict[str, dict[str, Any]]
-    source: str = ""
-    job_objects: list[dict[str, Any]] = field(default_factory=list, repr=False, compare=False)
-    _by_id: dict = field(default_factory=dict, repr=False, compare=False)
+    #: compared by == and shown by repr (not `job_objects`, nor the look-up table of `job`)
+    _fields = ("name", "description", "nb_res", "jobs", "profiles", "source")
+
+    def __init__(self, name: str, description: str, nb_res: int, jobs: list[WorkloadJob],
+                 profiles: dict[str, dict[str, Any]], source: str = "",
+                 job_objects: list[dict[str, Any]] | None = None, _by_id: dict | None = None):
+        self.name = name
+        self.description = description
+        self.nb_res = nb_res
+        self.jobs = jobs
+        self.profiles = profiles
+        self.source = source
+        self.job_objects = [] if job_objects is None else job_objects
+        self._by_id = {} if _by_id is None else _by_id
 
     def profile_of(self, job: WorkloadJob) -> dict[str, Any]:
         """The profile dict of `job`."""

@@ -1,0 +1,34 @@
+"""A compiled module is rebuilt when its source changes (`schedulers._cbuild.compile_file_cached`, the
+loader of the simulator's bridge and energy module, docs/startup.md): a one-function C library compiled
+with the system's ``cc``, loaded with ctypes, edited, loaded again. Skips without a C compiler."""
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+
+import pytest
+
+from burstbuffer.schedulers import _cbuild
+
+pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md): C compilation
+
+
+def test_an_edited_source_is_compiled_again(tmp_path, monkeypatch):
+    compiler = os.environ.get("CC", "cc")
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no C compiler ({compiler!r})")
+    monkeypatch.setenv("BURSTBUFFER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("BURSTBUFFER_NATIVE", raising=False)
+    src = tmp_path / "answer.c"
+
+    def answer(text: str, mtime_ns: int) -> int:
+        src.write_text(text)
+        os.utime(src, ns=(mtime_ns, mtime_ns))
+        so, _ = _cbuild.compile_file_cached(str(src), "_bb_answer", compiler=compiler, flags=_cbuild.CFLAGS)
+        return ctypes.CDLL(str(so)).answer()
+
+    assert answer("int answer(void) { return 1; }\n", 1_000_000_000) == 1
+    assert answer("int answer(void) { return 1; }\n", 1_000_000_000) == 1
+    assert answer("int answer(void) { return 2; }\n", 2_000_000_000) == 2
+    assert len(list((tmp_path / "cache").glob("_bb_answer_*.so"))) == 2
