@@ -181,7 +181,7 @@ def test_kept_reservation_is_reused_and_dropped_on_a_release(monkeypatch, native
     """Hand-checked: 2 processors; a runs [0, 10) on one, b (2 processors) is the head, reserved at 10. At t=1 and
     t=2 nothing changed: b's reservation is reused (no new earliest fit); c ends at t=3 (it was backfilled on the
     other processor until 5): the profile freed resources, so the reservation is computed again. The same with the
-    pass in C (`_easy_native`: a search is a run asked to find the head's fit) and in Python."""
+    pass in C (`_easy_native`: a search is a run that found a head and did not use the kept reservation) and in Python."""
     if native and not _easy_native.available():
         pytest.skip(f"native EASY pass unavailable: {_easy_native.LIBRARY.reason}")
     if not native:
@@ -197,10 +197,11 @@ def test_kept_reservation_is_reused_and_dropped_on_a_release(monkeypatch, native
         calls.append((job.id, t0))
         return original(self, job, t0, **kw)
 
-    def counted_run(self, head, jobs, free0):
-        if head is not None and head[0] == "find":
-            calls.append(("w0!b", self.profile.origin))
-        return run(self, head, jobs, free0)
+    def counted_run(self, jobs, *args):
+        out = run(self, jobs, *args)
+        if out["head"] >= 0 and not out["given"]:
+            calls.append((jobs[out["head"]].id, self.profile.origin))
+        return out
     monkeypatch.setattr(AvailabilityProfile, "earliest_fit", counted)
     monkeypatch.setattr(_easy_native.EasyPass, "run", counted_run)
     sched.submit(Job("w0!b", 0.0, 5.0, 2, 0), 0.0)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ctypes
 from itertools import chain
+from struct import pack
 from typing import Sequence
 
 import numpy as np
@@ -38,15 +39,13 @@ __all__ = ["EasyPass", "LIBRARY", "available", "STARTED"]
 #: `EasyPass.run`'s status of a started candidate (0-4: the wait reason's code, -1: not looked at)
 STARTED = 5
 
-_I32, _F64, _VP = ctypes.c_int32, ctypes.c_double, ctypes.c_void_p
+_I32, _F64, _VP, _CP = ctypes.c_int32, ctypes.c_double, ctypes.c_void_p, ctypes.c_char_p
 _FIELDS = [(x, _I32) for x in ("W", "B", "n", "cap", "P")]
 _FIELDS += [(x, _VP) for x in ("keys", "mask", "cnt", "bb", "pref")]
-_FIELDS += [("mode", _I32), ("h_res", _I32), ("h_wall", _F64), ("h_need", ctypes.c_int64),
-            ("found", _I32), ("asked", _I32), ("rstart", _F64), ("rend", _F64)]
-_FIELDS += [(x, _VP) for x in ("rmask", "rbb", "rplace")]
-_FIELDS += [("J", _I32)] + [(x, _VP) for x in ("res", "wall", "need", "off")]
-_FIELDS += [("free0", _I32), ("bb0", _VP)]
-_FIELDS += [(x, _VP) for x in ("status", "chosen", "place", "wm", "wa", "left", "nbb", "take")]
+_FIELDS += [(x, _I32) for x in ("J", "reserve_bb", "free0", "gidx")] + [("gstart", _F64), ("gend", _F64)]
+_FIELDS += [(x, _I32) for x in ("head", "found", "given", "asked", "nseq")] + [("rstart", _F64), ("rend", _F64)]
+_FIELDS += [(x, _VP) for x in ("rmask", "rbb", "rplace", "status", "seq", "chosen", "place",
+                                "wm", "wa", "left", "nbb", "take")]
 
 
 class _Easy(ctypes.Structure):
@@ -54,8 +53,8 @@ class _Easy(ctypes.Structure):
 
 
 def _declare(lib) -> None:
-    lib.easy_pass.restype = ctypes.c_int
-    lib.easy_pass.argtypes = [ctypes.POINTER(_Easy)]
+    lib.easy_decide.restype = ctypes.c_int
+    lib.easy_decide.argtypes = [ctypes.POINTER(_Easy)] + [_CP] * 12
 
 
 LIBRARY = NativeLibrary("easy_pass.c", "easy_native", declare=_declare)
@@ -67,7 +66,7 @@ def available() -> bool:
 
 
 class EasyPass:
-    """The C pass bound to one availability profile (its platform's masks, BB nodes and preferences).
+    """The C decision bound to one availability profile (its platform's masks, BB nodes and preferences).
 
     Raises RuntimeError if the library is unavailable (check `available()` first)."""
 
@@ -75,7 +74,7 @@ class EasyPass:
         lib = LIBRARY.get()
         if lib is None:  # pragma: no cover - guarded by available()
             raise RuntimeError(f"native EASY pass unavailable: {LIBRARY.reason}")
-        self._fn = lib.easy_pass
+        self._fn = lib.easy_decide
         self.profile = profile
         plat = profile.platform
         self.B = len(profile.bb_ids)
@@ -91,11 +90,13 @@ class EasyPass:
         self._e = _Easy(W=self.W, B=self.B, P=self.P, pref=pref.ctypes.data)
         self._ref = ctypes.byref(self._e)
         self._rows = self._jobs = self._ids = -1
-        self._scratch = {x: np.zeros(B1, np.int64) for x in ("wa", "left", "nbb", "take", "rbb", "bb0")}
+        self._scratch = {x: np.zeros(B1, np.int64) for x in ("wa", "left", "nbb", "take", "rbb")}
         self._scratch["wm"] = np.zeros(self.W, np.uint64)
         self._scratch["rmask"] = np.zeros(self.W, np.uint64)
-        for x in ("wa", "left", "nbb", "take", "rbb", "bb0", "wm", "rmask"):
-            setattr(self._e, x, self._scratch[x].ctypes.data)
+        for x, a in self._scratch.items():
+            setattr(self._e, x, a.ctypes.data)
+        self._nb = 8 * self.W
+        self._zero = bytes(8 * B1)
 
     def _grow(self, rows: int, jobs: int, ids: int) -> None:
         e, W, B1 = self._e, self.W, max(self.B, 1)
@@ -106,84 +107,79 @@ class EasyPass:
             self.cnt = np.zeros(self._rows, np.int32)
             self.bb = np.zeros((self._rows, B1), np.int64)
             e.keys, e.mask, e.cnt, e.bb = (a.ctypes.data for a in (self.keys, self.mask, self.cnt, self.bb))
+            e.cap = self._rows
         if jobs > self._jobs:
             self._jobs = max(jobs, 2 * self._jobs, 64)
             J = self._jobs
-            self.res, self.wall, self.need = np.zeros(J, np.int32), np.zeros(J, np.float64), np.zeros(J, np.int64)
-            self.off, self.status = np.zeros(J + 1, np.int32), np.zeros(J, np.int32)
+            self.status, self.seq = np.zeros(J, np.int32), np.zeros(J, np.int32)
             self.chosen = np.zeros((J, W), np.uint64)
-            e.res, e.wall, e.need, e.off, e.status, e.chosen = (
-                a.ctypes.data for a in (self.res, self.wall, self.need, self.off, self.status, self.chosen))
+            e.status, e.seq, e.chosen = (a.ctypes.data for a in (self.status, self.seq, self.chosen))
         if ids > self._ids:
             self._ids = max(ids, 2 * self._ids, 256)
             self.place = np.zeros(self._ids, np.int32)
             self.rplace = np.zeros(self._ids, np.int32)
             e.place, e.rplace = self.place.ctypes.data, self.rplace.ctypes.data
 
-    def run(self, head: tuple | None, jobs: Sequence, free0: tuple[int, tuple[int, ...]]) -> dict:
-        """One pass at the profile's origin (the decision's time).
+    def run(self, jobs: Sequence, perm: Sequence[int] | None, reserve_bb: bool, free0: tuple[int, tuple[int, ...]],
+            kept: tuple | None = None) -> dict:
+        """One decision at the profile's origin (the decision's time), on a copy of the profile.
 
         Args:
-            head: ``("find", res, walltime [s], need [B per processor, 0: processors only])`` to find the head's
-                earliest fit, or ``("given", start [s], end [s], procs bitmask, {BB index: bytes})`` for a kept
-                reservation.
-            jobs: the backfilling candidates in the pass's order (``res``, ``walltime``, ``bb``).
+            jobs: the queued jobs in queue order (``res``, ``walltime`` [s], ``bb`` [B per processor]).
+            perm: the backfilling pass's order (indices into `jobs`), None: the queue's.
+            reserve_bb: the head's reservation holds its BB (fcfs-bb, sjf-bb) or processors only (fcfs-easy).
             free0: (free processors, free bytes per BB node) before the decision's starts.
-        Returns a dict: ``found`` (a reservation is held), ``asked`` (a fit was asked), and with ``found`` and a
-        head to find ``start`` [s], ``mask`` (the head's processors) and ``place`` (BB index of each, ascending id;
-        empty without BB); ``status`` per candidate (`STARTED`, a reason code 0-4 or -1), ``chosen`` and
-        ``place`` per started candidate. Raises AssertionError if a BB placement fails after its feasibility check.
+            kept: the kept reservation ``(index of its job in jobs, start [s], end [s], procs bitmask,
+                {BB index: bytes})``, used if its job is the head and the FCFS pass started nothing; None: none.
+        Returns a dict: ``head`` (index, -1: every job started), ``found`` (a reservation is held), ``given`` (it is
+        the kept one), ``asked`` (the backfilling pass asked for a fit), ``status`` per job (`STARTED`, a wait
+        reason's code 0-4: Resources, BurstBufferResources, Priority, Reservation, the policy's blocked reason; -1
+        not looked at), ``seq`` (the started jobs' indices in start order); with a reservation found: ``start``
+        [s], ``mask`` (its processors) and ``place`` (BB index of each, ascending id; empty without BB). Raises
+        AssertionError if a BB placement fails after its feasibility check.
         """
-        prof, e, W, B = self.profile, self._e, self.W, self.B
-        keys = list(prof._slots.keys())
-        vals = list(prof._slots.values())
+        slots, e, W, B, nb = self.profile._slots, self._e, self.W, self.B, self._nb
+        keys = slots.keys()
+        vals = slots.values()
         n, J = len(keys), len(jobs)
         res = [j.res for j in jobs]
-        offs = [0]
+        offs, o = [], 0
         for r in res:
-            offs.append(offs[-1] + r)
-        hres = head[1] if head is not None and head[0] == "find" else 0
-        self._grow(n + J + 4, J, max(offs[-1], hres, 1))
-        self.keys[:n] = keys
-        nb = 8 * W
-        self.mask[:n] = np.frombuffer(b"".join([v[0].to_bytes(nb, "little") for v in vals]),
-                                      np.uint64).reshape(n, W)
-        self.cnt[:n] = [v[2] for v in vals]
-        if B:
-            self.bb[:n, :B] = np.fromiter(chain.from_iterable([v[1] for v in vals]), np.int64, n * B).reshape(n, B)
-            self._scratch["bb0"][:B] = free0[1]
-        e.n, e.cap, e.free0, e.J = n, self._rows, free0[0], J
-        if J:
-            self.res[:J] = res
-            self.wall[:J] = [j.walltime for j in jobs]
-            self.need[:J] = [j.bb for j in jobs]
-            self.off[:J + 1] = offs
-        if head is None:
-            e.mode = 0
-        elif head[0] == "find":
-            e.mode, e.h_res, e.h_wall, e.h_need = 2, head[1], head[2], head[3]
+            offs.append(o)
+            o += r
+        self._offs, self._res = offs, res
+        self._grow(n + J + 4, J, max(o, 1))
+        e.n, e.J, e.free0, e.reserve_bb = n, J, free0[0], reserve_bb
+        gmask = gbb = self._zero
+        if kept is not None:
+            e.gidx, e.gstart, e.gend = kept[0], kept[1], kept[2]
+            gmask = kept[3].to_bytes(nb, "little")
+            v = [0] * max(B, 1)
+            for i, x in kept[4].items():
+                v[i] = x
+            gbb = pack(f"{len(v)}q", *v)
         else:
-            _, e.rstart, e.rend, m, bbs = head
-            e.mode = 1
-            self._scratch["rmask"][:] = np.frombuffer(m.to_bytes(nb, "little"), np.uint64)
-            rbb = self._scratch["rbb"]
-            rbb[:] = 0
-            for i, x in bbs.items():
-                rbb[i] = x
-        if self._fn(self._ref) != 0:
+            e.gidx = -1
+        if self._fn(self._ref, pack(f"{n}d", *keys), b"".join([v[0].to_bytes(nb, "little") for v in vals]),
+                    pack(f"{n}i", *[v[2] for v in vals]), pack(f"{n * B}q", *chain.from_iterable([v[1] for v in vals])),
+                    pack(f"{J}i", *res), pack(f"{J}d", *[j.walltime for j in jobs]),
+                    pack(f"{J}q", *[j.bb for j in jobs]), None if perm is None else pack(f"{J}i", *perm),
+                    pack(f"{J}i", *offs), pack(f"{B}q", *free0[1]), gmask, gbb) != 0:
             raise AssertionError("BB placement failed after the feasibility check")
-        out = {"found": bool(e.found), "asked": bool(e.asked), "status": self.status[:J].tolist()}
-        if e.found and e.mode == 2:
+        out = {"head": e.head, "found": e.found, "given": e.given, "asked": e.asked,
+               "status": self.status[:J].tolist(), "seq": self.seq[:e.nseq].tolist()}
+        if e.found and not e.given:
+            h = e.head
             out["start"] = e.rstart
             out["mask"] = int.from_bytes(self._scratch["rmask"].tobytes(), "little")
-            out["place"] = self.rplace[:hres].tolist() if head[3] > 0 else []
+            out["place"] = self.rplace[:res[h]].tolist() if reserve_bb and jobs[h].bb > 0 else []
         return out
 
     def chosen_of(self, k: int) -> int:
-        """The processors bitmask of started candidate `k` of the last `run`."""
+        """The processors bitmask of started job `k` of the last `run`."""
         return int.from_bytes(self.chosen[k].tobytes(), "little")
 
-    def place_of(self, k: int, res: int) -> list[int]:
-        """The BB index of each of started candidate `k`'s processors (ascending id) in the last `run`."""
-        a = int(self.off[k])
-        return self.place[a:a + res].tolist()
+    def place_of(self, k: int) -> list[int]:
+        """The BB index of each of started job `k`'s processors (ascending id) in the last `run`."""
+        a = self._offs[k]
+        return self.place[a:a + self._res[k]].tolist()

@@ -103,22 +103,22 @@ class EasyBackfilling(Fcfs):
     def __init__(self, platform, *, easy_extra_nodes: bool = False, **options):
         super().__init__(platform, **options)
         self.easy_extra_nodes = bool(easy_extra_nodes)
-        self._easy_pass: _easy_native.EasyPass | None = None    # the C pass, bound to the profile (`_native_pass`)
+        self._easy_pass: _easy_native.EasyPass | None = None    # the C pass, bound to the profile (`_native_schedule`)
 
     def _staging_unsupported(self) -> str | None:
         return "easy_extra_nodes" if self.easy_extra_nodes else super()._staging_unsupported()
 
     def _schedule(self, now: float) -> list[Start]:
+        if self._native_usable():                                  # lines 12-17 in C, the same decisions
+            return self._native_schedule(now)
         starts, head = self._fcfs_pass(now)                        # Algorithm 1 line 12
         if head is None:
             return starts
+        # line 13-14; it enters the profile at the backfilling pass's first fit (`_reserve`'s `lazy`)
+        self._reserve(head, now, bb=self.reserve_bb, lazy=not self.easy_extra_nodes)
         rest = [j for j in self._ordered(now) if j is not head]
         if self.sjf:                                               # lines 15-16
             rest.sort(key=lambda j: (j.walltime, self._submission_index(j)))
-        if self._native_usable():                                  # lines 13-17 in C, the same decisions
-            return starts + self._native_pass(head, rest, now)
-        # line 13-14; it enters the profile at the backfilling pass's first fit (`_reserve`'s `lazy`)
-        self._reserve(head, now, bb=self.reserve_bb, lazy=not self.easy_extra_nodes)
         if self.easy_extra_nodes and self._held is not None:
             starts += self._backfill_extra(head, rest, now)
         else:
@@ -127,7 +127,7 @@ class EasyBackfilling(Fcfs):
         return starts
 
     def _native_usable(self) -> bool:
-        """Whether lines 13-17 run in C (`_easy_native`): the plain pass (two-phase holds, no queues, no queue-limit
+        """Whether lines 12-17 run in C (`_easy_native`): the plain pass (two-phase holds, no queues, no queue-limit
         reasons, no extra nodes) and the library built (not disabled by ``BURSTBUFFER_NATIVE=0``)."""
         if self.staged or self.easy_extra_nodes or self.queues is not None or self.limit_reasons:
             return False
@@ -137,43 +137,54 @@ class EasyBackfilling(Fcfs):
             self._easy_pass = _easy_native.EasyPass(self.profile)
         return True
 
-    def _native_pass(self, head: Job, rest: list[Job], now: float) -> list[Start]:
-        """Algorithm 1 lines 13-17 in C (`_easy_native.EasyPass`), leaving the policy as `_reserve` (lazy),
-        `_backfill` and `_unreserve` leave it: the same starts (applied here with `_start`), the same wait notes,
-        ``last_reservation`` and the kept reservation (`_reserve_kept`), the profile's change counts as if the
-        reservation had entered it at the pass's first fit and left it at the end."""
+    def _native_schedule(self, now: float) -> list[Start]:
+        """Algorithm 1 lines 12-17 in C (`_easy_native.EasyPass`), leaving the policy as `_fcfs_pass`, `_reserve`
+        (lazy), `_backfill` and `_unreserve` leave it: the same starts (applied here with `_start`, in the same
+        order), the same wait notes, ``last_reservation`` and kept reservation (`_reserve_kept`), and the profile's
+        change counts as if the reservation had entered it at the backfilling pass's first fit and left it at the
+        end."""
         profile, bb = self.profile, self.reserve_bb
-        kept, self._kept = self._kept, None
-        r = None
-        if kept is not None and kept[0] == profile.changes and kept[1] == (head.id, bb) and now < kept[2].start:
-            r = replace(kept[2], made_at=now)           # the same earliest fit (`_reserve_kept`)
-            index = profile._bb_index
-            spec = ("given", r.start, r.end, mask_of(r.procs), {index[s]: x for s, x in r.bb_per_storage.items()})
-        else:
-            spec = ("find", head.res, head.walltime, head.bb if bb else 0)
+        jobs = self._ordered(now)
+        perm = None
+        if self.sjf:                                               # lines 15-16 (the head is left out in C)
+            order = self._order
+            perm = sorted(range(len(jobs)), key=lambda i: (jobs[i].walltime, order[jobs[i].id]))
+        kept, given = self._kept, None
+        if kept is not None and kept[0] == profile.changes and kept[1][1] == bb and now < kept[2].start:
+            k = next((i for i, j in enumerate(jobs) if j.id == kept[1][0]), -1)
+            if k >= 0:                                             # used if it is the head and nothing started
+                r = kept[2]
+                index = profile._bb_index
+                given = (k, r.start, r.end, mask_of(r.procs), {index[s]: x for s, x in r.bb_per_storage.items()})
         eng = self._easy_pass
-        out = eng.run(spec, rest, self._free0)
+        out = eng.run(jobs, perm, bb, self._free0, given)
         ids = profile.bb_ids
-        if r is None and out["found"]:
+        starts: list[Start] = []
+        for k in out["seq"]:
+            job = jobs[k]
+            m = eng.chosen_of(k)
+            place = eng.place_of(k) if job.bb > 0 else []
+            starts.append(self._start(job, Fit(now, procset_of(m), {p: ids[b] for p, b in zip(_ids_of(m), place)}),
+                                      now))
+        names = ("Resources", "BurstBufferResources", "Priority", "Reservation", self.blocked_reason)
+        noted = self._noted
+        for k, st in enumerate(out["status"]):
+            if 0 <= st < _easy_native.STARTED:
+                noted[jobs[k].id] = names[st]
+        h = out["head"]
+        if h < 0:
+            return starts
+        head = jobs[h]
+        self._kept = None
+        r = None
+        if out["given"]:
+            r = replace(kept[2], made_at=now)                      # the same earliest fit (`_reserve_kept`)
+        elif out["found"]:
             m = out["mask"]
             fit = Fit(out["start"], procset_of(m), {p: ids[b] for p, b in zip(_ids_of(m), out["place"])})
             r = Reservation(head.id, fit.start, fit.start + head.walltime, fit.procs,
                             fit.bb_per_storage(head.bb) if bb else {}, now)
         self.last_reservation = r
-        starts: list[Start] = []
-        names = ("Resources", "BurstBufferResources", "Priority", "Reservation", self.blocked_reason)
-        noted = self._noted
-        for k, st in enumerate(out["status"]):
-            if st < 0:
-                break
-            job = rest[k]
-            if st == _easy_native.STARTED:
-                m = eng.chosen_of(k)
-                place = eng.place_of(k, job.res) if job.bb > 0 else []
-                starts.append(self._start(job, Fit(now, procset_of(m), {p: ids[b] for p, b in zip(_ids_of(m), place)}),
-                                          now))
-            else:
-                noted[job.id] = names[st]
         if r is not None:
             if r.start <= now or out["asked"]:       # entered the profile, then released (`_reserve`, `_unreserve`)
                 profile.changes += 2

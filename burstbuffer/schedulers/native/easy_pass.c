@@ -12,12 +12,13 @@ typedef struct {
     int32_t W, B, n, cap, P;                   /* mask words, BB nodes, breakpoints, rows, compute ids */
     double *keys; uint64_t *mask; int32_t *cnt; int64_t *bb;    /* the profile from now (row 0 = now) */
     const int32_t *pref;                       /* P x B: BB indices by preference, -1 = end */
-    int32_t mode, h_res; double h_wall; int64_t h_need;         /* head: 0 none, 1 given, 2 to find */
-    int32_t found, asked;                      /* out: a reservation is held; a fit was asked */
-    double rstart, rend; uint64_t *rmask; int64_t *rbb; int32_t *rplace;
-    int32_t J; const int32_t *res; const double *wall; const int64_t *need; const int32_t *off;
-    int32_t free0; const int64_t *bb0;         /* free counts before the decision's starts */
-    int32_t *status; uint64_t *chosen; int32_t *place;          /* out per candidate */
+    int32_t J, reserve_bb, free0, gidx;        /* queued jobs; the head's reservation holds BB; free processors
+                                                  before the decision; the kept reservation's job (-1: none) */
+    double gstart, gend;                       /* the kept reservation's window */
+    int32_t head, found, given, asked, nseq;   /* out: head (-1: none), a reservation held, the kept one used, a
+                                                  backfilling fit asked, number of starts */
+    double rstart, rend; uint64_t *rmask; int64_t *rbb; int32_t *rplace;      /* out: the reservation */
+    int32_t *status; int32_t *seq; uint64_t *chosen; int32_t *place;         /* out per job; starts in order */
     uint64_t *wm; int64_t *wa; int64_t *left; int64_t *nbb; int64_t *take;   /* scratch */
 } easy_t;
 
@@ -153,52 +154,85 @@ static void take(easy_t *e, double start, double end, const uint64_t *m, const i
 
 /* ProfileScheduler._note_wait (no queue limits): 0 Resources, 1 BurstBufferResources, 2 Priority,
  * 3 Reservation (a reservation held), 4 the policy's blocked reason */
-static int32_t reason(const easy_t *e, int32_t nfree, int32_t res, int64_t need) {
+static int32_t reason(const easy_t *e, const int64_t *bb0, int32_t nfree, int32_t res, int64_t need) {
     if (res > e->free0) return 0;
-    if (need > 0 && !bb_room(e->bb0, e->B, need, res)) return 1;
+    if (need > 0 && !bb_room(bb0, e->B, need, res)) return 1;
     if (res > nfree || (need > 0 && !bb_room(e->nbb, e->B, need, res))) return 2;
     return e->found ? 3 : 4;
 }
 
-/* the head's reservation and the backfilling pass (ProfileScheduler._reserve, ._backfill); status per
- * candidate: -1 not looked at, 0-4 its reason (`reason`), 5 started. Returns 0, or -1 if a BB placement
- * failed after its feasibility check. */
-int easy_pass(easy_t *e) {
-    const int W = e->W, B = e->B;
+/* a start now of job k fitting the window (wm, wa): its ids and BB nodes chosen, taken in the profile */
+static int start(easy_t *e, int k, int32_t res, int64_t need, double end, const int32_t *off, int32_t *nfree) {
+    uint64_t *ck = e->chosen + (int64_t)k * e->W;
+    if (choose(e, res, need, ck, e->place + off[k]) < 0) return -1;
+    take(e, e->keys[0], end, ck, e->take);
+    *nfree -= res;
+    for (int b = 0; b < e->B; b++) e->nbb[b] -= e->take[b];
+    e->status[k] = 5;
+    e->seq[e->nseq++] = k;
+    return 0;
+}
+
+/* EasyBackfilling._schedule (two-phase, no queues, no extra nodes) on a copy of the profile: the FCFS pass over
+ * the queue in its order (Fcfs._fcfs_pass), the head's reservation (ProfileScheduler._reserve: the kept one
+ * `gidx` if it is the head and nothing started, else its earliest fit), the backfilling pass over the other jobs in
+ * the order `perm` (ProfileScheduler._backfill; NULL: the queue's). In: the n breakpoints (keys, masks, counts, BB
+ * rows), the jobs (res, walltime, BB per processor), bb0 (free BB before the decision), the kept reservation's
+ * masks and BB (gmask, gbb). Out: status per job (-1 not looked at, 0-4 its wait reason (`reason`), 5 started),
+ * the starts in order (seq), each start's ids (chosen) and BB nodes (place, from off[k]), the reservation.
+ * Returns 0, or -1 if a BB placement failed after its feasibility check. */
+int easy_decide(easy_t *e, const double *keys, const uint64_t *mask, const int32_t *cnt, const int64_t *bb,
+                const int32_t *res, const double *wall, const int64_t *need, const int32_t *perm,
+                const int32_t *off, const int64_t *bb0, const uint64_t *gmask, const int64_t *gbb) {
+    const int W = e->W, B = e->B, J = e->J;
+    memcpy(e->keys, keys, sizeof(double) * e->n);
+    memcpy(e->mask, mask, sizeof(uint64_t) * W * e->n);
+    memcpy(e->cnt, cnt, sizeof(int32_t) * e->n);
+    memcpy(e->bb, bb, sizeof(int64_t) * B * e->n);
     const double now = e->keys[0];
     int32_t nfree = e->cnt[0];                  /* free now without the reservation, after the starts */
     memcpy(e->nbb, e->bb, sizeof(int64_t) * B);
-    e->asked = 0;
-    if (e->mode == 2) {
+    e->head = -1; e->found = e->given = e->asked = e->nseq = 0;
+    for (int k = 0; k < J; k++) e->status[k] = -1;
+    for (int k = 0; k < J; k++) {               /* FCFS */
+        const double end = now + wall[k];
+        if (!window_fit(e, end, res[k], need[k])) {
+            e->status[k] = reason(e, bb0, nfree, res[k], need[k]);
+            e->head = k;
+            break;
+        }
+        if (start(e, k, res[k], need[k], end, off, &nfree) < 0) return -1;
+    }
+    const int h = e->head;
+    if (h < 0) return 0;
+    if (e->gidx == h && e->nseq == 0) {          /* the kept reservation */
+        e->found = e->given = 1;
+        e->rstart = e->gstart; e->rend = e->gend;
+        memcpy(e->rmask, gmask, sizeof(uint64_t) * W);
+        memcpy(e->rbb, gbb, sizeof(int64_t) * B);
+    } else {
+        const int64_t hn = e->reserve_bb ? need[h] : 0;
         double t;
-        e->found = earliest(e, e->h_res, e->h_wall, e->h_need, &t);
+        e->found = earliest(e, res[h], wall[h], hn, &t);
         if (e->found) {
-            if (choose(e, e->h_res, e->h_need, e->rmask, e->rplace) < 0) return -1;
+            if (choose(e, res[h], hn, e->rmask, e->rplace) < 0) return -1;
             memcpy(e->rbb, e->take, sizeof(int64_t) * B);
             e->rstart = t;
-            e->rend = t + e->h_wall;
+            e->rend = t + wall[h];
         }
-    } else {
-        e->found = e->mode == 1;
     }
     if (e->found) take(e, e->rstart, e->rend, e->rmask, e->rbb);
     int32_t free_procs = e->cnt[0];
-    for (int k = 0; k < e->J; k++) e->status[k] = -1;
-    for (int k = 0; k < e->J; k++) {
-        const int32_t res = e->res[k];
-        const int64_t need = e->need[k];
+    for (int q = 0; q < J; q++) {                /* BACKFILL */
+        const int k = perm ? perm[q] : q;
+        if (k <= h) continue;
         if (free_procs == 0) break;
-        if (res > free_procs) { e->status[k] = reason(e, nfree, res, need); continue; }
+        if (res[k] > free_procs) { e->status[k] = reason(e, bb0, nfree, res[k], need[k]); continue; }
         e->asked = 1;
-        const double end = now + e->wall[k];
-        if (!window_fit(e, end, res, need)) { e->status[k] = reason(e, nfree, res, need); continue; }
-        uint64_t *ck = e->chosen + (int64_t)k * W;
-        if (choose(e, res, need, ck, e->place + e->off[k]) < 0) return -1;
-        take(e, now, end, ck, e->take);
-        nfree -= res;
-        for (int b = 0; b < B; b++) e->nbb[b] -= e->take[b];
-        free_procs -= res;
-        e->status[k] = 5;
+        const double end = now + wall[k];
+        if (!window_fit(e, end, res[k], need[k])) { e->status[k] = reason(e, bb0, nfree, res[k], need[k]); continue; }
+        if (start(e, k, res[k], need[k], end, off, &nfree) < 0) return -1;
+        free_procs -= res[k];
     }
     return 0;
 }
