@@ -44,7 +44,7 @@ _FIELDS = [(x, _I32) for x in ("W", "B", "n", "cap", "P")]
 _FIELDS += [(x, _VP) for x in ("keys", "mask", "cnt", "bb", "pref")]
 _FIELDS += [(x, _I32) for x in ("J", "reserve_bb", "free0", "gidx")] + [("gstart", _F64), ("gend", _F64)]
 _FIELDS += [(x, _I32) for x in ("head", "found", "given", "asked", "nseq")] + [("rstart", _F64), ("rend", _F64)]
-_FIELDS += [(x, _VP) for x in ("rmask", "rbb", "rplace", "status", "seq", "chosen", "place",
+_FIELDS += [(x, _VP) for x in ("rmask", "rbb", "rplace", "status", "seq", "chosen", "place", "off",
                                 "wm", "wa", "left", "nbb", "take")]
 
 
@@ -54,7 +54,7 @@ class _Easy(ctypes.Structure):
 
 def _declare(lib) -> None:
     lib.easy_decide.restype = ctypes.c_int
-    lib.easy_decide.argtypes = [ctypes.POINTER(_Easy)] + [_CP] * 12
+    lib.easy_decide.argtypes = [ctypes.POINTER(_Easy)] + [_CP] * 11
 
 
 LIBRARY = NativeLibrary("easy_pass.c", "easy_native", declare=_declare)
@@ -111,21 +111,21 @@ class EasyPass:
         if jobs > self._jobs:
             self._jobs = max(jobs, 2 * self._jobs, 64)
             J = self._jobs
-            self.status, self.seq = np.zeros(J, np.int32), np.zeros(J, np.int32)
+            self.status, self.seq, self.off = np.zeros(J, np.int32), np.zeros(J, np.int32), np.zeros(J + 1, np.int32)
             self.chosen = np.zeros((J, W), np.uint64)
-            e.status, e.seq, e.chosen = (a.ctypes.data for a in (self.status, self.seq, self.chosen))
+            e.status, e.seq, e.chosen, e.off = (a.ctypes.data for a in (self.status, self.seq, self.chosen, self.off))
         if ids > self._ids:
             self._ids = max(ids, 2 * self._ids, 256)
             self.place = np.zeros(self._ids, np.int32)
             self.rplace = np.zeros(self._ids, np.int32)
             e.place, e.rplace = self.place.ctypes.data, self.rplace.ctypes.data
 
-    def run(self, jobs: Sequence, perm: Sequence[int] | None, reserve_bb: bool, free0: tuple[int, tuple[int, ...]],
-            kept: tuple | None = None) -> dict:
+    def run(self, jobs: Sequence, walls: Sequence[float], perm: Sequence[int] | None, reserve_bb: bool,
+            free0: tuple[int, tuple[int, ...]], kept: tuple | None = None) -> dict:
         """One decision at the profile's origin (the decision's time), on a copy of the profile.
 
         Args:
-            jobs: the queued jobs in queue order (``res``, ``walltime`` [s], ``bb`` [B per processor]).
+            jobs: the queued jobs in queue order (``res``, ``bb`` [B per processor]); `walls` their walltimes [s].
             perm: the backfilling pass's order (indices into `jobs`), None: the queue's.
             reserve_bb: the head's reservation holds its BB (fcfs-bb, sjf-bb) or processors only (fcfs-easy).
             free0: (free processors, free bytes per BB node) before the decision's starts.
@@ -143,12 +143,8 @@ class EasyPass:
         vals = slots.values()
         n, J = len(keys), len(jobs)
         res = [j.res for j in jobs]
-        offs, o = [], 0
-        for r in res:
-            offs.append(o)
-            o += r
-        self._offs, self._res = offs, res
-        self._grow(n + J + 4, J, max(o, 1))
+        self._res = res
+        self._grow(n + J + 4, J, max(sum(res), 1))
         e.n, e.J, e.free0, e.reserve_bb = n, J, free0[0], reserve_bb
         gmask = gbb = self._zero
         if kept is not None:
@@ -162,9 +158,9 @@ class EasyPass:
             e.gidx = -1
         if self._fn(self._ref, pack(f"{n}d", *keys), b"".join([v[0].to_bytes(nb, "little") for v in vals]),
                     pack(f"{n}i", *[v[2] for v in vals]), pack(f"{n * B}q", *chain.from_iterable([v[1] for v in vals])),
-                    pack(f"{J}i", *res), pack(f"{J}d", *[j.walltime for j in jobs]),
+                    pack(f"{J}i", *res), pack(f"{J}d", *walls),
                     pack(f"{J}q", *[j.bb for j in jobs]), None if perm is None else pack(f"{J}i", *perm),
-                    pack(f"{J}i", *offs), pack(f"{B}q", *free0[1]), gmask, gbb) != 0:
+                    pack(f"{B}q", *free0[1]), gmask, gbb) != 0:
             raise AssertionError("BB placement failed after the feasibility check")
         out = {"head": e.head, "found": e.found, "given": e.given, "asked": e.asked,
                "status": self.status[:J].tolist(), "seq": self.seq[:e.nseq].tolist()}
@@ -181,5 +177,5 @@ class EasyPass:
 
     def place_of(self, k: int) -> list[int]:
         """The BB index of each of started job `k`'s processors (ascending id) in the last `run`."""
-        a = self._offs[k]
+        a = int(self.off[k])
         return self.place[a:a + self._res[k]].tolist()

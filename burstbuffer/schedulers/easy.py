@@ -31,8 +31,6 @@ shadow time or avoids the reserved processors (and, for *-bb, leaves the reserve
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 from procset import ProcSet
 
 from . import _easy_native
@@ -145,10 +143,14 @@ class EasyBackfilling(Fcfs):
         end."""
         profile, bb = self.profile, self.reserve_bb
         jobs = self._ordered(now)
+        walls = [j.walltime for j in jobs]
         perm = None
-        if self.sjf:                                               # lines 15-16 (the head is left out in C)
-            order = self._order
-            perm = sorted(range(len(jobs)), key=lambda i: (jobs[i].walltime, order[jobs[i].id]))
+        if self.sjf:                                 # lines 15-16 (the head is left out in C); ties: submission order
+            if self._plain:                          # the queue is in submission order: a stable sort by walltime
+                perm = sorted(range(len(jobs)), key=walls.__getitem__)
+            else:
+                order = self._order
+                perm = sorted(range(len(jobs)), key=lambda i: (walls[i], order[jobs[i].id]))
         kept, given = self._kept, None
         if kept is not None and kept[0] == profile.changes and kept[1][1] == bb and now < kept[2].start:
             k = next((i for i, j in enumerate(jobs) if j.id == kept[1][0]), -1)
@@ -157,7 +159,7 @@ class EasyBackfilling(Fcfs):
                 index = profile._bb_index
                 given = (k, r.start, r.end, mask_of(r.procs), {index[s]: x for s, x in r.bb_per_storage.items()})
         eng = self._easy_pass
-        out = eng.run(jobs, perm, bb, self._free0, given)
+        out = eng.run(jobs, walls, perm, bb, self._free0, given)
         ids = profile.bb_ids
         starts: list[Start] = []
         for k in out["seq"]:
@@ -178,7 +180,8 @@ class EasyBackfilling(Fcfs):
         self._kept = None
         r = None
         if out["given"]:
-            r = replace(kept[2], made_at=now)                      # the same earliest fit (`_reserve_kept`)
+            r = kept[2]                                            # the same earliest fit (`_reserve_kept`)
+            r = Reservation(r.job_id, r.start, r.end, r.procs, r.bb_per_storage, now)
         elif out["found"]:
             m = out["mask"]
             fit = Fit(out["start"], procset_of(m), {p: ids[b] for p, b in zip(_ids_of(m), out["place"])})

@@ -18,7 +18,7 @@ typedef struct {
     int32_t head, found, given, asked, nseq;   /* out: head (-1: none), a reservation held, the kept one used, a
                                                   backfilling fit asked, number of starts */
     double rstart, rend; uint64_t *rmask; int64_t *rbb; int32_t *rplace;      /* out: the reservation */
-    int32_t *status; int32_t *seq; uint64_t *chosen; int32_t *place;         /* out per job; starts in order */
+    int32_t *status; int32_t *seq; uint64_t *chosen; int32_t *place; int32_t *off;  /* out per job; starts in order */
     uint64_t *wm; int64_t *wa; int64_t *left; int64_t *nbb; int64_t *take;   /* scratch */
 } easy_t;
 
@@ -162,9 +162,9 @@ static int32_t reason(const easy_t *e, const int64_t *bb0, int32_t nfree, int32_
 }
 
 /* a start now of job k fitting the window (wm, wa): its ids and BB nodes chosen, taken in the profile */
-static int start(easy_t *e, int k, int32_t res, int64_t need, double end, const int32_t *off, int32_t *nfree) {
+static int start(easy_t *e, int k, int32_t res, int64_t need, double end, int32_t *nfree) {
     uint64_t *ck = e->chosen + (int64_t)k * e->W;
-    if (choose(e, res, need, ck, e->place + off[k]) < 0) return -1;
+    if (choose(e, res, need, ck, e->place + e->off[k]) < 0) return -1;
     take(e, e->keys[0], end, ck, e->take);
     *nfree -= res;
     for (int b = 0; b < e->B; b++) e->nbb[b] -= e->take[b];
@@ -179,11 +179,12 @@ static int start(easy_t *e, int k, int32_t res, int64_t need, double end, const 
  * the order `perm` (ProfileScheduler._backfill; NULL: the queue's). In: the n breakpoints (keys, masks, counts, BB
  * rows), the jobs (res, walltime, BB per processor), bb0 (free BB before the decision), the kept reservation's
  * masks and BB (gmask, gbb). Out: status per job (-1 not looked at, 0-4 its wait reason (`reason`), 5 started),
- * the starts in order (seq), each start's ids (chosen) and BB nodes (place, from off[k]), the reservation.
+ * the starts in order (seq), each start's ids (chosen) and BB nodes (place, from off[k], the processors of the jobs
+ * before k), the reservation.
  * Returns 0, or -1 if a BB placement failed after its feasibility check. */
 int easy_decide(easy_t *e, const double *keys, const uint64_t *mask, const int32_t *cnt, const int64_t *bb,
                 const int32_t *res, const double *wall, const int64_t *need, const int32_t *perm,
-                const int32_t *off, const int64_t *bb0, const uint64_t *gmask, const int64_t *gbb) {
+                const int64_t *bb0, const uint64_t *gmask, const int64_t *gbb) {
     const int W = e->W, B = e->B, J = e->J;
     memcpy(e->keys, keys, sizeof(double) * e->n);
     memcpy(e->mask, mask, sizeof(uint64_t) * W * e->n);
@@ -193,7 +194,8 @@ int easy_decide(easy_t *e, const double *keys, const uint64_t *mask, const int32
     int32_t nfree = e->cnt[0];                  /* free now without the reservation, after the starts */
     memcpy(e->nbb, e->bb, sizeof(int64_t) * B);
     e->head = -1; e->found = e->given = e->asked = e->nseq = 0;
-    for (int k = 0; k < J; k++) e->status[k] = -1;
+    e->off[0] = 0;
+    for (int k = 0; k < J; k++) { e->status[k] = -1; e->off[k + 1] = e->off[k] + res[k]; }
     for (int k = 0; k < J; k++) {               /* FCFS */
         const double end = now + wall[k];
         if (!window_fit(e, end, res[k], need[k])) {
@@ -201,7 +203,7 @@ int easy_decide(easy_t *e, const double *keys, const uint64_t *mask, const int32
             e->head = k;
             break;
         }
-        if (start(e, k, res[k], need[k], end, off, &nfree) < 0) return -1;
+        if (start(e, k, res[k], need[k], end, &nfree) < 0) return -1;
     }
     const int h = e->head;
     if (h < 0) return 0;
@@ -231,7 +233,7 @@ int easy_decide(easy_t *e, const double *keys, const uint64_t *mask, const int32
         e->asked = 1;
         const double end = now + wall[k];
         if (!window_fit(e, end, res[k], need[k])) { e->status[k] = reason(e, bb0, nfree, res[k], need[k]); continue; }
-        if (start(e, k, res[k], need[k], end, off, &nfree) < 0) return -1;
+        if (start(e, k, res[k], need[k], end, &nfree) < 0) return -1;
         free_procs -= res[k];
     }
     return 0;
