@@ -1,26 +1,28 @@
-"""The EASY family's decision after its FCFS pass in C (``native/easy_pass.c``), built on first use (ctypes).
+"""The EASY family's decision in C (``native/easy_pass.c``), built on first use (ctypes).
 
-`EasyPass.run` copies the availability profile (from the decision's time on: a few tens of breakpoints) into
-the C engine, which finds the head job's reservation (or takes a kept one), then runs the backfilling pass on
-its copy: a fit at the decision's time per candidate, each start taken in the copy, a wait reason per job
-passed over. The policy (`easy.EasyBackfilling`) then applies the starts to the profile itself, as the Python
-pass does. The C functions mirror, one by one, the Python definitions (Kopanski & Rzadca, Euro-Par 2021,
-Algorithm 1 lines 13-17; the placement rule §3.1/§4.1):
+`EasyPass.run` hands the availability profile (from the decision's time on: a few tens of breakpoints) and the
+queue to the C engine, packed, in one call per decision. On its copy of the profile the engine runs the FCFS pass,
+finds the head job's reservation (or takes the kept one), then runs the backfilling pass: a fit at the decision's
+time per job, each start taken in the copy, a wait reason per job passed over. The policy
+(`easy.EasyBackfilling._native_schedule`) then applies the starts to the profile itself, in the same order, as the
+Python passes do. The C functions mirror, one by one, the Python definitions (Kopanski & Rzadca, Euro-Par 2021,
+Algorithm 1 lines 12-17; the placement rule §3.1/§4.1):
 
 - ``bb_room``    = `placement.bb_room`;
 - ``window_fit`` = `placement.window_fit` over the breakpoints of ``[now, now + walltime)`` (`fit_at` at the
-  profile's origin);
+  profile's origin, the decision's time);
 - ``earliest``   = `placement.earliest_window` from the origin (`AvailabilityProfile.earliest_fit`);
-- ``choose``     = `placement.lowest_mask` + `placement.place_bb` (the plain greedy, which `place_bb`'s
-  resumed search equals);
-- ``split`` / ``take`` = `AvailabilityProfile._split` / `reserve` (no merge: a breakpoint equal to the one
-  before it changes no fit);
+- ``choose``     = `placement.lowest_mask` + `placement.place_bb` (the plain greedy, which `place_bb`'s resumed
+  search equals);
+- ``split`` / ``take`` = `AvailabilityProfile._split` / `reserve` (no merge: a breakpoint equal to the one before
+  it changes no fit);
 - ``reason``     = `ProfileScheduler._note_wait` without queue limits;
-- ``easy_pass``  = `ProfileScheduler._reserve` (lazy) + `ProfileScheduler._backfill` (two-phase).
+- ``easy_decide`` = `easy.Fcfs._fcfs_pass`, `ProfileScheduler._reserve` (lazy, the kept reservation) and
+  `ProfileScheduler._backfill` (two-phase).
 
-Used only where the pass is the plain one: two-phase holds, no queues, no queue-limit reasons, no extra nodes
-(`easy.EasyBackfilling._native_pass`). ``BURSTBUFFER_NATIVE=0``, no compiler or a failed build: the Python
-pass (the same decisions, reservations and wait reasons: tests/test_easy_native.py).
+Used only where the passes are the plain ones: two-phase holds, no queues, no queue-limit reasons, no extra nodes
+(`easy.EasyBackfilling._native_usable`). ``BURSTBUFFER_NATIVE=0``, no compiler or a failed build: the Python
+passes (the same decisions, reservations and wait reasons: tests/test_easy_native.py).
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-/* The EASY family's decision after its FCFS pass (two-phase holds), on a copy of the availability profile:
- * the head job's reservation (its earliest fit and BB placement, or a kept one), then the backfilling pass
- * (a fit at the decision's time per candidate, the starts taken in the copy, a wait reason per job passed
- * over). Built and driven by burstbuffer/schedulers/_easy_native.py, which names the Python function each
- * function here mirrors (Kopanski & Rzadca, Euro-Par 2021, Algorithm 1 lines 13-17; the placement rule of
+/* The EASY family's decision (two-phase holds) on a copy of the availability profile: the FCFS pass, the head
+ * job's reservation (its earliest fit and BB placement, or a kept one), then the backfilling pass (a fit at the
+ * decision's time per job, the starts taken in the copy, a wait reason per job passed over). Built and driven by
+ * burstbuffer/schedulers/_easy_native.py, which names the Python function each function here mirrors
+ * (Kopanski & Rzadca, Euro-Par 2021, Algorithm 1 lines 12-17; the placement rule of
  * burstbuffer/schedulers/placement.py, §3.1/§4.1). */
 #include <stdint.h>
 #include <string.h>
