@@ -43,7 +43,7 @@ STARTED = 5
 
 _I32, _F64, _VP, _CP = ctypes.c_int32, ctypes.c_double, ctypes.c_void_p, ctypes.c_char_p
 _FIELDS = [(x, _I32) for x in ("W", "B", "n", "cap", "P")]
-_FIELDS += [(x, _VP) for x in ("keys", "mask", "cnt", "bb", "pref")]
+_FIELDS += [(x, _VP) for x in ("keys", "mask", "cnt", "bb", "pref", "prow")]
 _FIELDS += [(x, _I32) for x in ("J", "reserve_bb", "free0", "gidx")] + [("gstart", _F64), ("gend", _F64)]
 _FIELDS += [(x, _I32) for x in ("head", "found", "given", "asked", "nseq")] + [("rstart", _F64), ("rend", _F64)]
 _FIELDS += [(x, _VP) for x in ("rmask", "rbb", "rplace", "status", "seq", "chosen", "place", "off",
@@ -84,12 +84,21 @@ class EasyPass:
         self.W = maxid // 64 + 1
         self.P = maxid + 1
         B1 = max(self.B, 1)
-        pref = np.full((self.P, B1), -1, np.int32)
+        rows: dict[int, int] = {}                  # one row per preference list (one per chassis: shared tuples)
+        lists = []
+        prow = np.zeros(self.P, np.int32)
         for p in plat.compute:
             pr = profile.bb_preference_index(p)
-            pref[p, :len(pr)] = pr
-        self._pref = pref
-        self._e = _Easy(W=self.W, B=self.B, P=self.P, pref=pref.ctypes.data)
+            r = rows.get(id(pr))
+            if r is None:
+                r = rows[id(pr)] = len(lists)
+                lists.append(pr)
+            prow[p] = r
+        pref = np.full((max(len(lists), 1), B1), -1, np.int32)
+        for r, pr in enumerate(lists):
+            pref[r, :len(pr)] = pr
+        self._pref, self._prow = pref, prow
+        self._e = _Easy(W=self.W, B=self.B, P=self.P, pref=pref.ctypes.data, prow=prow.ctypes.data)
         self._ref = ctypes.byref(self._e)
         self._rows = self._jobs = self._ids = -1
         self._scratch = {x: np.zeros(B1, np.int64) for x in ("wa", "left", "nbb", "take", "rbb")}

@@ -11,7 +11,8 @@
 typedef struct {
     int32_t W, B, n, cap, P;                   /* mask words, BB nodes, breakpoints, rows, compute ids */
     double *keys; uint64_t *mask; int32_t *cnt; int64_t *bb;    /* the profile from now (row 0 = now) */
-    const int32_t *pref;                       /* P x B: BB indices by preference, -1 = end */
+    const int32_t *pref; const int32_t *prow;  /* preference lists (rows of B BB indices, -1 = end); each compute
+                                                  id's row (the ids of a chassis share one) */
     int32_t J, reserve_bb, free0, gidx;        /* queued jobs; the head's reservation holds BB; free processors
                                                   before the decision; the kept reservation's job (-1: none) */
     double gstart, gend;                       /* the kept reservation's window */
@@ -102,7 +103,7 @@ static int choose(easy_t *e, int32_t res, int64_t need, uint64_t *out, int32_t *
             o |= low;
             if (need > 0) {
                 int p = 64 * x + __builtin_ctzll(low);
-                const int32_t *order = e->pref + (int64_t)p * B;
+                const int32_t *order = e->pref + (int64_t)e->prow[p] * B;
                 int q = 0;
                 for (; q < B && order[q] >= 0; q++)
                     if (e->left[order[q]] >= need) break;
