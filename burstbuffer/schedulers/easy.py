@@ -28,6 +28,11 @@ reservation is present during backfilling. Under a job model that separates the 
 same passes run on the job's hold shape (`holds`, `profiled.ProfileScheduler`): a job fits now when its
 stage-in can start now, and the head's reservation holds its BB over its stagings too (fcfs-easy: nodes only). A backfilled job therefore either ends before the
 shadow time or avoids the reserved processors (and, for *-bb, leaves the reserved BB bytes free).
+
+The EASY family's passes (FCFS, the head's reservation, backfilling) run in a C engine built on first use
+(`_easy_native`, `EasyBackfilling._native_schedule`) where they are the plain ones (two-phase holds, no queues,
+no queue-limit reasons, no extra nodes), with the same decisions; else, and with ``BURSTBUFFER_NATIVE=0`` or
+without a compiler, the Python passes below.
 """
 from __future__ import annotations
 
