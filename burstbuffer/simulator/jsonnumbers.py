@@ -58,24 +58,18 @@ def _parse(s: str):
     else:
         v = ord(s[i]) - 48
         i += 1
-        lim32, last32 = (214748364, "8") if minus else (429496729, "5")
-        while i < n and "0" <= s[i] <= "9":
-            if v >= lim32 and (v != lim32 or s[i] > last32):
-                use64 = True
+        # RapidJSON's 32-bit then 64-bit integer loops: each stops before the digit that would overflow it
+        for lim, last in ((214748364, "8"), (_I64_DIV10, "8")) if minus else ((429496729, "5"), (_U64_DIV10, "5")):
+            while i < n and "0" <= s[i] <= "9" and not (v >= lim and (v != lim or s[i] > last)):
+                v = v * 10 + ord(s[i]) - 48
+                sig += 1
+                i += 1
+            if not (i < n and "0" <= s[i] <= "9"):
                 break
-            v = v * 10 + ord(s[i]) - 48
-            sig += 1
-            i += 1
-    if use64:
-        lim64, last64 = (_I64_DIV10, "8") if minus else (_U64_DIV10, "5")
-        while i < n and "0" <= s[i] <= "9":
-            if v >= lim64 and (v != lim64 or s[i] > last64):
-                d = float(v)
-                use_double = True
-                break
-            v = v * 10 + ord(s[i]) - 48
-            sig += 1
-            i += 1
+            use64 = True  # an overflow of the 32-bit loop; one of the 64-bit loop: a double from here on
+        else:
+            d = float(v)
+            use_double = True
     if use_double:
         while i < n and "0" <= s[i] <= "9":
             if d >= 1.7976931348623157e307:
