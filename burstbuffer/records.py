@@ -46,3 +46,11 @@ class Record:
                                                                             for name in self._fields)
 
     __hash__ = None  # type: ignore[assignment]
+
+    def replaced(self, **changes):
+        """A new record of the same class with `changes` (field=value), as `dataclasses.replace`; for classes
+        whose ``__init__`` takes every field of `_fields` by name. TypeError for a name not in `_fields`."""
+        unknown = set(changes) - set(self._fields)
+        if unknown:
+            raise TypeError(f"{type(self).__qualname__} has no field {sorted(unknown)[0]!r}")
+        return type(self)(**{name: changes.get(name, getattr(self, name)) for name in self._fields})

@@ -96,3 +96,12 @@ def test_simulator_records():
     assert cfg == SimConfig(platform="p.xml", workloads=["w.json"], quiet=True)
     assert cfg.roles == [] and cfg.sg_cfg == [] and cfg.roles is not SimConfig("p", []).roles
     assert math.isclose(cfg.heartbeat_timeout, 30.0) and cfg.storage_sharing and cfg.machine_states
+
+
+def test_replaced_is_dataclasses_replace_for_records():
+    from burstbuffer.workloads.batsim_json import WorkloadJob
+    j = WorkloadJob(3, 10.0, 60.0, 4, "p")
+    k = j.replaced(res=8)
+    assert k == WorkloadJob(3, 10.0, 60.0, 8, "p") and j.res == 4 and hash(k) != hash(j)
+    with pytest.raises(TypeError):
+        j.replaced(cores=2)

@@ -45,7 +45,7 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__, cliargs
@@ -268,7 +268,7 @@ def prepare_workloads(c: Campaign, work: Path) -> list[tuple[str, Path]]:
         w = load_workload(f, require_bb=False)
         jobs = w.jobs[:tf["jobs"]] if "jobs" in tf else list(w.jobs)
         if "min-res" in tf:
-            jobs = [replace(j, res=min(max(j.res, tf["min-res"]), w.nb_res)) for j in jobs]
+            jobs = [j.replaced(res=min(max(j.res, tf["min-res"]), w.nb_res)) for j in jobs]
         w = Workload(w.name, f"{w.description} {json.dumps(tf, sort_keys=True)}".strip(), w.nb_res, jobs,
                      {j.profile: w.profiles[j.profile] for j in jobs})
         if "bb-scenario" in tf:
