@@ -54,28 +54,6 @@ def count_jobs(workload: Path) -> int:
     return len(load_workload(workload, require_bb=False).jobs)
 
 
-#: profile types the simulator's bridged core runs (`burstbuffer.simulator.execution.SINGLE_ACTIVITY`)
-_ONE_ACTIVITY = frozenset(("parallel_homogeneous", "parallel_homogeneous_total", "parallel",
-                           "parallel_homogeneous_pfs", "data_staging"))
-
-
-def simulator_core(workload: Path) -> str | None:
-    """The simulator's ``--core`` for a run of `workload` (docs/simulator-core.md): None (the simulator then
-    reads ``$BURSTBUFFER_SIM_CORE``) when that variable names a core other than "auto"; else (unset or
-    "auto", the default) "bridged" when every profile of the workload is of one activity — the job models
-    register only such profiles, so the bridged core runs the whole simulation, dynamic jobs included; the
-    simulator falls back to the actor core when the bridge cannot be built —, else "actors"."""
-    if (os.environ.get("BURSTBUFFER_SIM_CORE", "").strip().lower() or "auto") != "auto":
-        return None
-    import json
-    try:
-        profiles = json.loads(Path(workload).read_text()).get("profiles", {})
-        types = {p.get("type") for p in profiles.values()}
-    except (OSError, ValueError, AttributeError):
-        return "actors"
-    return "bridged" if types <= _ONE_ACTIVITY else "actors"
-
-
 def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
@@ -279,7 +257,7 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
         cmd = simulator_command(str(platform), str(workload), export_prefix=str(output / "batsim"),
                                 socket_endpoint=endpoint, roles=[f"{storage}:storage"] if storage else (),
                                 dynamic_jobs=executor.uses_dynamic_jobs, profile_reuse=executor.uses_dynamic_jobs,
-                                network_model=network_model, core=simulator_core(workload), energy=energy)
+                                network_model=network_model, energy=energy)
         log_path = output / "simulator.log"
         with open(log_path, "wb") as log:
             # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running

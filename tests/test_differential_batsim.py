@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+from burstbuffer.schedulers import registry
+
 from . import batsim_diff as B
 
 BATSIM = B.find_batsim()
@@ -70,7 +72,8 @@ def test_randomsched_fails_the_same_way(tmp_path):
 
 
 PLUGIN = B.find_dragonfly_plugin()
-POLICIES = ["fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3", "conservative-bb"]
+#: every built-in policy of the two-phase job models (the registry's, so that a new policy is covered too)
+POLICIES = list(registry.POLICIES)
 
 
 @pytest.mark.skipif(PLUGIN is None, reason="no Dragonfly platform plugin for real Batsim (dragonfly96_sg332.so, "

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
 
 BB_ROLES = ",".join(f"node_{9 * k}" for k in range(12)) + ":storage"
 
-#: one-activity profiles only (what the bridged core runs): parallel tasks, a walltime reached, a kill,
+#: one-activity profiles: parallel tasks, a walltime reached, a kill,
 #: a rejection, simultaneous ends, a data staging and a PFS phase between compute and storage nodes
 WORKLOAD = {
     "nb_res": 96,
@@ -107,13 +107,73 @@ def test_cores_same_on_kth_io_aware(tmp_path, monkeypatch, bridge_available):
     assert out["bridged"].count("\n") > 41   # the dynamic sub-jobs are there
 
 
-def test_bridged_core_refuses_delay_profiles_in_one_line(tmp_path, monkeypatch, bridge_available):
-    wl = {"nb_res": 96, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],
-          "profiles": {"d": {"type": "delay", "delay": 5}}}
-    monkeypatch.setenv(CORE_ENV, "bridged")
-    res = run_simulation(tmp_path, wl)
-    assert res.returncode == 1
-    assert "needs the actor core" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+#: delay and composed profiles (what the bridged core runs as a program of steps): a walltime reached in a
+#: composed profile's parallel task and in its delay, a delay equal to the walltime, a repeat, a failing step
+#: that stops the sequence, a kill in a parallel task of a nested composed profile and one in a delay
+PROGRAMS = {
+    "nb_res": 96,
+    "jobs": [
+        {"id": 1, "subtime": 0, "walltime": 100, "res": 2, "profile": "d"},
+        {"id": 2, "subtime": 1, "walltime": 100, "res": 4, "profile": "c"},
+        {"id": 3, "subtime": 2, "walltime": 12, "res": 2, "profile": "c"},
+        {"id": 4, "subtime": 2, "walltime": 6, "res": 1, "profile": "c2"},
+        {"id": 5, "subtime": 3, "res": 3, "profile": "crep"},
+        {"id": 6, "subtime": 4, "res": 2, "profile": "cfail"},
+        {"id": 7, "subtime": 5, "walltime": 5, "res": 1, "profile": "d"},
+        {"id": 8, "subtime": 6, "res": 2, "profile": "c"},
+    ],
+    "profiles": {
+        "d": {"type": "delay", "delay": 5},
+        "p": {"type": "parallel_homogeneous", "cpu": 5e9, "com": 1e6},
+        "c": {"type": "composed", "seq": ["d", "p", "d"]},
+        "c2": {"type": "composed", "seq": ["p", "d", "p"]},
+        "crep": {"type": "composed", "repeat": 4, "seq": ["c", "p"]},
+        "dfail": {"type": "delay", "delay": 2, "ret": 3},
+        "cfail": {"type": "composed", "seq": ["d", "dfail", "p"]},
+    },
+}
+
+
+def test_cores_same_on_delay_and_composed_profiles(tmp_path, monkeypatch, bridge_available):
+    sched = ("fcfs", "--kill", "w0!5@30", "--kill", "w0!8@2")
+    a = _run(tmp_path, monkeypatch, "actors", workload=PROGRAMS, scheduler=sched)
+    b = _run(tmp_path, monkeypatch, "bridged", workload=PROGRAMS, scheduler=sched)
+    assert _messages(b) == _messages(a)
+    assert _csv(b) == _csv(a)
+    rows = {r["job_id"]: r for r in b.jobs}
+    assert {k: r["final_state"] for k, r in rows.items()} == {
+        "1": "COMPLETED_SUCCESSFULLY", "2": "COMPLETED_SUCCESSFULLY", "3": "COMPLETED_WALLTIME_REACHED",
+        "4": "COMPLETED_WALLTIME_REACHED", "5": "COMPLETED_KILLED", "6": "COMPLETED_FAILED",
+        "7": "COMPLETED_WALLTIME_REACHED", "8": "COMPLETED_KILLED"}
+    assert float(rows["1"]["execution_time"]) == 5.0              # one delay
+    assert float(rows["3"]["execution_time"]) == 12.0             # stopped at its walltime
+    assert float(rows["6"]["execution_time"]) == 7.0              # 5 s, then the failing 2 s step: no "p"
+    progress = {}
+    for _, ev in b.events("JOB_KILLED"):
+        progress.update(ev["data"]["job_progress"])
+    # job 8, killed 2 s after its start: 2 s into its first step, the 5 s delay
+    assert progress["w0!8"] == {"profile_name": "c", "current_task_index": 0,
+                                "current_task": {"profile_name": "d", "progress": pytest.approx(0.4)}}
+    p5 = progress["w0!5"]
+    assert p5["profile_name"] == "crep" and p5["current_task"]["profile_name"] in ("c", "p")
+
+
+def test_bridged_core_raises_a_steps_error_when_the_job_reaches_it(tmp_path, monkeypatch, bridge_available):
+    """A composed profile's data staging with no storage mapping: the error of that step, in one line, on
+    both cores, once the job's actor reaches it (after its delay)."""
+    wl = {"nb_res": 96, "jobs": [{"id": 1, "subtime": 0, "walltime": 100, "res": 2, "profile": "cd"}],
+          "profiles": {"d": {"type": "delay", "delay": 5},
+                       "ds": {"type": "data_staging", "nb_bytes": 1e6, "from": "pfs", "to": "bb"},
+                       "cd": {"type": "composed", "seq": ["d", "ds"]}}}
+    errors = {}
+    for core in ("actors", "bridged"):
+        monkeypatch.setenv(CORE_ENV, core)
+        (tmp_path / core).mkdir()
+        res = run_simulation(tmp_path / core, wl)
+        assert res.returncode == 1
+        errors[core] = [ln for ln in res.stderr.splitlines() if ln.startswith("burstbuffer simulate:")]
+    assert errors["bridged"] == errors["actors"]
+    assert len(errors["bridged"]) == 1 and "Unknown storage label='pfs'" in errors["bridged"][0]
 
 
 def test_bridged_core_falls_back_to_actors_without_the_bridge(tmp_path, monkeypatch):
@@ -131,16 +191,6 @@ def test_unknown_core_is_bad_input(tmp_path, monkeypatch):
     assert CORE_ENV in res.stderr and "fast" in res.stderr
 
 
-def test_auto_core_runs_what_the_bridge_cannot(tmp_path, monkeypatch):
-    """--core auto (as $BURSTBUFFER_SIM_CORE=auto) keeps the actor core for a delay profile: it runs."""
-    wl = {"nb_res": 96, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"},
-                                 {"id": 2, "subtime": 1, "res": 2, "profile": "p"}],
-          "profiles": {"d": {"type": "delay", "delay": 5}, "p": {"type": "parallel_homogeneous", "cpu": 1e9,
-                                                                 "com": 0}}}
-    res = _run(tmp_path, monkeypatch, "auto", workload=wl)
-    assert [r["final_state"] for r in res.jobs] == ["COMPLETED_SUCCESSFULLY"] * 2
-
-
 def test_auto_core_same_outputs(tmp_path, monkeypatch, bridge_available):
     a = _run(tmp_path, monkeypatch, "actors")
     b = _run(tmp_path, monkeypatch, "auto")
@@ -151,23 +201,6 @@ def test_core_option_beats_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv(CORE_ENV, "actors")
     res = run_simulation(tmp_path, WORKLOAD, sim_args=("--core", "nonsense"))
     assert res.returncode == 2 and "--core" in res.stderr
-
-
-def test_runner_under_auto_asks_for_the_bridged_core_when_it_can_run_everything(tmp_path, monkeypatch):
-    from burstbuffer import runner
-    from burstbuffer.simulator.execution import SINGLE_ACTIVITY
-
-    assert runner._ONE_ACTIVITY == SINGLE_ACTIVITY
-    kth = REPO / "workloads" / "kth-1000.json"
-    monkeypatch.delenv(CORE_ENV, raising=False)
-    assert runner.simulator_core(kth) == "bridged"         # the default is auto
-    monkeypatch.setenv(CORE_ENV, "auto")
-    assert runner.simulator_core(kth) == "bridged"
-    d = tmp_path / "delay.json"
-    d.write_text('{"nb_res": 4, "jobs": [], "profiles": {"d": {"type": "delay", "delay": 1}}}')
-    assert runner.simulator_core(d) == "actors"
-    monkeypatch.setenv(CORE_ENV, "bridged")
-    assert runner.simulator_core(kth) is None
 
 
 def _core_of(monkeypatch, env=None, dynamic=False, types=("parallel_homogeneous",)):
@@ -188,8 +221,8 @@ def _core_of(monkeypatch, env=None, dynamic=False, types=("parallel_homogeneous"
 
 def test_default_core_is_the_bridged_one_where_it_runs(monkeypatch, bridge_available):
     assert _core_of(monkeypatch) == "bridged"
-    assert _core_of(monkeypatch, types=("parallel_homogeneous", "delay")) == "actors"
-    assert _core_of(monkeypatch, dynamic=True) == "actors"
+    assert _core_of(monkeypatch, types=("parallel_homogeneous", "delay", "composed")) == "bridged"
+    assert _core_of(monkeypatch, dynamic=True) == "bridged"
     assert _core_of(monkeypatch, env="actors") == "actors"
     monkeypatch.setenv("BURSTBUFFER_NATIVE", "0")       # no bridge (no compiler, no headers): the actor core
     assert _core_of(monkeypatch) == "actors"

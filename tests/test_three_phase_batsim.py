@@ -10,6 +10,8 @@ import io
 
 import pytest
 
+from burstbuffer.schedulers import registry
+
 B = pytest.importorskip("tests.batsim_diff", reason="the differential helpers tests/batsim_diff.py are absent")
 BATSIM, PLUGIN = B.find_batsim(), B.find_dragonfly_plugin()
 pytestmark = [pytest.mark.batsim,   # test tier (setup.cfg markers; docs/testing.md)
@@ -27,10 +29,13 @@ AS_WRITTEN = ["--policy-option", "phases=as-written", "--policy-option", "starva
               "--policy-option", "knapsack_method=exact"]
 
 
-@pytest.mark.parametrize("policy,n", [("cerberus", 100), ("cerberus-as-written", 100),
-                                      ("slurm-bb", 100),
-                                      ("sjf-bb", 30), ("fcfs-bb", 30), ("fcfs-easy", 30), ("conservative-bb", 30),
-                                      ("tutorial", 30)])
+#: (policy, first N KTH jobs): the three-phase policies and Cerberus as written on 100 jobs, then every other
+#: built-in policy (the registry's) and the tutorial's on 30
+CASES = ([("cerberus", 100), ("cerberus-as-written", 100), ("slurm-bb", 100)]
+         + [(p, 30) for p in registry.POLICIES] + [("tutorial", 30)])
+
+
+@pytest.mark.parametrize("policy,n", CASES)
 def test_three_phase_same_as_real_batsim(tmp_path, policy, n):
     options = []
     if policy == "tutorial":

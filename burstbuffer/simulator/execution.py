@@ -58,9 +58,14 @@ def machines_release(st: SimState, job: Job, now: float | None = None) -> None:
         job.runtime = LD("1e-5")
 
 
-#: profile types the bridged core runs without an actor: one SimGrid activity each
+#: profile types of one SimGrid activity each: the bridged core runs them with `start_exec`, the others
+#: (delay, composed) as a program of such steps (`program`)
 SINGLE_ACTIVITY = frozenset(("parallel_homogeneous", "parallel_homogeneous_total", "parallel",
                              "parallel_homogeneous_pfs", "data_staging"))
+#: the bridged core's program nodes (`native/simbridge.cpp`)
+_EXEC, _SLEEP, _SEQ, _ERROR = 0, 1, 2, 3
+#: the return code of a job that reached error step n is ERROR_STEP - n (`native/simbridge.cpp`)
+ERROR_STEP = -1000000
 #: `SimJob.actor` of a job the bridged core runs (it has no actor)
 BRIDGED = "bridged"
 
@@ -158,15 +163,12 @@ def post_to_server(st: SimState, item) -> None:
 def start_bridged(st: SimState, job: Job, host) -> None:
     """The bridged core (docs/simulator-core.md): run `job` in a C++ actor of the bridge on `host` (its first
     allocated machine) that makes the SimGrid calls of `job_body` — ``exec_init`` + ``wait_for(walltime)``
-    for the job's parallel task, ``cancel`` on timeout, the message to the server's mailbox — and records the end, which the server applies (`absorb`). Delay and composed
-    profiles need the actor core (SimulationError)."""
+    for the job's parallel task, ``cancel`` on timeout, the message to the server's mailbox — and records
+    the end, which the server applies (`absorb`). A delay or composed profile runs as a program of such
+    steps (`program`), in the same order as `run_profile`."""
     prof = job.profile
-    if prof.type not in SINGLE_ACTIVITY:
-        raise SimulationError(f"job '{job.id}': profile type {prof.type} needs the actor core "
-                              "(BURSTBUFFER_SIM_CORE=actors); the bridged core runs one-activity profiles only")
     job.composed_stack = []
     job.current_profile = prof
-    hosts, flops, nbytes = ptask(st, job, prof)
     key = st.next_key
     st.next_key += 1
     st.keyed[key] = job
@@ -176,9 +178,75 @@ def start_bridged(st: SimState, job: Job, host) -> None:
     job.activity = key
     st.nb_executing += 1
     job.activity_kind = "exec"
-    st.bridge.start_exec(key, hidx[host], [hidx[h] for h in hosts], flops, nbytes, float(job.walltime), prof.ret,
-                         job)
+    if prof.type in SINGLE_ACTIVITY:
+        job.program = None
+        hosts, flops, nbytes = ptask(st, job, prof)
+        st.bridge.start_exec(key, hidx[host], [hidx[h] for h in hosts], flops, nbytes, float(job.walltime),
+                             prof.ret, job)
+    else:
+        nodes = program(st, job, prof)
+        st.bridge.start_program(key, hidx[host], nodes, float(job.walltime), job)
     absorb(st)
+
+
+def program(st: SimState, job: Job, prof) -> list[tuple]:
+    """The bridged core's program of `job` whose profile `prof` is a delay or a composed one: its nodes
+    for ``start_program`` (`native/simbridge.cpp`), the root first — a parallel task (host indices, flops
+    per host, bytes row-major: `ptask`), a delay [s], a composed profile (its steps' node indices, its
+    ``repeat``) or an error step, each with its profile's return code. A profile used twice is one node:
+    its parallel task is the same at each use (the job's allocation, mapping and storage mapping do not
+    change while it runs, nor do the hosts' speeds without ``-E``). What `run_profile` raises when it
+    reaches a step (a missing profile, a composed profile that contains itself, a bad parallel task)
+    becomes an error step, raised when the job's actor reaches it (`absorb`). Sets `job.program`: the
+    (profile, error message) of each node, for `job_progress` and `absorb`."""
+    nodes: list[tuple] = []
+    info: list[tuple] = []
+    index: dict[str, int] = {}
+    hidx = st.host_index
+
+    def error(p, message: str) -> int:
+        nodes.append((_ERROR, [], [], [], 0.0, [], 0, 0))
+        info.append((p, message))
+        return len(nodes) - 1
+
+    def node(p, open_: tuple) -> int:
+        if p.name in index:
+            return index[p.name]
+        t, d = p.type, p.data
+        if t == "delay":
+            nodes.append((_SLEEP, [], [], [], float(d["delay"]), [], 0, p.ret))
+            info.append((p, None))
+            i = index[p.name] = len(nodes) - 1
+            return i
+        if t == "composed":
+            i = len(nodes)
+            nodes.append(None)
+            info.append((p, None))
+            steps = []
+            for name in d["seq"]:
+                sub = job.workload.profiles.get(name)
+                if sub is None:
+                    steps.append(error(p, f"job '{job.id}': composed profile '{p.name}' uses profile "
+                                          f"'{name}', which does not exist"))
+                elif sub.name in open_:
+                    steps.append(error(p, f"job '{job.id}': composed profile '{sub.name}' contains itself"))
+                else:
+                    steps.append(node(sub, open_ + (sub.name,)))
+            nodes[i] = (_SEQ, [], [], [], 0.0, steps, int(d.get("repeat", 1)), p.ret)
+            index[p.name] = i
+            return i
+        try:
+            hosts, flops, nbytes = ptask(st, job, p)
+        except SimulationError as exc:
+            return error(p, str(exc))
+        nodes.append((_EXEC, [hidx[h] for h in hosts], flops, nbytes, 0.0, [], 0, p.ret))
+        info.append((p, None))
+        i = index[p.name] = len(nodes) - 1
+        return i
+
+    node(prof, (prof.name,))
+    job.program = info
+    return nodes
 
 
 def absorb(st: SimState) -> None:
@@ -189,6 +257,8 @@ def absorb(st: SimState) -> None:
         return
     for key, t, ret in st.bridge.take():
         job = st.keyed.pop(key)
+        if ret <= ERROR_STEP:
+            raise SimulationError(job.program[ERROR_STEP - ret][1])
         end_job(st, job, ret, t, put=False)
 
 
@@ -354,7 +424,18 @@ def job_progress(st: SimState, job: Job) -> dict:
     node = {"profile_name": (job.current_profile or job.profile).name}
     act = job.activity
     frac = 0.0
-    if job.actor == BRIDGED and act is not None:
+    if job.actor == BRIDGED and act is not None and job.program is not None:
+        stack, leaf, kind, start = st.bridge.where(act)
+        if leaf >= 0:
+            prof = job.program[leaf][0]
+            node["profile_name"] = prof.name
+            if kind == _EXEC:
+                frac = 1.0 - float(st.bridge.exec_remaining_ratio(act))
+            elif kind == _SLEEP and float(prof.data["delay"]) > 0:
+                frac = (st.now - start) / float(prof.data["delay"])
+        job.composed_stack = [(job.program[i][0], k) for i, k in stack]
+        absorb(st)
+    elif job.actor == BRIDGED and act is not None:
         frac = 1.0 - float(st.bridge.exec_remaining_ratio(act))
         absorb(st)
     elif job.activity_kind == "exec" and act is not None:

@@ -86,25 +86,20 @@ CORE_ENV = "BURSTBUFFER_SIM_CORE"
 #: SimGrid context factory of the bridged core (default raw; thread, ucontext, boost where built)
 CONTEXTS_ENV = "BURSTBUFFER_SIM_CONTEXTS"
 CORES = ("auto", "actors", "bridged")
-#: the core when neither --core nor $BURSTBUFFER_SIM_CORE says: the bridged core where it runs the whole
-#: simulation and the bridge is built, else the actor core (the same outputs)
+#: the core when neither --core nor $BURSTBUFFER_SIM_CORE says: the bridged core where the bridge is built,
+#: else the actor core (the same outputs)
 DEFAULT_CORE = "auto"
 
 
 def select_core(st: SimState):
-    """The compiled bridge if the bridged core runs, else None (the actor core). "auto" runs it when dynamic
-    jobs are off and every static profile is of one activity (`execution.SINGLE_ACTIVITY`) — the bridged
-    core cannot run the others — and the bridge is available. InputError on an unknown core name."""
-    from .execution import SINGLE_ACTIVITY  # noqa: PLC0415
-
+    """The compiled bridge if the bridged core runs, else None (the actor core). "auto" and "bridged" run it
+    when the bridge is available (built, or buildable: "bridged" says so on stderr when it is not); it runs
+    every profile the actor core runs, a dynamic job's too. InputError on an unknown core name."""
     core = (st.cfg.core or os.environ.get(CORE_ENV, "") or DEFAULT_CORE).strip().lower()
     if core not in CORES:
         raise InputError(CORE_ENV if not st.cfg.core else "--core", core,
                          f"unknown simulator core (choose from {', '.join(CORES)})")
     if core == "actors":
-        return None
-    if core == "auto" and (st.cfg.dynamic_jobs or any(
-            p.type not in SINGLE_ACTIVITY for w in st.workloads.values() for p in w.profiles.values())):
         return None
     from . import _bridge  # noqa: PLC0415
     try:

@@ -67,7 +67,7 @@ class SimJob(Record):
                  "metadata", "starting_time", "runtime", "allocation", "alloc_ids", "alloc_text", "return_code",
                  "kill_requested", "actor", "activity", "activity_kind", "activity_start", "activity_amount",
                  "current_profile", "composed_stack", "mapping", "storage_mapping", "bkey", "orphan",
-                 "consumed_energy")
+                 "consumed_energy", "program")
     _fields = __slots__
     __eq__ = object.__eq__
     __hash__ = object.__hash__
@@ -98,6 +98,7 @@ class SimJob(Record):
         self.activity_start = 0.0
         self.activity_amount = 0.0
         self.current_profile: Profile | None = None
+        self.program: list | None = None    # the bridged core's program: (profile, error) per node
         self.composed_stack: list = []
         self.mapping: list | None = None
         self.storage_mapping: dict = {}

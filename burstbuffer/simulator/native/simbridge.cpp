@@ -3,7 +3,8 @@
 // - a job's actor (jobs_execution.cpp, execute_job_process; the actor core's Python job actor,
 //   burstbuffer/simulator/execution.py job_body): exec_init + wait_for(walltime) (its start and its sleep
 //   action), then the job's message to the server (send: by name, then a 1-byte put), and on a timeout
-//   the cancel of the task that SimGrid makes when Batsim's job actor ends;
+//   the cancel of the task that SimGrid makes when Batsim's job actor ends; a job whose profile is not one
+//   activity (delay, composed: task_execution.cpp execute_task) runs a program of such steps (run_node);
 // - the master host's actors (burstbuffer/simulator/masters.py, their Python twins): the static job
 //   submitter (job_submitter.cpp), the request-reply actor's events (protocol.cpp send_message_at_time),
 //   the CALL_ME_LATER waiter and the killer's report (jobs_execution.cpp).
@@ -36,8 +37,34 @@ std::string server_name;
 std::unordered_map<long, sg4::ActorPtr> actor_of;
 std::unordered_map<long, sg4::ActivityPtr> activity_of;
 std::unordered_map<long, PyObject*> payload_of;
-// job ends in the order the job actors ran: (key, clock, return code)
+// job ends in the order the job actors ran: (key, clock, return code; ERROR_STEP - n: the job reached
+// error step n, whose error the server raises)
 std::vector<std::tuple<long, double, int>> done;
+constexpr int ERROR_STEP = -1000000;
+
+// a job's program (start_program): the nodes of its profile tree, the root first. A node is a parallel
+// task (EXEC: hosts, flops per host, bytes row-major), a delay (SLEEP), a composed profile (SEQ: its steps'
+// nodes, its repeat count) or a step the server reports as an error (ERROR: a missing profile, a bad
+// parallel task), each with its profile's return code
+enum Kind { EXEC = 0, SLEEP = 1, SEQ = 2, ERROR = 3 };
+struct Node {
+  int kind;
+  std::vector<sg4::Host*> hosts;
+  std::vector<double> flops, bytes;
+  double delay;
+  std::vector<int> seq;
+  int repeat;
+  int ret;
+};
+// where a program's job is, for KILL_JOB's progress: the composed nodes with their step index, outermost
+// first; the current leaf, its kind and the clock it started at
+struct Where {
+  std::vector<std::pair<int, int>> stack;
+  int leaf = -1;
+  int kind = EXEC;
+  double start = 0;
+};
+std::unordered_map<long, Where> where_of;
 // the server sent SIMULATION_ENDS or got its acknowledgement: a waiter then says nothing (waiter_process)
 bool end_sent = false;
 
@@ -65,6 +92,7 @@ void send(PyObject* payload) { sg4::Mailbox::by_name(server_name)->put(payload, 
 void end(long key, int ret) {
   activity_of.erase(key);
   actor_of.erase(key);
+  where_of.erase(key);
   PyObject* payload = payload_of[key];
   payload_of.erase(key);
   done.emplace_back(key, sg4::Engine::get_clock(), ret);
@@ -87,6 +115,73 @@ void run(long key, sg4::ExecPtr a, double rem, int ret) {
     return;
   }
   end(key, ret);
+}
+
+// task_execution.cpp, execute_task (the actor core's run_profile): run node `i` of a program under the
+// time left before the walltime, `rem` (< 0: none; updated), and return its return code (-1: the walltime
+// was reached; ERROR_STEP). A parallel task whose walltime is reached is left in `orphan` (cancelled once
+// the job's message is sent, as in `run`).
+int run_node(long key, const std::vector<Node>& nodes, int i, double& rem, sg4::ExecPtr& orphan) {
+  const Node& n = nodes[i];
+  Where& w = where_of[key];  // an unordered_map's elements do not move
+  switch (n.kind) {
+    case SLEEP: {
+      activity_of.erase(key);
+      w.leaf = i; w.kind = SLEEP; w.start = sg4::Engine::get_clock();
+      if (rem < 0 || n.delay < rem) {
+        sg4::this_actor::sleep_for(n.delay);
+        if (rem > 0)
+          rem = rem - n.delay;
+        return n.ret;
+      }
+      sg4::this_actor::sleep_for(rem);
+      rem = 0.0;
+      return -1;
+    }
+    case SEQ:
+      for (int r = 0; r < n.repeat; r++)
+        for (size_t k = 0; k < n.seq.size(); k++) {
+          w.stack.emplace_back(i, static_cast<int>(k));
+          int ret = run_node(key, nodes, n.seq[k], rem, orphan);
+          w.stack.pop_back();
+          if (ret != 0)
+            return ret;
+        }
+      return n.ret;
+    case EXEC: {
+      sg4::ExecPtr a = sg4::this_actor::exec_init(n.hosts, n.flops, n.bytes);
+      activity_of[key] = a;
+      w.leaf = i; w.kind = EXEC; w.start = sg4::Engine::get_clock();
+      if (rem < 0) {
+        a->wait();
+        return n.ret;
+      }
+      double t0 = sg4::Engine::get_clock();
+      try {
+        a->wait_for(rem);
+      } catch (const simgrid::TimeoutException&) {
+        orphan = a;
+        rem = 0.0;
+        return -1;
+      }
+      rem = rem - (sg4::Engine::get_clock() - t0);
+      return n.ret;
+    }
+    default:
+      w.leaf = i; w.kind = ERROR;
+      return ERROR_STEP;
+  }
+}
+
+// a program's job actor: its root node under its walltime `rem` (< 0: none), then its message
+void run_program(long key, const std::vector<Node>& nodes, double rem) {
+  sg4::ExecPtr orphan;
+  int ret = run_node(key, nodes, 0, rem, orphan);
+  if (ret == ERROR_STEP)
+    ret = ERROR_STEP - where_of[key].leaf;  // the server raises that step's error when it gets the message
+  end(key, ret);
+  if (orphan)
+    orphan->cancel();
 }
 
 // job_submitter.cpp, static_job_submitter_process: hello; for each job in (subtime, id) order, if its
@@ -131,7 +226,7 @@ PYBIND11_MODULE(MODNAME, m) {
       hosts.push_back(sg4::Host::by_name(n));
     master = sg4::Host::by_name(master_name);
     server_name = mailbox;
-    actor_of.clear(); activity_of.clear(); payload_of.clear(); done.clear(); end_sent = false;
+    actor_of.clear(); activity_of.clear(); payload_of.clear(); where_of.clear(); done.clear(); end_sent = false;
     stacks_from_heap();
   }, "hosts by index (the simulator's machine order), the master host's name, the server's mailbox; "
      "forget every job; actors' stacks from the heap (glibc)");
@@ -149,6 +244,42 @@ PYBIND11_MODULE(MODNAME, m) {
   }, "run job `key` in an actor on host `host`: a parallel task on hosts (indices), flops per host, bytes "
      "row-major, under `walltime` s (< 0: none); `ret`: its return code when it completes; `payload`: its "
      "message to the server");
+  m.def("start_program", [](long key, int host,
+                            const std::vector<std::tuple<int, std::vector<int>, std::vector<double>,
+                                                         std::vector<double>, double, std::vector<int>, int, int>>&
+                                nodes_in,
+                            double walltime, py::object payload) {
+    if (nodes_in.empty())
+      throw std::invalid_argument("start_program: no node");
+    std::vector<Node> nodes;
+    nodes.reserve(nodes_in.size());
+    for (auto const& [kind, h, flops, bytes, delay, seq, repeat, ret] : nodes_in) {
+      Node n{kind, {}, flops, bytes, delay, seq, repeat, ret};
+      n.hosts.reserve(h.size());
+      for (int j : h) n.hosts.push_back(hosts.at(j));
+      for (int j : seq)
+        if (j < 0 || static_cast<size_t>(j) >= nodes_in.size())
+          throw std::invalid_argument("start_program: a step out of the program");
+      nodes.push_back(std::move(n));
+    }
+    sg4::Host* where = hosts.at(host);
+    payload_of[key] = owned(payload);
+    where_of[key] = Where();
+    py::gil_scoped_release nogil;
+    actor_of[key] = sg4::Actor::create("job_executor", where, [key, nodes = std::move(nodes), walltime]() {
+      run_program(key, nodes, walltime);
+    });
+  }, "run job `key` in an actor on host `host` through a program: nodes (kind 0 parallel task, 1 delay, "
+     "2 composed, 3 error; host indices, flops per host, bytes row-major, delay [s], steps' node indices, "
+     "repeat, return code), the root first, under `walltime` s (< 0: none); `payload`: its message");
+  m.def("where", [](long key) {
+    auto it = where_of.find(key);
+    if (it == where_of.end()) return py::make_tuple(py::list(), -1, -1, 0.0);
+    py::list stack;
+    for (auto const& [node, k] : it->second.stack) stack.append(py::make_tuple(node, k));
+    return py::make_tuple(stack, it->second.leaf, it->second.kind, it->second.start);
+  }, "where program job `key` is: ([(composed node, step index)] outermost first, leaf node, its kind, the "
+     "clock it started at) (leaf -1: none, or not a program's job)");
   m.def("submitter", [](const std::string& name, const std::vector<double>& subtimes, py::object hello,
                         const std::vector<py::object>& group, py::object bye) {
     if (group.size() != subtimes.size())
@@ -199,6 +330,7 @@ PYBIND11_MODULE(MODNAME, m) {
     sg4::ActorPtr a = it->second;
     actor_of.erase(it);
     activity_of.erase(key);
+    where_of.erase(key);
     auto p = payload_of.find(key);
     if (p != payload_of.end()) {
       Py_DECREF(p->second);  // never sent
