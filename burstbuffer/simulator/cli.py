@@ -70,9 +70,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "for large machines, docs/io-model.md §5 [default: exact]")
     p.add_argument("--core", choices=("auto", "actors", "bridged"), default=None,
                    help="how jobs run (docs/simulator-core.md): actors (one SimGrid actor per running job), "
-                        "bridged (a C++ actor per job: the compiled bridge, one-activity profiles only; falls "
-                        "back to actors when it cannot be built) or auto (bridged when the bridge is available, "
-                        "dynamic jobs are off and every profile is of one activity); the same outputs "
+                        "bridged (a C++ actor per job: the compiled bridge; falls back to actors when it cannot "
+                        "be built) or auto (bridged when the bridge is available; actors under -E); the same "
+                        "outputs "
                         "[default: $BURSTBUFFER_SIM_CORE, else auto]")
     p.add_argument("-E", "--energy", action="store_true",
                    help="simulate energy as Batsim's -E: SimGrid's host energy plugin with the platform's "
