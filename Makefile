@@ -5,8 +5,9 @@ PY_SYS ?= /usr/bin/python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 # libsimgrid-dev, pybind11-dev, g++: the simulator's compiled bridge (built on first use; without them the
-# simulator runs its actor core, docs/simulator-core.md)
-APT_PACKAGES := python3-simgrid python3-venv python3-dev libsimgrid-dev pybind11-dev g++
+# simulator runs its actor core, docs/simulator-core.md); libzmq3-dev: its compiled ZeroMQ link (without it,
+# pyzmq's; burstbuffer/simulator/transport.py)
+APT_PACKAGES := python3-simgrid python3-venv python3-dev libsimgrid-dev pybind11-dev libzmq3-dev g++
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup system-deps run test test-fast docs bench clean constraints docker-check slurm-check
@@ -14,6 +15,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 system-deps:
 	@if ! $(PY_SYS) -c 'import simgrid, venv, ensurepip' >/dev/null 2>&1 \
 	    || [ ! -f /usr/include/simgrid/s4u.hpp ] || [ ! -f /usr/include/pybind11/pybind11.h ] \
+	    || [ ! -f /usr/include/zmq.h ] \
 	    || ! command -v c++ >/dev/null 2>&1; then \
 	  echo "installing Debian packages: $(APT_PACKAGES)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
@@ -30,6 +32,9 @@ $(VENV)/.installed: setup.cfg pyproject.toml constraints.txt | system-deps
 	# without a compiler or headers the simulator runs its actor core, so a failure here is not an error
 	-$(PY) -c 'from burstbuffer.simulator import _bridge; _bridge.load()' \
 	  || echo "note: the simulator's bridge could not be built; the simulator will use its actor core"
+	# its compiled ZeroMQ link (burstbuffer/simulator/transport.py), likewise; without it pyzmq's runs
+	-$(PY) -c 'from burstbuffer.simulator import transport; transport.load_native()' \
+	  || echo "note: the simulator's compiled ZeroMQ link could not be built; it will use pyzmq"
 	# the energy module (simulate -E, docs/batsim.md), built now for the same reason; without it only -E fails
 	-$(PY) -c 'from burstbuffer.simulator import energy; energy.load_native()' \
 	  || echo "note: the simulator's energy module could not be built; simulate -E will be refused"

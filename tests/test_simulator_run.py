@@ -251,3 +251,19 @@ def test_bad_simgrid_option_is_one_line_exit_2(tmp_path, args, expect):
     err = out.stderr.strip().splitlines()
     assert out.returncode == 2, out.stderr[-2000:]
     assert len(err) == 1 and expect in err[0], err
+
+
+@pytest.mark.parametrize("native", ["1", "0"])   # the compiled transport, and pyzmq's (transport.py)
+def test_bad_socket_endpoint_is_one_line_exit_2(tmp_path, native):
+    import os
+    import subprocess
+    import sys
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"nb_res": 4, "jobs": [], "profiles": {}}))
+    out = subprocess.run([sys.executable, "-m", "burstbuffer.simulator", "-p", str(REPO / "platforms" / "dragonfly96.xml"),
+                          "-w", str(wl), "-e", str(tmp_path / "o"), "-s", "nonsense://x", "--timeout", "1"],
+                         capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, BURSTBUFFER_NATIVE=native))
+    err = out.stderr.strip().splitlines()
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert len(err) == 1 and "-s: nonsense://x: ZeroMQ cannot connect there: Protocol not supported" in err[0], err

@@ -69,8 +69,8 @@ def _first_error(stderr: str) -> str:
     return ([ln for ln in stderr.strip().splitlines() if "error" in ln][:1] or ["?"])[0]
 
 
-def load_extension(source: str, stem: str):
-    """The pybind11 module compiled from ``native/SOURCE`` (linked with libsimgrid; built on its first use,
+def load_extension(source: str, stem: str, libs: tuple[str, ...] = ("-lsimgrid",)):
+    """The pybind11 module compiled from ``native/SOURCE`` (linked with `libs`; built on its first use,
     cached as ``STEM_<tag>`` by `_cbuild.compile_file_cached`, which a start whose source did not change
     answers from a stamp, without reading the source), imported. Raises NativeUnavailable when it cannot
     be built (one line: why), OSError when the source is missing."""
@@ -81,7 +81,7 @@ def load_extension(source: str, stem: str):
     so, name = compile_file_cached(os.path.join(NATIVE_DIR, source), stem, compiler=os.environ.get("CXX", "c++"),
                                    flags=CXXFLAGS, key=lambda: (*_includes(), suffix), src_suffix=".cpp",
                                    suffix=suffix, args=lambda name: (f"-DMODNAME={name}", *_includes()),
-                                   libs=("-lsimgrid",), timeout=600, error_line=_first_error)
+                                   libs=libs, timeout=600, error_line=_first_error)
     spec = importlib.util.spec_from_file_location(name, so)
 
     def exec_module():

@@ -111,24 +111,15 @@ def deadlock_reason(st: SimState) -> str:
 
 
 def send(st: SimState) -> None:
+    """Send the pending events to the scheduler as one message and handle its answer (`queue_reply`);
+    the wait is the transport's (`transport`: SimulationError when no answer can come)."""
     now = st.now
     text = dumps({"now": float(now), "events": st.out})
     st.out = []
     st.sched_ready = False
     st.nb_messages += 1
     t0 = time.perf_counter()
-    try:
-        monitor = getattr(st, "monitor", None)
-        if monitor is not None:
-            while monitor.poll(0):            # disconnections before this request do not concern it
-                monitor.recv_multipart()
-        st.sock.send_string(text)
-        reply = st.sock.recv_string() if monitor is None else await_reply(st, monitor)
-    except st.zmq.Again:
-        raise SimulationError(f"no answer from the scheduler on {st.cfg.socket} within "
-                              f"{st.cfg.timeout:g} s") from None
-    except st.zmq.ZMQError as exc:
-        raise SimulationError(f"ZeroMQ error talking to {st.cfg.socket}: {exc}") from None
+    reply = st.transport.request(text, st.nb_messages)
     st.sched_time += time.perf_counter() - t0
     # Jobs that ended in the message just sent are forgotten now (Batsim's jobs_to_be_deleted).
     if st.to_delete:
@@ -136,28 +127,6 @@ def send(st: SimState) -> None:
             forget(st, job)
         st.to_delete.clear()
     queue_reply(st, reply)
-
-
-def await_reply(st: SimState, monitor) -> str:
-    """The scheduler's answer to the request just sent, watching `monitor` (the REQ socket's
-    EVENT_DISCONNECTED events): SimulationError once the scheduler has been disconnected for
-    `cfg.disconnect_grace` s (its ZeroMQ REQ request is lost, the answer can never come) or after
-    `cfg.timeout` s (None: no limit)."""
-    zmq = st.zmq
-    deadline = None if st.cfg.timeout is None else time.monotonic() + st.cfg.timeout
-    lost_at = None
-    while True:
-        if st.sock.poll(250, zmq.POLLIN):
-            return st.sock.recv_string()
-        while monitor.poll(0):
-            monitor.recv_multipart()
-            lost_at = lost_at or time.monotonic()
-        now = time.monotonic()
-        if lost_at is not None and now - lost_at > st.cfg.disconnect_grace:
-            raise SimulationError(f"the scheduler on {st.cfg.socket} disconnected (or stopped answering "
-                                  f"ZeroMQ heartbeats) without answering message {st.nb_messages}")
-        if deadline is not None and now > deadline:
-            raise zmq.Again()
 
 
 def queue_reply(st: SimState, reply: str) -> None:

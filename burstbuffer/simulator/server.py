@@ -194,32 +194,16 @@ class Simulator:
             from .energy import Energy  # noqa: PLC0415
             st.energy = Energy(st, nat, self.power, prefix)
         st.error = None
-        import zmq  # noqa: PLC0415
+        from .transport import connect  # noqa: PLC0415
 
-        st.zmq = zmq
-        st.ctx = zmq.Context()
-        st.sock = st.ctx.socket(zmq.REQ)
-        st.sock.setsockopt(zmq.LINGER, 0)
-        if st.cfg.timeout is not None:
-            st.sock.setsockopt(zmq.RCVTIMEO, int(st.cfg.timeout * 1000))
-        hb = int(st.cfg.heartbeat_timeout * 1000)
-        st.sock.setsockopt(zmq.HEARTBEAT_IVL, max(1, hb // 6))
-        st.sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, hb)
-        st.monitor = st.sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-        st.sock.connect(st.cfg.socket)
-        st.listen = mailbox_listen()
+        st.transport = connect(st.cfg)
+        st.listen = st.bridge.listen if st.bridge is not None else mailbox_listen()
         plan_submissions(st)  # the submitters first, then the server (Batsim's order)
         sg.Actor.create("server", st.master_host, st.guarded, serve, st)
         try:
             engine.run()
         finally:
-            try:
-                st.sock.disable_monitor()
-            except zmq.ZMQError:
-                pass
-            st.monitor.close(0)
-            st.sock.close(0)
-            st.ctx.term()
+            st.transport.close()
             st.writer.close()
             if st.states is not None:
                 st.states.close()

@@ -136,7 +136,7 @@ class SimState(Record):
 
     __slots__ = ("cfg", "spec", "machines", "workloads", "static_names", "gc_profiles",
                  "sg", "engine", "loader", "mstate", "master_host", "listen", "jobs_csv", "schedule_csv", "writer",
-                 "states", "error", "zmq", "ctx", "sock", "monitor",
+                 "states", "error", "transport",
                  "out", "sched_ready", "end_sent", "end_ack", "nb_submitted", "nb_completed", "nb_running",
                  "nb_waiters", "nb_executing", "registration_finished", "nb_messages", "sched_time", "end_clock",
                  "nb_killers", "to_submit", "submitted_upto", "to_delete", "idle_workers", "nb_workers",
@@ -154,7 +154,7 @@ class SimState(Record):
         self.workloads = workloads
         self.static_names = static_names
         self.gc_profiles = gc_profiles
-        # SimGrid, outputs and the ZeroMQ socket (set by `server.Simulator.run`)
+        # SimGrid, outputs and the link to the scheduler (set by `server.Simulator.run`)
         self.sg: Any = None
         self.engine: Any = None
         self.loader = ""
@@ -166,10 +166,7 @@ class SimState(Record):
         self.writer: Any = None
         self.states: Any = None         # outputs.MachineStatesWriter, or None (--disable-machine-state-tracing)
         self.error: BaseException | None = None
-        self.zmq: Any = None
-        self.ctx: Any = None
-        self.sock: Any = None
-        self.monitor: Any = None        # the REQ socket's EVENT_DISCONNECTED events (loop.await_reply)
+        self.transport: Any = None      # the link to the scheduler (`transport.connect`)
         # the protocol's state
         self.out: list[dict] = []
         self.sched_ready = False

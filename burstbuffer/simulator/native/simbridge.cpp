@@ -347,4 +347,9 @@ PYBIND11_MODULE(MODNAME, m) {
     return e->get_remaining_ratio();
   });
   m.def("nb_running", []() { return actor_of.size(); });
+  m.def("listen", [](const std::string& name) {
+    py::gil_scoped_release nogil;
+    return static_cast<int>(sg4::Mailbox::by_name(name)->listen());
+  }, "SimGrid's sg_mailbox_listen: the mailbox `name` looked up (a simulation call), then whether a message "
+     "is queued there (1) or not (0)");
 }
