@@ -163,7 +163,8 @@ def test_the_simulators_run_path_imports_no_numpy():
 
 def test_the_simulators_one_job_run_imports_only_what_it_runs(tmp_path):
     """A one-job simulation (bridged core, its compiled bridge cached) imports neither the data-class
-    machinery nor what only building the bridge needs (docs/startup.md)."""
+    machinery nor what only building the bridge needs (docs/startup.md); with the compiled ZeroMQ link
+    (`simulator.transport`), neither pyzmq nor ctypes."""
     import json
     import os
 
@@ -194,9 +195,16 @@ def test_the_simulators_one_job_run_imports_only_what_it_runs(tmp_path):
     status, mods = out.stdout.strip().splitlines()[-2:]
     assert status == "0" and (tmp_path / "out_jobs.csv").exists()
     mods = set(mods.split())
-    assert {"simgrid", "zmq", "burstbuffer.simulator.server"} <= mods
+    assert {"simgrid", "burstbuffer.simulator.server", "burstbuffer.simulator.transport"} <= mods
     bare = subprocess.run([sys.executable, "-c", "import sys; print(' '.join(sys.modules))"], cwd=str(REPO),
                           env=env, capture_output=True, text=True, check=True).stdout.split()
     unwanted = {"dataclasses", "inspect", "hashlib", "subprocess", "sysconfig", "importlib.resources", "numpy",
                 "socket"} - set(bare)   # (what the interpreter's site start-up imports here is not ours)
+    from burstbuffer.schedulers._cbuild import NativeUnavailable
+    from burstbuffer.simulator import transport
+    try:
+        transport.load_native()
+        unwanted |= {"zmq", "ctypes"} - set(bare)
+    except NativeUnavailable:
+        pass
     assert not mods & unwanted, sorted(mods & unwanted)
