@@ -21,7 +21,7 @@ import time
 from .. import __version__
 from ..errors import InputError
 from ..platforms.simgrid_xml import parse_platform, parse_roles_option, resolve_machines
-from .loop import plan_submissions, serve
+from .loop import deadlock_reason, plan_submissions, serve
 from .outputs import JobsWriter, MachineStatesWriter
 from .platform_loader import load_into_engine
 from .state import EXIT_PROTOCOL, MachineState, SimConfig, SimResult, SimState, SimulationError
@@ -211,6 +211,8 @@ class Simulator:
                 st.energy.close()
         if st.error is not None:
             raise st.error
+        if not st.end_ack:   # SimGrid stopped: no actor can run and no activity is left (its deadlock)
+            raise SimulationError(deadlock_reason(st))
         totals: dict[str, float] = {}
         for ms in st.mstate:
             for k, v in ms.time_in.items():
