@@ -217,3 +217,33 @@ def run_simulation(tmp_path, workload, *, platform=None, scheduler=("fcfs",), si
     res = RunResult(sim.returncode, sim.stderr, messages, prefix)
     res.scheduler_returncode, res.scheduler_stderr = sched.returncode, sched_err
     return res
+
+
+def run_in_process(tmp_path, workload: dict, argv_extra=(), *, platform=None, before: str = "", after: str = "",
+                   env=None, timeout=120):
+    """Run ``burstbuffer.simulator.cli.main`` in a fresh ``python -c`` process against a ``fcfs`` test
+    scheduler (this file's), on `workload` (written to ``tmp_path/w.json``) and `platform` (default
+    ``platforms/dragonfly96.xml``), with `argv_extra` options; `before` is Python run before the simulator is imported (to
+    inject a fault), `after` after ``main`` returned, with its status as ``status``. `env`: extra
+    environment variables. Returns the ``subprocess.CompletedProcess`` (text output)."""
+    import os
+    import subprocess
+
+    from burstbuffer.simulator import free_tcp_endpoint
+
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(workload))
+    ep = free_tcp_endpoint()
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env or {}))
+    sched = subprocess.Popen([sys.executable, str(SELF), "fcfs", ep], cwd=str(REPO), env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    argv = ["-p", str(platform or REPO / "platforms" / "dragonfly96.xml"), "-w", str(path), "-e", str(tmp_path / "out"),
+            "-s", ep, "-q", "--timeout", "60", *argv_extra]
+    probe = f"import sys\n{before}\nfrom burstbuffer.simulator.cli import main\nstatus = main({argv!r})\n{after}\n"
+    try:
+        return subprocess.run([sys.executable, "-c", probe], cwd=str(REPO), env=env, capture_output=True,
+                              text=True, timeout=timeout)
+    finally:
+        if sched.poll() is None:
+            sched.kill()
+        sched.wait()

@@ -165,37 +165,20 @@ def test_the_simulators_one_job_run_imports_only_what_it_runs(tmp_path):
     """A one-job simulation (bridged core, its compiled bridge cached) imports neither the data-class
     machinery nor what only building the bridge needs (docs/startup.md); with the compiled ZeroMQ link
     (`simulator.transport`), neither pyzmq nor ctypes."""
-    import json
     import os
 
-    from burstbuffer.simulator import free_tcp_endpoint
+    from .sim_sched import REPO, run_in_process
 
-    from .sim_sched import REPO, SELF
-
-    wl = tmp_path / "one.json"
-    wl.write_text(json.dumps({"nb_res": 96, "jobs": [{"id": "1", "subtime": 0, "walltime": 100, "res": 4,
-                                                      "profile": "p"}],
-                              "profiles": {"p": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e6}}}))
-    ep = free_tcp_endpoint()
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    sched = subprocess.Popen([sys.executable, str(SELF), "fcfs", ep], cwd=str(REPO), env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    argv = ["-p", str(REPO / "tests" / "data" / "cluster96.xml"), "-w", str(wl), "-e", str(tmp_path / "out"),
-            "-s", ep, "-q", "--timeout", "60", "--core", "bridged"]
-    probe = ("import sys\nfrom burstbuffer.simulator.cli import main\n"
-             f"print(main({argv!r}))\nprint(' '.join(sorted(sys.modules)))")
-    try:
-        out = subprocess.run([sys.executable, "-c", probe], cwd=str(REPO), env=env, capture_output=True,
-                             text=True, timeout=120)
-    finally:
-        if sched.poll() is None:
-            sched.kill()
-        sched.wait()
+    wl = {"nb_res": 96, "jobs": [{"id": "1", "subtime": 0, "walltime": 100, "res": 4, "profile": "p"}],
+          "profiles": {"p": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e6}}}
+    out = run_in_process(tmp_path, wl, ["--core", "bridged"], platform=REPO / "tests" / "data" / "cluster96.xml",
+                         after="print(status)\nprint(' '.join(sorted(sys.modules)))")
     assert out.returncode == 0, out.stderr
     status, mods = out.stdout.strip().splitlines()[-2:]
     assert status == "0" and (tmp_path / "out_jobs.csv").exists()
     mods = set(mods.split())
     assert {"simgrid", "burstbuffer.simulator.server", "burstbuffer.simulator.transport"} <= mods
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     bare = subprocess.run([sys.executable, "-c", "import sys; print(' '.join(sys.modules))"], cwd=str(REPO),
                           env=env, capture_output=True, text=True, check=True).stdout.split()
     unwanted = {"dataclasses", "inspect", "hashlib", "subprocess", "sysconfig", "importlib.resources", "numpy",

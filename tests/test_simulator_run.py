@@ -273,35 +273,14 @@ def test_a_simulation_that_simgrid_stops_early_is_an_error(tmp_path):
     """A job whose end never reaches the server (its message lost: injected here, in the actor core) leaves
     the server waiting on its mailbox with nothing left to run: SimGrid stops the simulation. That is one
     line naming the deadlock and exit status 1, not a success with a truncated jobs.csv."""
-    import os
-    import subprocess
-    import sys
+    from .sim_sched import run_in_process
 
-    from burstbuffer.simulator import free_tcp_endpoint
-
-    from .sim_sched import SELF
-
-    wl = tmp_path / "w.json"
-    wl.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
-                              "profiles": {"p": {"type": "delay", "delay": 3}}}))
-    ep = free_tcp_endpoint()
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               BURSTBUFFER_SIM_CORE="actors")
-    sched = subprocess.Popen([sys.executable, str(SELF), "fcfs", ep], cwd=str(REPO), env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    argv = ["-p", str(REPO / "platforms" / "dragonfly96.xml"), "-w", str(wl), "-e", str(tmp_path / "o"),
-            "-s", ep, "-q", "--timeout", "60"]
-    probe = ("import sys\nfrom burstbuffer.simulator import execution\n"
-             "execution.post_to_server = lambda st, item: None   # the job's message is lost\n"
-             "from burstbuffer.simulator.cli import main\n"
-             f"sys.exit(main({argv!r}))")
-    try:
-        out = subprocess.run([sys.executable, "-c", probe], cwd=str(REPO), env=env, capture_output=True,
-                             text=True, timeout=120)
-    finally:
-        if sched.poll() is None:
-            sched.kill()
-        sched.wait()
+    wl = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
+          "profiles": {"p": {"type": "delay", "delay": 3}}}
+    out = run_in_process(tmp_path, wl, env={"BURSTBUFFER_SIM_CORE": "actors"},
+                         before="from burstbuffer.simulator import execution\n"
+                                "execution.post_to_server = lambda st, item: None   # the job's message is lost",
+                         after="sys.exit(status)")
     lines = [ln for ln in out.stderr.splitlines() if ln.startswith("burstbuffer simulate:")]
     assert out.returncode == 1, out.stderr[-2000:]
     assert len(lines) == 1 and "deadlock at t=" in lines[0], out.stderr[-2000:]
