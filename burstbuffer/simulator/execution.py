@@ -64,8 +64,6 @@ SINGLE_ACTIVITY = frozenset(("parallel_homogeneous", "parallel_homogeneous_total
                              "parallel_homogeneous_pfs", "data_staging"))
 #: the bridged core's program nodes (`native/simbridge.cpp`)
 _EXEC, _SLEEP, _SEQ, _ERROR = 0, 1, 2, 3
-#: the return code of a job that reached error step n is ERROR_STEP - n (`native/simbridge.cpp`)
-ERROR_STEP = -1000000
 #: `SimJob.actor` of a job the bridged core runs (it has no actor)
 BRIDGED = "bridged"
 
@@ -255,10 +253,10 @@ def absorb(st: SimState) -> None:
     after every simulation call of the server under the bridged core."""
     if not st.bridge.pending():
         return
-    for key, t, ret in st.bridge.take():
+    for key, t, ret, error_step in st.bridge.take():
         job = st.keyed.pop(key)
-        if ret <= ERROR_STEP:
-            raise SimulationError(job.program[ERROR_STEP - ret][1])
+        if error_step >= 0:
+            raise SimulationError(job.program[error_step][1])
         end_job(st, job, ret, t, put=False)
 
 
@@ -424,19 +422,19 @@ def job_progress(st: SimState, job: Job) -> dict:
     node = {"profile_name": (job.current_profile or job.profile).name}
     act = job.activity
     frac = 0.0
-    if job.actor == BRIDGED and act is not None and job.program is not None:
-        stack, leaf, kind, start = st.bridge.where(act)
-        if leaf >= 0:
-            prof = job.program[leaf][0]
-            node["profile_name"] = prof.name
-            if kind == _EXEC:
-                frac = 1.0 - float(st.bridge.exec_remaining_ratio(act))
-            elif kind == _SLEEP and float(prof.data["delay"]) > 0:
-                frac = (st.now - start) / float(prof.data["delay"])
-        job.composed_stack = [(job.program[i][0], k) for i, k in stack]
-        absorb(st)
-    elif job.actor == BRIDGED and act is not None:
-        frac = 1.0 - float(st.bridge.exec_remaining_ratio(act))
+    if job.actor == BRIDGED and act is not None:
+        if job.program is None:                          # one parallel task (`start_exec`)
+            frac = 1.0 - float(st.bridge.exec_remaining_ratio(act))
+        else:                                            # a program: where its actor is
+            stack, leaf, kind, start = st.bridge.where(act)
+            if leaf >= 0:
+                prof = job.program[leaf][0]
+                node["profile_name"] = prof.name
+                if kind == _EXEC:
+                    frac = 1.0 - float(st.bridge.exec_remaining_ratio(act))
+                elif kind == _SLEEP and float(prof.data["delay"]) > 0:
+                    frac = (st.now - start) / float(prof.data["delay"])
+            job.composed_stack = [(job.program[i][0], k) for i, k in stack]
         absorb(st)
     elif job.activity_kind == "exec" and act is not None:
         try:

@@ -37,10 +37,9 @@ std::string server_name;
 std::unordered_map<long, sg4::ActorPtr> actor_of;
 std::unordered_map<long, sg4::ActivityPtr> activity_of;
 std::unordered_map<long, PyObject*> payload_of;
-// job ends in the order the job actors ran: (key, clock, return code; ERROR_STEP - n: the job reached
-// error step n, whose error the server raises)
-std::vector<std::tuple<long, double, int>> done;
-constexpr int ERROR_STEP = -1000000;
+// job ends in the order the job actors ran: (key, clock, return code, the error step the job reached, whose
+// error the server raises, or -1)
+std::vector<std::tuple<long, double, int, int>> done;
 
 // a job's program (start_program): the nodes of its profile tree, the root first. A node is a parallel
 // task (EXEC: hosts, flops per host, bytes row-major), a delay (SLEEP), a composed profile (SEQ: its steps'
@@ -57,12 +56,13 @@ struct Node {
   int ret;
 };
 // where a program's job is, for KILL_JOB's progress: the composed nodes with their step index, outermost
-// first; the current leaf, its kind and the clock it started at
+// first; the current leaf, its kind and the clock it started at; whether that leaf is an error step
 struct Where {
   std::vector<std::pair<int, int>> stack;
   int leaf = -1;
   int kind = EXEC;
   double start = 0;
+  bool error = false;
 };
 std::unordered_map<long, Where> where_of;
 // the server sent SIMULATION_ENDS or got its acknowledgement: a waiter then says nothing (waiter_process)
@@ -89,13 +89,13 @@ PyObject* owned(const py::object& o) {
 // ipp.cpp, send_message: the mailbox looked up by name (a simulation call: Mailbox::by_name), then the put
 void send(PyObject* payload) { sg4::Mailbox::by_name(server_name)->put(payload, 1); }
 
-void end(long key, int ret) {
+void end(long key, int ret, int error_step = -1) {
   activity_of.erase(key);
   actor_of.erase(key);
   where_of.erase(key);
   PyObject* payload = payload_of[key];
   payload_of.erase(key);
-  done.emplace_back(key, sg4::Engine::get_clock(), ret);
+  done.emplace_back(key, sg4::Engine::get_clock(), ret, error_step);
   send(payload);
 }
 
@@ -119,7 +119,7 @@ void run(long key, sg4::ExecPtr a, double rem, int ret) {
 
 // task_execution.cpp, execute_task (the actor core's run_profile): run node `i` of a program under the
 // time left before the walltime, `rem` (< 0: none; updated), and return its return code (-1: the walltime
-// was reached; ERROR_STEP). A parallel task whose walltime is reached is left in `orphan` (cancelled once
+// was reached; 1 and `error` set in its Where: an error step). A parallel task whose walltime is reached is left in `orphan` (cancelled once
 // the job's message is sent, as in `run`).
 int run_node(long key, const std::vector<Node>& nodes, int i, double& rem, sg4::ExecPtr& orphan) {
   const Node& n = nodes[i];
@@ -168,8 +168,8 @@ int run_node(long key, const std::vector<Node>& nodes, int i, double& rem, sg4::
       return n.ret;
     }
     default:
-      w.leaf = i; w.kind = ERROR;
-      return ERROR_STEP;
+      w.leaf = i; w.kind = ERROR; w.error = true;
+      return 1;  // not 0: the composed profiles around it stop there
   }
 }
 
@@ -177,9 +177,9 @@ int run_node(long key, const std::vector<Node>& nodes, int i, double& rem, sg4::
 void run_program(long key, const std::vector<Node>& nodes, double rem) {
   sg4::ExecPtr orphan;
   int ret = run_node(key, nodes, 0, rem, orphan);
-  if (ret == ERROR_STEP)
-    ret = ERROR_STEP - where_of[key].leaf;  // the server raises that step's error when it gets the message
-  end(key, ret);
+  Where const& w = where_of[key];
+  int error_step = w.error ? w.leaf : -1;  // the server raises that step's error when it gets the message
+  end(key, ret, error_step);
   if (orphan)
     orphan->cancel();
 }
@@ -319,10 +319,11 @@ PYBIND11_MODULE(MODNAME, m) {
      "later), unless the simulation has ended meanwhile");
   m.def("set_end_sent", []() { end_sent = true; }, "SIMULATION_ENDS was sent: the waiters say nothing");
   m.def("take", []() {
-    std::vector<std::tuple<long, double, int>> out;
+    std::vector<std::tuple<long, double, int, int>> out;
     out.swap(done);
     return out;
-  }, "the (key, clock, return code) of the jobs ended since the last call, in the order their actors ran");
+  }, "the (key, clock, return code, error step or -1) of the jobs ended since the last call, in the order "
+     "their actors ran");
   m.def("pending", []() { return !done.empty(); }, "whether `take` has something");
   m.def("kill", [](long key) {
     auto it = actor_of.find(key);
