@@ -93,24 +93,71 @@ def peer_error(message: str, strict: bool) -> None:
     logging.getLogger("burstbuffer").warning("Batsim broke the protocol: %s", message)
 
 
+class Exchange:
+    """One answer per Batsim message, for `handler`: the protocol's ordering rules of the module docstring.
+
+    `answer(raw)` decodes a message, lets the handler react to each event (then `after_events`, unless the
+    message ends the simulation) and returns the encoded answer; `ended` is True once SIMULATION_ENDS was
+    handled. A message whose `now` is earlier than the previous one's, or with an event timestamp after its
+    `now`, goes to `peer_error` (ProtocolError if `strict`; else a warning, and the times are moved forward so
+    that the handler never sees time go backwards). `run_loop` drives it over a transport; a caller that
+    owns the other side's loop (a simulator in this process) calls `answer` itself.
+    """
+
+    __slots__ = ("handler", "strict", "n", "last_now", "ended")
+
+    def __init__(self, handler: Handler, *, strict: bool = False):
+        self.handler, self.strict = handler, strict
+        self.n = 0                              # messages answered
+        self.last_now = -math.inf
+        self.ended = False
+
+    def answer(self, raw: bytes | str) -> bytes:
+        n, strict, last_now = self.n, self.strict, self.last_now
+        now, events = decode(raw)
+        if now < last_now:
+            peer_error(f"message {n + 1}: now = {now!r} is earlier than the previous message's {last_now!r}", strict)
+            now = last_now                     # lenient: time never goes backwards for the policy
+        t = last_now
+        for i, (ts, ev) in enumerate(events):
+            if ts > now:
+                peer_error(f"message {n + 1}: an event's timestamp {ts!r} is after now = {now!r}", strict)
+                now = ts
+            if ts < t:                         # before the previous event or message: lenient, moved forward
+                events[i] = (t, ev)
+            if ts > t:
+                t = ts
+        self.last_now = now
+        out = Outbox(now)
+        ended = False
+        on_event = self.handler.on_event
+        for ts, ev in events:
+            on_event(ts, ev, out)
+            if isinstance(ev, SimulationEnds):
+                ended = True
+        if not ended:
+            self.handler.after_events(now, out)
+        self.n = n + 1
+        self.ended = ended
+        return encode(out.now, out.finish())
+
+
 def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = None,
              timeout: float | None = None, on_message: Callable[[bytes, bytes], None] | None = None,
              strict: bool = False, run_timeout: float | None = None) -> int:
-    """Serve Batsim until SIMULATION_ENDS; return the number of messages exchanged.
+    """Serve Batsim until SIMULATION_ENDS; return the number of messages exchanged (each answered by an
+    `Exchange`, whose docstring says how a message breaking the protocol is handled).
 
     `transport` has `recv() -> bytes` (may raise TransportTimeout after its own poll period) and
     `send(bytes)`. `alive()` is checked whenever the transport times out: if it returns False,
     BatsimDied is raised. `timeout` [s]: total silence after which BatsimDied is raised.
     `on_message(received, answer)` sees every exchange (used by conformance checks and traces).
-    A message whose `now` is earlier than the previous one's, or with an event timestamp after its `now`,
-    goes to `peer_error` (ProtocolError if `strict`; else a warning, and the times are moved forward so that
-    the handler never sees time go backwards). `run_timeout` [s]: wall-clock limit of the whole loop, checked
-    between messages (BatsimDied).
+    `run_timeout` [s]: wall-clock limit of the whole loop, checked between messages (BatsimDied).
     """
-    n = 0
-    last_now = -math.inf
+    exchange = Exchange(handler, strict=strict)
+    answer = exchange.answer
     monotonic = time.monotonic
-    on_event, after_events, recv, send = handler.on_event, handler.after_events, transport.recv, transport.send
+    recv, send = transport.recv, transport.send
     silent_since = monotonic()
     deadline = None if run_timeout is None else silent_since + run_timeout
 
@@ -131,32 +178,9 @@ def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = 
         if deadline is not None:
             over_time()
         silent_since = monotonic()
-        now, events = decode(raw)
-        if now < last_now:
-            peer_error(f"message {n + 1}: now = {now!r} is earlier than the previous message's {last_now!r}", strict)
-            now = last_now                     # lenient: time never goes backwards for the policy
-        t = last_now
-        for i, (ts, ev) in enumerate(events):
-            if ts > now:
-                peer_error(f"message {n + 1}: an event's timestamp {ts!r} is after now = {now!r}", strict)
-                now = ts
-            if ts < t:                         # before the previous event or message: lenient, moved forward
-                events[i] = (t, ev)
-            if ts > t:
-                t = ts
-        last_now = now
-        out = Outbox(now)
-        ended = False
-        for ts, ev in events:
-            on_event(ts, ev, out)
-            if isinstance(ev, SimulationEnds):
-                ended = True
-        if not ended:
-            after_events(now, out)
-        answer = encode(out.now, out.finish())
-        send(answer)
-        n += 1
+        reply = answer(raw)
+        send(reply)
         if on_message is not None:
-            on_message(raw, answer)
-        if ended:
-            return n
+            on_message(raw, reply)
+        if exchange.ended:
+            return exchange.n
