@@ -1,10 +1,9 @@
 """Signals that end a run cleanly: SIGINT, SIGTERM and SIGHUP become an `Interrupted` exception.
 
 `burstbuffer run` and `burstbuffer serve` turn these signals into an exception raised in the main thread,
-so that every `finally` on the way runs: the simulator child is stopped, the temporary socket folder is
-removed, jobs.csv is written with every job so far (unfinished ones marked), and the summary is printed.
-The command then exits with 128 + the signal number (130, 143, 129), as a shell reports a process killed
-by that signal.
+so that every `finally` on the way runs: the simulator child is stopped, jobs.csv is written with every job
+so far (unfinished ones marked), and the summary is printed. The command then exits with 128 + the signal
+number (130, 143, 129), as a shell reports a process killed by that signal.
 """
 from __future__ import annotations
 

@@ -4,9 +4,12 @@ The scheduler binds (start it before Batsim); every received message gets exactl
 """
 from __future__ import annotations
 
+import os
 import time
 
 import zmq
+
+from .. import pipelink
 
 
 class TransportTimeout(Exception):
@@ -54,6 +57,50 @@ class ReplySocket:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class PipeReplySocket:
+    """Scheduler side over a pipe pair (`burstbuffer.pipelink`; `burstbuffer run`'s link to its simulator):
+    messages read from `in_fd`, answers written to `out_fd`; the same `recv`/`send` as `ReplySocket`.
+
+    `timeout` [s]: `recv` raises TransportTimeout when nothing arrives for that long (None = wait forever), and
+    also once the simulator's pipe has ended (after waiting `timeout`, so that a caller polling its process
+    does not spin): the caller then finds the process gone. An answer to a simulator that has gone is lost,
+    as ZeroMQ loses it. `close` closes both descriptors.
+    """
+
+    def __init__(self, in_fd: int, out_fd: int, timeout: float | None = None):
+        self.in_fd, self.out_fd, self.timeout = in_fd, out_fd, timeout
+        self.ended = False
+
+    def recv(self) -> bytes:
+        if not self.ended:
+            if pipelink.wait_readable(self.in_fd, self.timeout):
+                try:
+                    raw = pipelink.read_frame(self.in_fd)
+                except EOFError:
+                    raw = None
+                if raw is not None:
+                    return raw
+                self.ended = True
+            else:
+                raise TransportTimeout(f"no message from the simulator for {self.timeout:g} s")
+        if self.timeout is not None:
+            time.sleep(self.timeout)
+        raise TransportTimeout("the simulator's pipe has ended")
+
+    def send(self, raw: bytes) -> None:
+        try:
+            pipelink.write_frame(self.out_fd, raw)
+        except BrokenPipeError:
+            self.ended = True
+
+    def close(self) -> None:
+        for fd in (self.in_fd, self.out_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 class MonitoredReplySocket(ReplySocket):

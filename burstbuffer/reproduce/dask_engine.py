@@ -180,7 +180,7 @@ def connect(*, address: str | None = None, scheduler_file: str | None = None, cl
         return _quiet(Client(jq)), jq, False
     import dask
     import tempfile
-    # every file of the cluster (dask-scratch-space, the runs' socket folders: TMPDIR of the workers) goes
+    # every file of the cluster (dask-scratch-space, TMPDIR of the workers) goes
     # to one private folder, removed with the cluster (`make_executor`'s close), even after a signal
     scratch = tempfile.mkdtemp(prefix="burstbuffer-dask-")
     dask.config.set({"temporary-directory": scratch})    # this process's scheduler too, for its lifetime

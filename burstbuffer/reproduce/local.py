@@ -78,7 +78,7 @@ def _pool_task(spec: RunSpec, settings: RunSettings) -> dict:
     ctx = _WorkerContext.current
     signal.signal(signal.SIGINT, signal.default_int_handler)
     # a SIGTERM or SIGHUP sent to the whole process group (a closed terminal, a batch system) stops the
-    # run as cleanly as Ctrl-C does: its simulator stopped, its socket folder removed
+    # run as cleanly as Ctrl-C does: its simulator stopped, its outputs written
     for s in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, _interrupt)
     try:

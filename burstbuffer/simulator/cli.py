@@ -34,7 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv, PREFIX_machine_states.csv "
                         "[default: out]")
     p.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000", metavar="ENDPOINT",
-                   help="the scheduler's ZeroMQ REP endpoint to connect to [default: tcp://localhost:28000]")
+                   help="the scheduler's ZeroMQ REP endpoint to connect to, or fd://OUT,IN: a pipe pair inherited "
+                        "from the parent, messages written to OUT, answers read from IN (`burstbuffer run`'s "
+                        "link) [default: tcp://localhost:28000]")
     p.add_argument("-r", "--add-role-to-hosts", action="append", default=[], metavar="HOSTS:ROLE",
                    help="give ROLE (storage, compute_node, master) to the comma-separated HOSTS; repeatable. "
                         "Without it, the cluster's 'storage_nodes' zone property names the storage nodes")

@@ -7,7 +7,9 @@ disconnected — or silent past ZeroMQ's heartbeats, ``cfg.heartbeat_timeout`` s
 socket: ZMQ_LINGER 0, heartbeats every sixth of ``cfg.heartbeat_timeout``, EVENT_DISCONNECTED monitored;
 the answer is awaited in slices of 250 ms, Python's signal handlers run between them.
 
-Two implementations of that one contract (docs/startup.md): `CompiledTransport`, on libzmq's C API through
+Three implementations of that one contract. `PipeTransport`, when ``cfg.socket`` is a pipe pair
+(``fd://OUT,IN``, `burstbuffer.pipelink`: `burstbuffer run`'s link to its own scheduler; the scheduler is
+gone when its pipe ends, so no heartbeat is needed). Otherwise, on ZeroMQ (docs/startup.md): `CompiledTransport`, on libzmq's C API through
 a small compiled module (``native/simzmq.cpp``, built on first use like the simulator's bridge; it spares
 the simulator's start pyzmq's Python package, about a tenth of a one-job run), and `PyZmqTransport` on
 pyzmq, when that module cannot be built (no compiler or no ``zmq.h``; ``BURSTBUFFER_NATIVE=0``).
@@ -15,12 +17,14 @@ A bad endpoint is InputError (``-s``, one line) under both.
 """
 from __future__ import annotations
 
+import os
 import time
 
+from .. import pipelink
 from ..errors import InputError
 from .state import SimConfig, SimulationError
 
-__all__ = ["CompiledTransport", "PyZmqTransport", "connect"]
+__all__ = ["CompiledTransport", "PipeTransport", "PyZmqTransport", "connect"]
 
 #: the slice of a wait for an answer [ms]: disconnections and signals are looked at between slices
 SLICE_MS = 250
@@ -62,6 +66,39 @@ class CompiledTransport:
 
     def close(self) -> None:
         self.client.close()
+
+
+class PipeTransport:
+    """The transport on a pipe pair (`burstbuffer.pipelink`): messages written to `out_fd`, answers read
+    from `in_fd`."""
+
+    def __init__(self, cfg: SimConfig, out_fd: int, in_fd: int):
+        self.cfg, self.out_fd, self.in_fd = cfg, out_fd, in_fd
+        for fd in (out_fd, in_fd):
+            try:
+                os.fstat(fd)
+            except OSError as exc:
+                raise InputError("-s", cfg.socket, f"file descriptor {fd} is not open ({exc.strerror})") from None
+
+    def request(self, text: str, n: int) -> str:
+        try:
+            pipelink.write_frame(self.out_fd, text.encode())
+            if not pipelink.wait_readable(self.in_fd, self.cfg.timeout):
+                raise _no_answer(self.cfg)
+            answer = pipelink.read_frame(self.in_fd)
+        except (BrokenPipeError, EOFError):
+            answer = None
+        if answer is None:
+            raise SimulationError(f"the scheduler on {self.cfg.socket} closed its pipe without answering "
+                                  f"message {n}")
+        return answer.decode()
+
+    def close(self) -> None:
+        for fd in (self.out_fd, self.in_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 class PyZmqTransport:
@@ -127,9 +164,16 @@ def load_native():
 
 
 def connect(cfg: SimConfig):
-    """The transport to the scheduler at ``cfg.socket``: the compiled one when its module can be built
-    (or is), else pyzmq's. InputError on a bad endpoint."""
+    """The transport to the scheduler at ``cfg.socket``: a pipe pair's for ``fd://OUT,IN``; else ZeroMQ's,
+    the compiled one when its module can be built (or is), else pyzmq's. InputError on a bad endpoint."""
     from ..schedulers._cbuild import NativeUnavailable  # noqa: PLC0415
+
+    try:
+        fds = pipelink.parse_endpoint(cfg.socket)
+    except ValueError as exc:
+        raise InputError("-s", cfg.socket, str(exc)) from None
+    if fds is not None:
+        return PipeTransport(cfg, *fds)
 
     try:
         module = load_native()
