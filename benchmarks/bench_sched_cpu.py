@@ -15,7 +15,7 @@ machine may be shared (CPU seconds are the figures to compare; wall times only w
 *Replays* (the simulator's part of a whole-trace run is 3-4 times the scheduler's): ``--record FILE`` runs the
 whole trace once (or ``--jobs N``) and records every message both ways (a frame: ``<`` received or ``>``
 answered, 4-byte little-endian length, the bytes); ``--replay FILE`` then serves the recorded simulator
-messages to a fresh scheduler process over the same ZeroMQ ipc socket as a run (REP side, pinned with the
+messages to a fresh scheduler process over the same link as a run (a pipe pair, `burstbuffer.pipelink`) (REP side, pinned with the
 replaying process to one core) and checks every answer against the recorded one, byte for byte: with no
 schedule moved, the scheduler sees exactly the messages of the real run, and its CPU is measured without the
 simulator's. A recording cut short (the run stopped) replays up to its last complete exchange, then ends the
@@ -24,10 +24,12 @@ simulation.
     .venv/bin/python benchmarks/bench_sched_cpu.py --record /tmp/whole.rec --jobs 0 --whole 1
     .venv/bin/python benchmarks/bench_sched_cpu.py --replay /tmp/whole.rec --repeat 3
 
-``--in-process`` serves the recording to the scheduler in this process instead (no ZeroMQ, no child; the first
+``--in-process`` serves the recording to the scheduler in this process instead (no pipe, no child; the first
 ``--messages N`` exchanges, then SIMULATION_ENDS) and prints the main thread's CPU and the answers that differ:
 for instruction counts, e.g. ``valgrind --tool=callgrind .venv/bin/python benchmarks/bench_sched_cpu.py --replay
-FILE --in-process --messages 12000``.
+FILE --in-process --messages 12000``. ``--gap sleep:1`` or ``--gap touch:4`` puts a pause (1 ms) or a 4 MiB cache
+sweep between two messages, where a run's simulator computes, and shows what that alone costs the scheduler's
+next message (docs/performance.md, "In a run and alone").
 """
 from __future__ import annotations
 
@@ -62,7 +64,7 @@ from pathlib import Path
 from burstbuffer.runner import run, DEFAULT_PLATFORM
 import burstbuffer.app as app
 
-policy, model, workload, out, prof = sys.argv[1:6]
+policy, model, workload, out, prof, pin = sys.argv[1:7]
 """ + MARK_LOOP + r"""
 profiler = None
 if prof:
@@ -70,7 +72,7 @@ if prof:
     profiler = cProfile.Profile(time.thread_time)   # CPU of the main thread, not wall
     profiler.enable()
 t0 = time.perf_counter()
-res = run(policy, Path(workload), DEFAULT_PLATFORM, Path(out), model=model, progress=False, timeout=3600)
+res = run(policy, Path(workload), DEFAULT_PLATFORM, Path(out), model=model, progress=False, timeout=3600, cpu=pin)
 wall = time.perf_counter() - t0
 if profiler is not None:
     profiler.disable()
@@ -103,7 +105,7 @@ def measure(label: str, workload: Path, runs: int, args, folder: Path) -> None:
         before = load_average()
         prof = args.profile if (args.profile and i == 0) else ""
         argv = [sys.executable, "-c", RECORD if args.record else CHILD, args.policy, args.model, str(workload),
-                str(out), prof] + ([args.record] if args.record else [])
+                str(out), prof, args.cpu] + ([args.record] if args.record else [])
         text = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=True).stdout
         row = json.loads(text.strip().splitlines()[-1])
         rows.append(row)
@@ -122,7 +124,7 @@ RECORD = r"""
 import struct, sys
 from burstbuffer.batsim import transport
 rec = open(sys.argv.pop(), "wb", buffering=1 << 20)
-_recv, _send = transport.ReplySocket.recv, transport.ReplySocket.send
+_recv, _send = transport.PipeReplySocket.recv, transport.PipeReplySocket.send
 def recv(self):
     raw = _recv(self)
     rec.write(b"<" + struct.pack("<I", len(raw)) + raw)
@@ -131,20 +133,20 @@ def send(self, raw):
     rec.write(b">" + struct.pack("<I", len(raw)) + raw)
     rec.flush()
     return _send(self, raw)
-transport.ReplySocket.recv, transport.ReplySocket.send = recv, send
+transport.PipeReplySocket.recv, transport.PipeReplySocket.send = recv, send
 """ + CHILD
 
 SERVE = r"""
 import json, resource, sys, time
 from pathlib import Path
 from burstbuffer.runner import SchedulerSession
-from burstbuffer.batsim.transport import ReplySocket
+from burstbuffer.batsim.transport import PipeReplySocket
 import burstbuffer.app as app
 
-policy, model, endpoint, out, prof = sys.argv[1:6]
+policy, model, fds, out, prof = sys.argv[1:6]
 """ + MARK_LOOP + r"""
 session = SchedulerSession(policy, Path(out), model=model, progress=False)
-sock = ReplySocket(endpoint, timeout=0.5)
+sock = PipeReplySocket(*map(int, fds.split(",")), timeout=0.5)
 print("listening", flush=True)
 profiler = None
 if prof:
@@ -180,17 +182,33 @@ def frames(path: Path):
 
 def replay_once(path: Path, args, folder: Path, i: int) -> dict:
     """One replay of recording `path` (module docstring); the scheduler's rusage and the answers that differ."""
-    import zmq
+    import os
+    from burstbuffer import pipelink
     from burstbuffer.affinity import pinned, resolve_cpu
-    endpoint = f"ipc://{folder}/replay-{i}.sock"
     prof = args.profile if (args.profile and i == 0) else ""
     core = resolve_cpu("auto")
+    msg_in, msg_out = os.pipe()
+    ans_in, ans_out = os.pipe()
     with pinned(core):
-        proc = subprocess.Popen([sys.executable, "-c", SERVE, args.policy, args.model, endpoint,
-                                 str(folder / f"replay-out-{i}"), prof], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen([sys.executable, "-c", SERVE, args.policy, args.model, f"{msg_in},{ans_out}",
+                                 str(folder / f"replay-out-{i}"), prof], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                                pass_fds=(msg_in, ans_out))
+        os.close(msg_in)
+        os.close(ans_out)
         assert proc.stdout.readline().strip() == "listening"
-        sock = zmq.Context.instance().socket(zmq.REQ)
-        sock.connect(endpoint)
+
+        class Link:
+            """The simulator's side of a run's pipe pair, as a REQ socket."""
+            def send(self, raw):
+                pipelink.write_frame(msg_out, raw)
+
+            def recv(self):
+                return pipelink.read_frame(ans_in)
+
+            def close(self, linger=0):
+                os.close(msg_out)
+                os.close(ans_in)
+        sock = Link()
         sent = differ = 0
         pending = sent_raw = None
         for direction, raw in frames(path):
@@ -238,11 +256,28 @@ def replay_in_process(path: Path, args, folder: Path) -> None:
         pairs.append((json.dumps({"now": now, "events": [{"timestamp": now, "type": "SIMULATION_ENDS",
                                                            "data": {}}]}).encode(), None))
 
+    gap, _, amount = args.gap.partition(":")
+    if gap not in ("", "sleep", "touch"):
+        raise SystemExit(f"--gap {args.gap}: expected sleep:MS or touch:MB")
+    lines = bytearray(int(float(amount) * (1 << 20))) if gap == "touch" else None
+    spent = 0.0                                   # the gaps' own CPU, not the scheduler's
+
+    def between() -> None:
+        nonlocal spent
+        t = time.thread_time()
+        if gap == "sleep":
+            time.sleep(float(amount) / 1000)
+        else:
+            lines[::64] = bytes(len(range(0, len(lines), 64)))     # one write per 64-byte cache line
+        spent += time.thread_time() - t
+
     class Recorded:
         """The recording as a transport: `recv` gives the next message, `send` checks the answer."""
         i = differ = 0
 
         def recv(self) -> bytes:
+            if gap:
+                between()
             return pairs[self.i][0]
 
         def send(self, raw: bytes) -> None:
@@ -254,7 +289,8 @@ def replay_in_process(path: Path, args, folder: Path) -> None:
     t = Recorded()
     t0 = time.thread_time()
     session.loop(t, timeout=3600)
-    print(f"in-process replay of {path.name}: {t.i} messages, main thread {time.thread_time() - t0:.2f} s CPU, "
+    print(f"in-process replay of {path.name}{f' (gap {args.gap})' if gap else ''}: {t.i} messages, main thread "
+          f"{time.thread_time() - t0 - spent:.2f} s CPU{f' besides the gaps {spent:.2f} s' if gap else ''}, "
           f"{t.differ} answers differ from the recording; load average {load_average()}", flush=True)
 
 
@@ -280,11 +316,16 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=5000, help="the prefix's jobs (0: no prefix runs; default 5000)")
     ap.add_argument("--repeat", type=int, default=3, help="runs of the prefix (default 3)")
     ap.add_argument("--whole", type=int, default=1, help="runs of the whole trace (default 1; 0: none)")
+    ap.add_argument("--cpu", default="auto", help="`run`'s --cpu: auto (both processes on one core, the default), "
+                                                  "off (no pinning), or a core number")
     ap.add_argument("--profile", metavar="FILE", help="cProfile the scheduler process of the first run into FILE")
     ap.add_argument("--record", metavar="FILE", help="record the messages of the (last) run into FILE")
     ap.add_argument("--replay", metavar="FILE", help="replay a recording --repeat times instead of running")
     ap.add_argument("--in-process", action="store_true",
-                    help="with --replay: serve the recording in this process once (no ZeroMQ; for callgrind)")
+                    help="with --replay: serve the recording in this process once (no pipe; for callgrind)")
+    ap.add_argument("--gap", default="", metavar="sleep:MS|touch:MB",
+                    help="with --in-process: between two messages, sleep MS milliseconds or write to every cache "
+                         "line of MB mebibytes, as a run's simulator does between them (its CPU not counted)")
     ap.add_argument("--messages", type=int, default=0, help="with --in-process: the first N exchanges (0: all)")
     args = ap.parse_args()
     print(f"machine: {machine()}; load average {load_average()}")

@@ -1,9 +1,11 @@
-"""What one Batsim protocol message costs in ZeroMQ alone: a REQ-REP ping-pong between two processes.
+"""What one Batsim protocol message costs in its link alone: a REQ-REP ping-pong between two processes.
 
 The simulator (REQ, as Batsim) and the scheduler (REP) exchange one request and one reply per event; this
 measures that exchange with a fixed payload and nothing else: wall time per round trip and CPU time (user +
 system, all threads including ZeroMQ's I/O thread) per round trip in each process, median of REPS runs,
-for each endpoint kind. Issue 17 uses it to bound the transport's share of a whole-trace run.
+for each link: ZeroMQ over ipc and over tcp (Batsim's), and the pipe pair of `burstbuffer run`
+(`burstbuffer.pipelink`, the scheduler's side its `PipeReplySocket`). It bounds the link's share of a
+whole-trace run (docs/performance.md).
 
     .venv/bin/python benchmarks/zmq_roundtrip.py [--trips 20000] [--size 300] [--reps 3] [--cpu N]
 
@@ -24,6 +26,7 @@ from pathlib import Path
 import zmq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import machine  # noqa: E402
 
 
@@ -41,6 +44,45 @@ def _rep(endpoint: str, trips: int, cpu: int | None, q) -> None:
     q.put((r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime))
     sock.close(linger=0)
     ctx.term()
+
+
+def _rep_pipe(fds: tuple[int, int], trips: int, cpu: int | None, q) -> None:
+    from burstbuffer.batsim.transport import PipeReplySocket
+    if cpu is not None:
+        os.sched_setaffinity(0, {cpu})
+    sock = PipeReplySocket(*fds, timeout=0.5)
+    q.put("ready")
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    for _ in range(trips):
+        sock.send(sock.recv())
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    q.put((r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime))
+
+
+def one_pipe(trips: int, size: int, cpu: int | None) -> tuple[float, float, float]:
+    """`one` over `burstbuffer run`'s link, a pipe each way (`burstbuffer.pipelink`)."""
+    from burstbuffer import pipelink
+    msg_in, msg_out = os.pipe()
+    ans_in, ans_out = os.pipe()
+    q = mp.Queue()
+    p = mp.Process(target=_rep_pipe, args=((msg_in, ans_out), trips, cpu, q))
+    p.start()
+    q.get()
+    if cpu is not None:
+        os.sched_setaffinity(0, {cpu})
+    msg = b"x" * size
+    r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    for _ in range(trips):
+        pipelink.write_frame(msg_out, msg)
+        pipelink.wait_readable(ans_in, None)
+        pipelink.read_frame(ans_in)
+    wall, r1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF)
+    rep_cpu = q.get()
+    p.join()
+    for fd in (msg_in, msg_out, ans_in, ans_out):
+        os.close(fd)
+    req_cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+    return 1e6 * wall / trips, 1e6 * req_cpu / trips, 1e6 * rep_cpu / trips
 
 
 def one(endpoint: str, trips: int, size: int, cpu: int | None) -> tuple[float, float, float]:
@@ -80,9 +122,12 @@ def main(argv=None) -> int:
           + (f", both processes on core {args.cpu}" if args.cpu is not None else ", not pinned"))
     print(f"{'endpoint':<8} {'wall us/trip':>12} {'REQ CPU us':>11} {'REP CPU us':>11}")
     with tempfile.TemporaryDirectory() as tmp:
-        for kind in ("ipc", "tcp"):
+        for kind in ("ipc", "tcp", "pipe"):
             runs = []
             for k in range(args.reps):
+                if kind == "pipe":
+                    runs.append(one_pipe(args.trips, args.size, args.cpu))
+                    continue
                 if kind == "ipc":
                     ep = f"ipc://{tmp}/rt{k}"
                 else:
