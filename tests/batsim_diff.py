@@ -12,12 +12,14 @@ Also usable by hand: ``python tests/batsim_diff.py SCHEDULER N`` (pybatsim sched
 """
 from __future__ import annotations
 
+import atexit
 import csv
 import json
 import os
-import socket
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -34,10 +36,19 @@ def find_batsim() -> str | None:
     return p if os.path.isfile(p) and os.access(p, os.X_OK) else None
 
 
+_FOLDERS: list[str] = []
+
+
 def free_endpoint() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"tcp://127.0.0.1:{s.getsockname()[1]}"
+    """An ipc endpoint nobody else can take: a socket in a fresh private folder under /tmp (a TCP port found
+    free could be taken by a parallel test before the scheduler binds it). The path has the same length every
+    time, so the messages that carry it (SIMULATION_BEGINS) have the same length in both runs of a pair. The
+    folders are removed when the tests end."""
+    if not _FOLDERS:
+        atexit.register(lambda: [shutil.rmtree(d, ignore_errors=True) for d in _FOLDERS])
+    folder = tempfile.mkdtemp(prefix="bbdiff-", dir="/tmp")
+    _FOLDERS.append(folder)
+    return f"ipc://{folder}/s"
 
 
 class Run:
