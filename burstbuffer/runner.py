@@ -253,6 +253,9 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
                 # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
                                         pass_fds=(msg_out, ans_in))
+        except BaseException:
+            sock.close()
+            raise
         finally:
             os.close(msg_out)              # the simulator's ends: its pipe ends when it does
             os.close(ans_in)
