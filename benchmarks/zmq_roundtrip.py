@@ -30,33 +30,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import machine  # noqa: E402
 
 
-def _rep(endpoint: str, trips: int, cpu: int | None, q) -> None:
+def _rep(where: str | tuple[int, int], trips: int, cpu: int | None, q) -> None:
+    """The scheduler's side: a ZeroMQ REP socket bound at endpoint `where`, or a `PipeReplySocket` on the
+    file descriptors `where` (messages in, answers out); its CPU for `trips` round trips goes to `q`."""
     if cpu is not None:
         os.sched_setaffinity(0, {cpu})
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.REP)
-    sock.bind(endpoint)
+    if isinstance(where, str):
+        ctx = zmq.Context()
+        sock = ctx.socket(zmq.REP)
+        sock.bind(where)
+    else:
+        from burstbuffer.batsim.transport import PipeReplySocket
+        sock = PipeReplySocket(*where, timeout=0.5)
     q.put("ready")
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     for _ in range(trips):
         sock.send(sock.recv())
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     q.put((r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime))
-    sock.close(linger=0)
-    ctx.term()
-
-
-def _rep_pipe(fds: tuple[int, int], trips: int, cpu: int | None, q) -> None:
-    from burstbuffer.batsim.transport import PipeReplySocket
-    if cpu is not None:
-        os.sched_setaffinity(0, {cpu})
-    sock = PipeReplySocket(*fds, timeout=0.5)
-    q.put("ready")
-    r0 = resource.getrusage(resource.RUSAGE_SELF)
-    for _ in range(trips):
-        sock.send(sock.recv())
-    r1 = resource.getrusage(resource.RUSAGE_SELF)
-    q.put((r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime))
+    if isinstance(where, str):
+        sock.close(linger=0)
+        ctx.term()
 
 
 def one_pipe(trips: int, size: int, cpu: int | None) -> tuple[float, float, float]:
@@ -65,7 +59,7 @@ def one_pipe(trips: int, size: int, cpu: int | None) -> tuple[float, float, floa
     msg_in, msg_out = os.pipe()
     ans_in, ans_out = os.pipe()
     q = mp.Queue()
-    p = mp.Process(target=_rep_pipe, args=((msg_in, ans_out), trips, cpu, q))
+    p = mp.Process(target=_rep, args=((msg_in, ans_out), trips, cpu, q))
     p.start()
     q.get()
     if cpu is not None:
@@ -79,8 +73,7 @@ def one_pipe(trips: int, size: int, cpu: int | None) -> tuple[float, float, floa
     wall, r1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF)
     rep_cpu = q.get()
     p.join()
-    for fd in (msg_in, msg_out, ans_in, ans_out):
-        os.close(fd)
+    pipelink.close(msg_in, msg_out, ans_in, ans_out)
     req_cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
     return 1e6 * wall / trips, 1e6 * req_cpu / trips, 1e6 * rep_cpu / trips
 

@@ -17,7 +17,7 @@ import os
 import select
 import struct
 
-__all__ = ["SCHEME", "parse_endpoint", "endpoint", "write_frame", "read_frame", "wait_readable"]
+__all__ = ["SCHEME", "parse_endpoint", "endpoint", "write_frame", "read_frame", "wait_readable", "close"]
 
 #: the endpoint scheme of a pipe pair (``fd://OUT,IN``)
 SCHEME = "fd://"
@@ -83,3 +83,12 @@ def read_frame(fd: int) -> bytes | None:
         parts.append(more)
         left -= len(more)
     return b"".join(parts)
+
+
+def close(*fds: int) -> None:
+    """Close each of `fds`, ignoring those already closed (a link closed twice)."""
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass

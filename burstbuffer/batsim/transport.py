@@ -1,10 +1,11 @@
-"""ZeroMQ transport of the scheduler side: a REP socket that Batsim's REQ socket connects to (docs/protocol.md).
+"""Transports of the scheduler side (docs/protocol.md): every received message gets exactly one answer.
 
-The scheduler binds (start it before Batsim); every received message gets exactly one answer.
+`ReplySocket` (and `MonitoredReplySocket`, for `serve`): a ZeroMQ REP socket that Batsim's REQ socket connects
+to; the scheduler binds, so start it before Batsim. `PipeReplySocket`: the pipe pair of `burstbuffer run`
+(`burstbuffer.pipelink`), whose simulator the scheduler starts itself.
 """
 from __future__ import annotations
 
-import os
 import time
 
 import zmq
@@ -96,11 +97,7 @@ class PipeReplySocket:
             self.ended = True
 
     def close(self) -> None:
-        for fd in (self.in_fd, self.out_fd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        pipelink.close(self.in_fd, self.out_fd)
 
 
 class MonitoredReplySocket(ReplySocket):

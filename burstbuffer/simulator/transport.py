@@ -94,11 +94,7 @@ class PipeTransport:
         return answer.decode()
 
     def close(self) -> None:
-        for fd in (self.out_fd, self.in_fd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        pipelink.close(self.out_fd, self.in_fd)
 
 
 class PyZmqTransport:
