@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from procset import ProcSet
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -64,6 +65,30 @@ def test_problem2_bb_run_binds():
     for j in jobs:
         one.submit(j, 0)
     assert names(one.decide(0), Start) == ["A", "B"]
+
+
+def test_problem2_leaves_out_a_chosen_job_that_does_not_fit_on_its_bb_nodes():
+    """1 node, two BB nodes of 5 and 2 GB. S (bb_in 3 GB, walltime 1) is staged in on the 5-GB node and waits
+    in Q_R for the node, which job L (no BB) holds until t=10. At t=10 Q_R holds S and R (bb_run 2.5 GB,
+    walltime 5): Problem 2 under 1 free node and 4 GB of free BB in all chooses R (profit 5 node-s against 1),
+    but 2.5 GB fits on neither BB node (2 GB free on each) while S holds its 3 GB, and S is waiting for that
+    very node. R is left out and the problem solved again: S starts (then R, once S is done)."""
+    plat = Platform(compute=ProcSet(0), names={0: "node_0", 1: "bb_0", 2: "bb_1", 3: "pfs"},
+                    bb_capacity={1: 5 * GB, 2: 2 * GB}, pfs=3)
+    s = cerberus(plat)
+    long_job, staged, big = job("L", 1, 10), job("S", 1, 1, b_in=3 * GB), job("R", 1, 5, b_run=5 * GB // 2)
+    s.submit(long_job, 0)
+    s.submit(staged, 0)
+    first = s.decide(0)
+    assert names(first, Start) == ["L"] and names(first, StageIn) == ["S"]
+    s.stage_in_done("w0!S", 1)
+    s.submit(big, 2)
+    assert s.decide(2) == []
+    s.job_computed("w0!L", 10)
+    assert names(s.decide(10), StageOut) == ["L"]              # no output: its node is released at once
+    s.nodes_released("w0!L", 10)
+    s.job_ended("w0!L", 10)
+    assert names(s.decide(10), Start) == ["S"]
 
 
 def test_problem1_on_q_o_chooses_the_stage_outs():

@@ -305,8 +305,32 @@ class Cerberus(Scheduler):
             count[b] = count.get(b, 0) + 1
         return all(self.free_bb[b] >= k * extra for b, k in count.items())
 
+    def _serve(self, queue: dict[str, tuple[Job, float]], now: float, values, weights, caps, serve) -> None:
+        """One problem of the as-written decision over `queue`: `_select` under the capacities `caps()`, then
+        `serve(job id)` (True: served) for each chosen job in order. While the oldest job starves (FCFS) the
+        first one not served ends it, unless no job computes, stages in or stages out (then nothing would free
+        what it waits for: the jobs after it are served as below). Otherwise a chosen job that cannot be served now (its share does not fit
+        on its BB nodes, though the free BB in all would hold it) is left out and the problem solved again
+        over the jobs not yet chosen, under what is still free, until a solution is served whole: the
+        resources it would have had are not kept idle for it (else jobs waiting for nodes while holding the BB
+        it needs, and it chosen each time for those nodes, would wait for ever)."""
+        fcfs = self._starves(queue, now)
+        left_out: set[str] = set()
+        while True:
+            pool = {i: v for i, v in queue.items() if i not in left_out} if left_out else queue
+            missed = False
+            for jid in self._select(pool, now, values, weights, caps()):
+                if serve(jid):
+                    continue
+                if fcfs and (self.running_jobs or self.staging or self.outputs):
+                    return
+                left_out.add(jid)
+                missed = True
+            if not missed:
+                return
+
     def _decide_as_written(self, now: float, out: list) -> list[Start | StageIn | StageOut]:
-        """`decide` with ``phases="as-written"`` (module docstring): Q_O, Q_R, Q_I."""
+        """`decide` with ``phases="as-written"`` (module docstring): Q_O, Q_R, Q_I, each by `_serve`."""
         # jobs with nothing to stage in: straight to Q_R
         for jid in [i for i, (j, _) in self.q_in.items() if j.phase_bb[0] == 0]:
             job = self.q_in.pop(jid)[0]
@@ -317,9 +341,9 @@ class Cerberus(Scheduler):
         for jid in [i for i, (j, _) in self.q_o.items() if j.phase_bb[2] == 0]:
             out.append(self._stage_out(jid, 0))
         chose_out = False
-        fcfs = self._starves(self.q_o, now)
-        for jid in self._select(self.q_o, now, lambda j: j.res * j.phase_bb[2], [lambda j: j.res * j.phase_bb[2]],
-                                [total()]):
+
+        def output(jid: str) -> bool:
+            nonlocal chose_out
             job = self.q_o[jid][0]
             b_out = job.phase_bb[2]
             if not self.slots.get(jid):
@@ -329,13 +353,14 @@ class Cerberus(Scheduler):
             if self.slots.get(jid) and self._room_on_slots(jid, b_out):
                 out.append(self._stage_out(jid, b_out))
                 chose_out = True
-            elif fcfs:
-                break
+                return True
+            return False
+
+        self._serve(self.q_o, now, lambda j: j.res * j.phase_bb[2], [lambda j: j.res * j.phase_bb[2]],
+                    lambda: [total()], output)
+
         # Q_R — Problem 2: free nodes and free BB for bb_run
-        fcfs = self._starves(self.q_run, now)
-        for jid in self._select(self.q_run, now, lambda j: self.profit(j.res, j.res * j.phase_bb[1], self._ert(j)),
-                                [lambda j: j.res, lambda j: j.res * j.phase_bb[1]],
-                                [len(self.free_nodes), total()]):
+        def run(jid: str) -> bool:
             job = self.q_run[jid][0]
             b_in, b_run, _ = job.phase_bb
             fits = job.res <= len(self.free_nodes)
@@ -348,9 +373,7 @@ class Cerberus(Scheduler):
                 else:
                     fits = self._room_on_slots(jid, b_run)
             if not fits:
-                if fcfs:
-                    break
-                continue
+                return False
             self._unpromise(jid)
             self._hold(jid, b_in + b_run)
             procs = lowest_procs(self.free_nodes, job.res)
@@ -359,18 +382,19 @@ class Cerberus(Scheduler):
             self.node_end[jid] = now + self._ert(job)
             self.running_jobs[jid] = self.q_run.pop(jid)[0]
             out.append(Start(job, procs, bind_slots(self.platform, procs, self.slots[jid]), share=b_in + b_run))
+            return True
+
+        self._serve(self.q_run, now, lambda j: self.profit(j.res, j.res * j.phase_bb[1], self._ert(j)),
+                    [lambda j: j.res, lambda j: j.res * j.phase_bb[1]],
+                    lambda: [len(self.free_nodes), total()], run)
+
         # Q_I — Problem 1 on bb_in, beside the bb_run promised to the staged jobs
-        fcfs = self._starves(self.q_in, now)
-        cap = total() - sum(self.promised.values())
-        for jid in self._select(self.q_in, now, lambda j: j.res * j.phase_bb[0], [lambda j: j.res * j.phase_bb[0]],
-                                [max(cap, 0)]):
+        def stage_in(jid: str) -> bool:
             job = self.q_in[jid][0]
             b_in, b_run, _ = job.phase_bb
             slots = self._place_as(job, b_in + b_run, promised=True)
             if slots is None:
-                if fcfs:
-                    break
-                continue
+                return False
             del self.q_in[jid]
             self.slots[jid], self._bb[jid] = slots, 0
             self._hold(jid, b_in)
@@ -380,6 +404,10 @@ class Cerberus(Scheduler):
                     self.promised[b] = self.promised.get(b, 0) + b_run
             self.staging[jid] = job
             out.append(StageIn(job, slots, share=b_in))
+            return True
+
+        self._serve(self.q_in, now, lambda j: j.res * j.phase_bb[0], [lambda j: j.res * j.phase_bb[0]],
+                    lambda: [max(total() - sum(self.promised.values()), 0)], stage_in)
         if self.q_o and not chose_out and not (self.outputs or self.running_jobs or self.staging):
             raise ValueError(f"deadlock: {len(self.q_o)} computed job(s) wait for room for their output (job "
                              f"{next(iter(self.q_o))}: bb_out above its bb_in + bb_run) and no job can free "
