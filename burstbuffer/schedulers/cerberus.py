@@ -309,11 +309,11 @@ class Cerberus(Scheduler):
         """One problem of the as-written decision over `queue`: `_select` under the capacities `caps()`, then
         `serve(job id)` (True: served) for each chosen job in order. While the oldest job starves (FCFS) the
         first one not served ends it, unless no job computes, stages in or stages out (then nothing would free
-        what it waits for: the jobs after it are served as below). Otherwise a chosen job that cannot be served now (its share does not fit
-        on its BB nodes, though the free BB in all would hold it) is left out and the problem solved again
-        over the jobs not yet chosen, under what is still free, until a solution is served whole: the
-        resources it would have had are not kept idle for it (else jobs waiting for nodes while holding the BB
-        it needs, and it chosen each time for those nodes, would wait for ever)."""
+        what it waits for: the jobs after it are served as below). Otherwise a chosen job that cannot be served
+        now (its share does not fit on its BB nodes, though the free BB in all would hold it) is left out and
+        the problem solved again over the jobs not yet chosen, under what is still free, until a solution is
+        served whole: the resources it would have had are not kept idle for it (else jobs waiting for nodes
+        while holding the BB it needs, and it chosen each time for those nodes, would wait for ever)."""
         fcfs = self._starves(queue, now)
         left_out: set[str] = set()
         while True:

@@ -9,11 +9,11 @@ the answer is awaited in slices of 250 ms, Python's signal handlers run between 
 
 Three implementations of that one contract. `PipeTransport`, when ``cfg.socket`` is a pipe pair
 (``fd://OUT,IN``, `burstbuffer.pipelink`: `burstbuffer run`'s link to its own scheduler; the scheduler is
-gone when its pipe ends, so no heartbeat is needed). Otherwise, on ZeroMQ (docs/startup.md): `CompiledTransport`, on libzmq's C API through
-a small compiled module (``native/simzmq.cpp``, built on first use like the simulator's bridge; it spares
-the simulator's start pyzmq's Python package, about a tenth of a one-job run), and `PyZmqTransport` on
-pyzmq, when that module cannot be built (no compiler or no ``zmq.h``; ``BURSTBUFFER_NATIVE=0``).
-A bad endpoint is InputError (``-s``, one line) under both.
+gone when its pipe ends, so no heartbeat is needed). Otherwise, on ZeroMQ (docs/startup.md):
+`CompiledTransport`, on libzmq's C API through a small compiled module (``native/simzmq.cpp``, built on
+first use like the simulator's bridge; it spares the simulator's start pyzmq's Python package, about a
+tenth of a one-job run), and `PyZmqTransport` on pyzmq, when that module cannot be built (no compiler or no
+``zmq.h``; ``BURSTBUFFER_NATIVE=0``). A bad endpoint is InputError (``-s``, one line) under all three.
 """
 from __future__ import annotations
 
