@@ -17,7 +17,7 @@ import os
 import select
 import struct
 
-__all__ = ["SCHEME", "parse_endpoint", "endpoint", "write_frame", "read_frame", "wait_readable", "close"]
+__all__ = ["SCHEME", "parse_endpoint", "endpoint", "write_frame", "read_frame", "readable", "close"]
 
 #: the endpoint scheme of a pipe pair (``fd://OUT,IN``)
 SCHEME = "fd://"
@@ -49,12 +49,18 @@ def write_frame(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def wait_readable(fd: int, timeout: float | None) -> bool:
-    """True once `fd` can be read (data or end of file), False after `timeout` seconds (None: no limit).
-    Python's signal handlers run during the wait (PEP 475)."""
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(None if timeout is None else max(0, int(timeout * 1000))))
+def readable(fd: int):
+    """A function `wait(timeout)`: True once `fd` can be read (data or end of file), False after `timeout`
+    seconds (None: no limit). Python's signal handlers run during the wait (PEP 475). Made once per link:
+    the poll set it waits on is built here, not at every message."""
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    wait = poll.poll
+
+    def ready(timeout: float | None) -> bool:
+        return bool(wait(None if timeout is None else max(0, int(timeout * 1000))))
+
+    return ready
 
 
 def read_frame(fd: int) -> bytes | None:

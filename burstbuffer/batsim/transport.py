@@ -72,11 +72,12 @@ class PipeReplySocket:
 
     def __init__(self, in_fd: int, out_fd: int, timeout: float | None = None):
         self.in_fd, self.out_fd, self.timeout = in_fd, out_fd, timeout
+        self.readable = pipelink.readable(in_fd)
         self.ended = False
 
     def recv(self) -> bytes:
         if not self.ended:
-            if pipelink.wait_readable(self.in_fd, self.timeout):
+            if self.readable(self.timeout):
                 try:
                     raw = pipelink.read_frame(self.in_fd)
                 except EOFError:

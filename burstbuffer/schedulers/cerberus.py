@@ -305,6 +305,10 @@ class Cerberus(Scheduler):
             count[b] = count.get(b, 0) + 1
         return all(self.free_bb[b] >= k * extra for b, k in count.items())
 
+    def _idle(self) -> bool:
+        """No job computes, stages in or stages out: no event will come to free nodes or BB (as-written)."""
+        return not (self.running_jobs or self.staging or self.outputs)
+
     def _serve(self, queue: dict[str, tuple[Job, float]], now: float, values, weights, caps, serve) -> None:
         """One problem of the as-written decision over `queue`: `_select` under the capacities `caps()`, then
         `serve(job id)` (True: served) for each chosen job in order. While the oldest job starves (FCFS) the
@@ -322,7 +326,7 @@ class Cerberus(Scheduler):
             for jid in self._select(pool, now, values, weights, caps()):
                 if serve(jid):
                     continue
-                if fcfs and (self.running_jobs or self.staging or self.outputs):
+                if fcfs and not self._idle():
                     return
                 left_out.add(jid)
                 missed = True
@@ -408,7 +412,7 @@ class Cerberus(Scheduler):
 
         self._serve(self.q_in, now, lambda j: j.res * j.phase_bb[0], [lambda j: j.res * j.phase_bb[0]],
                     lambda: [max(total() - sum(self.promised.values()), 0)], stage_in)
-        if self.q_o and not chose_out and not (self.outputs or self.running_jobs or self.staging):
+        if self.q_o and not chose_out and self._idle():
             raise ValueError(f"deadlock: {len(self.q_o)} computed job(s) wait for room for their output (job "
                              f"{next(iter(self.q_o))}: bb_out above its bb_in + bb_run) and no job can free "
                              "burst buffer")

@@ -79,11 +79,12 @@ class PipeTransport:
                 os.fstat(fd)
             except OSError as exc:
                 raise InputError("-s", cfg.socket, f"file descriptor {fd} is not open ({exc.strerror})") from None
+        self.readable = pipelink.readable(in_fd)
 
     def request(self, text: str, n: int) -> str:
         try:
             pipelink.write_frame(self.out_fd, text.encode())
-            if not pipelink.wait_readable(self.in_fd, self.cfg.timeout):
+            if not self.readable(self.cfg.timeout):
                 raise _no_answer(self.cfg)
             answer = pipelink.read_frame(self.in_fd)
         except (BrokenPipeError, EOFError):
