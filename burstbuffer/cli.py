@@ -129,7 +129,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             res = run(policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
                       bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
                       timeout=args.timeout, policy_options=options, cpu=args.cpu,
-                      network_model=args.network_model, energy=args.energy)
+                      network_model=args.network_model, energy=args.energy, link=args.link)
     except Interrupted as exc:
         if exc.result is not None:
             print_summary(header + " (interrupted)", exc.result, f"{out}/jobs.csv (per job; unfinished jobs "
@@ -239,8 +239,8 @@ def _add_run(sub) -> None:
     from .defaults import DEFAULT_PLATFORM, DEFAULT_WORKLOAD
     from .io_model.registry import model_names
     r = sub.add_parser("run", help="schedule a workload with the embedded simulator (the main job)",
-                       description="Start the scheduler process and the embedded Batsim-compatible simulator "
-                                   "(a second process, over ZeroMQ), simulate the workload, print a summary. "
+                       description="Start the embedded Batsim-compatible simulator with the scheduler (by default "
+                                   "in one child process), simulate the workload, print a summary. "
                                    "With no option: the 1000-job KTH workload on the paper's 108-node Dragonfly "
                                    "under sjf-bb.")
     r.add_argument("--policy", default="sjf-bb", metavar="NAME",
@@ -291,6 +291,11 @@ def _add_run(sub) -> None:
                    help="CPU core shared by the scheduler and the simulator, which take turns: auto (the "
                         "current one), off (no pinning) or a number (default: auto; twice as fast as "
                         "unpinned on a 2-core machine)")
+    r.add_argument("--link", default="in-process", choices=("in-process", "pipes"),
+                   help="how the scheduler and the simulator talk: in-process (the scheduler inside the simulator's "
+                        "process, a function call per message: the fastest) or pipes (two processes, the protocol's "
+                        "messages over a pipe each way); the same messages and outputs (default: in-process; "
+                        "docs/performance.md)")
     add_order_options(r)
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     from .schedulers.window_cli import add_window_options

@@ -10,3 +10,6 @@ class InputError(Exception):
     def __init__(self, source: str, item: str, reason: str):
         self.source, self.item, self.reason = str(source), str(item), str(reason)
         super().__init__(f"{self.source}: {self.item}: {self.reason}")
+
+    def __reduce__(self):   # pickled by its three parts (a run's child reports it to the parent)
+        return (type(self), (self.source, self.item, self.reason))

@@ -73,7 +73,8 @@ class Pybatsim(BatsimScheduler):
 
     def _setup(self, opts: dict) -> None:
         from .app import SchedulerApp
-        from .runner import make_executor, policy_info
+        from .schedulers.resolve import policy_info
+        from .session import make_executor
 
         if not isinstance(opts, dict):
             raise InputError("-o", str(opts), "expected a JSON object")

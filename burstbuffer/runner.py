@@ -6,27 +6,26 @@ the same messages as over Batsim's ZeroMQ socket, at a fraction of the CPU per m
 """
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import pipelink
+from . import colocated, pipelink
 from .affinity import pinned, resolve_cpu
 from .cliargs import input_file
-from .app import SchedulerApp
-from .batsim.conformance import CheckedTransport
-from .batsim.loop import BatsimDied, run_loop
+from .batsim.loop import BatsimDied
 from .batsim.transport import PipeReplySocket
 from .errors import InputError
-from .io_model.base import JobModel
-from .io_model.registry import make_model, model_names
-from .metrics.summary import Summary, summarize_csv
+from .io_model.registry import model_names
+from .metrics.summary import Summary
 from .schedulers.resolve import policy_info  # noqa: F401  (re-exported: the CLI's and pybatsim's resolver)
+from .session import (CHECK_PROTOCOL_ENV, SchedulerSession, check_protocol_default,  # noqa: F401  (re-exported)
+                      make_executor)
 from .signals import Interrupted, die_with_parent
 from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
@@ -35,9 +34,6 @@ from .workloads.batsim_json import load_workload
 from .defaults import DEFAULT_PLATFORM, DEFAULT_WORKLOAD  # noqa: E402  (re-exported)
 #: The registered job models (`burstbuffer.io_model.registry`), derived: `reproduce` takes its choices here.
 MODELS = tuple(model_names())
-#: Environment variable that turns on the protocol-conformance check of every answer
-#: (`burstbuffer.batsim.conformance`) when `check_protocol` is not given; the tests set it.
-CHECK_PROTOCOL_ENV = "BURSTBUFFER_CHECK_PROTOCOL"
 
 
 @dataclass
@@ -46,6 +42,8 @@ class RunResult:
     jobs_csv: Path
     wall_time: float
     messages: int
+    #: the CPU time [s] spent answering the simulator's messages, when the scheduler ran in its process
+    scheduler_cpu: float | None = None
 
 
 def count_jobs(workload: Path) -> int:
@@ -88,118 +86,10 @@ def _simulator_failed(rc: int, log_path: Path, started: list[str] | None = None)
     raise BatsimDied(f"simulator exited with status {rc}: {last}")
 
 
-def make_executor(model: str) -> JobModel:
-    """The job model registered as `model` (`burstbuffer.io_model.registry`). Raises
-    InputError("--model", model, reason naming the valid models) if there is none."""
-    try:
-        return make_model(model)
-    except ValueError:
-        raise InputError("--model", model, f"unknown job model (choose from {', '.join(model_names())})") from None
-
-
-def check_protocol_default() -> bool:
-    """True if the environment variable CHECK_PROTOCOL_ENV is set to anything but "", 0, false, no."""
-    return os.environ.get(CHECK_PROTOCOL_ENV, "").strip().lower() not in ("", "0", "false", "no")
-
-
-class SchedulerSession:
-    """The scheduler side of one simulation, shared by `run` (embedded simulator) and `serve` (external
-    Batsim): the policy and job model in a SchedulerApp, a progress bar, the decision loop over a
-    transport, then `output`/jobs.csv and the summary.
-
-    Raises InputError for an unknown model or policy. `total` (jobs in the workload, if known) sizes
-    the progress bar; `on_progress(done, total)` (jobs started or rejected so far, `total`) is called
-    after every message that changes them, with or without the bar.
-    """
-
-    def __init__(self, policy: str, output: Path, *, model: str = "io-aware", seed: int = 0,
-                 bb_capacity: str | None = None, policy_options: dict | None = None, total: int | None = None,
-                 progress: bool = True, platform_source: str = "SIMULATION_BEGINS",
-                 on_progress: Callable[[int, int | None], None] | None = None):
-        from .schedulers.registry import THREE_PHASE_POLICIES
-
-        self.executor = make_executor(model)
-        self.policy = policy_info(policy)
-        if policy in THREE_PHASE_POLICIES and model != "three-phase":
-            raise InputError("--policy", policy, "needs --model three-phase (it decides stage-ins, docs/io-model.md §3)")
-        self.output = Path(output)
-        try:
-            self.output.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InputError(str(output), "output folder", f"cannot create it ({exc.strerror})") from None
-        self.bar = None
-        if progress:
-            from tqdm import tqdm
-            self.bar = tqdm(total=total, unit="job", desc=self.policy.label, dynamic_ncols=True, leave=True)
-        factory = self.policy.factory
-        self.app = SchedulerApp(lambda plat: factory(plat, seed=seed, **(policy_options or {})),
-                                self.executor, bb_capacity=bb_capacity, on_progress=self._progress,
-                                platform_source=platform_source)
-        self.app.policy_label = self.policy.label
-        self.messages = 0
-        self.total = total
-        self.policy, self.model = policy, model
-        self.on_progress = on_progress
-
-    def _progress(self, done: int, known: int) -> None:
-        if self.bar is not None:
-            self.bar.update(done - self.bar.n)
-        if self.on_progress is not None:
-            self.on_progress(done, self.total)
-
-    @property
-    def jobs_csv(self) -> Path:
-        return self.output / "jobs.csv"
-
-    def loop(self, transport, *, alive=None, timeout: float | None = None, check_protocol: bool | None = None,
-             run_timeout: float | None = None) -> int:
-        """Serve the simulator over `transport` until SIMULATION_ENDS (see `run_loop`); return the number of
-        messages. Whatever happens (end, BatsimDied, ProtocolError, interruption), the progress bar is
-        closed and jobs.csv written with the jobs so far. `check_protocol` (default: the environment
-        variable CHECK_PROTOCOL_ENV) checks every answer with `CheckedTransport` before it is sent.
-        `timeout` [s] bounds the simulator's silence and each decision of the policy (`guards.SchedulerFault`
-        when one takes longer); `run_timeout` [s] the whole loop's wall-clock time (BatsimDied); None: no
-        limit (docs/reliability.md)."""
-        self.app.decision_timeout = timeout
-        if check_protocol is None:
-            check_protocol = check_protocol_default()
-        if check_protocol:
-            transport = CheckedTransport(transport)
-
-        def count(received: bytes, answer: bytes) -> None:
-            self.messages += 1
-
-        self.app.strict_peer = check_protocol
-        try:
-            run_loop(transport, self.app, alive=alive, timeout=timeout, on_message=count, strict=check_protocol,
-                     run_timeout=run_timeout)
-        finally:
-            if self.bar is not None:
-                self.bar.close()
-            # unfinished jobs (an interrupted or failed run) are marked RUNNING / PENDING
-            self.app.write_jobs_csv(str(self.jobs_csv), mark_unfinished=not self.app.simulation_ended)
-            if self.app.platform is not None:   # the platform, for `burstbuffer plot`
-                from .metrics.runplot import write_run_json
-                write_run_json(self.output / "run.json", self.app.platform, self.policy, self.model)
-                from .metrics.bb_occupancy import write_bb_occupancy   # BB held per node over time
-                try:
-                    write_bb_occupancy(self.output)
-                except (InputError, OSError) as exc:     # never hide the run's own outcome
-                    logging.getLogger("burstbuffer").warning("bb_occupancy.csv not written: %s", exc)
-            if self.app.profiles_without_bb:
-                n = len(self.app.profiles_without_bb)
-                logging.getLogger("burstbuffer").warning(
-                    "%d profile%s no bb: treated as 0 B (no burst buffer, no data staging)", n,
-                    " has" if n == 1 else "s have")
-            sched = self.app.scheduler
-            if sched is not None:                                       # e.g. a window policy's decisions.csv
-                sched.write_outputs(self.output)
-        return self.messages
-
-    def summary(self) -> Summary:
-        """Summary of jobs.csv (docs/metrics.md), with the platform's size once SIMULATION_BEGINS was seen."""
-        plat = self.app.platform
-        return summarize_csv(str(self.jobs_csv), plat.nb_compute if plat else None, plat.total_bb if plat else None)
+#: The links `run` can give the scheduler and the simulator (docs/performance.md): "in-process", the scheduler in
+#: the simulator's process (`burstbuffer.colocated`), and "pipes", two processes over a pipe each way
+#: (`burstbuffer.pipelink`); the same messages, the same outputs.
+LINKS = ("in-process", "pipes")
 
 
 def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str = "io-aware",
@@ -208,12 +98,14 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
         check_protocol: bool | None = None,
         on_progress: Callable[[int, int | None], None] | None = None,
         cpu: str | int | None = "auto", network_model: str = "exact",
-        run_timeout: float | None = None, energy: bool = False) -> RunResult:
+        run_timeout: float | None = None, energy: bool = False, link: str = "in-process") -> RunResult:
     """Simulate `workload` on `platform` under `policy`; write `output`/jobs.csv (one row per
     original job) and the simulator's Batsim-format `output`/batsim_jobs.csv, batsim_schedule.csv.
 
     `progress`: a tqdm bar on stderr; `on_progress(done, total)`: a callback with the jobs started or
     rejected so far and the workload's job count (see `SchedulerSession`).
+    `link` (`LINKS`): "in-process" runs the scheduler inside the simulator's process, a child of this one
+    (`burstbuffer.colocated`); "pipes" runs it here, the simulator in a child, over a pipe each way.
     `cpu`: the CPU core the scheduler and the simulator share during the run ("auto": the one this
     process runs on; "off"/None: no pinning; see `burstbuffer.affinity`, which says why).
     `network_model`: the simulator's ``--network-model`` (docs/io-model.md §5; "exact" is Batsim's).
@@ -228,6 +120,8 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
     partial RunResult once jobs.csv is written and the simulator stopped) if a signal arrived within
     `signals.interruptible()`.
     """
+    if link not in LINKS:
+        raise InputError("--link", link, f"unknown link (choose from {', '.join(LINKS)})")
     input_file(workload, "workload")
     input_file(platform, "platform")
     core = resolve_cpu(cpu)
@@ -235,52 +129,130 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
     session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity,
                                policy_options=policy_options, total=total, progress=progress,
                                platform_source=str(platform), on_progress=on_progress)
-    executor = session.executor
+    uses_dynamic = session.executor.uses_dynamic_jobs
+
+    def simulator_argv(endpoint: str) -> list[str]:
+        return simulator_command(str(platform), str(workload), export_prefix=str(output / "batsim"),
+                                 socket_endpoint=endpoint, roles=[f"{storage}:storage"] if storage else (),
+                                 dynamic_jobs=uses_dynamic, profile_reuse=uses_dynamic,
+                                 network_model=network_model, energy=energy)
+
+    with pinned(core):
+        if link == "pipes":
+            return _over_pipes(session, simulator_argv, timeout=timeout, check_protocol=check_protocol,
+                               run_timeout=run_timeout)
+        args = dict(policy=policy, output=Path(output), model=model, seed=seed, bb_capacity=bb_capacity,
+                    policy_options=policy_options, total=total, platform_source=str(platform),
+                    check_protocol=check_protocol_default() if check_protocol is None else check_protocol,
+                    timeout=timeout, run_timeout=run_timeout, sys_path=list(sys.path))
+        # the child's silence includes the policy's decisions, which its own watchdog bounds by `timeout`:
+        # the parent gives up only when that watchdog cannot have fired (a simulator stuck in SimGrid)
+        silence = None if timeout is None else 2 * timeout + 10
+        return _in_process(session, args, simulator_argv("in-process")[3:], timeout=silence)
+
+
+def _in_process(session: SchedulerSession, args: dict, simulator_argv: list[str], *, timeout: float | None
+                ) -> RunResult:
+    """`run` with the scheduler in the simulator's process (`burstbuffer.colocated`): this process starts the
+    child, shows its progress, relays its warnings and raises what ended it."""
     t0 = time.perf_counter()
+    report_in, report_out = os.pipe()
+    page = colocated.StartedPage.create()
+    log_path = session.output / "simulator.log"
+    cmd = colocated.child_command(args, simulator_argv, report_out, page.fd)
+    try:
+        with open(log_path, "wb") as log:
+            # die_with_parent: a `run` killed outright (SIGKILL) never leaves the simulation running
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
+                                    pass_fds=(report_out, page.fd))
+    except BaseException:
+        pipelink.close(report_in)
+        page.close()
+        raise
+    finally:
+        os.close(report_out)               # the child's end: the pipe ends when the child does
+    outcome = None
+    supervisor = colocated.Supervisor(report_in, session._progress)
+    try:
+        try:
+            outcome = supervisor.wait(timeout)
+        except Interrupted as exc:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)   # the child ends at its next message, outputs written
+            outcome = supervisor.wait(60.0, draining=True)
+            _stop(proc)
+            if outcome is not None:
+                exc.result = RunResult(outcome.summary, session.jobs_csv, time.perf_counter() - t0,
+                                       outcome.messages, outcome.scheduler_cpu)
+            raise
+        rc = proc.wait(timeout=60)
+    except BaseException:
+        _stop(proc)
+        raise
+    finally:
+        if session.bar is not None:
+            session.bar.close()
+        pipelink.close(report_in)
+        started = page.read()
+        page.close()
+    if outcome is not None and outcome.error is not None:
+        error = outcome.error
+        if isinstance(error, Interrupted):
+            error.result = RunResult(outcome.summary, session.jobs_csv, time.perf_counter() - t0,
+                                     outcome.messages, outcome.scheduler_cpu)
+        raise error
+    if rc != 0:
+        _simulator_failed(rc, log_path, started)
+    if outcome is None or outcome.summary is None:
+        raise BatsimDied("the simulation ended without reporting its outcome (simulator.log may say why)")
+    return RunResult(outcome.summary, session.jobs_csv, time.perf_counter() - t0, outcome.messages,
+                     outcome.scheduler_cpu)
+
+
+def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, check_protocol: bool | None,
+                run_timeout: float | None) -> RunResult:
+    """`run` with the scheduler in this process and the simulator in a child, over a pipe each way."""
+    t0 = time.perf_counter()
+    output = session.output
     # the link: a pipe each way (`burstbuffer.pipelink`); the simulator inherits its two ends
     msg_in, msg_out = os.pipe()            # the simulator's messages
     ans_in, ans_out = os.pipe()            # the scheduler's answers
     sock = PipeReplySocket(msg_in, ans_out, timeout=0.5)
-    with pinned(core):
-        cmd = simulator_command(str(platform), str(workload), export_prefix=str(output / "batsim"),
-                                socket_endpoint=pipelink.endpoint(msg_out, ans_in),
-                                roles=[f"{storage}:storage"] if storage else (),
-                                dynamic_jobs=executor.uses_dynamic_jobs, profile_reuse=executor.uses_dynamic_jobs,
-                                network_model=network_model, energy=energy)
-        log_path = output / "simulator.log"
-        try:
-            with open(log_path, "wb") as log:
-                # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running
-                proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
-                                        pass_fds=(msg_out, ans_in))
-        except BaseException:
-            sock.close()
-            raise
-        finally:
-            os.close(msg_out)              # the simulator's ends: its pipe ends when it does
-            os.close(ans_in)
-        try:
-            messages = session.loop(sock, alive=lambda: proc.poll() is None, timeout=timeout,
-                                    check_protocol=check_protocol, run_timeout=run_timeout)
-            rc = proc.wait(timeout=60)
-        except BatsimDied as exc:
-            rc = proc.poll()
-            if rc is None:
-                _stop(proc)
-                raise
-            _simulator_failed(rc, log_path, session.app.last_started)
-            raise exc
-        except Interrupted as exc:
-            _stop(proc)
-            exc.result = RunResult(session.summary(), session.jobs_csv, time.perf_counter() - t0,
-                                   session.messages)
-            raise
-        except BaseException:
+    cmd = simulator_argv(pipelink.endpoint(msg_out, ans_in))
+    log_path = output / "simulator.log"
+    try:
+        with open(log_path, "wb") as log:
+            # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
+                                    pass_fds=(msg_out, ans_in))
+    except BaseException:
+        sock.close()
+        raise
+    finally:
+        os.close(msg_out)              # the simulator's ends: its pipe ends when it does
+        os.close(ans_in)
+    try:
+        messages = session.loop(sock, alive=lambda: proc.poll() is None, timeout=timeout,
+                                check_protocol=check_protocol, run_timeout=run_timeout)
+        rc = proc.wait(timeout=60)
+    except BatsimDied as exc:
+        rc = proc.poll()
+        if rc is None:
             _stop(proc)
             raise
-        finally:
-            sock.close()
-        if rc != 0:
-            _simulator_failed(rc, log_path, session.app.last_started)
+        _simulator_failed(rc, log_path, session.app.last_started)
+        raise exc
+    except Interrupted as exc:
+        _stop(proc)
+        exc.result = RunResult(session.summary(), session.jobs_csv, time.perf_counter() - t0,
+                               session.messages)
+        raise
+    except BaseException:
+        _stop(proc)
+        raise
+    finally:
+        sock.close()
+    if rc != 0:
+        _simulator_failed(rc, log_path, session.app.last_started)
     wall = time.perf_counter() - t0
     return RunResult(session.summary(), session.jobs_csv, wall, messages)

@@ -102,7 +102,8 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
     from .batsim.loop import BatsimDied
     from .batsim.protocol import ProtocolError
     from .batsim.transport import MonitoredReplySocket
-    from .runner import RunResult, SchedulerSession, count_jobs
+    from .runner import RunResult, count_jobs
+    from .session import SchedulerSession
     from .signals import Interrupted, interruptible
 
     total = None

@@ -29,6 +29,9 @@ class Interrupted(BaseException):
         self.result = None
         super().__init__(signal.Signals(signum).name)
 
+    def __reduce__(self):   # pickled by its number (a run's child reports it to the parent)
+        return (type(self), (self.signum,))
+
 
 def _raise_interrupted(signum, frame) -> None:
     for s in SIGNALS:   # a second signal must not cut the writing of the outputs short

@@ -40,12 +40,12 @@ def _alive(pid: int) -> bool:
     return "Z" not in state.split()[1]
 
 
-def _start_run(out: Path) -> tuple[subprocess.Popen, int, bytes]:
-    """A `burstbuffer run` of the bundled 1000 jobs; returns it once its simulator child runs and its
-    progress bar shows jobs started, with the child's PID and the stderr read so far."""
+def _start_run(out: Path, link: str = "in-process", **popen) -> tuple[subprocess.Popen, int, bytes]:
+    """A `burstbuffer run` of the bundled 1000 jobs over `link`; returns it once its simulator child runs and
+    its progress bar shows jobs started, with the child's PID and the stderr read so far."""
     proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "run", "--cpu", "off", "--workload",
-                             str(KTH1000), "--output", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            cwd=ROOT)
+                             str(KTH1000), "--output", str(out), "--link", link], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ROOT, **popen)
     seen = b""
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
@@ -62,11 +62,21 @@ def _start_run(out: Path) -> tuple[subprocess.Popen, int, bytes]:
     pytest.fail("the run never got going: " + seen[-300:].decode(errors="replace"))
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
-def test_signal_ends_run_with_outputs(tmp_path, sig):
+@pytest.mark.parametrize("sig, link, to", [(signal.SIGTERM, "in-process", "run"), (signal.SIGINT, "in-process", "run"),
+                                          (signal.SIGHUP, "in-process", "run"), (signal.SIGTERM, "pipes", "run"),
+                                          (signal.SIGINT, "in-process", "group"),
+                                          (signal.SIGTERM, "in-process", "child")])
+def test_signal_ends_run_with_outputs(tmp_path, sig, link, to):
+    """`to`: the signal is sent to the run, to its process group (Ctrl-C in a terminal: the run and its child
+    both get it) or to the child alone."""
     out = tmp_path / "out"
-    proc, child, seen = _start_run(out)
-    proc.send_signal(sig)
+    proc, child, seen = _start_run(out, link, start_new_session=True)
+    if to == "run":
+        proc.send_signal(sig)
+    elif to == "group":
+        os.killpg(proc.pid, sig)
+    else:
+        os.kill(child, sig)
     stdout, stderr = proc.communicate(timeout=120)
     stdout, stderr = stdout.decode(), (seen + stderr).decode(errors="replace")
     assert proc.returncode == 128 + sig, stderr
@@ -84,8 +94,9 @@ def test_signal_ends_run_with_outputs(tmp_path, sig):
     assert "" not in states
 
 
-def test_killed_parent_takes_its_simulator_along(tmp_path):
-    proc, child, _ = _start_run(tmp_path / "out")
+@pytest.mark.parametrize("link", ["in-process", "pipes"])
+def test_killed_parent_takes_its_simulator_along(tmp_path, link):
+    proc, child, _ = _start_run(tmp_path / "out", link)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=30)
     deadline = time.monotonic() + 10

@@ -67,6 +67,10 @@ class ProtocolViolation(ProtocolError):
         self.rule = rule
         where = f" (answer to message {exchange})" if exchange is not None else ""
         super().__init__(f"protocol violation [{rule}]{where}: {message}")
+        self._parts = (rule, message, exchange)
+
+    def __reduce__(self):   # pickled by its parts (a run's child reports it to the parent)
+        return (type(self), self._parts)
 
 
 def parse_interval_set(text: str) -> list[tuple[int, int]]:

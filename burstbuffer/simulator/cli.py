@@ -154,8 +154,9 @@ def dump_platform(ns: argparse.Namespace) -> dict:
     return out
 
 
-def run_args(ns: argparse.Namespace) -> int:
-    """Run what `ns` asks; print one-line errors; return the exit status (module docstring)."""
+def run_args(ns: argparse.Namespace, transport=None) -> int:
+    """Run what `ns` asks; print one-line errors; return the exit status (module docstring). `transport`: the
+    link to the scheduler, if not the one ``-s`` names (`server.Simulator.run`)."""
     from .server import EXIT_PROTOCOL, SimulationError, Simulator
 
     try:
@@ -170,7 +171,7 @@ def run_args(ns: argparse.Namespace) -> int:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
         except ValueError:  # not the main thread
             pass
-        res = sim.run()
+        res = sim.run(transport)
     except InputError as exc:
         from ..jsonvalues import excerpt
         print(f"{PROG}: error: {excerpt(str(exc), 2000)}", file=sys.stderr)
@@ -193,11 +194,16 @@ def run_args(ns: argparse.Namespace) -> int:
     return 0
 
 
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The options of ``python -m burstbuffer.simulator`` (argparse's usage error and exit 2 on bad ones)."""
+    p = cliargs.Parser(prog="python -m burstbuffer.simulator", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p)
+    return p.parse_args(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m burstbuffer.simulator [options]`` (same options as ``burstbuffer simulate``)."""
     from ..affinity import one_blas_thread
     one_blas_thread()
-    p = cliargs.Parser(prog="python -m burstbuffer.simulator", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(p)
-    return run_args(p.parse_args(argv))
+    return run_args(parse_args(argv))

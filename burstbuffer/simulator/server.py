@@ -137,7 +137,10 @@ class Simulator:
                 raise InputError(spec.path, "-E", f"energy needs a platform SimGrid's XML loader reads ({reason})")
             self.power = energy.check_platform(spec, machines)
 
-    def run(self) -> SimResult:
+    def run(self, transport=None) -> SimResult:
+        """Simulate; `transport`: the link to the scheduler (`request(text, n)`, `close()`, the contract of
+        `transport.connect`), by default the one ``config.socket`` names (e.g. `burstbuffer.colocated`'s
+        scheduler in this process)."""
         st = self.state
         t_wall, t_cpu = time.time(), time.process_time()
         sg = import_simgrid(st.cfg.quiet)
@@ -196,7 +199,7 @@ class Simulator:
         st.error = None
         from .transport import connect  # noqa: PLC0415
 
-        st.transport = connect(st.cfg)
+        st.transport = connect(st.cfg) if transport is None else transport
         st.listen = st.bridge.listen if st.bridge is not None else mailbox_listen()
         plan_submissions(st)  # the submitters first, then the server (Batsim's order)
         sg.Actor.create("server", st.master_host, st.guarded, serve, st)

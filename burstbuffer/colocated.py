@@ -1,0 +1,345 @@
+"""The scheduler inside the embedded simulator's process: `burstbuffer run`'s default link (``--link in-process``).
+
+`burstbuffer run` starts one child, ``python -m burstbuffer.colocated``. The child builds the run's scheduler (a
+`session.SchedulerSession`) and the simulator (`simulator.server.Simulator`), and the simulator's link to the
+scheduler is a function call (`CallTransport`): the same protocol v4 messages, in the same order, as over a
+pipe or Batsim's socket, but no two processes taking turns on the CPU for every message (docs/performance.md,
+"The scheduler in the simulator's process").
+
+The parent keeps the terminal and the caller's callbacks (`Supervisor`). The child reports to it over a pipe,
+in `pipelink` frames of pickled tuples:
+
+- ``("progress", done, total)``: jobs started or rejected so far, at most every `PROGRESS_PERIOD` s and last;
+- ``("log", level, text)``: a record of the ``burstbuffer`` logger (a warning of the scheduler's);
+- ``("alive",)``: at least every `ALIVE_PERIOD` s while messages flow (the parent's silence timeout);
+- ``("end", Outcome)``: last, once the outputs are written.
+
+What `run` reports is what it reports over pipes: a signal (SIGINT, SIGTERM, SIGHUP; blocked in the child
+and looked for at every message) ends the simulation at the next message, the outputs written and unfinished
+jobs marked; the policy's faults, protocol violations and the run's wall-clock limit end it likewise, and the
+parent raises them; the simulator's own errors are its one-line error in ``simulator.log``, as over pipes.
+A SimGrid abort kills the child: its jobs.csv is then not written, and the parent names the jobs being
+started from a shared page the child keeps up to date (`StartedPage`).
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import logging
+import mmap
+import os
+import pickle
+import signal
+import sys
+import time
+from dataclasses import dataclass
+
+from . import pipelink
+from .batsim.loop import BatsimDied, Exchange
+from .metrics.summary import Summary
+from .signals import SIGNALS, Interrupted
+
+#: the least time between two progress frames [s]
+PROGRESS_PERIOD = 0.1
+#: the most time between two frames while messages flow [s]
+ALIVE_PERIOD = 1.0
+#: the size of the shared page with the jobs being started [bytes]
+PAGE = 4096
+
+
+@dataclass
+class Outcome:
+    """What the child reports last: `messages` answered, the `summary` of its jobs.csv (None if it could not
+    be written), `error` (the exception that ended the simulation early, None when it ended), `scheduler_cpu` [s]
+    (the CPU time spent answering messages: the scheduler's own cost)."""
+    messages: int = 0
+    summary: Summary | None = None
+    error: BaseException | None = None
+    scheduler_cpu: float = 0.0
+    wall_time: float = 0.0
+
+
+class StartedPage:
+    """The job ids of the scheduler's last EXECUTE_JOBs, on a page of shared memory (a memfd): the child
+    writes it after each answer that starts jobs, the parent reads it after a SimGrid abort (`read`)."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.map: mmap.mmap | None = None
+
+    @classmethod
+    def create(cls) -> StartedPage:
+        fd = os.memfd_create("burstbuffer-started", 0)
+        os.ftruncate(fd, PAGE)
+        return cls(fd)
+
+    def write(self, ids: list[str]) -> None:
+        if self.map is None:
+            self.map = mmap.mmap(self.fd, PAGE)
+        data = ", ".join(ids).encode()
+        if len(data) > PAGE - 4:
+            data = data[:data.rfind(b", ", 0, PAGE - 4)]
+        self.map[:4 + len(data)] = len(data).to_bytes(4, "little") + data
+
+    def read(self) -> list[str]:
+        raw = os.pread(self.fd, PAGE, 0)
+        n = int.from_bytes(raw[:4], "little")
+        return raw[4:4 + n].decode(errors="replace").split(", ") if n else []
+
+    def close(self) -> None:
+        if self.map is not None:
+            self.map.close()
+        os.close(self.fd)
+
+
+def portable(exc: BaseException) -> BaseException:
+    """`exc` if it survives pickling, else a BatsimDied naming it (the parent re-raises what it receives)."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:  # noqa: BLE001
+        return BatsimDied(f"{type(exc).__name__}: {exc}")
+
+
+class Reporter:
+    """The child's side of the report pipe (module docstring)."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.sent_at = time.monotonic()
+        self.progress_at = 0.0
+        self.pending: tuple | None = None
+
+    def send(self, *frame) -> None:
+        try:
+            pipelink.write_frame(self.fd, pickle.dumps(frame))
+        except BrokenPipeError:          # the parent is gone: the run's outputs are still written
+            pass
+        self.sent_at = time.monotonic()
+
+    def progress(self, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if now - self.progress_at >= PROGRESS_PERIOD:
+            self.progress_at = now
+            self.pending = None
+            self.send("progress", done, total)
+        else:
+            self.pending = ("progress", done, total)
+
+    def tick(self) -> None:
+        """At every message: a frame if none was sent for `ALIVE_PERIOD` s."""
+        if time.monotonic() - self.sent_at >= ALIVE_PERIOD:
+            if self.pending is not None:
+                self.send(*self.pending)
+                self.pending = None
+            else:
+                self.send("alive")
+
+    def flush(self) -> None:
+        if self.pending is not None:
+            self.send(*self.pending)
+            self.pending = None
+
+
+class _Relay(logging.Handler):
+    """The ``burstbuffer`` logger's records, sent to the parent."""
+
+    def __init__(self, reporter: Reporter):
+        super().__init__()
+        self.reporter = reporter
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.reporter.send("log", record.levelno, record.getMessage())
+
+
+class CallTransport:
+    """The simulator's link to a scheduler in its own process (the contract of `simulator.transport.connect`:
+    `request(text, n)` returns the answer or raises SimulationError).
+
+    Each message is answered by an `Exchange` over `session`'s application, checked with a ConformanceChecker
+    if `check_protocol`. Before each message, a pending signal of `SIGNALS` or a passed `deadline`
+    (time.monotonic(), None: none) ends the simulation; so does anything the scheduler raises. The cause is
+    kept in `failure` and the simulator is given a SimulationError, so that it stops cleanly.
+    """
+
+    def __init__(self, session, *, check_protocol: bool, deadline: float | None, run_timeout: float | None,
+                 reporter: Reporter, page: StartedPage | None):
+        from .simulator.state import SimulationError  # noqa: PLC0415
+
+        self.SimulationError = SimulationError
+        self.app = session.app
+        self.app.strict_peer = check_protocol
+        self.exchange = Exchange(self.app, strict=check_protocol)
+        self.checker = None
+        if check_protocol:
+            from .batsim.conformance import ConformanceChecker  # noqa: PLC0415
+            self.checker = ConformanceChecker()
+        self.deadline, self.run_timeout = deadline, run_timeout
+        self.reporter, self.page = reporter, page
+        self.failure: BaseException | None = None
+        self.cpu = 0.0
+        self._started = self.app.last_started
+        self._signals = set(SIGNALS)
+
+    def _stop(self, failure: BaseException, why: str):
+        self.failure = failure
+        return self.SimulationError(why)
+
+    def request(self, text: str, n: int) -> str:
+        if self.failure is not None:
+            raise self.SimulationError("the scheduler has stopped")
+        pending = signal.sigpending() & self._signals
+        if pending:
+            signum = min(pending)
+            raise self._stop(Interrupted(signum), f"interrupted by {signal.Signals(signum).name}")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise self._stop(BatsimDied(f"the run took longer than its wall-clock limit of {self.run_timeout:g} s "
+                                        "(run timeout)"), "run timeout")
+        t = time.thread_time()
+        try:
+            if self.checker is not None:
+                self.checker.received(text.encode())
+                answer = self.exchange.answer(text)
+                self.checker.answered(answer)
+            else:
+                answer = self.exchange.answer(text)
+        except BaseException as exc:  # noqa: BLE001 (anything the scheduler raises ends the run, reported)
+            raise self._stop(exc, f"the scheduler failed: {type(exc).__name__}: {exc}") from None
+        finally:
+            self.cpu += time.thread_time() - t
+        started = self.app.last_started
+        if started is not self._started:
+            self._started = started
+            if self.page is not None:
+                self.page.write(started)
+        self.reporter.tick()
+        return answer.decode()
+
+    def close(self) -> None:
+        pass
+
+
+class Supervisor:
+    """The parent's side of the report pipe `fd` (module docstring): `progress(done, total)` is called for each
+    progress frame, each record is logged under the ``burstbuffer`` logger. The frames read but not handled yet
+    are kept between two calls of `wait` (one after an interruption, to drain the pipe)."""
+
+    def __init__(self, fd: int, progress):
+        self.fd, self.progress = fd, progress
+        self.buffer = bytearray()
+        self.ready = pipelink.readable(fd)
+        self.log = logging.getLogger("burstbuffer")
+
+    def _handle(self) -> tuple[bool, Outcome | None]:
+        """Handle the complete frames of the buffer: (True, outcome) at the end frame, else (False, None)."""
+        buf = self.buffer
+        while len(buf) >= 4:
+            size = int.from_bytes(buf[:4], "little")
+            if len(buf) < 4 + size:
+                break
+            frame = bytes(buf[4:4 + size])
+            del buf[:4 + size]
+            try:
+                kind, *rest = pickle.loads(frame)
+            except Exception as exc:  # noqa: BLE001 (e.g. an error the child could pickle but not this process)
+                raise BatsimDied(f"unreadable report from the simulation: {type(exc).__name__}: {exc}") from None
+            if kind == "end":
+                return True, rest[0]
+            if kind == "progress":
+                self.progress(*rest)
+            elif kind == "log":
+                self.log.log(rest[0], "%s", rest[1])
+        return False, None
+
+    def wait(self, timeout: float | None, *, draining: bool = False) -> Outcome | None:
+        """Handle frames until the child's Outcome, returned; None if the pipe ends without one (the child
+        died). Raises BatsimDied after `timeout` s (None: no limit) without a frame: "no message from the
+        simulator". SIGINT, SIGTERM and SIGHUP are held while frames are read and handled, so that the
+        `Interrupted` they raise never cuts one. `draining`: after an interruption, the frames up to the end,
+        and None (not BatsimDied) after `timeout` s."""
+        while True:
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+            try:
+                done, outcome = self._handle()
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            if done:
+                return outcome
+            if not self.ready(timeout):
+                if draining:
+                    return None
+                raise BatsimDied(f"no message from the simulator for {timeout:g} s")
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+                self.buffer += chunk
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            if not chunk:
+                return None
+
+
+def child_command(session_args: dict, simulator_argv: list[str], report_fd: int, page_fd: int) -> list[str]:
+    """The child's argv: ``python -m burstbuffer.colocated`` with `session_args` (`SchedulerSession`'s keyword
+    arguments plus check_protocol, timeout, run_timeout and sys_path, the parent's module search path) and the simulator's options (`simulator_argv`, as
+    `simulator.command` gives them past ``python -m burstbuffer.simulator``)."""
+    blob = base64.b64encode(pickle.dumps(session_args)).decode()
+    return [sys.executable, "-m", "burstbuffer.colocated", "--report-fd", str(report_fd), "--page-fd",
+            str(page_fd), "--session", blob, "--", *simulator_argv]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The child (module docstring). Exit status: the simulator's (0, 2 bad input, 1 stopped), 1 if the
+    scheduler ended the simulation."""
+    t0 = time.perf_counter()
+    ap = argparse.ArgumentParser(prog="python -m burstbuffer.colocated", description=__doc__.splitlines()[0])
+    ap.add_argument("--report-fd", type=int, required=True)
+    ap.add_argument("--page-fd", type=int, required=True)
+    ap.add_argument("--session", required=True)
+    ap.add_argument("simulator", nargs=argparse.REMAINDER)
+    ns = ap.parse_args(argv)
+    signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)     # looked for at every message (CallTransport)
+    reporter = Reporter(ns.report_fd)
+    log = logging.getLogger("burstbuffer")
+    log.addHandler(_Relay(reporter))
+    log.propagate = False
+    args = pickle.loads(base64.b64decode(ns.session))
+    check_protocol, timeout, run_timeout = args.pop("check_protocol"), args.pop("timeout"), args.pop("run_timeout")
+    sys.path += [p for p in args.pop("sys_path") if p not in sys.path]   # the parent's: its policies' modules
+    from .affinity import one_blas_thread  # noqa: PLC0415
+    from .session import SchedulerSession  # noqa: PLC0415
+    from .simulator import cli  # noqa: PLC0415
+
+    one_blas_thread()
+    outcome = Outcome()
+    page = StartedPage(ns.page_fd)
+    rc = 1
+    try:
+        session = SchedulerSession(**args, progress=False, on_progress=reporter.progress)
+        session.app.decision_timeout = timeout
+        deadline = None if run_timeout is None else time.monotonic() + run_timeout
+        transport = CallTransport(session, check_protocol=check_protocol, deadline=deadline,
+                                  run_timeout=run_timeout, reporter=reporter, page=page)
+        sim_args = ns.simulator[1:] if ns.simulator[:1] == ["--"] else ns.simulator
+        try:
+            rc = cli.run_args(cli.parse_args(sim_args), transport=transport)
+        finally:
+            outcome.messages, outcome.scheduler_cpu = transport.exchange.n, transport.cpu
+            outcome.error = transport.failure
+            session.finish()
+            reporter.flush()
+            outcome.summary = session.summary()
+    except BaseException as exc:  # noqa: BLE001 (reported to the parent, which raises it)
+        outcome.error = outcome.error or exc
+    if outcome.error is not None:
+        outcome.error = portable(outcome.error)
+        rc = rc or 1
+    outcome.wall_time = time.perf_counter() - t0
+    reporter.send("end", outcome)
+    return rc
+
+
+if __name__ == "__main__":
+    # the module by its name, not as __main__: the parent unpickles its Outcome as burstbuffer.colocated's
+    from burstbuffer.colocated import main as _main
+    sys.exit(_main())

@@ -1,0 +1,145 @@
+"""The scheduler's side of one simulation: a policy and a job model answering a Batsim-compatible simulator.
+
+`SchedulerSession` is shared by every way the project runs a scheduler: `burstbuffer run` (the embedded
+simulator, with the scheduler in its process, `burstbuffer.colocated`, or beside it over a pipe pair) and
+`burstbuffer serve` (an external Batsim over ZeroMQ).
+"""
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from .app import SchedulerApp
+from .batsim.conformance import CheckedTransport
+from .batsim.loop import run_loop
+from .errors import InputError
+from .io_model.base import JobModel
+from .io_model.registry import make_model, model_names
+from .metrics.summary import Summary, summarize_csv
+from .schedulers.resolve import policy_info
+
+#: Environment variable that turns on the protocol-conformance check of every answer
+#: (`burstbuffer.batsim.conformance`) when `check_protocol` is not given; the tests set it.
+CHECK_PROTOCOL_ENV = "BURSTBUFFER_CHECK_PROTOCOL"
+
+
+def make_executor(model: str) -> JobModel:
+    """The job model registered as `model` (`burstbuffer.io_model.registry`). Raises
+    InputError("--model", model, reason naming the valid models) if there is none."""
+    try:
+        return make_model(model)
+    except ValueError:
+        raise InputError("--model", model, f"unknown job model (choose from {', '.join(model_names())})") from None
+
+
+def check_protocol_default() -> bool:
+    """True if the environment variable CHECK_PROTOCOL_ENV is set to anything but "", 0, false, no."""
+    return os.environ.get(CHECK_PROTOCOL_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+class SchedulerSession:
+    """The scheduler side of one simulation, shared by `run` (embedded simulator) and `serve` (external
+    Batsim): the policy and job model in a SchedulerApp, a progress bar, the decision loop over a
+    transport, then `output`/jobs.csv and the summary.
+
+    Raises InputError for an unknown model or policy. `total` (jobs in the workload, if known) sizes
+    the progress bar; `on_progress(done, total)` (jobs started or rejected so far, `total`) is called
+    after every message that changes them, with or without the bar.
+    """
+
+    def __init__(self, policy: str, output: Path, *, model: str = "io-aware", seed: int = 0,
+                 bb_capacity: str | None = None, policy_options: dict | None = None, total: int | None = None,
+                 progress: bool = True, platform_source: str = "SIMULATION_BEGINS",
+                 on_progress: Callable[[int, int | None], None] | None = None):
+        from .schedulers.registry import THREE_PHASE_POLICIES
+
+        self.executor = make_executor(model)
+        self.policy = policy_info(policy)
+        if policy in THREE_PHASE_POLICIES and model != "three-phase":
+            raise InputError("--policy", policy, "needs --model three-phase (it decides stage-ins, docs/io-model.md §3)")
+        self.output = Path(output)
+        try:
+            self.output.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(str(output), "output folder", f"cannot create it ({exc.strerror})") from None
+        self.bar = None
+        if progress:
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, unit="job", desc=self.policy.label, dynamic_ncols=True, leave=True)
+        factory = self.policy.factory
+        self.app = SchedulerApp(lambda plat: factory(plat, seed=seed, **(policy_options or {})),
+                                self.executor, bb_capacity=bb_capacity, on_progress=self._progress,
+                                platform_source=platform_source)
+        self.app.policy_label = self.policy.label
+        self.messages = 0
+        self.total = total
+        self.policy, self.model = policy, model
+        self.on_progress = on_progress
+
+    def _progress(self, done: int, known: int) -> None:
+        if self.bar is not None:
+            self.bar.update(done - self.bar.n)
+        if self.on_progress is not None:
+            self.on_progress(done, self.total)
+
+    @property
+    def jobs_csv(self) -> Path:
+        return self.output / "jobs.csv"
+
+    def loop(self, transport, *, alive=None, timeout: float | None = None, check_protocol: bool | None = None,
+             run_timeout: float | None = None) -> int:
+        """Serve the simulator over `transport` until SIMULATION_ENDS (see `run_loop`); return the number of
+        messages. Whatever happens (end, BatsimDied, ProtocolError, interruption), the progress bar is
+        closed and jobs.csv written with the jobs so far. `check_protocol` (default: the environment
+        variable CHECK_PROTOCOL_ENV) checks every answer with `CheckedTransport` before it is sent.
+        `timeout` [s] bounds the simulator's silence and each decision of the policy (`guards.SchedulerFault`
+        when one takes longer); `run_timeout` [s] the whole loop's wall-clock time (BatsimDied); None: no
+        limit (docs/reliability.md)."""
+        self.app.decision_timeout = timeout
+        if check_protocol is None:
+            check_protocol = check_protocol_default()
+        if check_protocol:
+            transport = CheckedTransport(transport)
+
+        def count(received: bytes, answer: bytes) -> None:
+            self.messages += 1
+
+        self.app.strict_peer = check_protocol
+        try:
+            run_loop(transport, self.app, alive=alive, timeout=timeout, on_message=count, strict=check_protocol,
+                     run_timeout=run_timeout)
+        finally:
+            self.finish()
+        return self.messages
+
+    def finish(self) -> None:
+        """Close the progress bar and write the outputs: jobs.csv with the jobs so far (unfinished ones marked
+        when SIMULATION_ENDS was not seen), run.json and bb_occupancy.csv once the platform is known, and the
+        policy's own files (e.g. a window policy's decisions.csv). Called whatever ended the simulation."""
+        if self.bar is not None:
+            self.bar.close()
+        # unfinished jobs (an interrupted or failed run) are marked RUNNING / PENDING
+        self.app.write_jobs_csv(str(self.jobs_csv), mark_unfinished=not self.app.simulation_ended)
+        if self.app.platform is not None:   # the platform, for `burstbuffer plot`
+            from .metrics.runplot import write_run_json
+            write_run_json(self.output / "run.json", self.app.platform, self.policy, self.model)
+            from .metrics.bb_occupancy import write_bb_occupancy   # BB held per node over time
+            try:
+                write_bb_occupancy(self.output)
+            except (InputError, OSError) as exc:     # never hide the run's own outcome
+                logging.getLogger("burstbuffer").warning("bb_occupancy.csv not written: %s", exc)
+        if self.app.profiles_without_bb:
+            n = len(self.app.profiles_without_bb)
+            logging.getLogger("burstbuffer").warning(
+                "%d profile%s no bb: treated as 0 B (no burst buffer, no data staging)", n,
+                " has" if n == 1 else "s have")
+        sched = self.app.scheduler
+        if sched is not None:                                       # e.g. a window policy's decisions.csv
+            sched.write_outputs(self.output)
+
+    def summary(self) -> Summary:
+        """Summary of jobs.csv (docs/metrics.md), with the platform's size once SIMULATION_BEGINS was seen."""
+        plat = self.app.platform
+        return summarize_csv(str(self.jobs_csv), plat.nb_compute if plat else None, plat.total_bb if plat else None)
