@@ -1,11 +1,15 @@
 """The scheduler process's CPU on a KTH prefix and on the whole trace (sjf-bb, io-aware by default).
 
-Two ways, the second for a busy machine. *Runs*: each run is `burstbuffer.runner.run` in a fresh Python process (the scheduler: its own rusage; the embedded
-simulator is its child: the children's rusage), both pinned to one core as `run` does. Printed per run and as
-the median of `--repeat` runs: the scheduler's CPU (user + system) over the whole process, its part inside
-the decision loop (from SIMULATION_BEGINS being answered to the end: without Python start-up, imports and
-jobs.csv), the simulator's CPU, wall time, and the machine with its load average before and after, since the
-machine may be shared (CPU seconds are the figures to compare; wall times only with the load).
+Two ways, the second for a busy machine. *Runs*: each run is `burstbuffer.runner.run` in a fresh Python
+process, pinned to one core as `run` does, over `run`'s ``--link``. Over ``pipes`` the scheduler is that
+process (its own rusage; the simulator is its child: the children's rusage). ``in-process`` (the default, as
+`run`'s) puts the scheduler in the simulator's process: its CPU is then the CPU time of its answers
+(`RunResult.scheduler_cpu`, the thread's clock around each answer) and the simulator's is the rest of that
+process; the parent's own CPU (it only shows the progress) is printed beside. Printed per run and as the
+median of `--repeat` runs: the scheduler's CPU (over pipes, user + system over the whole process and its part
+inside the decision loop, from SIMULATION_BEGINS being answered to the end: without Python start-up, imports
+and jobs.csv), the simulator's CPU, wall time, and the machine with its load average before and after, since
+the machine may be shared (CPU seconds are the figures to compare; wall times only with the load).
 
     .venv/bin/python benchmarks/bench_sched_cpu.py                      # 5000 jobs, 3 runs; whole trace, 1 run
     .venv/bin/python benchmarks/bench_sched_cpu.py --jobs 5000 --repeat 3 --whole 0
@@ -64,7 +68,7 @@ from pathlib import Path
 from burstbuffer.runner import run, DEFAULT_PLATFORM
 import burstbuffer.app as app
 
-policy, model, workload, out, prof, pin = sys.argv[1:7]
+policy, model, workload, out, prof, pin, link = sys.argv[1:8]
 """ + MARK_LOOP + r"""
 profiler = None
 if prof:
@@ -72,16 +76,21 @@ if prof:
     profiler = cProfile.Profile(time.thread_time)   # CPU of the main thread, not wall
     profiler.enable()
 t0 = time.perf_counter()
-res = run(policy, Path(workload), DEFAULT_PLATFORM, Path(out), model=model, progress=False, timeout=3600, cpu=pin)
+res = run(policy, Path(workload), DEFAULT_PLATFORM, Path(out), model=model, progress=False, timeout=3600, cpu=pin,
+          link=link)
 wall = time.perf_counter() - t0
 if profiler is not None:
     profiler.disable()
     profiler.dump_stats(prof)
 me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"wall": wall, "sched_cpu": me.ru_utime + me.ru_stime, "sched_user": me.ru_utime,
-                  "sched_sys": me.ru_stime, "sched_loop_cpu": me.ru_utime + me.ru_stime - marks["loop0"],
-                  "sched_vcsw": me.ru_nvcsw, "sim_cpu": kids.ru_utime + kids.ru_stime,
-                  "messages": res.messages, "mean_wait_h": res.summary.mean_waiting_h}))
+row = {"wall": wall, "sched_cpu": me.ru_utime + me.ru_stime, "sched_user": me.ru_utime,
+       "sched_sys": me.ru_stime, "sched_loop_cpu": me.ru_utime + me.ru_stime - marks.get("loop0", 0.0),
+       "sched_vcsw": me.ru_nvcsw, "sim_cpu": kids.ru_utime + kids.ru_stime,
+       "messages": res.messages, "mean_wait_h": res.summary.mean_waiting_h, "parent_cpu": None}
+if res.scheduler_cpu is not None:   # in-process: the scheduler is the child's answers, this process supervises
+    row.update(parent_cpu=row["sched_cpu"], sched_cpu=res.scheduler_cpu, sched_loop_cpu=res.scheduler_cpu,
+               sched_user=float("nan"), sched_sys=float("nan"), sim_cpu=row["sim_cpu"] - res.scheduler_cpu)
+print(json.dumps(row))
 """
 
 
@@ -104,14 +113,19 @@ def measure(label: str, workload: Path, runs: int, args, folder: Path) -> None:
         out = folder / f"out-{label}-{i}"
         before = load_average()
         prof = args.profile if (args.profile and i == 0) else ""
+        link = "pipes" if args.record else args.link    # a recording is made on the pipes
         argv = [sys.executable, "-c", RECORD if args.record else CHILD, args.policy, args.model, str(workload),
-                str(out), prof, args.cpu] + ([args.record] if args.record else [])
+                str(out), prof, args.cpu, link] + ([args.record] if args.record else [])
         text = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=True).stdout
         row = json.loads(text.strip().splitlines()[-1])
         rows.append(row)
-        print(f"  {label} run {i + 1}: scheduler {row['sched_cpu']:.1f} s CPU (user {row['sched_user']:.1f} + sys "
-              f"{row['sched_sys']:.1f}; in the loop {row['sched_loop_cpu']:.1f}; {row['sched_vcsw']} voluntary "
-              f"context switches), simulator {row['sim_cpu']:.1f} s, wall {row['wall']:.1f} s, "
+        if row["parent_cpu"] is None:
+            who = (f"scheduler {row['sched_cpu']:.1f} s CPU (user {row['sched_user']:.1f} + sys {row['sched_sys']:.1f}; "
+                   f"in the loop {row['sched_loop_cpu']:.1f}; {row['sched_vcsw']} voluntary context switches)")
+        else:
+            who = (f"scheduler {row['sched_cpu']:.1f} s CPU (its answers, in the simulator's process; the parent "
+                   f"{row['parent_cpu']:.1f} s)")
+        print(f"  {label} run {i + 1}: {who}, simulator {row['sim_cpu']:.1f} s, wall {row['wall']:.1f} s, "
               f"{row['messages']} messages, mean wait {row['mean_wait_h']:.4f} h; load before {before}, "
               f"after {load_average()}", flush=True)
     med = {k: statistics.median(r[k] for r in rows) for k in ("sched_cpu", "sched_loop_cpu", "sim_cpu", "wall")}
@@ -318,7 +332,11 @@ def main() -> int:
     ap.add_argument("--whole", type=int, default=1, help="runs of the whole trace (default 1; 0: none)")
     ap.add_argument("--cpu", default="auto", help="`run`'s --cpu: auto (both processes on one core, the default), "
                                                   "off (no pinning), or a core number")
-    ap.add_argument("--profile", metavar="FILE", help="cProfile the scheduler process of the first run into FILE")
+    ap.add_argument("--link", default="in-process", choices=("in-process", "pipes"),
+                    help="`run`'s --link (default in-process: the scheduler's CPU is then the CPU time of its "
+                         "answers in the simulator's process, and the simulator's the rest of that process's)")
+    ap.add_argument("--profile", metavar="FILE", help="cProfile the scheduler process of the first run into FILE "
+                                                      "(with --link pipes)")
     ap.add_argument("--record", metavar="FILE", help="record the messages of the (last) run into FILE")
     ap.add_argument("--replay", metavar="FILE", help="replay a recording --repeat times instead of running")
     ap.add_argument("--in-process", action="store_true",

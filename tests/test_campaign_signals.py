@@ -65,6 +65,11 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+def _is_simulation(cmdline: str) -> bool:
+    """A run's simulating process: the scheduler in the simulator's process, or the simulator alone."""
+    return "burstbuffer.colocated" in cmdline or "burstbuffer.simulator" in cmdline
+
+
 def _start(argv: list[str], tmp: Path) -> tuple[subprocess.Popen, list[int]]:
     """Start the command with TMPDIR = tmp/t; return it once a simulator runs under it, with every
     descendant process then (workers, resource tracker, simulator)."""
@@ -75,7 +80,7 @@ def _start(argv: list[str], tmp: Path) -> tuple[subprocess.Popen, list[int]]:
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         kids = _descendants(proc.pid)
-        sims = [k for k in kids if "burstbuffer.simulator" in _cmdline(k)]
+        sims = [k for k in kids if _is_simulation(_cmdline(k))]
         if sims:
             time.sleep(1.0)         # the simulator is under way
             return proc, _descendants(proc.pid)
@@ -159,7 +164,7 @@ def test_sweep_local_stops_on_sigterm_to_the_whole_group(tmp_path):
                              "--engine", "local", "--workers", "1", "--cpu", "off", "-q"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd=ROOT, env=env, start_new_session=True)
     deadline = time.monotonic() + 180
-    while not any("burstbuffer.simulator" in _cmdline(k) for k in _descendants(proc.pid)):
+    while not any(_is_simulation(_cmdline(k)) for k in _descendants(proc.pid)):
         assert time.monotonic() < deadline and proc.poll() is None, "the campaign never got going"
         time.sleep(0.1)
     time.sleep(1.0)

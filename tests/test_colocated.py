@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import threading
 
 import pytest
 
@@ -112,7 +113,6 @@ def test_an_unknown_link_is_one_line(kth_subset, tmp_path):
 
 
 def test_supervisor_joins_a_frame_written_in_two_parts():
-    import threading
     import time
 
     data = b"".join(len(b).to_bytes(4, "little") + b for b in (pickle.dumps(("progress", 1, 2)),
@@ -133,3 +133,69 @@ def test_supervisor_joins_a_frame_written_in_two_parts():
         t.join()
         os.close(r)
     assert seen == [(1, 2)] and got.messages == 5
+
+
+class _Quiet:
+    """An Exchange handler that decides nothing; `fail` makes it raise."""
+
+    def __init__(self, fail: BaseException | None = None):
+        self.last_started: list[str] = []
+        self.fail = fail
+
+    def on_event(self, ts, ev, out):
+        pass
+
+    def after_events(self, now, out):
+        if self.fail is not None:
+            raise self.fail
+
+
+def _transport(handler, deadline=None):
+    from types import SimpleNamespace
+    r, w = os.pipe()
+    os.close(r)                                    # nobody reads the reports: they are dropped
+    return colocated.CallTransport(SimpleNamespace(app=handler), check_protocol=True, deadline=deadline,
+                                   run_timeout=5.0, reporter=colocated.Reporter(w), page=None), w
+
+
+def test_call_transport_answers_and_counts():
+    t, w = _transport(_Quiet())
+    try:
+        assert t.request('{"now":1.000000,"events":[]}', 1) == '{"now":1.0,"events":[]}'
+        assert t.exchange.n == 1 and t.failure is None and t.cpu >= 0
+    finally:
+        os.close(w)
+
+
+def test_call_transport_stops_the_simulation_on_what_ends_a_run():
+    from burstbuffer.simulator.state import SimulationError
+    import time
+
+    boom = ValueError("policy broke")
+    t, w = _transport(_Quiet(boom))
+    with pytest.raises(SimulationError, match="the scheduler failed: ValueError: policy broke"):
+        t.request('{"now":1.000000,"events":[]}', 1)
+    assert t.failure is boom
+    with pytest.raises(SimulationError, match="has stopped"):      # nothing is answered after that
+        t.request('{"now":2.000000,"events":[]}', 2)
+    os.close(w)
+
+    t, w = _transport(_Quiet(), deadline=time.monotonic() - 1)
+    with pytest.raises(SimulationError, match="run timeout"):
+        t.request('{"now":1.000000,"events":[]}', 1)
+    assert isinstance(t.failure, BatsimDied) and "wall-clock limit of 5 s" in str(t.failure)
+    os.close(w)
+
+    t, w = _transport(_Quiet())
+    previous = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+    try:
+        signal.pthread_kill(threading.get_ident(), signal.SIGHUP)
+        with pytest.raises(SimulationError, match="interrupted by SIGHUP"):
+            t.request('{"now":1.000000,"events":[]}', 1)
+        assert isinstance(t.failure, Interrupted) and t.failure.status == 129
+    finally:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)           # the pending signal is discarded
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        signal.signal(signal.SIGHUP, previous)
+        os.close(w)

@@ -207,15 +207,46 @@ def test_checked_transport_stops_a_bad_answer_before_it_is_sent():
     assert len(t.transport.sent) == 1
 
 
-def test_run_checks_the_protocol_and_fails_on_a_violation(kth_subset, tmp_path, monkeypatch):
-    """The wiring used by every end-to-end test: a scheduler that gives a job one machine too many is
-    stopped by the check (the conftest fixture turns it on for every run)."""
-    def oversize(self, start, now, out):
+def _oversize(self, start, now, out):
+    """AllocOnlyModel.start giving the job one machine too many."""
+    self._running.add(start.job.id)
+    extra = max(set(range(96)) - set(start.procs))
+    out.add(ExecuteJob(start.job.id, start.procs | ProcSet(extra)), now)
+
+
+#: a policy file whose import, in `run`'s child only, breaks the alloc-only model as `_oversize` does
+OVERSIZE_POLICY = """
+import sys
+from procset import ProcSet
+from burstbuffer.batsim.protocol import ExecuteJob
+from burstbuffer.io_model.alloc_only import AllocOnlyModel
+from burstbuffer.schedulers import FcfsBB
+
+if sys.argv[0].endswith("colocated.py"):          # the simulator's process, not the test's
+    def _oversize(self, start, now, out):
         self._running.add(start.job.id)
         extra = max(set(range(96)) - set(start.procs))
         out.add(ExecuteJob(start.job.id, start.procs | ProcSet(extra)), now)
+    AllocOnlyModel.start = _oversize
 
-    monkeypatch.setattr(AllocOnlyModel, "start", oversize)
+
+class Fcfs(FcfsBB):
+    pass
+"""
+
+
+@pytest.mark.parametrize("link", ["in-process", "pipes"])
+def test_run_checks_the_protocol_and_fails_on_a_violation(kth_subset, tmp_path, monkeypatch, link):
+    """The wiring used by every end-to-end test: a scheduler that gives a job one machine too many is
+    stopped by the check (the conftest fixture turns it on for every run), in the simulator's process or
+    in this one."""
+    policy = "fcfs"
+    if link == "pipes":
+        monkeypatch.setattr(AllocOnlyModel, "start", _oversize)
+    else:
+        (tmp_path / "oversize.py").write_text(OVERSIZE_POLICY)
+        policy = f"{tmp_path / 'oversize.py'}:Fcfs"
     with pytest.raises(ProtocolViolation, match=r"\[alloc\].*res=\d+ machines"):
-        run("fcfs", kth_subset(3), PLATFORM, tmp_path / "o", model="alloc-only", progress=False, timeout=60)
+        run(policy, kth_subset(3), PLATFORM, tmp_path / "o", model="alloc-only", progress=False, timeout=60,
+            link=link)
     assert (tmp_path / "o" / "jobs.csv").is_file()     # outputs so far are written all the same

@@ -14,10 +14,13 @@ Methods (chosen by `method="auto"`, measured in benchmarks/bench_knapsack.py):
 - ``"milp"``: mixed-integer programme solved by HiGHS through `scipy.optimize.milp` with a zero
   relative gap; the rows are scaled by their capacity, and the answer is checked in exact integer
   arithmetic (items are dropped, lowest value first, should HiGHS' feasibility tolerance let a row
-  exceed its capacity), then every item that still fits is added, largest value first. Optimal up to
-  HiGHS' absolute tolerances on the objective scaled to 1: its value is within a relative 1e-6 of the
-  optimum (with byte-sized weights, a few hundred bytes of a 100 MB fill; tests/test_knapsack.py). "auto"
-  uses it from `DP_LIMIT` + 1 to `EXACT_LIMIT` items.
+  exceed its capacity), then every item that still fits is added, largest value first. That answer is
+  replaced only by a strictly better one: the items worth less than `FINE` of the largest value (which
+  HiGHS' tolerances cannot tell apart) re-chosen by the DP in the room the others leave, and the greedy
+  heuristic's answer (HiGHS' presolve has called a far worse answer optimal near its feasibility
+  tolerance). Optimal up to HiGHS' absolute tolerances on the objective scaled to 1: its value is within a
+  relative 1e-6 of the optimum (with byte-sized weights, a few hundred bytes of a 100 MB fill;
+  tests/test_knapsack.py). "auto" uses it from `DP_LIMIT` + 1 to `EXACT_LIMIT` items.
 - ``"greedy"``: the heuristic above `EXACT_LIMIT` items: items by decreasing value density
   (value / Σ_k weight_k / capacity_k), each taken if it still fits.
 - ``"exact"``: an exact method at every size, never the heuristic: "dp" up to `DP_LIMIT` items, "milp" above
@@ -102,7 +105,32 @@ def _milp(values, weights, capacities) -> list[int]:
     for i in left:
         if _fits(weights, capacities, chosen + [i]):
             chosen.append(i)
-    return sorted(chosen)
+    return sorted(_no_worse(values, weights, capacities, chosen, scale))
+
+
+#: `_no_worse`: items worth less than this share of the largest value are re-chosen by the DP
+FINE = 1e-3
+
+
+def _no_worse(values, weights, capacities, chosen: list[int], scale: float) -> list[int]:
+    """HiGHS' answer `chosen`, replaced only by a strictly better one: its items worth less than `FINE` of the
+    largest value (which HiGHS' absolute tolerances cannot tell apart) re-chosen by the DP in the capacity the
+    others leave, when they are at most `DP_LIMIT`; then the greedy heuristic's answer, should it be better
+    (HiGHS' presolve has been seen to return a far worse answer as "optimal" near its feasibility tolerance:
+    ``tests/test_knapsack.py``)."""
+    best, value = chosen, total(values, chosen)
+    fine = [i for i in range(len(values)) if values[i] < FINE * scale]
+    if 0 < len(fine) <= DP_LIMIT:
+        kept = [i for i in chosen if values[i] >= FINE * scale]
+        room = [c - sum(w[i] for i in kept) for w, c in zip(weights, capacities)]
+        sub = _dp([values[i] for i in fine], [[w[i] for i in fine] for w in weights], room)
+        cand = kept + [fine[j] for j in sub]
+        if total(values, cand) > value:
+            best, value = cand, total(values, cand)
+    greedy = _greedy(values, weights, capacities)
+    if total(values, greedy) > value:
+        best = greedy
+    return best
 
 
 def _greedy(values, weights, capacities) -> list[int]:
