@@ -202,8 +202,11 @@ def worker_load(platform: str) -> dict:
     return out
 
 
-def worker_run(platform: str, workload: str, output: str, cprofile: str | None, network_model: str = "exact") -> dict:
-    """`runner.run` sjf-bb, io-aware; wall time, peak RSS of the scheduler (this process) and simulator."""
+def worker_run(platform: str, workload: str, output: str, cprofile: str | None, network_model: str = "exact",
+               link: str = "in-process") -> dict:
+    """`runner.run` sjf-bb, io-aware, over `link` (`runner.LINKS`; cProfile needs "pipes"); wall time, peak RSS
+    and CPU of this process (over pipes, the scheduler) and of the child (the simulator, with the scheduler in
+    it by default)."""
     from burstbuffer import runner
 
     if cprofile:
@@ -218,16 +221,19 @@ def worker_run(platform: str, workload: str, output: str, cprofile: str | None, 
         prof.enable()
     t = time.perf_counter()
     res = runner.run("sjf-bb", Path(workload), Path(platform), Path(output), model="io-aware", progress=False,
-                     timeout=3600, network_model=network_model)
+                     timeout=3600, network_model=network_model, link="pipes" if cprofile else link)
     wall = time.perf_counter() - t
     if cprofile:
         prof.disable()
         prof.dump_stats(f"{cprofile}-scheduler.pstats")
     s = res.summary
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    sched_cpu, sim_cpu = me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+    if res.scheduler_cpu is not None:      # in the simulator's process: its answers' CPU, the rest the simulator's
+        sched_cpu, sim_cpu = res.scheduler_cpu, sim_cpu - res.scheduler_cpu
     return {"run_s": wall, "messages": res.messages, "scheduler_peak_rss_mb": me.ru_maxrss / 1024,
-            "simulator_peak_rss_mb": kids.ru_maxrss / 1024, "scheduler_cpu_s": me.ru_utime + me.ru_stime,
-            "simulator_cpu_s": kids.ru_utime + kids.ru_stime, "summary": str(s)}
+            "simulator_peak_rss_mb": kids.ru_maxrss / 1024, "scheduler_cpu_s": sched_cpu,
+            "simulator_cpu_s": sim_cpu, "summary": str(s)}
 
 
 def _in_subprocess(kind: str, *args: str) -> dict:
@@ -263,7 +269,7 @@ def bench_size(size: int, args, work: Path) -> dict:
         loads.append(_in_subprocess("load", str(plat)))
         prof = str(Path(args.cprofile) / str(size)) if args.cprofile and i == 0 else ""
         runs.append(_in_subprocess("run", str(plat), str(wl), str(work / f"out-{size}-{args.network_model}-{i}"),
-                                   prof, args.network_model))
+                                   prof, args.network_model, args.link))
         print(f"  size {size} rep {i + 1}/{reps}: load {loads[-1]['parse_s'] + loads[-1]['simgrid_s']:.3f} s, "
               f"run {runs[-1]['run_s']:.1f} s", file=sys.stderr, flush=True)
     row = {"size": size, "hosts": p.nb_hosts, "compute": p.nb_compute, "bb_nodes": p.nb_bb_nodes,
@@ -294,6 +300,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--days", type=float, help="keep only the jobs submitted within DAYS of the first, after the "
                                                 "speed-up (e.g. 30: a month of the scaled trace)")
+    ap.add_argument("--link", default="in-process", choices=("in-process", "pipes"),
+                    help="`run`'s --link (default in-process: the scheduler's CPU is then in the simulator's column; "
+                         "--cprofile runs over pipes)")
     ap.add_argument("--network-model", default="exact", choices=NETWORK_MODELS,
                     help="the simulator's --network-model (docs/io-model.md §5; default exact)")
     ap.add_argument("--workdir", help="keep platforms, workloads and outputs here (default: a temporary folder)")
@@ -315,7 +324,7 @@ def main(argv=None) -> int:
               f"load average at start {os.getloadavg()[0]:.2f}")
         print(f"workload: first {args.jobs} KTH records ({args.jobs_large or args.jobs} for 4,608 and 10,800 hosts)"
               f"{f', submitted within {args.days:g} days after the speed-up' if args.days else ''}, sjf-bb, io-aware "
-              f"(runner.run), network model {args.network_model}")
+              f"(runner.run), network model {args.network_model}, link {args.link}")
         rows = []
         for size in args.sizes:
             rows.append(bench_size(size, args, work))

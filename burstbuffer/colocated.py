@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass
 
 from . import pipelink
-from .batsim.loop import BatsimDied, Exchange
+from .batsim.loop import BatsimDied, Exchange, run_timed_out
 from .metrics.summary import Summary
 from .signals import SIGNALS, Interrupted
 
@@ -193,8 +193,7 @@ class CallTransport:
             signum = min(pending)
             raise self._stop(Interrupted(signum), f"interrupted by {signal.Signals(signum).name}")
         if self.deadline is not None and time.monotonic() > self.deadline:
-            raise self._stop(BatsimDied(f"the run took longer than its wall-clock limit of {self.run_timeout:g} s "
-                                        "(run timeout)"), "run timeout")
+            raise self._stop(run_timed_out(self.run_timeout), "run timeout")
         t = time.thread_time()
         try:
             if self.checker is not None:

@@ -85,6 +85,11 @@ class BatsimDied(Exception):
     """The simulator stopped talking (timeout or dead process)."""
 
 
+def run_timed_out(run_timeout: float) -> BatsimDied:
+    """The error of a run that outlived its wall-clock limit `run_timeout` [s] (docs/reliability.md)."""
+    return BatsimDied(f"the run took longer than its wall-clock limit of {run_timeout:g} s (run timeout)")
+
+
 def peer_error(message: str, strict: bool) -> None:
     """A Batsim message breaks the protocol (time going backwards, an event for an unknown job or a job in
     the wrong state): ProtocolError if `strict` (``--check-protocol``), else a logged warning and go on."""
@@ -163,7 +168,7 @@ def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = 
 
     def over_time() -> None:
         if deadline is not None and time.monotonic() > deadline:
-            raise BatsimDied(f"the run took longer than its wall-clock limit of {run_timeout:g} s (run timeout)")
+            raise run_timed_out(run_timeout)
 
     while True:
         try:
