@@ -9,9 +9,12 @@ from burstbuffer.runner import CHECK_PROTOCOL_ENV
 
 # Hypothesis profiles. `ci` runs 100 examples per property (a test's own budget is a multiple of it, see
 # `examples`), the budgets the suite always ran; `dev` runs a tenth of them, for the edit-test loop
-# (`make test-fast`). Chosen by HYPOTHESIS_PROFILE=dev|ci, else CI=true (as CI services set it) -> ci, else dev.
-# `make test` sets HYPOTHESIS_PROFILE=ci.
-settings.register_profile("ci", max_examples=100, deadline=None, print_blob=True)
+# (`make test-fast`); `explore` has ci's budgets with new examples at every run, to hunt bugs. Chosen by
+# HYPOTHESIS_PROFILE=dev|ci|explore, else CI=true (as CI services set it) -> ci, else dev.
+# `make test` sets HYPOTHESIS_PROFILE=ci: the same examples at every run (derandomized), so that a given tree
+# passes or fails, never at random.
+settings.register_profile("ci", max_examples=100, deadline=None, print_blob=True, derandomize=True)
+settings.register_profile("explore", max_examples=100, deadline=None, print_blob=True)
 settings.register_profile("dev", max_examples=10, deadline=None)
 _CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if _CI else "dev")

@@ -33,6 +33,8 @@ def check(values, weights, caps, method):
 @example(bbs=[644, 0, 645000, 0, 644998778], free=644999415, method="milp")
 # small shares HiGHS' tolerances cannot tell apart, re-chosen by the DP
 @example(bbs=[0, 176983992178, 0, 792711, 0, 0, 395123, 0, 524242, 875849], free=176985666871, method="milp")
+# presolve again, and a density order tied to the last bit passing over the largest item: largest first kept
+@example(bbs=[65, 644999, 644998592], free=644998656, method="milp")
 @given(st.lists(st.integers(0, 10**12), max_size=10), st.integers(0, 3 * 10**12),
        st.sampled_from(["dp", "milp", "exact"]))
 def test_problem1_fills_the_free_bb_exactly_as_brute_force(bbs, free, method):

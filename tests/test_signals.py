@@ -103,3 +103,16 @@ def test_killed_parent_takes_its_simulator_along(tmp_path, link):
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child), "the simulator is orphaned"
+
+
+def test_a_simulation_killed_outright_is_one_line_naming_the_jobs_being_started(tmp_path):
+    """The child (scheduler and simulator in one process) dies as a SimGrid abort would: the run reports it in
+    one line, with the jobs of the scheduler's last EXECUTE_JOBs, read from the page the child kept."""
+    proc, child, seen = _start_run(tmp_path / "out")
+    os.kill(child, signal.SIGKILL)
+    stdout, stderr = proc.communicate(timeout=120)
+    err = [ln for ln in (seen + stderr).decode(errors="replace").replace("\r", "\n").splitlines()
+           if ln.startswith("burstbuffer")]
+    assert proc.returncode == 1, err
+    assert len(err) == 1 and "simulator aborted (SIGKILL)" in err[0], err
+    assert re.search(r"while executing w0\S*!\d+", err[0]), err

@@ -16,8 +16,8 @@ Methods (chosen by `method="auto"`, measured in benchmarks/bench_knapsack.py):
   arithmetic (items are dropped, lowest value first, should HiGHS' feasibility tolerance let a row
   exceed its capacity), then every item that still fits is added, largest value first. That answer is
   replaced only by a strictly better one: the items worth less than `FINE` of the largest value (which
-  HiGHS' tolerances cannot tell apart) re-chosen by the DP in the room the others leave, and the greedy
-  heuristic's answer (HiGHS' presolve has called a far worse answer optimal near its feasibility
+  HiGHS' tolerances cannot tell apart) re-chosen by the DP in the room the others leave, the greedy
+  heuristic's answer and the largest items first (HiGHS' presolve has called a far worse answer optimal near its feasibility
   tolerance). Optimal up to HiGHS' absolute tolerances on the objective scaled to 1: its value is within a
   relative 1e-6 of the optimum (with byte-sized weights, a few hundred bytes of a 100 MB fill;
   tests/test_knapsack.py). "auto" uses it from `DP_LIMIT` + 1 to `EXACT_LIMIT` items.
@@ -115,9 +115,9 @@ FINE = 1e-3
 def _no_worse(values, weights, capacities, chosen: list[int], scale: float) -> list[int]:
     """HiGHS' answer `chosen`, replaced only by a strictly better one: its items worth less than `FINE` of the
     largest value (which HiGHS' absolute tolerances cannot tell apart) re-chosen by the DP in the capacity the
-    others leave, when they are at most `DP_LIMIT`; then the greedy heuristic's answer, should it be better
-    (HiGHS' presolve has been seen to return a far worse answer as "optimal" near its feasibility tolerance:
-    ``tests/test_knapsack.py``)."""
+    others leave, when they are at most `DP_LIMIT`; then the greedy heuristic's answer and `_by_value`'s, should
+    one be better (HiGHS' presolve has been seen to return a far worse answer as "optimal" near its feasibility
+    tolerance: ``tests/test_knapsack.py``)."""
     best, value = chosen, total(values, chosen)
     fine = [i for i in range(len(values)) if values[i] < FINE * scale]
     if 0 < len(fine) <= DP_LIMIT:
@@ -127,10 +127,22 @@ def _no_worse(values, weights, capacities, chosen: list[int], scale: float) -> l
         cand = kept + [fine[j] for j in sub]
         if total(values, cand) > value:
             best, value = cand, total(values, cand)
-    greedy = _greedy(values, weights, capacities)
-    if total(values, greedy) > value:
-        best = greedy
+    for cand in (_greedy(values, weights, capacities), _by_value(values, weights, capacities)):
+        if total(values, cand) > value:
+            best, value = cand, total(values, cand)
     return best
+
+
+def _by_value(values, weights, capacities) -> list[int]:
+    """Items by decreasing value (then index), each taken if it still fits: the floor that keeps the largest
+    item that fits, which a density order tied to the last bit may pass over."""
+    used = [0] * len(capacities)
+    chosen = []
+    for i in sorted(range(len(values)), key=lambda i: (-values[i], i)):
+        if all(u + w[i] <= c for u, w, c in zip(used, weights, capacities)):
+            chosen.append(i)
+            used = [u + w[i] for u, w in zip(used, weights)]
+    return chosen
 
 
 def _greedy(values, weights, capacities) -> list[int]:
