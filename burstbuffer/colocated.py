@@ -36,7 +36,6 @@ from dataclasses import dataclass
 
 from . import pipelink
 from .batsim.loop import BatsimDied, Exchange, run_timed_out
-from .metrics.summary import Summary
 from .signals import SIGNALS, Interrupted
 
 #: the least time between two progress frames [s]
@@ -49,14 +48,16 @@ PAGE = 4096
 
 @dataclass
 class Outcome:
-    """What the child reports last: `messages` answered, the `summary` of its jobs.csv (None if it could not
-    be written), `error` (the exception that ended the simulation early, None when it ended), `scheduler_cpu` [s]
-    (the CPU time spent answering messages: the scheduler's own cost)."""
+    """What the child reports last: `messages` answered, `sizes` (compute nodes, total BB [bytes]) of the platform
+    (None, None before SIMULATION_BEGINS; the parent summarises jobs.csv with them), `error` (the exception that
+    ended the simulation early, None when it ended), `scheduler_cpu` [s] (the CPU time spent answering messages:
+    the scheduler's own cost), `written` (jobs.csv was written)."""
     messages: int = 0
-    summary: Summary | None = None
+    sizes: tuple = (None, None)
     error: BaseException | None = None
     scheduler_cpu: float = 0.0
     wall_time: float = 0.0
+    written: bool = False
 
 
 class StartedPage:
@@ -325,9 +326,9 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             outcome.messages, outcome.scheduler_cpu = transport.exchange.n, transport.cpu
             outcome.error = transport.failure
-            session.finish()
+            session.finish(tables=False)        # bb_occupancy.csv and the summary: the parent's (pandas)
             reporter.flush()
-            outcome.summary = session.summary()
+            outcome.sizes, outcome.written = session.sizes(), True
     except BaseException as exc:  # noqa: BLE001 (reported to the parent, which raises it)
         outcome.error = outcome.error or exc
     if outcome.error is not None:

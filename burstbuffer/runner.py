@@ -25,7 +25,7 @@ from .io_model.registry import model_names
 from .metrics.summary import Summary
 from .schedulers.resolve import policy_info  # noqa: F401  (re-exported: the CLI's and pybatsim's resolver)
 from .session import (CHECK_PROTOCOL_ENV, SchedulerSession, check_protocol_default,  # noqa: F401  (re-exported)
-                      make_executor)
+                      make_executor, write_tables)
 from .signals import Interrupted, die_with_parent
 from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
@@ -181,9 +181,8 @@ def _in_process(session: SchedulerSession, args: dict, simulator_argv: list[str]
                 proc.send_signal(signal.SIGTERM)   # the child ends at its next message, outputs written
             outcome = supervisor.wait(60.0, draining=True)
             _stop(proc)
-            if outcome is not None:
-                exc.result = RunResult(outcome.summary, session.jobs_csv, time.perf_counter() - t0,
-                                       outcome.messages, outcome.scheduler_cpu)
+            if outcome is not None and outcome.written:
+                exc.result = _reported(session, outcome, t0)
             raise
         rc = proc.wait(timeout=60)
     except BaseException:
@@ -197,16 +196,27 @@ def _in_process(session: SchedulerSession, args: dict, simulator_argv: list[str]
         page.close()
     if outcome is not None and outcome.error is not None:
         error = outcome.error
-        if isinstance(error, Interrupted):
-            error.result = RunResult(outcome.summary, session.jobs_csv, time.perf_counter() - t0,
-                                     outcome.messages, outcome.scheduler_cpu)
+        if isinstance(error, Interrupted) and outcome.written:
+            error.result = _reported(session, outcome, t0)
+        elif outcome.written and outcome.sizes[0] is not None:
+            write_tables(session.output)
         raise error
     if rc != 0:
         _simulator_failed(rc, log_path, started)
-    if outcome is None or outcome.summary is None:
+    if outcome is None or not outcome.written:
         raise BatsimDied("the simulation ended without reporting its outcome (simulator.log may say why)")
-    return RunResult(outcome.summary, session.jobs_csv, time.perf_counter() - t0, outcome.messages,
-                     outcome.scheduler_cpu)
+    return _reported(session, outcome, t0)
+
+
+def _reported(session: SchedulerSession, outcome: colocated.Outcome, t0: float) -> RunResult:
+    """The RunResult of a run whose child wrote jobs.csv and reported `outcome`: bb_occupancy.csv written here
+    once the platform was seen (`session.write_tables`), jobs.csv summarised with the platform's sizes."""
+    from .metrics.summary import summarize_csv
+
+    if outcome.sizes[0] is not None:
+        write_tables(session.output)
+    return RunResult(summarize_csv(str(session.jobs_csv), *outcome.sizes), session.jobs_csv,
+                     time.perf_counter() - t0, outcome.messages, outcome.scheduler_cpu)
 
 
 def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, check_protocol: bool | None,

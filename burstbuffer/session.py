@@ -10,6 +10,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .app import SchedulerApp
 from .batsim.conformance import CheckedTransport
@@ -17,8 +18,10 @@ from .batsim.loop import run_loop
 from .errors import InputError
 from .io_model.base import JobModel
 from .io_model.registry import make_model, model_names
-from .metrics.summary import Summary, summarize_csv
 from .schedulers.resolve import policy_info
+
+if TYPE_CHECKING:
+    from .metrics.summary import Summary
 
 #: Environment variable that turns on the protocol-conformance check of every answer
 #: (`burstbuffer.batsim.conformance`) when `check_protocol` is not given; the tests set it.
@@ -114,22 +117,21 @@ class SchedulerSession:
             self.finish()
         return self.messages
 
-    def finish(self) -> None:
+    def finish(self, *, tables: bool = True) -> None:
         """Close the progress bar and write the outputs: jobs.csv with the jobs so far (unfinished ones marked
         when SIMULATION_ENDS was not seen), run.json and bb_occupancy.csv once the platform is known, and the
-        policy's own files (e.g. a window policy's decisions.csv). Called whatever ended the simulation."""
+        policy's own files (e.g. a window policy's decisions.csv). Called whatever ended the simulation.
+        `tables=False` leaves bb_occupancy.csv (`write_tables`, made from jobs.csv with pandas) to the caller:
+        a run's simulating process does not import the analysis stack (`burstbuffer.colocated`)."""
         if self.bar is not None:
             self.bar.close()
         # unfinished jobs (an interrupted or failed run) are marked RUNNING / PENDING
         self.app.write_jobs_csv(str(self.jobs_csv), mark_unfinished=not self.app.simulation_ended)
         if self.app.platform is not None:   # the platform, for `burstbuffer plot`
-            from .metrics.runplot import write_run_json
+            from .metrics.runinfo import write_run_json
             write_run_json(self.output / "run.json", self.app.platform, self.policy, self.model)
-            from .metrics.bb_occupancy import write_bb_occupancy   # BB held per node over time
-            try:
-                write_bb_occupancy(self.output)
-            except (InputError, OSError) as exc:     # never hide the run's own outcome
-                logging.getLogger("burstbuffer").warning("bb_occupancy.csv not written: %s", exc)
+            if tables:
+                write_tables(self.output)
         if self.app.profiles_without_bb:
             n = len(self.app.profiles_without_bb)
             logging.getLogger("burstbuffer").warning(
@@ -139,7 +141,22 @@ class SchedulerSession:
         if sched is not None:                                       # e.g. a window policy's decisions.csv
             sched.write_outputs(self.output)
 
+    def sizes(self) -> tuple[int | None, int | None]:
+        """(compute nodes, total BB [bytes]) of the platform once SIMULATION_BEGINS was seen, else (None, None)."""
+        plat = self.app.platform
+        return (plat.nb_compute, plat.total_bb) if plat else (None, None)
+
     def summary(self) -> Summary:
         """Summary of jobs.csv (docs/metrics.md), with the platform's size once SIMULATION_BEGINS was seen."""
-        plat = self.app.platform
-        return summarize_csv(str(self.jobs_csv), plat.nb_compute if plat else None, plat.total_bb if plat else None)
+        from .metrics.summary import summarize_csv
+        return summarize_csv(str(self.jobs_csv), *self.sizes())
+
+
+def write_tables(output: Path) -> None:
+    """bb_occupancy.csv (BB held per node over time, `burstbuffer.metrics.bb_occupancy`) from `output`/jobs.csv;
+    a failure is a logged warning, never the run's outcome."""
+    from .metrics.bb_occupancy import write_bb_occupancy
+    try:
+        write_bb_occupancy(output)
+    except (InputError, OSError) as exc:
+        logging.getLogger("burstbuffer").warning("bb_occupancy.csv not written: %s", exc)

@@ -15,7 +15,11 @@ from typing import Callable, Protocol
 
 from .protocol import (CallMeLater, Decision, Event, EventText, ExecuteJob, ProtocolError, SimulationEnds, decision_of,
                        decode, encode)
-from .transport import TransportTimeout
+
+
+class TransportTimeout(Exception):
+    """A transport's `recv` saw nothing for its poll period (`run_loop` then checks the simulator and its limits);
+    defined here, not beside the ZeroMQ socket, so that the loop imports no transport."""
 
 
 class Outbox:

@@ -11,10 +11,7 @@ import time
 import zmq
 
 from .. import pipelink
-
-
-class TransportTimeout(Exception):
-    """Batsim sent nothing for `timeout` seconds."""
+from .loop import TransportTimeout  # noqa: F401  (re-exported: the transports' timeout, raised by recv)
 
 
 class ReplySocket:

@@ -82,15 +82,6 @@ class RunData:
         return out
 
 
-def write_run_json(path: Path, platform, policy: str, model: str) -> None:
-    """`run.json` for `plot`: policy, model and the platform (`Platform`) as the scheduler saw it."""
-    doc = {"policy": policy, "model": model, "compute": str(platform.compute),
-           "bb_capacity": {str(k): int(v) for k, v in sorted(platform.bb_capacity.items())},
-           "names": {str(k): v for k, v in sorted(platform.names.items())
-                     if k in platform.bb_capacity}}
-    Path(path).write_text(json.dumps(doc, indent=1) + "\n")
-
-
 def load_run(run_dir: str | Path) -> RunData:
     """Read `run_dir`/jobs.csv and, if present, `run_dir`/run.json. Raises InputError (file, item,
     reason) if jobs.csv is missing or lacks a column the figures need, or run.json is malformed."""

@@ -1,0 +1,17 @@
+"""`run.json`: what a run's folder records of the run beside jobs.csv (the policy, the job model and the platform as
+the scheduler saw it), for `burstbuffer plot` (`burstbuffer.metrics.runplot.load_run` reads it). Standard library
+only: the run's simulating process writes it without importing the analysis stack.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def write_run_json(path: Path, platform, policy: str, model: str) -> None:
+    """`run.json` for `plot`: policy, model and the platform (`Platform`) as the scheduler saw it."""
+    doc = {"policy": policy, "model": model, "compute": str(platform.compute),
+           "bb_capacity": {str(k): int(v) for k, v in sorted(platform.bb_capacity.items())},
+           "names": {str(k): v for k, v in sorted(platform.names.items())
+                     if k in platform.bb_capacity}}
+    Path(path).write_text(json.dumps(doc, indent=1) + "\n")
