@@ -187,8 +187,7 @@ def print_summary(header: str, res, outputs: str) -> None:
     print(header)
     print(res.summary)
     _print_wait_reasons(res.jobs_csv)
-    cpu = getattr(res, "scheduler_cpu", None)
-    spent = f"; the scheduler's answers {cpu:.1f} s of CPU" if cpu is not None else ""
+    spent = f"; the scheduler's answers {res.scheduler_cpu:.1f} s of CPU" if res.scheduler_cpu is not None else ""
     print(f"wall time              {res.wall_time:.1f} s ({res.messages} protocol messages{spent})")
     print(f"outputs                {outputs}")
 

@@ -56,7 +56,6 @@ class Outcome:
     sizes: tuple = (None, None)
     error: BaseException | None = None
     scheduler_cpu: float = 0.0
-    wall_time: float = 0.0
     written: bool = False
 
 
@@ -281,8 +280,9 @@ class Supervisor:
 
 def child_command(session_args: dict, simulator_argv: list[str], report_fd: int, page_fd: int) -> list[str]:
     """The child's argv: ``python -m burstbuffer.colocated`` with `session_args` (`SchedulerSession`'s keyword
-    arguments plus check_protocol, timeout, run_timeout and sys_path, the parent's module search path) and the simulator's options (`simulator_argv`, as
-    `simulator.command` gives them past ``python -m burstbuffer.simulator``)."""
+    arguments plus check_protocol, timeout, run_timeout and sys_path, the parent's module search path) and the
+    simulator's options (`simulator_argv`, as `simulator.command` gives them past ``python -m
+    burstbuffer.simulator``). Raises pickle's error if an argument cannot be pickled."""
     blob = base64.b64encode(pickle.dumps(session_args)).decode()
     return [sys.executable, "-m", "burstbuffer.colocated", "--report-fd", str(report_fd), "--page-fd",
             str(page_fd), "--session", blob, "--", *simulator_argv]
@@ -291,7 +291,6 @@ def child_command(session_args: dict, simulator_argv: list[str], report_fd: int,
 def main(argv: list[str] | None = None) -> int:
     """The child (module docstring). Exit status: the simulator's (0, 2 bad input, 1 stopped), 1 if the
     scheduler ended the simulation."""
-    t0 = time.perf_counter()
     ap = argparse.ArgumentParser(prog="python -m burstbuffer.colocated", description=__doc__.splitlines()[0])
     ap.add_argument("--report-fd", type=int, required=True)
     ap.add_argument("--page-fd", type=int, required=True)
@@ -334,7 +333,6 @@ def main(argv: list[str] | None = None) -> int:
     if outcome.error is not None:
         outcome.error = portable(outcome.error)
         rc = rc or 1
-    outcome.wall_time = time.perf_counter() - t0
     reporter.send("end", outcome)
     return rc
 

@@ -159,8 +159,8 @@ def _in_process(session: SchedulerSession, args: dict, simulator_argv: list[str]
     report_in, report_out = os.pipe()
     page = colocated.StartedPage.create()
     log_path = session.output / "simulator.log"
-    cmd = colocated.child_command(args, simulator_argv, report_out, page.fd)
     try:
+        cmd = colocated.child_command(args, simulator_argv, report_out, page.fd)
         with open(log_path, "wb") as log:
             # die_with_parent: a `run` killed outright (SIGKILL) never leaves the simulation running
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
@@ -198,8 +198,8 @@ def _in_process(session: SchedulerSession, args: dict, simulator_argv: list[str]
         error = outcome.error
         if isinstance(error, Interrupted) and outcome.written:
             error.result = _reported(session, outcome, t0)
-        elif outcome.written and outcome.sizes[0] is not None:
-            write_tables(session.output)
+        else:
+            _write_tables(session, outcome)
         raise error
     if rc != 0:
         _simulator_failed(rc, log_path, started)
@@ -208,13 +208,18 @@ def _in_process(session: SchedulerSession, args: dict, simulator_argv: list[str]
     return _reported(session, outcome, t0)
 
 
+def _write_tables(session: SchedulerSession, outcome: colocated.Outcome) -> None:
+    """bb_occupancy.csv (`session.write_tables`) once the child wrote jobs.csv after seeing the platform."""
+    if outcome.written and outcome.sizes[0] is not None:
+        write_tables(session.output)
+
+
 def _reported(session: SchedulerSession, outcome: colocated.Outcome, t0: float) -> RunResult:
     """The RunResult of a run whose child wrote jobs.csv and reported `outcome`: bb_occupancy.csv written here
-    once the platform was seen (`session.write_tables`), jobs.csv summarised with the platform's sizes."""
+    (`_write_tables`), jobs.csv summarised with the platform's sizes."""
     from .metrics.summary import summarize_csv
 
-    if outcome.sizes[0] is not None:
-        write_tables(session.output)
+    _write_tables(session, outcome)
     return RunResult(summarize_csv(str(session.jobs_csv), *outcome.sizes), session.jobs_csv,
                      time.perf_counter() - t0, outcome.messages, outcome.scheduler_cpu)
 
