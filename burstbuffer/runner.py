@@ -122,8 +122,8 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
     """
     if link not in LINKS:
         raise InputError("--link", link, f"unknown link (choose from {', '.join(LINKS)})")
-    input_file(workload, "workload")
-    input_file(platform, "platform")
+    workload = input_file(workload, "workload")
+    platform = input_file(platform, "platform")
     core = resolve_cpu(cpu)
     total = count_jobs(workload)
     session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity,

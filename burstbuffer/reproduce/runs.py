@@ -97,7 +97,7 @@ def whole_trace(work: Path) -> Path:
         if not KTH_SWF.is_file():
             raise InputError(str(KTH_SWF), "trace", "file not found (needed for --jobs all)")
         from ..workloads import convert_swf, write_workload
-        write_workload(path, convert_swf(KTH_SWF, name="KTH-SP2-1996-2.1-cln").workload)
+        write_workload(path, convert_swf(KTH_SWF, name="KTH-SP2-1996-2.1-cln", rule="artifact").workload)
     return path
 
 
