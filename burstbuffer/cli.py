@@ -208,6 +208,7 @@ def _print_wait_reasons(jobs_csv) -> None:
 def _cmd_metrics(args: argparse.Namespace) -> int:
     """Summary of one run's per-job table: ours, or a Batsim `_jobs.csv` (with sub-jobs
     ``w0%<id>`` of an I/O-aware run rebuilt per original job, docs/protocol.md)."""
+    from .metrics.runinfo import platform_size
     from .metrics.summary import summarize
     from .metrics.tidy import describe_lines, job_metrics, load_jobs
     from .platforms.units import parse_bytes
@@ -222,9 +223,12 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
         total_bb = parse_bytes(args.total_bb) if args.total_bb else None
     except ValueError as exc:
         raise InputError("--total-bb", str(args.total_bb), str(exc)) from None
+    seen = platform_size(path.parent) if args.nb_compute is None or total_bb is None else None
+    nb_compute = args.nb_compute or (seen[0] if seen else None)
+    total_bb = total_bb or (seen[1] if seen else None)
     try:
         jobs = load_jobs(path, bb)
-        s = summarize(jobs, args.nb_compute, total_bb)
+        s = summarize(jobs, nb_compute, total_bb)
         lines = describe_lines(job_metrics(jobs))
     except (KeyError, ValueError) as exc:
         raise InputError(str(path), "columns", f"not a Batsim jobs.csv ({exc})") from None
@@ -336,9 +340,11 @@ def _add_policies(sub) -> None:
 def _add_metrics(sub) -> None:
     m = sub.add_parser("metrics", help="summarise a jobs.csv (ours or Batsim's _jobs.csv)")
     m.add_argument("jobs_csv", metavar="JOBS.csv")
-    m.add_argument("--nb-compute", type=cliargs.positive_int, help="number of processors, for the utilisation")
+    m.add_argument("--nb-compute", type=cliargs.positive_int,
+                   help="number of processors, for the utilisation (default: from run.json beside JOBS.csv, "
+                        "as `run` writes it)")
     m.add_argument("--total-bb", metavar="SIZE", help="total burst-buffer capacity (e.g. 480GB), for the "
-                                                      "BB utilisation")
+                                                      "BB utilisation (default: from run.json beside JOBS.csv)")
     m.add_argument("--workload", metavar="FILE",
                    help="the run's workload JSON: per-node BB requests for a Batsim table that lacks them")
     m.set_defaults(func=_cmd_metrics)

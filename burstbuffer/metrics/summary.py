@@ -15,6 +15,10 @@ from .definitions import TAU, bounded_slowdown, runtime, turnaround_time, waitin
 __all__ = ["Summary", "node_time", "summarize", "summarize_csv", "TAU", "bounded_slowdown"]
 
 
+#: Why the burst-buffer utilisation of a Batsim table is unknown (the `metrics` command's options supply it).
+BB_UNKNOWN = "BB sizes unknown: --total-bb SIZE and the run's --workload"
+
+
 @dataclass
 class Summary:
     submitted: int
@@ -30,19 +34,27 @@ class Summary:
     bb_utilisation: float   # Σ res·bb·execution_time / (total_bb · makespan); nan if unknown
 
     def lines(self) -> list[str]:
-        pct = lambda x: "n/a" if x != x else f"{100 * x:.1f} %"  # noqa: E731
+        """The summary as text; a value without data is "n/a (reason)", never nan."""
+        none = "n/a (no job started)" if self.submitted else "n/a (no job)"
+        empty = self.makespan <= 0
+
+        def num(x: float, fmt: str, unit: str = "") -> str:
+            return none if x != x else f"{x:{fmt}}{unit}"
+
+        def pct(x: float, unknown: str) -> str:
+            return f"{100 * x:.1f} %" if x == x else none if empty else f"n/a ({unknown})"
         return [
             f"jobs submitted         {self.submitted}",
             f"  completed            {self.completed}",
             f"  killed/failed        {self.killed}",
             f"  rejected             {self.rejected}",
             *( [f"  unfinished           {self.unfinished}"] if self.unfinished else [] ),
-            f"mean waiting time      {self.mean_waiting_h:.3f} h",
-            f"max waiting time       {self.max_waiting_h:.3f} h",
-            f"mean bounded slowdown  {self.mean_bounded_slowdown:.3f}  (tau = {TAU:.0f} s)",
+            f"mean waiting time      {num(self.mean_waiting_h, '.3f', ' h')}",
+            f"max waiting time       {num(self.max_waiting_h, '.3f', ' h')}",
+            f"mean bounded slowdown  {num(self.mean_bounded_slowdown, '.3f', f'  (tau = {TAU:.0f} s)')}",
             f"makespan               {self.makespan:.0f} s ({self.makespan / 86400:.2f} days)",
-            f"processor utilisation  {pct(self.cpu_utilisation)}",
-            f"burst-buffer util.     {pct(self.bb_utilisation)}",
+            f"processor utilisation  {pct(self.cpu_utilisation, 'number of processors unknown: --nb-compute N')}",
+            f"burst-buffer util.     {pct(self.bb_utilisation, BB_UNKNOWN)}",
         ]
 
     def __str__(self) -> str:

@@ -161,6 +161,38 @@ def _regime_table(rep: Report, jobs, summ, specs: list[RunSpec], reference: str)
                "idle while jobs wait"], body)
 
 
+def zero_denominator_reason(rows) -> str:
+    """Why a claim's ratio has an empty denominator on these rows (summary rows with ``wait_h_mean``, or part
+    means with ``wait_mean_h``; `metrics.tables`): the report's "n/a" text."""
+    cols = getattr(rows, "columns", ())
+    col = "wait_h_mean" if "wait_h_mean" in cols else "wait_mean_h" if "wait_mean_h" in cols else None
+    why = "a ratio the claim needs has a zero denominator on this workload"
+    if col is not None and len(rows) and bool((rows[col] == 0).all()):
+        why = "no job waited (every mean waiting time is 0), so the ratio of waiting times the claim needs is 0/0"
+    return f"n/a: {why}; a larger workload (--jobs N) gives one"
+
+
+def judge(claims, rows, parts) -> list:
+    """`metrics.claims.evaluate` of `claims` on the summary `rows` and part means `parts`, where a claim whose
+    measure divides by zero (e.g. no job waited in a 50-job workload) is ``not measured`` with the reason
+    (`zero_denominator_reason`) instead of a traceback."""
+    from dataclasses import replace
+    hit: set[str] = set()
+
+    def guarded(c):
+        def measure(table):
+            try:
+                return c.measure(table)
+            except ZeroDivisionError:
+                hit.add(c.id)
+                return None
+        return replace(c, measure=measure)
+
+    verdicts = evaluate([guarded(c) for c in claims], rows, parts)
+    return [replace(v, measured=zero_denominator_reason(parts if c.scope == "parts" else rows))
+            if c.id in hit else v for c, v in zip(claims, verdicts)]
+
+
 def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, dict], manifest: dict,
             log=print) -> Path:
     """Tables, figures, verdicts and the report of `study` from the finished runs (`results`: key →
@@ -195,10 +227,10 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         if note:
             rep.p(note)
         rows = study.claim_rows(data) if study.claim_rows else (judged if extra else whole)
-        verdicts = evaluate(study.claims, rows, pm)
+        verdicts = judge(study.claims, rows, pm)
     else:
         rep.p("No whole-workload run: only the claims about the parts are judged.")
-        verdicts = evaluate(study.claims, summ.iloc[0:0], pm)
+        verdicts = judge(study.claims, summ.iloc[0:0], pm)
     header = list(VERDICT_HEADER)
     header[1] = f"claim ({study.paper})"
     rep.table(header, verdict_rows(verdicts))
