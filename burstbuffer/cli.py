@@ -232,6 +232,8 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
         lines = describe_lines(job_metrics(jobs))
     except (KeyError, ValueError) as exc:
         raise InputError(str(path), "columns", f"not a Batsim jobs.csv ({exc})") from None
+    if jobs.attrs.get("layout_note"):
+        print(jobs.attrs["layout_note"])
     if "nb_subjobs" in jobs:
         print(f"Batsim sub-job table: {len(jobs)} original jobs rebuilt from "
               f"{int(jobs['nb_subjobs'].sum())} sub-jobs")

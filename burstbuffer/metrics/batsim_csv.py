@@ -18,6 +18,46 @@ from .definitions import BATSIM_JOBS_COLUMNS, bounded_slowdown, runtime, turnaro
 _BAD_STATES = ("COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED", "COMPLETED_FAILED")
 
 
+#: Column names of the ``_jobs.csv`` layouts Batsim wrote before 3.0 → the 3.0-4.2 names (Batsim's changelog,
+#: 3.0.0: "requested_number_of_processors and allocated_processors renamed ... final_state and profile added";
+#: ``jobID``: Batsim 1.x, as in evalys' tests/batsim_out_jobs.csv).
+OLD_COLUMN_NAMES = {"jobID": "job_id", "requested_number_of_processors": "requested_number_of_resources",
+                    "allocated_processors": "allocated_resources", "turnAround_time": "turnaround_time"}
+
+
+def normalise_layout(jobs: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """`jobs` in the Batsim 3.0-4.2 layout, and a note saying what was translated ("" when nothing was).
+
+    Batsim 1.x-2.x tables (``jobID`` or ``job_id``, ``requested_number_of_processors``,
+    ``allocated_processors``, no ``final_state``; the layouts of evalys' examples and tests) get the 3.x names
+    (`OLD_COLUMN_NAMES`) and a ``final_state`` from ``success``: 1 → COMPLETED_SUCCESSFULLY; 0 → REJECTED when the
+    job has no start (empty or negative starting_time or execution_time; its times are then emptied), else
+    COMPLETED_KILLED (those versions did not say whether the walltime or the scheduler killed it). Raises
+    KeyError if neither ``final_state`` nor ``success`` is there."""
+    renamed = {c: OLD_COLUMN_NAMES[c] for c in jobs.columns if c in OLD_COLUMN_NAMES
+               and OLD_COLUMN_NAMES[c] not in jobs.columns}
+    notes = []
+    if renamed:
+        jobs = jobs.rename(columns=renamed)
+        notes.append("columns " + ", ".join(f"{a} as {b}" for a, b in renamed.items()))
+    if "final_state" not in jobs:
+        if "success" not in jobs:
+            raise KeyError("missing column(s) final_state (or success, in a Batsim table before 3.0)")
+        jobs = jobs.copy()
+        ok = pd.to_numeric(jobs["success"], errors="coerce") == 1
+        st = pd.to_numeric(jobs.get("starting_time"), errors="coerce")
+        ex = pd.to_numeric(jobs.get("execution_time", st), errors="coerce")
+        never = ~ok & (st.isna() | (st < 0) | ex.isna() | (ex < 0))
+        jobs["final_state"] = np.where(ok, "COMPLETED_SUCCESSFULLY", np.where(never, "REJECTED", "COMPLETED_KILLED"))
+        for c in ("starting_time", "execution_time", "finish_time", "waiting_time", "turnaround_time", "stretch"):
+            if c in jobs:
+                jobs[c] = jobs[c].astype(object).where(~never, "")
+        notes.append("final_state from success (1: completed; 0: rejected if it never started, else killed)")
+    if "workload_name" not in jobs:
+        jobs["workload_name"] = ""
+    return jobs, ("a Batsim table of a layout before 3.0: " + "; ".join(notes)) if notes else ""
+
+
 def is_subjob_csv(jobs: pd.DataFrame) -> bool:
     """True if `jobs` is a Batsim `_jobs.csv` whose original jobs ran as dynamic sub-jobs
     (some workload name has the form ``<static workload>%<job id>``)."""

@@ -11,6 +11,7 @@ normalised by the study's reference policy), ``verdicts.json`` (one object per c
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import asdict
@@ -146,9 +147,13 @@ def _regime_table(rep: Report, jobs, summ, specs: list[RunSpec], reference: str)
         nodes = read_capacity(Path(spec.out), (0, 0))[0] if spec is not None else 0
         x = j[j["policy"] == pol]
         r = summ[(summ["scope"] == sc) & (summ["policy"] == pol)]
-        body.append([sc, pol, len(x), "n/a" if not nodes else f"{offered_load(x, nodes):.2f}",
+        one_instant = "n/a (every job submitted at once)"
+        load, queue = (offered_load(x, nodes) if nodes else math.nan), mean_queue(x)
+        body.append([sc, pol, len(x),
+                     "n/a (platform size unknown)" if not nodes else one_instant if load != load else f"{load:.2f}",
                      _pct_or_na(r["cpu_utilisation"].iloc[0]) if len(r) else "n/a",
-                     _pct_or_na(r["bb_utilisation"].iloc[0]) if len(r) else "n/a", f"{mean_queue(x):.3g}",
+                     _pct_or_na(r["bb_utilisation"].iloc[0]) if len(r) else "n/a",
+                     one_instant if queue != queue else f"{queue:.3g}",
                      _pct_or_na(idle_while_queued(x, nodes)) if nodes else "n/a"])
     if not body:
         return
@@ -174,23 +179,37 @@ def zero_denominator_reason(rows) -> str:
 
 def judge(claims, rows, parts) -> list:
     """`metrics.claims.evaluate` of `claims` on the summary `rows` and part means `parts`, where a claim whose
-    measure divides by zero (e.g. no job waited in a 50-job workload) is ``not measured`` with the reason
-    (`zero_denominator_reason`) instead of a traceback."""
+    measure divides by zero (e.g. no job waited in a 50-job workload) or measures a mean over no job (NaN, its
+    text saying "nan") is ``not measured`` with the reason (`zero_denominator_reason`) instead of a traceback
+    or a verdict on NaN."""
     from dataclasses import replace
     hit: set[str] = set()
+
+    empty: set[str] = set()
 
     def guarded(c):
         def measure(table):
             try:
-                return c.measure(table)
+                m = c.measure(table)
             except ZeroDivisionError:
                 hit.add(c.id)
                 return None
+            if m is not None and m.count is None and m.value != m.value and "nan" in m.measured.split():
+                empty.add(c.id)     # a mean over no job: nothing to judge
+                return None
+            return m
         return replace(c, measure=measure)
 
     verdicts = evaluate([guarded(c) for c in claims], rows, parts)
-    return [replace(v, measured=zero_denominator_reason(parts if c.scope == "parts" else rows))
-            if c.id in hit else v for c, v in zip(claims, verdicts)]
+    out = []
+    for c, v in zip(claims, verdicts):
+        if c.id in hit:
+            v = replace(v, measured=zero_denominator_reason(parts if c.scope == "parts" else rows))
+        elif c.id in empty:
+            v = replace(v, measured="n/a: a group of jobs the claim compares is empty on this workload; a larger "
+                                    "workload (--jobs N) gives one")
+        out.append(v)
+    return out
 
 
 def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, dict], manifest: dict,
