@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..metrics.claims import evaluate
-from ..metrics.report import MISSING, NOT, PARTLY, REPRODUCED, VERDICT_HEADER, Report, verdict_rows
+from ..metrics.report import MISSING, NAN, NOT, PARTLY, REPRODUCED, VERDICT_HEADER, Report, verdict_rows
 from .runs import RunSpec
 from .study import Study
 
@@ -166,50 +166,52 @@ def _regime_table(rep: Report, jobs, summ, specs: list[RunSpec], reference: str)
                "idle while jobs wait"], body)
 
 
-def zero_denominator_reason(rows) -> str:
-    """Why a claim's ratio has an empty denominator on these rows (summary rows with ``wait_h_mean``, or part
-    means with ``wait_mean_h``; `metrics.tables`): the report's "n/a" text."""
-    cols = getattr(rows, "columns", ())
-    col = "wait_h_mean" if "wait_h_mean" in cols else "wait_mean_h" if "wait_mean_h" in cols else None
-    why = "a ratio the claim needs has a zero denominator on this workload"
-    if col is not None and len(rows) and bool((rows[col] == 0).all()):
-        why = "no job waited (every mean waiting time is 0), so the ratio of waiting times the claim needs is 0/0"
-    return f"n/a: {why}; a larger workload (--jobs N) gives one"
+#: The end of every "n/a" reason of a claim (what gives the claim its data).
+LARGER = "a larger workload (--jobs N) gives one"
+
+
+def degenerate(table) -> str | None:
+    """Why a claim's table cannot give the ratios and group means claims take, or None when it can: empty, every
+    mean waiting time 0 (``wait_h_mean`` of summary rows, ``wait_mean_h`` of part means), or a mean over an empty
+    group of jobs (NaN in a ``wait_*`` / ``bsld*`` column). The report's "n/a" text."""
+    cols = [c for c in getattr(table, "columns", ()) if str(c).startswith(("wait_", "bsld"))]
+    if not len(table) or not cols:
+        return f"n/a: no run of the workloads this claim compares; {LARGER}"
+    mean = "wait_h_mean" if "wait_h_mean" in cols else "wait_mean_h" if "wait_mean_h" in cols else None
+    if mean is not None and bool((table[mean].fillna(0) == 0).all()):
+        return ("n/a: no job waited (every mean waiting time is 0), so the ratio of waiting times the claim needs "
+                f"is 0/0; {LARGER}")
+    if bool(table[cols].isna().to_numpy().any()):
+        return f"n/a: a group of jobs the claim compares is empty on this workload; {LARGER}"
+    return None
 
 
 def judge(claims, rows, parts) -> list:
-    """`metrics.claims.evaluate` of `claims` on the summary `rows` and part means `parts`, where a claim whose
-    measure divides by zero (e.g. no job waited in a 50-job workload) or measures a mean over no job (NaN, its
-    text saying "nan") is ``not measured`` with the reason (`zero_denominator_reason`) instead of a traceback
-    or a verdict on NaN."""
+    """`metrics.claims.evaluate` of `claims` on the summary `rows` and part means `parts`, where a claim that
+    cannot be measured on a degenerate table (`degenerate`: e.g. no job waited in a 50-job workload, so its
+    ratio is 0/0, or a group of jobs it compares is empty) is ``not measured`` with the reason, instead of a
+    traceback or a verdict on NaN. A measure's error on a table that is not degenerate propagates."""
     from dataclasses import replace
-    hit: set[str] = set()
-
-    empty: set[str] = set()
+    why: dict[str, str] = {}
 
     def guarded(c):
         def measure(table):
             try:
                 m = c.measure(table)
-            except ZeroDivisionError:
-                hit.add(c.id)
+            except (ArithmeticError, ValueError, KeyError, IndexError):
+                reason = degenerate(table)
+                if reason is None:
+                    raise
+                why[c.id] = reason      # 0/0, pandas' idxmax over all-NaN ratios, a pivot without the group
                 return None
-            if m is not None and m.count is None and m.value != m.value and "nan" in m.measured.split():
-                empty.add(c.id)     # a mean over no job: nothing to judge
+            if m is not None and NAN.search(m.measured):
+                why[c.id] = degenerate(table) or f"n/a: a group of jobs the claim compares is empty; {LARGER}"
                 return None
             return m
         return replace(c, measure=measure)
 
     verdicts = evaluate([guarded(c) for c in claims], rows, parts)
-    out = []
-    for c, v in zip(claims, verdicts):
-        if c.id in hit:
-            v = replace(v, measured=zero_denominator_reason(parts if c.scope == "parts" else rows))
-        elif c.id in empty:
-            v = replace(v, measured="n/a: a group of jobs the claim compares is empty on this workload; a larger "
-                                    "workload (--jobs N) gives one")
-        out.append(v)
-    return out
+    return [replace(v, measured=why[c.id]) if c.id in why else v for c, v in zip(claims, verdicts)]
 
 
 def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, dict], manifest: dict,
