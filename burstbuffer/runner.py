@@ -20,7 +20,7 @@ from .affinity import pinned, resolve_cpu
 from .cliargs import input_file
 from .batsim.loop import BatsimDied
 from .batsim.transport import PipeReplySocket
-from .errors import InputError
+from .errors import InputError, require_simgrid
 from .io_model.registry import model_names
 from .metrics.summary import Summary
 from .schedulers.resolve import policy_info  # noqa: F401  (re-exported: the CLI's and pybatsim's resolver)
@@ -124,6 +124,7 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
         raise InputError("--link", link, f"unknown link (choose from {', '.join(LINKS)})")
     workload = input_file(workload, "workload")
     platform = input_file(platform, "platform")
+    require_simgrid()       # before any output is made
     core = resolve_cpu(cpu)
     total = count_jobs(workload)
     session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity,

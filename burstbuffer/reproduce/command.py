@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from .. import cliargs
-from ..errors import InputError
+from ..errors import InputError, require_simgrid
 from ..fileio import atomic_write_text, output_dir
 from ..signals import Interrupted, interruptible
 from .execute import RunSettings, execute, interrupted, read_marker, report_failed
@@ -99,6 +99,8 @@ def reproduce(args) -> int:
     from ..schedulers.registry import THREE_PHASE_POLICIES
 
     check_engine_arguments(args)
+    if not args.report_only:
+        require_simgrid()
     study = get_study(getattr(args, "study", None) or DEFAULT_STUDY)
     out = output_dir(args.output)
     platform = Path(args.platform or DEFAULT_PLATFORM)
