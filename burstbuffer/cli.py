@@ -121,12 +121,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
     info = policy_info(args.policy)
     policy, label, options = options_from_args(args, info)
     out = Path(args.output) if args.output else Path("out") / label
-    header = f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}"
+    workload = Path(args.workload)
+    shown = args.workload
+    if args.jobs is not None:
+        from .errors import require_simgrid
+        from .workloads.split import first_jobs
+        require_simgrid()                  # before the subset is written
+        src = cliargs.input_file(args.workload, "workload")
+        out.mkdir(parents=True, exist_ok=True)
+        workload = first_jobs(src, args.jobs, out / f"workload-first-{args.jobs}.json")
+        shown = f"{args.workload} (first {args.jobs} jobs: {workload})"
+    header = f"policy {label}, model {args.model}, workload {shown}, platform {args.platform}"
     outputs = (f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv, "
                f"{out}/batsim_machine_states.csv, {out}/bb_occupancy.csv")
     try:
         with interruptible():
-            res = run(policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
+            res = run(policy, workload, Path(args.platform), out, model=args.model, seed=args.seed,
                       bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
                       timeout=args.timeout, policy_options=options, cpu=args.cpu,
                       network_model=args.network_model, energy=args.energy, link=args.link)
@@ -258,6 +268,9 @@ def _add_run(sub) -> None:
                         "policy's options with type, default and meaning")
     r.add_argument("--workload", default=str(DEFAULT_WORKLOAD), metavar="FILE",
                    help="Batsim workload JSON (default: bundled workloads/kth-1000.json)")
+    r.add_argument("--jobs", type=cliargs.positive_int, metavar="N",
+                   help="run only the first N jobs of the workload (file order), written to "
+                        "OUTPUT/workload-first-N.json (default: all)")
     r.add_argument("--platform", default=str(DEFAULT_PLATFORM), metavar="FILE",
                    help="SimGrid platform XML (default: bundled platforms/dragonfly96.xml)")
     r.add_argument("--output", metavar="DIR", help="output folder (default: out/POLICY)")
