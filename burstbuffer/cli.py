@@ -384,6 +384,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         description="Burst-buffer-aware batch scheduling (Kopanski & Rzadca, Euro-Par 2021) beside Batsim "
                     "or the embedded SimGrid simulator.")
     p.add_argument("--version", action="version", version=f"burstbuffer {__version__}")
+    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default=None,
+                   help="log level of every command and the processes it starts (default: warning; at debug "
+                        "the scheduler's and the simulator's logs go to the console and simulator.log)")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="-v: --log-level info, -vv: --log-level debug")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     wanted = _wanted_command(argv)
     full = argv is None
@@ -410,17 +415,43 @@ def _wanted_command(argv: list[str] | None) -> str | None:
     """The subcommand `argv` names (its first argument not starting with ``-``), or None."""
     if argv is None:
         return None
+    skip = False
     for a in argv:
-        if not a.startswith("-"):
+        if skip:
+            skip = False
+        elif a == "--log-level":
+            skip = True
+        elif not a.startswith("-"):
             return a
     return None
+
+
+def _log_options_first(argv: list[str]) -> list[str]:
+    """`argv` with the options of every command (``--log-level LEVEL``, ``-v``, ``-vv``, ``--verbose``) moved
+    before the command, wherever they were given (``burstbuffer run -v`` as ``burstbuffer -v run``); nothing moved
+    after ``--``."""
+    front, rest, i = [], [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            rest += argv[i:]
+            break
+        if a in ("-v", "-vv", "-vvv", "--verbose") or a.startswith("--log-level="):
+            front.append(a)
+        elif a == "--log-level" and i + 1 < len(argv):
+            front += argv[i:i + 2]
+            i += 1
+        else:
+            rest.append(a)
+        i += 1
+    return front + rest
 
 
 def main(argv: list[str] | None = None) -> int:
     from .affinity import one_blas_thread
     from .jsonvalues import excerpt
     one_blas_thread()
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = _log_options_first(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(argv)
     if not argv:
         parser.print_help()
@@ -432,6 +463,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from .logs import setup
+    setup(args.log_level or {0: None, 1: "info"}.get(args.verbose, "debug"))
     try:
         return int(args.func(args) or 0)
     except InputError as exc:

@@ -20,6 +20,7 @@ import time
 
 from .. import __version__
 from ..errors import InputError, simgrid_missing
+from ..logs import simgrid_threshold
 from ..platforms.simgrid_xml import parse_platform, parse_roles_option, resolve_machines
 from .loop import deadlock_reason, plan_submissions, serve
 from .outputs import JobsWriter, MachineStatesWriter
@@ -155,7 +156,7 @@ class Simulator:
         sg = import_simgrid(st.cfg.quiet)
         st.sg = sg
         args = ["burstbuffer-simulate", "--cfg=host/model:ptask_L07",
-                "--log=root.thres:" + ("critical" if st.cfg.quiet else "warning")]
+                "--log=root.thres:" + simgrid_threshold(st.cfg.quiet)]
         nat = None
         if self.power is not None:
             from . import energy  # noqa: PLC0415
