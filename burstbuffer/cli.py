@@ -196,10 +196,32 @@ def print_summary(header: str, res, outputs: str) -> None:
     wall time and message count of `res` (a `runner.RunResult`), and where the outputs are."""
     print(header)
     print(res.summary)
+    if res.summary.rejected:
+        _print_oversized(res.jobs_csv)
     _print_wait_reasons(res.jobs_csv)
     spent = f"; the scheduler's answers {res.scheduler_cpu:.1f} s of CPU" if res.scheduler_cpu is not None else ""
     print(f"wall time              {res.wall_time:.1f} s ({res.messages} protocol messages{spent})")
     print(f"outputs                {outputs}")
+
+
+def _print_oversized(jobs_csv) -> None:
+    """The rejected jobs that ask for more compute nodes than the run's platform (run.json) has, and how to
+    generate a platform that holds them."""
+    import pandas as pd
+    from .metrics.runinfo import platform_size
+    from .platforms.generator import larger_platform_hint
+    size = platform_size(Path(jobs_csv).parent)
+    try:
+        jobs = pd.read_csv(jobs_csv, usecols=["final_state", "requested_number_of_resources"])
+    except (OSError, ValueError):
+        return
+    if size is None:
+        return
+    big = jobs[(jobs["final_state"] == "REJECTED") & (jobs["requested_number_of_resources"] > size[0])]
+    if len(big):
+        most = int(big["requested_number_of_resources"].max())
+        print(f"  {len(big)} rejected jobs ask for more than the platform's {size[0]} compute nodes (up to {most}); "
+              + larger_platform_hint(most))
 
 
 def _print_wait_reasons(jobs_csv) -> None:

@@ -71,8 +71,11 @@ class Conversion:
         lines.append(f"{len(w.jobs)} jobs written; {self.short_jobs} short (small walltime: 10 MB "
                      f"per node); {self.capacity_limited} with the BB request lowered to fit the BB nodes")
         if self.oversized:
-            lines.append(f"{self.oversized} jobs request more than nb_res = {w.nb_res} processors "
-                         "and can never run (kept: the scheduler rejects them)")
+            from ..platforms.generator import larger_platform_hint
+            most = max(j.res for j in w.jobs)
+            lines.append(f"{self.oversized} jobs request more than nb_res = {w.nb_res} processors (up to {most}) "
+                         "and can never run (kept: the scheduler rejects them); "
+                         + larger_platform_hint(most))
         return "\n".join(lines)
 
 
