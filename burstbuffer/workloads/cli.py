@@ -322,7 +322,10 @@ def register(subparsers) -> None:
                                    "AllocTRES. A job's BB request is its bb/... TRES (ReqTRES, else AllocTRES) per "
                                    "node, else the paper's model (docs/workload.md); each profile's bb_source says "
                                    "which. Job steps, jobs cancelled before start and jobs not ended are dropped "
-                                   "and counted; then the SWF filters apply.")
+                                   "and counted; then the SWF rules apply. A job's simulated duration is not its "
+                                   "recorded run time: its compute comes from the paper's model (run time minus its "
+                                   "I/O phases at 1250 MB/s, at least 5 %% of it; docs/workload.md §4) and its I/O "
+                                   "phases are simulated.")
     c.add_argument("trace", metavar="FILE")
     c.add_argument("--output", "-o", required=True, metavar="W.json", help="workload file to write")
     c.add_argument("--cores-per-node", type=cliargs.positive_int, metavar="C",
