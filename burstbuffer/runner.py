@@ -22,6 +22,7 @@ from .batsim.loop import BatsimDied
 from .batsim.transport import PipeReplySocket
 from .errors import InputError, require_simgrid
 from .io_model.registry import model_names
+from .metrics.batsim_csv import split_subjob_table
 from .metrics.summary import Summary
 from .schedulers.resolve import policy_info  # noqa: F401  (re-exported: the CLI's and pybatsim's resolver)
 from .session import (CHECK_PROTOCOL_ENV, SchedulerSession, check_protocol_default,  # noqa: F401  (re-exported)
@@ -221,6 +222,7 @@ def _reported(session: SchedulerSession, outcome: colocated.Outcome, t0: float) 
     from .metrics.summary import summarize_csv
 
     _write_tables(session, outcome)
+    split_subjob_table(session.output)
     return RunResult(summarize_csv(str(session.jobs_csv), *outcome.sizes), session.jobs_csv,
                      time.perf_counter() - t0, outcome.messages, outcome.scheduler_cpu)
 
@@ -270,5 +272,6 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
         sock.close()
     if rc != 0:
         _simulator_failed(rc, log_path, session.app.last_started)
+    split_subjob_table(output)
     wall = time.perf_counter() - t0
     return RunResult(session.summary(), session.jobs_csv, wall, messages)

@@ -137,3 +137,36 @@ def rebuild_original_jobs(jobs: pd.DataFrame, bb_per_node: dict | None = None) -
     out["bounded_slowdown"] = pd.Series(bounded_slowdown(out["turnaround_time"], run), index=out.index).where(ran)
     out["nb_subjobs"] = key.map(count).fillna(0).astype(int)
     return out.sort_values(["submission_time"], kind="stable").reset_index(drop=True)
+
+
+#: The name a run gives the simulator's sub-job table (an io-aware or three-phase run), `split_subjob_table`.
+SUBJOBS_CSV = "batsim_subjobs.csv"
+
+
+def split_subjob_table(run_dir) -> bool:
+    """In a run folder whose simulator's ``batsim_jobs.csv`` lists sub-jobs (an io-aware or three-phase run, the
+    user's jobs REJECTED as Batsim sees them), rename that table `SUBJOBS_CSV` and write ``batsim_jobs.csv`` with
+    one row per user job in Batsim's columns (``BATSIM_JOBS_COLUMNS``, copied from the run's jobs.csv), the table
+    evalys' ``JobSet.from_csv`` loads as the user's jobs (docs/run-outputs.md). True when it did; a folder
+    without sub-jobs or without jobs.csv is left as it is. Standard library only."""
+    import csv
+    import os
+    from pathlib import Path
+    run_dir = Path(run_dir)
+    bat, jobs = run_dir / "batsim_jobs.csv", run_dir / "jobs.csv"
+    if not bat.is_file() or not jobs.is_file():
+        return False
+    with open(bat, newline="") as f:
+        rows = csv.DictReader(f)
+        if "workload_name" not in (rows.fieldnames or ()) or not any("%" in r["workload_name"] for r in rows):
+            return False
+    os.replace(bat, run_dir / SUBJOBS_CSV)
+    tmp = run_dir / "batsim_jobs.csv.tmp"
+    with open(jobs, newline="") as f, open(tmp, "w", newline="") as g:
+        w = csv.writer(g, lineterminator="\n")
+        w.writerow(BATSIM_JOBS_COLUMNS)
+        for r in csv.DictReader(f):
+            w.writerow([r.get(c, "") for c in BATSIM_JOBS_COLUMNS])
+    os.replace(tmp, bat)
+    return True
+
