@@ -98,3 +98,17 @@ def test_the_larger_platform_hint_holds_the_jobs(tmp_path, nodes, capsys):
     assert main(argv) == 0
     capsys.readouterr()
     assert platform_params(tmp_path / "big.xml")["nb_res"] >= nodes
+
+
+def test_python_api_gives_a_dataframe_and_a_dict(tmp_path):
+    """burstbuffer.notebook.simulate: the first 5 jobs; the table is jobs.csv, the summary agrees with it."""
+    import pandas as pd
+    from burstbuffer.notebook import simulate
+    sim = simulate("fcfs-easy", jobs=5, output=tmp_path / "o")
+    assert isinstance(sim.jobs, pd.DataFrame) and len(sim.jobs) == 5
+    assert sim.jobs["job_id"].tolist() == ["15", "16", "17", "18", "19"]
+    assert sim.summary["submitted"] == 5 and sim.summary["completed"] + sim.summary["killed"] == 5
+    assert sim.summary["mean_waiting_h"] == pytest.approx(sim.jobs["waiting_time"].mean() / 3600)
+    fig, axes = sim.figure()
+    assert set(axes) == {"gantt", "bb", "queue", "utilisation"}
+    assert all(p.is_file() for p in sim.plot())
