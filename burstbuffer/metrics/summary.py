@@ -19,6 +19,11 @@ __all__ = ["Summary", "node_time", "summarize", "summarize_csv", "TAU", "bounded
 BB_UNKNOWN = "BB sizes unknown: --total-bb SIZE and the run's --workload"
 
 
+def value_or_na(x: float, spec: str, unit: str = "", why: str = "no job started") -> str:
+    """``f"{x:{spec}}{unit}"``, or ``n/a (why)`` when `x` is NaN (a mean over no job, a ratio of nothing)."""
+    return f"n/a ({why})" if x != x else f"{x:{spec}}{unit}"
+
+
 @dataclass
 class Summary:
     submitted: int
@@ -35,11 +40,12 @@ class Summary:
 
     def lines(self) -> list[str]:
         """The summary as text; a value without data is "n/a (reason)", never nan."""
-        none = "n/a (no job started)" if self.submitted else "n/a (no job)"
+        why = "no job started" if self.submitted else "no job"
+        none = f"n/a ({why})"
         empty = self.makespan <= 0
 
         def num(x: float, fmt: str, unit: str = "") -> str:
-            return none if x != x else f"{x:{fmt}}{unit}"
+            return value_or_na(x, fmt, unit, why)
 
         def pct(x: float, unknown: str) -> str:
             return f"{100 * x:.1f} %" if x == x else none if empty else f"n/a ({unknown})"
