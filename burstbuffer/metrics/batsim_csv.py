@@ -146,8 +146,9 @@ SUBJOBS_CSV = "batsim_subjobs.csv"
 def split_subjob_table(run_dir) -> bool:
     """In a run folder whose simulator's ``batsim_jobs.csv`` lists sub-jobs (an io-aware or three-phase run, the
     user's jobs REJECTED as Batsim sees them), rename that table `SUBJOBS_CSV` and write ``batsim_jobs.csv`` with
-    one row per user job in Batsim's columns (``BATSIM_JOBS_COLUMNS``, copied from the run's jobs.csv), the table
-    evalys' ``JobSet.from_csv`` loads as the user's jobs (docs/run-outputs.md). True when it did; a folder
+    one row per user job in Batsim's columns (``BATSIM_JOBS_COLUMNS``, copied from the run's jobs.csv;
+    ``consumed_energy`` the sum of its sub-jobs' when the simulator measured energy [J]), the table evalys'
+    ``JobSet.from_csv`` loads as the user's jobs (docs/run-outputs.md). True when it did; a folder
     without sub-jobs or without jobs.csv is left as it is. Standard library only."""
     import csv
     import os
@@ -160,12 +161,25 @@ def split_subjob_table(run_dir) -> bool:
         rows = csv.DictReader(f)
         if "workload_name" not in (rows.fieldnames or ()) or not any("%" in r["workload_name"] for r in rows):
             return False
+    energy: dict[tuple[str, str], float] = {}     # (workload, job id) → its sub-jobs' energy (simulate -E)
+    with open(bat, newline="") as f:
+        for r in csv.DictReader(f):
+            wl, _, job = r["workload_name"].partition("%")
+            try:
+                e = float(r.get("consumed_energy") or "nan")
+            except ValueError:
+                continue
+            if job and e >= 0:
+                energy[wl, job] = energy.get((wl, job), 0.0) + e
     os.replace(bat, run_dir / SUBJOBS_CSV)
     tmp = run_dir / "batsim_jobs.csv.tmp"
     with open(jobs, newline="") as f, open(tmp, "w", newline="") as g:
         w = csv.writer(g, lineterminator="\n")
         w.writerow(BATSIM_JOBS_COLUMNS)
         for r in csv.DictReader(f):
+            key = (r.get("workload_name", ""), r.get("job_id", ""))
+            if key in energy:
+                r["consumed_energy"] = f"{energy[key]:.6f}"
             w.writerow([r.get(c, "") for c in BATSIM_JOBS_COLUMNS])
     os.replace(tmp, bat)
     return True
