@@ -406,7 +406,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         description="Burst-buffer-aware batch scheduling (Kopanski & Rzadca, Euro-Par 2021) beside Batsim "
                     "or the embedded SimGrid simulator.")
     p.add_argument("--version", action="version", version=f"burstbuffer {__version__}")
-    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default=None,
+    from .logs import LEVELS
+    p.add_argument("--log-level", choices=LEVELS, default=None,
                    help="log level of every command and the processes it starts (default: warning; at debug "
                         "the scheduler's and the simulator's logs go to the console and simulator.log)")
     p.add_argument("-v", "--verbose", action="count", default=0,
