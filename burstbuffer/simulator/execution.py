@@ -49,7 +49,7 @@ def machines_release(st: SimState, job: Job, now: float | None = None) -> None:
     for mid in job.alloc_ids:
         ms = mstate[mid]
         ms.jobs.discard(job)
-        if not ms.jobs:
+        if not ms.jobs and ms.state != "unavailable":   # an unavailable one stays so (events)
             ms.set_state("idle", now)
     if st.states is not None:
         st.states.job_ended(now, job.alloc_ids, mstate)
