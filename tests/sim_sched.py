@@ -190,9 +190,9 @@ class RunResult:
 
 
 def run_simulation(tmp_path, workload, *, platform=None, scheduler=("fcfs",), sim_args=(), timeout=120,
-                   scheduler_cmd=None) -> RunResult:
+                   scheduler_cmd=None, quiet=True) -> RunResult:
     """Run a test scheduler (``sim_sched.py SCHEDULER...``, or `scheduler_cmd` with ``{endpoint}``) and the
-    simulator against each other over loopback TCP; `workload` is a dict or a path."""
+    simulator (with -q if `quiet`) against each other over loopback TCP; `workload` is a dict or a path."""
     import os
     import subprocess
 
@@ -215,7 +215,8 @@ def run_simulation(tmp_path, workload, *, platform=None, scheduler=("fcfs",), si
     prefix = str(tmp_path / "out")
     try:
         sim = subprocess.run([sys.executable, "-m", "burstbuffer.simulator", "-p", platform, "-w", str(workload),
-                              "-e", prefix, "-s", endpoint, "-q", "--timeout", "60", *sim_args],
+                              "-e", prefix, "-s", endpoint, *(["-q"] if quiet else []), "--timeout", "60",
+                              *sim_args],
                              cwd=str(REPO), env=env, capture_output=True, text=True, timeout=timeout)
         if sim.returncode != 0:  # the scheduler still waits for a message that will never come
             sched.kill()

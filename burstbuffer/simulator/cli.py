@@ -1,6 +1,6 @@
 """burstbuffer simulate (or python -m burstbuffer.simulator): the embedded simulator's command line.
 
-Every option of ``batsim --help`` (Batsim 4.2.1) is accepted with Batsim's meaning, so that a ``batsim``
+Every option of "batsim --help" (Batsim 4.2.1) is accepted with Batsim's meaning, so that a "batsim"
 command line runs as it is (docs/batsim.md has the table): -p PLATFORM [-w WORKLOAD ...] [--events FILE ...]
 [-e PREFIX] [-s ENDPOINT] [-m NAME] [-r HOSTS:ROLE ...] [-E] [--mmax N] [--mmax-workload]
 [--enable-dynamic-jobs] [--acknowledge-dynamic-jobs] [--enable-profile-reuse]
