@@ -8,7 +8,9 @@ the REP socket; the simulator connects). Run as a separate process:
 ``fcfs``: start jobs in submission order on the lowest free compute ids, stop at the first that does not
 fit, reject jobs larger than the platform; a machine made unavailable by an external event (NOTIFY
 event_machine_unavailable) is given no job until it is available again (NOTIFY event_machine_available);
-with ``--call-on-event``, every generic event (another NOTIFY) gets a CALL_ME_LATER one second later. ``--kill J@D`` asks for a CALL_ME_LATER D seconds after job J
+with ``--call-on-event``, every generic event (another NOTIFY) gets a CALL_ME_LATER one second later;
+with ``--finish-registration``, NOTIFY registration_finished answers no_more_static_job_to_submit (dynamic
+jobs enabled, none registered). ``--kill J@D`` asks for a CALL_ME_LATER D seconds after job J
 starts and then kills it; ``--think S`` answers with ``now`` + S (events at that time); ``--oversize``
 gives every job one machine too many (a protocol violation).
 ``replay``: answers each message with the recorded scheduler reply of a captured Batsim run (same order),
@@ -51,7 +53,9 @@ def serve(endpoint: str, answer, log_path: str | None) -> None:
 
 
 class Fcfs:
-    def __init__(self, kill: list[str], think: float, oversize: bool = False, call_on_event: bool = False):
+    def __init__(self, kill: list[str], think: float, oversize: bool = False, call_on_event: bool = False,
+                 finish_registration: bool = False):
+        self.finish_registration = finish_registration
         self.oversize = oversize
         self.free = ProcSet()
         self.n = 0
@@ -89,6 +93,8 @@ class Fcfs:
                 self.unavailable -= back
                 busy = ProcSet(*[i for a in self.running.values() for i in a])
                 self.free |= back - busy
+            elif typ == "NOTIFY" and d["type"] == "no_more_static_job_to_submit" and self.finish_registration:
+                out.append({"timestamp": t, "type": "NOTIFY", "data": {"type": "registration_finished"}})
             elif typ == "NOTIFY" and self.call_on_event and d["type"] not in ("no_more_static_job_to_submit",
                                                                                 "no_more_external_event_to_occur"):
                 out.append({"timestamp": t, "type": "CALL_ME_LATER", "data": {"timestamp": t + 1}})
@@ -144,9 +150,11 @@ def main() -> int:
     p.add_argument("--think", type=float, default=0.0)
     p.add_argument("--oversize", action="store_true", help="allocate one machine too many (protocol error)")
     p.add_argument("--call-on-event", action="store_true", help="a CALL_ME_LATER 1 s after each generic event")
+    p.add_argument("--finish-registration", action="store_true",
+                   help="NOTIFY registration_finished when no more static job is to come")
     a = p.parse_args()
     if a.mode == "fcfs":
-        answer = Fcfs(a.kill, a.think, a.oversize, a.call_on_event)
+        answer = Fcfs(a.kill, a.think, a.oversize, a.call_on_event, a.finish_registration)
     elif a.mode == "idle":
         answer = Idle()
     else:
