@@ -201,3 +201,10 @@ def test_verbosity(tmp_path, level, sending, summary):
             "\"type\":\"SIMULATION_BEGINS\"" in res.stderr) == sending
     assert ("[network/INFO] Received '" in res.stderr) == sending
     assert ("burstbuffer simulate: 3 jobs (3 succeeded" in res.stderr) == summary
+
+
+def test_version_options_print_and_exit():
+    r = simulate(["--version"])
+    assert r.returncode == 0 and r.stdout.startswith("burstbuffer ") and "Batsim 4.2.1" in r.stdout
+    r = simulate(["--simgrid-version"])
+    assert r.returncode == 0 and r.stdout.strip() == "3.32.0"

@@ -10,7 +10,7 @@ command line runs as it is (docs/batsim.md has the table): -p PLATFORM [-w WORKL
 [--redis-hostname H] [--redis-port P] [--redis-prefix X] [--workflow-jobs-limit N]
 [--ignore-beyond-last-workflow] [--dump-execution-context]. Refused with one line (exit 2): Redis
 (--enable-redis), workflows (-W, --WS) and --no-sched. This simulator's own: --network-model, --core,
---timeout, --dump-platform, --route. As with Batsim, start the scheduler first (it binds its REP socket),
+--timeout, --dump-platform, --route. --version and --simgrid-version print a version and exit. As with Batsim, start the scheduler first (it binds its REP socket),
 then this process connects to it.
 
 Exit status: 0 done; 2 bad input (missing or malformed platform/workload/events file, bad option, an option
@@ -132,10 +132,35 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dump-execution-context", action="store_true",
                    help="print the execution context as Batsim does (one JSON object: socket endpoint, Redis, "
                         "export prefix, external scheduler) and exit")
+    p.add_argument("--version", action=_Print, text=_version, help="print the simulator's version and exit")
+    p.add_argument("--simgrid-version", action=_Print, text=_simgrid_version,
+                   help="print the version of SimGrid it runs on and exit")
     p.add_argument("--dump-platform", action="store_true",
                    help="print the resources (JSON, as SIMULATION_BEGINS lists them) and exit; no workload needed")
     p.add_argument("--route", action="append", default=[], metavar="SRC,DST",
                    help="with --dump-platform: also print the route (links, latency) from host SRC to DST")
+
+
+class _Print(argparse.Action):
+    """An option that prints `text()` and exits 0 (Batsim's --version, --simgrid-version)."""
+
+    def __init__(self, option_strings, dest, text, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+        self.text = text
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(self.text())
+        parser.exit(0)
+
+
+def _version() -> str:
+    from .. import __version__
+    return f"burstbuffer {__version__} (Batsim 4.2.1's command line and protocol)"
+
+
+def _simgrid_version() -> str:
+    from .server import import_simgrid
+    return import_simgrid(True).simgrid_version
 
 
 def register(subparsers) -> argparse.ArgumentParser:

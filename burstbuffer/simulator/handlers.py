@@ -5,8 +5,8 @@ NOTIFY, CHANGE_JOB_STATE, TO_JOB_MSG, SET_RESOURCE_STATE and QUERY.
 Each ``ev_<type>(st, i, data)`` checks event `i`'s `data` as Batsim checks it (a violation raises
 `SimulationError`, one line) and applies it to the state `st`; starting and killing the job actors is
 `execution`'s. `HANDLERS` maps each event type to its handler. SET_RESOURCE_STATE and QUERY are `energy`'s
-with ``-E``; without it they stop the simulation, as Batsim does without energy. Not reproduced: resource
-state changes (unavailable machines).
+with ``-E``; without it they stop the simulation, as Batsim does without energy. Machines made unavailable
+by external events are `events`'.
 """
 from __future__ import annotations
 

@@ -20,7 +20,8 @@ when several jobs start or end then, as Batsim — with the number of machines i
 ``%g``. Without energy no machine sleeps or switches: those columns are 0. As Batsim 4.2.1 counts (machines.cpp:
 the idle count starts at the number of *compute* machines, and every machine's change of state moves one
 between the counts), a storage machine running a job (data staging, a checkpoint) counts as computing and
-lowers the idle count: nb_idle + nb_computing is always the number of compute machines.
+lowers the idle count: nb_idle + nb_computing is the number of compute machines but for the sleeping and
+switching ones (``-E``, in their own columns) and the unavailable ones (external events, in no column).
 """
 from __future__ import annotations
 

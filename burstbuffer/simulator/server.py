@@ -9,8 +9,8 @@ first allocated host, which does what Batsim's ``execute_job_process`` does. The
 (`execution`). This module reads the inputs, starts
 SimGrid and the ZeroMQ socket, runs the server actor and writes the outputs (`Simulator`).
 
-Energy (``-E``): `energy`. Not reproduced: Redis, SMPI/trace-replay profiles, external events, workflows,
-``additional_io_job``, resource state changes (docs/batsim-fidelity.md).
+Energy (``-E``): `energy`; external events (``--events``): `events`. Not reproduced: Redis, SMPI/trace-replay
+profiles, workflows, ``--no-sched``, ``additional_io_job`` (docs/batsim.md, docs/batsim-fidelity.md).
 """
 from __future__ import annotations
 
