@@ -140,6 +140,15 @@ def test_unsupported_option_is_refused_in_one_line(tmp_path, argv, named):
     assert not (tmp_path / "out_jobs.csv").exists()
 
 
+def test_profile_reuse_needs_dynamic_jobs(tmp_path):
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps(EVENTS_CASE))
+    r = simulate(["-p", CLUSTER, "-w", wl, "-e", tmp_path / "out", "--enable-profile-reuse"])
+    assert r.returncode == 2
+    assert r.stderr.strip() == ("burstbuffer simulate: error: --enable-profile-reuse: option: profile reuse is enabled "
+                                "but dynamic registration is not (add --enable-dynamic-jobs)")
+
+
 def test_sched_cfg_file_reaches_simulation_begins(tmp_path):
     cfg = tmp_path / "sched.json"
     cfg.write_text('{"policy": "x",\n "depth": 2}\n')

@@ -225,10 +225,14 @@ def config_from_args(ns: argparse.Namespace):
     """argparse namespace → SimConfig. Raises InputError for a --sg-cfg that is not NAME:VALUE or an
     --sg-log that is not CATEGORY.SETTING:VALUE (SimGrid's own syntax, checked here because SimGrid aborts
     on it; an unknown option name or a bad value is SimGrid's to reject: `server.Simulator.run`), an
-    unreadable --sched-cfg-file, or an option this simulator refuses (`UNSUPPORTED`)."""
+    unreadable --sched-cfg-file, --enable-profile-reuse without --enable-dynamic-jobs, or an option this
+    simulator refuses (`UNSUPPORTED`)."""
     from .server import SimConfig
 
     refuse_unsupported(ns)
+    if ns.enable_profile_reuse and not ns.enable_dynamic_jobs:   # Batsim refuses it too (batsim.cpp)
+        raise InputError("--enable-profile-reuse", "option", "profile reuse is enabled but dynamic registration "
+                                                             "is not (add --enable-dynamic-jobs)")
 
     for c in getattr(ns, "sg_cfg", []):
         if not re.match(r"^[A-Za-z0-9_/-]+:.*$", c):
