@@ -60,7 +60,9 @@ def assert_same_run(real, emb, *, files=("_jobs.csv", "_machine_states.csv")):
     assert rows[0] == rows[1]
 
 
-def test_machine_availability_and_generic_events(tmp_path):
+@pytest.mark.parametrize("core", ["bridged", "actors"])
+def test_machine_availability_and_generic_events(tmp_path, monkeypatch, core):
+    monkeypatch.setenv("BURSTBUFFER_SIM_CORE", core)    # the embedded simulator's two cores (simulator-core.md)
     wl = twelve_jobs(tmp_path)
     ev = write_events(tmp_path / "events.txt", [
         {"timestamp": 5, "type": "machine_unavailable", "resources": "0-39"},     # job 1 runs on 0-39
