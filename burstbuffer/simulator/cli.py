@@ -8,8 +8,8 @@ command line runs as it is (docs/batsim.md has the table): -p PLATFORM [-w WORKL
 [--disable-storage-sharing] [--sched-cfg STR | --sched-cfg-file FILE] [--sg-cfg NAME:VALUE ...]
 [--sg-log OPTION ...] [--disable-schedule-tracing] [--disable-machine-state-tracing] [-v LEVEL] [-q]
 [--redis-hostname H] [--redis-port P] [--redis-prefix X] [--workflow-jobs-limit N]
-[--ignore-beyond-last-workflow] [--dump-execution-context]. Refused with one line (exit 2): Redis
-(--enable-redis), workflows (-W, --WS) and --no-sched. This simulator's own: --network-model, --core,
+[--ignore-beyond-last-workflow] [--dump-execution-context] [--no-sched]. Refused with one line (exit 2): Redis
+(--enable-redis) and workflows (-W, --WS). This simulator's own: --network-model, --core,
 --timeout, --dump-platform, --route. --version and --simgrid-version print a version and exit. As with Batsim, start the scheduler first (it binds its REP socket),
 then this process connects to it.
 
@@ -87,7 +87,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     cfg.add_argument("--sched-cfg-file", default=None, metavar="FILE",
                      help="as --sched-cfg, the string being the whole content of FILE")
     p.add_argument("--no-sched", action="store_true",
-                   help="Batsim's run without a scheduler: not supported (refused)")
+                   help="no scheduler: every job starts at t=0 on machines 0 to res-1, as Batsim's option does "
+                        "(PREFIX_jobs.csv gets no row; docs/batsim.md)")
     p.add_argument("--enable-redis", action="store_true", help="Batsim's Redis: not supported (refused)")
     p.add_argument("--redis-hostname", default="127.0.0.1", metavar="HOST",
                    help="only passed on in SIMULATION_BEGINS' config (no Redis) [default: 127.0.0.1]")
@@ -183,8 +184,6 @@ UNSUPPORTED = {
                                        "protocol's messages (run without --enable-redis)"),
     "workflow": ("-W/--workflow", "Batsim's workflows are not supported"),
     "workflow_start": ("--WS/--workflow-start", "Batsim's workflows are not supported"),
-    "no_sched": ("--no-sched", "running the workload without a scheduler is not supported (run it against a "
-                               "scheduler, e.g. a FCFS one)"),
 }
 
 
@@ -257,7 +256,8 @@ def config_from_args(ns: argparse.Namespace):
                      forward_unknown_events=getattr(ns, "forward_unknown_events", False),
                      max_machines=getattr(ns, "mmax", 0), max_machines_by_workload=getattr(ns, "mmax_workload", False),
                      redis_hostname=getattr(ns, "redis_hostname", "127.0.0.1"),
-                     redis_port=getattr(ns, "redis_port", 6379), redis_prefix=getattr(ns, "redis_prefix", "default"))
+                     redis_port=getattr(ns, "redis_port", 6379), redis_prefix=getattr(ns, "redis_prefix", "default"),
+                     no_sched=getattr(ns, "no_sched", False))
 
 
 def dump_platform(ns: argparse.Namespace) -> dict:

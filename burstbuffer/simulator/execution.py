@@ -130,6 +130,14 @@ def job_body(st: SimState, job: Job, host) -> None:
     if st.energy is not None:
         st.energy.job_started(job)
     ret = run_profile(st, job, job.profile, remaining)
+    if st.cfg.no_sched:     # no server to hear of it (`batexec`)
+        end_job(st, job, ret, st.now, put=False)
+        if job.orphan is not None:
+            job.orphan.cancel()
+            job.orphan = None
+        from .batexec import job_done  # noqa: PLC0415
+        job_done(st)
+        return
     end_job(st, job, ret, st.now)
 
 

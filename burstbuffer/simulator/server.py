@@ -9,8 +9,9 @@ first allocated host, which does what Batsim's ``execute_job_process`` does. The
 (`execution`). This module reads the inputs, starts
 SimGrid and the ZeroMQ socket, runs the server actor and writes the outputs (`Simulator`).
 
-Energy (``-E``): `energy`; external events (``--events``): `events`. Not reproduced: Redis, SMPI/trace-replay
-profiles, workflows, ``--no-sched``, ``additional_io_job`` (docs/batsim.md, docs/batsim-fidelity.md).
+Energy (``-E``): `energy`; external events (``--events``): `events`; ``--no-sched``: `batexec`. Not
+reproduced: Redis, SMPI/trace-replay profiles, workflows, ``additional_io_job`` (docs/batsim.md,
+docs/batsim-fidelity.md).
 """
 from __future__ import annotations
 
@@ -158,6 +159,9 @@ class Simulator:
                               static_names=list(workloads),
                               gc_profiles=not (config.dynamic_jobs and config.profile_reuse))
         self.state.event_lists = event_lists
+        if config.no_sched:
+            from . import batexec  # noqa: PLC0415
+            batexec.check(self.state)
         self.power = None
         if config.energy:
             from . import energy  # noqa: PLC0415
@@ -187,8 +191,8 @@ class Simulator:
                                                  f"which cannot be built: {exc}") from None
             # the plugin warns of every host without wattage (the master): noise here
             args.append("--log=host_energy.thres:critical")
-        # energy runs on the actor core (a switch is an actor, as in Batsim)
-        st.bridge = select_core(st) if nat is None else None
+        # energy and --no-sched run on the actor core (a switch is an actor, as in Batsim; no server)
+        st.bridge = select_core(st) if nat is None and not st.cfg.no_sched else None
         if st.bridge is not None:
             # one Python actor only: the cheapest context factory runs (thread: SimGrid's Python default).
             # Given to the engine's constructor: the factory is made then (a later set_config is ignored).
@@ -229,14 +233,19 @@ class Simulator:
         st.error = None
         from .transport import connect  # noqa: PLC0415
 
-        st.transport = connect(st.cfg) if transport is None else transport
-        st.listen = st.bridge.listen if st.bridge is not None else mailbox_listen()
-        plan_submissions(st)  # the submitters first, then the server (Batsim's order)
-        sg.Actor.create("server", st.master_host, st.guarded, serve, st)
+        if st.cfg.no_sched:
+            from . import batexec  # noqa: PLC0415
+            batexec.launch(st)      # no scheduler, no server
+        else:
+            st.transport = connect(st.cfg) if transport is None else transport
+            st.listen = st.bridge.listen if st.bridge is not None else mailbox_listen()
+            plan_submissions(st)  # the submitters first, then the server (Batsim's order)
+            sg.Actor.create("server", st.master_host, st.guarded, serve, st)
         try:
             engine.run()
         finally:
-            st.transport.close()
+            if st.transport is not None:
+                st.transport.close()
             st.writer.close()
             if st.states is not None:
                 st.states.close()

@@ -44,7 +44,7 @@ class SimConfig(Record):
                "sched_config", "quiet", "timeout", "network_model", "heartbeat_timeout", "disconnect_grace",
                "core", "machine_states", "energy", "sg_cfg", "sg_log", "events", "forward_unknown_events",
                "max_machines", "max_machines_by_workload", "redis_hostname", "redis_port", "redis_prefix",
-               "log_messages")
+               "log_messages", "no_sched")
 
     def __init__(self, platform: str, workloads: list[str], export_prefix: str = "out",
                  socket: str = "tcp://localhost:28000", roles: list[str] | None = None, master: str = "master",
@@ -56,7 +56,7 @@ class SimConfig(Record):
                  sg_cfg: list[str] | None = None, sg_log: list[str] | None = None, events: list[str] | None = None,
                  forward_unknown_events: bool = False, max_machines: int = 0, max_machines_by_workload: bool = False,
                  redis_hostname: str = "127.0.0.1", redis_port: int = 6379, redis_prefix: str = "default",
-                 log_messages: bool = False):
+                 log_messages: bool = False, no_sched: bool = False):
         self.platform = platform
         self.workloads = workloads
         self.export_prefix = export_prefix
@@ -98,6 +98,8 @@ class SimConfig(Record):
         self.redis_prefix = redis_prefix
         #: print every message exchanged with the scheduler on stderr (Batsim's network-only and debug verbosity)
         self.log_messages = log_messages
+        #: Batsim's --no-sched: every job at t=0 on machines 0..res-1, no scheduler (`batexec`)
+        self.no_sched = no_sched
 
 
 class SimResult(Record):
@@ -178,7 +180,7 @@ class SimState(Record):
                  "out", "sched_ready", "end_sent", "end_ack", "nb_submitted", "nb_completed", "nb_running",
                  "nb_waiters", "nb_executing", "registration_finished", "nb_messages", "sched_time", "end_clock",
                  "nb_killers", "to_submit", "submitted_upto", "to_delete", "idle_workers", "nb_workers",
-                 "submitters_left", "event_lists", "events_upto", "event_submitters_left", "ring_alone", "bridge", "keyed", "next_key", "host_index", "energy")
+                 "submitters_left", "batexec_left", "event_lists", "events_upto", "event_submitters_left", "ring_alone", "bridge", "keyed", "next_key", "host_index", "energy")
     _fields = __slots__
     __eq__ = object.__eq__
     __hash__ = object.__hash__
@@ -226,6 +228,7 @@ class SimState(Record):
         self.idle_workers: dict = {}    # host -> parked job actors on it (moving one costs a simcall)
         self.nb_workers = 0             # job actors created (execution.MAX_WORKERS)
         self.submitters_left = 0
+        self.batexec_left = 0           # --no-sched: jobs not ended yet (`batexec`)
         self.event_lists: dict = {}     # events file name (we0, ...) -> its events (`events.load_events`)
         self.events_upto: dict = {}     # events file name -> how many of its events occurred
         self.event_submitters_left = 0
