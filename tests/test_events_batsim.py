@@ -4,6 +4,7 @@ availability (tests/sim_sched.py fcfs: it never gives a job an unavailable machi
 CALL_ME_LATER after each generic event). Every message must be the same byte for byte (SIMULATION_BEGINS:
 the same object), and so must
 ``_jobs.csv`` and ``_machine_states.csv``, and the machine times of ``_schedule.csv`` (docs/batsim.md).
+``--no-sched`` (no scheduler): the same outputs.
 
 Skips when no Batsim binary is found ($BATSIM_BIN, else ~/.cache/batsim-4.2.1/build/batsim).
 """
@@ -135,3 +136,37 @@ def test_inconsistent_event_stops_both(tmp_path):
     assert emb.returncode == 1 and why in emb.stderr
     # the messages up to the failure are the same
     assert [m for d, m in emb.messages] == [m for d, m in real.messages][:len(emb.messages)]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_no_sched_same_outputs(tmp_path, seed):
+    """--no-sched: every job at t=0 on machines 0..res-1 in Batsim's job-table order (the machine states at
+    t=0 follow it), delays and parallel tasks sharing machines, some stopped at their walltime; ids as
+    strings or integers, several workloads."""
+    import random
+    import subprocess
+
+    rng = random.Random(seed)
+    profiles = {"d": {"type": "delay", "delay": 10}, "p": {"type": "parallel_homogeneous", "cpu": 3e9, "com": 2e6},
+                "long": {"type": "delay", "delay": 50}}
+    workloads = []
+    for w in range(1 + seed % 2):
+        n = rng.randint(2, 120)
+        jobs = [{"id": i if rng.random() < 0.5 else str(i), "subtime": rng.randint(0, 100),
+                 "walltime": rng.choice([30, 1000, -1]), "res": rng.randint(1, 96), "profile": rng.choice(list(profiles))}
+                for i in rng.sample(range(100000), n)]
+        path = tmp_path / f"w{w}.json"
+        path.write_text(json.dumps({"nb_res": 96, "jobs": jobs, "profiles": profiles}))
+        workloads += ["-w", str(path)]
+    outs = {}
+    for name, cmd in (("real", [BATSIM]), ("embedded", [sys.executable, "-m", "burstbuffer.simulator"])):
+        (tmp_path / name).mkdir()
+        r = subprocess.run([*cmd, "-p", str(B.CLUSTER), *workloads, "--no-sched", "-e", str(tmp_path / name / "out"),
+                            "-q"], capture_output=True, text=True, timeout=300, cwd=str(B.REPO))
+        assert r.returncode == 0, r.stderr[-2000:]
+        with open(tmp_path / name / "out_schedule.csv", newline="") as f:
+            row = next(csv.DictReader(f))
+        outs[name] = ((tmp_path / name / "out_jobs.csv").read_bytes(),
+                      (tmp_path / name / "out_machine_states.csv").read_bytes(), {k: row[k] for k in MACHINE_TIMES})
+    assert outs["real"] == outs["embedded"]
+    assert float(outs["real"][2]["time_computing"]) > 0

@@ -129,7 +129,7 @@ def test_dump_execution_context_as_batsim(tmp_path):
 
 @pytest.mark.parametrize("argv,named", [
     (["-W", "wf.xml"], "-W/--workflow"), (["--WS", "wf.xml", "10"], "--WS/--workflow-start"),
-    (["--enable-redis"], "--enable-redis"), (["--no-sched"], "--no-sched")])
+    (["--enable-redis"], "--enable-redis")])
 def test_unsupported_option_is_refused_in_one_line(tmp_path, argv, named):
     wl = tmp_path / "w.json"
     wl.write_text(json.dumps(EVENTS_CASE))
@@ -217,3 +217,48 @@ def test_version_options_print_and_exit():
     assert r.returncode == 0 and r.stdout.startswith("burstbuffer ") and "Batsim 4.2.1" in r.stdout
     r = simulate(["--simgrid-version"])
     assert r.returncode == 0 and r.stdout.strip() == "3.32.0"
+
+
+#: Batsim 4.2.1's outputs for this workload under --no-sched on cluster96.xml (recorded): job 2 (1 machine,
+#: 1e9 flops at 1 Gflop/s) starts first in Batsim's job table, then job 1 (2 machines, 10 s), both at t=0
+NO_SCHED = {"nb_res": 4,
+            "jobs": [{"id": "1", "subtime": 0, "walltime": 100, "res": 2, "profile": "a"},
+                     {"id": "2", "subtime": 5, "walltime": 100, "res": 1, "profile": "b"}],
+            "profiles": {"a": {"type": "delay", "delay": 10},
+                         "b": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}}
+
+
+def test_no_sched_runs_every_job_at_zero_without_scheduler(tmp_path):
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps(NO_SCHED))
+    r = simulate(["-p", CLUSTER, "-w", wl, "--no-sched", "-e", tmp_path / "out", "-s", "tcp://127.0.0.1:1", "-q"])
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out_jobs.csv").read_text().count("\n") == 1         # the header only, as Batsim
+    assert (tmp_path / "out_machine_states.csv").read_text().splitlines()[1:] == [
+        "0,0,0,0,95,1", "0,0,0,0,94,2", "1,0,0,0,94,2", "10,0,0,0,96,0"]
+    with open(tmp_path / "out_schedule.csv") as f:
+        row = next(__import__("csv").DictReader(f))
+    assert (row["nb_jobs"], row["makespan"], row["time_computing"], row["time_idle"]) == \
+        ("0", "0.000000", "20.000000", "0.000000")
+
+
+def test_no_sched_job_order_is_batsims():
+    from burstbuffer.simulator.batexec import job_order
+    # 30 jobs in this file order; Batsim 4.2.1 --no-sched started them in the order below (its machine states
+    # at t=0 agree; tests/test_events_batsim.py compares the outputs on generated workloads)
+    ids = [f"w0!{i}" for i in (14, 4, 16, 10, 6, 3, 19, 20, 22, 26, 25, 7, 27, 29, 11, 17, 13, 12, 15, 8, 28, 9, 1,
+                               18, 5, 2, 24, 21, 0, 23)]
+    assert [ids[i] for i in job_order(ids)] == [
+        f"w0!{i}" for i in (25, 27, 26, 7, 14, 22, 20, 19, 6, 4, 2, 3, 16, 11, 17, 10, 21, 29, 13, 23, 15, 8, 1, 28,
+                            9, 18, 5, 24, 12, 0)]
+
+
+@pytest.mark.parametrize("extra,reason", [(["-E"], "not with -E"), (["--events", "EV"], "not with --events"),
+                                          (["--mmax", "1"], "needs 2 machines, the platform has 1")])
+def test_no_sched_refusals(tmp_path, extra, reason):
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps(NO_SCHED))
+    ev = write_events(tmp_path / "e.txt", [])
+    r = simulate(["-p", REPO / "tests" / "data" / "energy4.xml" if "-E" in extra else CLUSTER, "-w", wl,
+                  "--no-sched", "-e", tmp_path / "out", *[ev if a == "EV" else a for a in extra]])
+    assert r.returncode == 2 and reason in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
