@@ -6,7 +6,7 @@ One launcher actor per workload, on the master host, starts every job of its wor
 ``subtime``, on machines 0 to res-1, in the order Batsim's job table iterates over them (`job_order`); the
 jobs share those machines and run to their end or their walltime. No protocol message, no job row in
 ``PREFIX_jobs.csv`` (its header only: Batsim writes a job's row when the server hears of its end, and there
-is no server), ``PREFIX_machine_states.csv`` one row per job start and end, ``PREFIX_schedule.csv`` with no
+is no server; `execution.end_unheard`), ``PREFIX_machine_states.csv`` one row per job start and end, ``PREFIX_schedule.csv`` with no
 job and the machines' times. Not with ``-E`` nor ``--events`` (InputError): Batsim's energy and event
 submitters then wait for a server that never comes.
 
@@ -19,6 +19,9 @@ from __future__ import annotations
 import os
 
 from ..errors import InputError
+from .execution import dispatch
+from .handlers import start_job
+from .protocol import parse_allocation
 from .state import SimState
 
 #: the compiled helper, once loaded (ctypes CDLL)
@@ -85,24 +88,7 @@ def launch(st: SimState) -> None:
 
 
 def _launcher(st: SimState, jobs: list) -> None:
-    from .execution import dispatch  # noqa: PLC0415
-    from .handlers import start_job  # noqa: PLC0415
-    from .protocol import parse_allocation  # noqa: PLC0415
-
     for job in jobs:
         alloc, ids, text = parse_allocation(f"0-{job.res - 1}" if job.res > 1 else "0")
         start_job(st, job, alloc, ids, text)
         dispatch(st, job, st.mstate[0].host)
-
-
-def job_done(st: SimState) -> None:
-    """A job's actor ended its job (no message: no server). After the last one, the parked job actors are
-    let go and the simulation ends."""
-    from .execution import release_workers  # noqa: PLC0415
-
-    st.nb_executing -= 1
-    st.batexec_left -= 1
-    if st.batexec_left == 0:
-        st.end_ack = True
-        st.end_clock = st.now
-        release_workers(st)
