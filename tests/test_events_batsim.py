@@ -170,3 +170,34 @@ def test_no_sched_same_outputs(tmp_path, seed):
                       (tmp_path / name / "out_machine_states.csv").read_bytes(), {k: row[k] for k in MACHINE_TIMES})
     assert outs["real"] == outs["embedded"]
     assert float(outs["real"][2]["time_computing"]) > 0
+
+
+#: the events files of Batsim 4.2.1's own tests (its repository's events/): test_events_4hosts.txt,
+#: test_generic_event.txt, test_generic_events2.txt
+BATSIM_EVENTS = {
+    "4hosts": [{"type": "machine_unavailable", "resources": "0", "timestamp": 0},
+               {"type": "machine_available", "resources": "0", "timestamp": 10},
+               {"type": "machine_unavailable", "resources": "0-1 3", "timestamp": 20},
+               {"type": "machine_available", "resources": "0 1", "timestamp": 250},
+               {"type": "machine_available", "resources": "3", "timestamp": 300}],
+    "generic": [{"type": "generic", "timestamp": 5.3, "data": "some data"}],
+    "generic2": [{"type": "generic", "timestamp": float(t), "data": f"some data {t}.0"} for t in range(5, 60, 10)],
+}
+
+
+@pytest.mark.parametrize("events", sorted(BATSIM_EVENTS))
+def test_batsims_own_event_files(tmp_path, events):
+    """Batsim's own events files on a 4-machine platform (tests/data/energy4.xml, without -E), 12 jobs of 1
+    to 4 machines submitted over 100 s; machine 0 is unavailable at t = 0, before the first message."""
+    jobs = [{"id": str(i), "subtime": 9 * i, "walltime": 500, "res": 1 + i % 4, "profile": "p" if i % 3 else "d"}
+            for i in range(12)]
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"nb_res": 4, "jobs": jobs, "profiles": {
+        "d": {"type": "delay", "delay": 17}, "p": {"type": "parallel_homogeneous", "cpu": 2e10, "com": 1e5}}}))
+    lines = "".join(json.dumps(e).replace('"timestamp": ', '"timestamp" : ') + "\n" for e in BATSIM_EVENTS[events])
+    (tmp_path / "events.txt").write_text(lines)
+    real, emb = B.same_command_pair(tmp_path, ["-p", B.REPO / "tests" / "data" / "energy4.xml", "-w", wl, "--events",
+                                               tmp_path / "events.txt", "--forward-unknown-events", "-e", "{prefix}",
+                                               "-s", "{socket}", "-q"], FCFS, batsim=BATSIM)
+    assert_same_run(real, emb)
+    assert len(real.jobs) == 12
