@@ -317,7 +317,10 @@ def run_args(ns: argparse.Namespace, transport=None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
-    if not quiet:
+    if not quiet and getattr(ns, "no_sched", False):
+        print(f"{PROG}: --no-sched: every job run at t=0 without a scheduler (no job rows, as Batsim), simulated "
+              f"until t={res.end_time:f} s; outputs {res.jobs_csv}, {res.schedule_csv}", file=sys.stderr)
+    elif not quiet:
         print(f"{PROG}: {res.nb_jobs} jobs ({res.nb_success} succeeded, {res.nb_killed} killed or failed, "
               f"{res.nb_rejected} rejected), simulated until t={res.end_time:f} s, {res.nb_messages} messages, "
               f"wall {res.wall_time:.2f} s (scheduler {res.scheduling_time:.2f} s), CPU {res.cpu_time:.2f} s; "
