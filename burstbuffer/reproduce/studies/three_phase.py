@@ -1,28 +1,34 @@
-"""Study ``three-phase`` (issue 14): the same policies on the io-aware and the three-phase job models
-(docs/io-model.md §1, §3), beside Cerberus (Yan et al., "Cerberus: A 3-Phase Burst Buffer Aware Batch
-Scheduler for HPC Systems", §3) and Slurm's burst-buffer scheduling (`slurm-bb`, docs/policies.md).
+"""Study ``three-phase``: the same policies on the io-aware and the three-phase job models (docs/io-model.md §1,
+§3), beside Cerberus (Yan et al., "Cerberus: A 3-Phase Burst Buffer Aware Batch Scheduler for HPC Systems", §3)
+and Slurm's burst-buffer scheduling (`slurm-bb`, docs/policies.md).
 
-Columns (`Variant` labels ``POLICY/MODEL``): fcfs-easy, sjf-bb and plan-2 on both models; slurm-bb and
-cerberus on three-phase. Cerberus is judged as written (``cerberus-paper``: ``phases=as-written`` — bb_in, bb_run,
-bb_out per job, Problem 2 under free nodes and free BB, Problem 1 on Q_O deciding the stage-outs —,
-``starvation=none``: the paper has no starvation rule, ``knapsack_method=exact``: every knapsack solved exactly);
-beside it, not judged: the same with the project's 24-h starvation rule (``cerberus-paper-24h``), the one-amount
-policy without a rule and with exact knapsacks (``cerberus-one``), and the project's defaults (``cerberus``: one
-amount, 24-h rule ``fcfs``, ``auto`` knapsacks) and ``reserve`` rule (``cerberus-reserve``). On three-phase fcfs-easy, sjf-bb and plan-2 plan BB over
-the stagings and nodes over the running phase (`burstbuffer.schedulers.profiled`, the hold shapes of
-`burstbuffer.schedulers.holds`: their default there, option
+Columns (`Variant` labels ``POLICY/MODEL``): fcfs-easy, sjf-bb and plan-2 on both models; slurm-bb and Cerberus on
+three-phase. Every column runs its policy's defaults, so the judged Cerberus (``cerberus/three-phase``) is the
+paper's algorithm (``phases=as-written``: bb_in, bb_run, bb_out per job, Problem 2 under free nodes and free BB,
+Problem 1 on Q_O deciding the stage-outs; no starvation rule; exact knapsacks). Beside it, not judged, the
+project's variants under their own labels: ``cerberus-fcfs-24h`` (the project's 24-h FCFS starvation rule),
+``cerberus-one`` (one BB amount per job), ``cerberus-one-fcfs-24h`` (one amount, the 24-h rule, ``auto``
+knapsacks: the policy's default before the paper's algorithm was) and ``cerberus-one-reserve`` (one amount, the
+``reserve`` rule). On three-phase fcfs-easy, sjf-bb and plan-2 plan BB over the stagings and nodes over the
+running phase (`burstbuffer.schedulers.profiled`, `burstbuffer.schedulers.holds`: their default there, option
 ``staging=bb-first``).
 
-Report section (`sections`): per variant, waiting time, bounded slowdown, node and BB utilisation, and how long
-jobs held BB while pending — the jobs.csv column ``stage_in_pending`` of a three-phase run (stage-in + wait
-for nodes after it) and the stage-in itself (``stage_in_end − starting_time``).
+Same jobs in every mean (`common_jobs`): a job that a column rejects (as-written Cerberus rejects a job whose
+largest phase share fits on no BB node) is left out of every column's means, and listed; the waiting time runs
+to the start of the job's compute nodes on every model (docs/metrics.md §1), the wait to the stage-in beside it.
 
-Claims: Cerberus' poster gives no number; its claim "boosts system responsiveness, improves job performance"
-is judged on ``cerberus-paper`` (Cerberus as the paper states it) against the other policies, with the other
-Cerberus variants reported beside it (not judged): responsiveness as the mean waiting time, job performance as the mean
-bounded slowdown (τ = 600 s, docs/metrics.md), each against the same policies on io-aware and on three-phase.
-A fourth row asks whether the three-phase model itself (stage-in before the nodes) helps the policies that
-run on both models.
+Report section (`sections`): per variant over the same jobs, waiting time, wait to the stage-in, bounded
+slowdown, node and BB utilisation, the jobs it rejected, and how long jobs held BB while pending (jobs.csv
+``stage_in_pending``: stage-in + wait for nodes after it) and the stage-in itself (``stage_in_end −
+starting_time``).
+
+Claims: the paper's text has sections 1-3 and gives no number; its §1 states that "the preliminary simulation
+results demonstrate that the three-phase design of Cerberus not only boosts system responsiveness, but also
+improves job performance", without the baseline. The comparisons are the project's: responsiveness as the mean
+waiting time, job performance as the mean bounded slowdown (τ = 600 s, docs/metrics.md), Cerberus against the
+best other policy of the set (every other policy, so the weakest one decides nothing). A fourth claim, whether
+the three-phase model itself helps the policies run on both models, is the project's own hypothesis (§2 defines
+the model and measures nothing).
 """
 from __future__ import annotations
 
@@ -39,23 +45,43 @@ pd = lazy("pandas")
 IO, TP = "io-aware", "three-phase"
 #: the policies run on both job models
 BOTH = ("fcfs-easy", "sjf-bb", "plan-2")
-#: the Cerberus the claims judge: as written (three BB amounts, stage-out decisions), no starvation rule (the
-#: paper states none), exact knapsacks at every size
-CERBERUS = f"cerberus-paper/{TP}"
-PAPER = {"phases": "as-written", "starvation": "none", "knapsack_method": "exact"}
-#: the other Cerberus variants (the project's starvation rules, one BB amount), reported beside the judged one
-RULE_VARIANTS = (f"cerberus-paper-24h/{TP}", f"cerberus-one/{TP}", f"cerberus/{TP}", f"cerberus-reserve/{TP}")
+#: the Cerberus the claims judge: the policy's defaults, the paper's algorithm
+CERBERUS = f"cerberus/{TP}"
+ONE = {"phases": "one"}
+#: the project's Cerberus variants (starvation rules, one BB amount), reported beside the judged one
+PROJECT_VARIANTS = (f"cerberus-fcfs-24h/{TP}", f"cerberus-one/{TP}", f"cerberus-one-fcfs-24h/{TP}",
+                    f"cerberus-one-reserve/{TP}")
 
 VARIANTS = (
     *(Variant(f"{p}/{IO}", p, model=IO) for p in BOTH),
     *(Variant(f"{p}/{TP}", p, model=TP) for p in BOTH),
     Variant(f"slurm-bb/{TP}", "slurm-bb", model=TP),
-    Variant(f"cerberus/{TP}", "cerberus", model=TP),
-    Variant(f"cerberus-reserve/{TP}", "cerberus", {"starvation": "reserve"}, model=TP),
-    Variant(f"cerberus-one/{TP}", "cerberus", {"starvation": "none", "knapsack_method": "exact"}, model=TP),
-    Variant(f"cerberus-paper-24h/{TP}", "cerberus", {**PAPER, "starvation": "fcfs"}, model=TP),
-    Variant(CERBERUS, "cerberus", PAPER, model=TP),
+    Variant(CERBERUS, "cerberus", model=TP),
+    Variant(f"cerberus-fcfs-24h/{TP}", "cerberus-fcfs-24h", model=TP),
+    Variant(f"cerberus-one/{TP}", "cerberus", ONE, model=TP),
+    Variant(f"cerberus-one-fcfs-24h/{TP}", "cerberus-fcfs-24h", {**ONE, "knapsack_method": "auto"}, model=TP),
+    Variant(f"cerberus-one-reserve/{TP}", "cerberus", {**ONE, "starvation": "reserve"}, model=TP),
 )
+
+
+def common_jobs(jobs: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+    """(the rows of the whole-scope tidy table `jobs` whose job every column started, {column: the job ids it
+    did not start}) — so that every column's means are over the same jobs."""
+    w = jobs[jobs["scope"] == "whole"] if "scope" in jobs else jobs
+    started = w[w["waiting_time"].notna()]
+    cols = list(dict.fromkeys(w["policy"]))
+    counts = started.groupby("job_id")["policy"].nunique()
+    keep = set(counts[counts == len(cols)].index)
+    left = {p: sorted(set(w.loc[w["policy"] == p, "job_id"]) - set(started.loc[started["policy"] == p, "job_id"]),
+                      key=lambda j: (len(j), j)) for p in cols}
+    return w[w["job_id"].isin(keep)], left
+
+
+def claim_rows(data) -> pd.DataFrame:
+    """The summary rows the claims judge: `tables.summary_table` over the jobs every column started."""
+    from ...metrics.tables import summary_table
+    same, _ = common_jobs(data.jobs)
+    return summary_table(same)
 
 
 def _get(s: pd.DataFrame, label: str, col: str) -> float:
@@ -71,24 +97,22 @@ def _others(s: pd.DataFrame, model: str | None) -> list[str]:
 
 
 def _versus(col: str, what: str, model: str | None):
-    """Measure: Cerberus' mean `col` against the `model` variants'; value = the best other / Cerberus' (≥ 1:
-    Cerberus is at least as good as every one), partly_value = the worst other / Cerberus' (> 1: better
-    than at least one)."""
+    """Measure: Cerberus' mean `col` against the best of the `model` variants (None: every model); value = the
+    best other's / Cerberus' (> 1: Cerberus better than every one of them)."""
     def measure(s: pd.DataFrame) -> Measurement | None:
         others = _others(s, model)
         c = _get(s, CERBERUS, col)
         if not others or math.isnan(c) or c <= 0:
             return None
         vals = {p: _get(s, p, col) for p in others}
-        best, worst = min(vals, key=vals.get), max(vals, key=vals.get)
+        best = min(vals, key=vals.get)
+        beside = {p: _get(s, p, col) for p in PROJECT_VARIANTS}
+        beside_text = ", ".join(f"{p.split('/')[0]} {v:.3g}" for p, v in beside.items() if not math.isnan(v))
         beaten = [p for p in others if vals[p] > c]
-        rules = {p: _get(s, p, col) for p in RULE_VARIANTS}
-        beside = ", ".join(f"{p.split('/')[0]} {v:.3g}" for p, v in rules.items() if not math.isnan(v))
-        return Measurement(f"{what}: cerberus-paper {c:.3g}; " + ", ".join(f"{p} {v:.3g}" for p, v in vals.items())
-                           + (f" (the other Cerberus variants, not judged: {beside})" if beside else ""),
-                           f"cerberus-paper is below {len(beaten)} of {len(others)} ({', '.join(beaten) or 'none'}); "
-                           f"best other {best} is {vals[best] / c:.2f}× cerberus-paper's",
-                           value=vals[best] / c, partly_value=vals[worst] / c)
+        return Measurement(f"{what}: cerberus {c:.3g}; " + ", ".join(f"{p} {v:.3g}" for p, v in vals.items())
+                           + (f" (the project's variants, not judged: {beside_text})" if beside_text else ""),
+                           f"best other {best} is {vals[best] / c:.2f}× cerberus'; cerberus is below {len(beaten)} "
+                           f"of {len(others)}", value=vals[best] / c)
     return measure
 
 
@@ -105,20 +129,23 @@ def model_helps(s: pd.DataFrame) -> Measurement | None:
                        count=(len(ok), len(pairs)))
 
 
-_SRC = "Yan et al., Cerberus, abstract and §4"
+#: where the paper states the claims (its text has sections 1-3; no number anywhere)
+_SRC = "Yan et al., Cerberus, §1 (no number; comparison set: the project's)"
+_OWN = "the project's hypothesis (Yan et al., Cerberus, §2 defines the model, measures nothing)"
 CLAIMS = (
-    Claim("responsive-io", "Cerberus boosts system responsiveness (mean waiting time) over the same policies on "
-          "the io-aware model", _SRC, "whole", (CERBERUS,) + tuple(f"{p}/{IO}" for p in BOTH), "qualitative",
-          _versus("wait_h_mean", "mean waiting time [h]", IO), AtLeast(1.0, 1.0), "cerberus and the io-aware runs"),
-    Claim("responsive-3p", "Cerberus boosts system responsiveness (mean waiting time) over the other policies on "
-          "the three-phase model", _SRC, "whole", (CERBERUS, f"slurm-bb/{TP}") + tuple(f"{p}/{TP}" for p in BOTH),
+    Claim("responsive-io", "Cerberus boosts system responsiveness (mean waiting time) over the best of the same "
+          "policies on the io-aware model", _SRC, "whole", (CERBERUS,) + tuple(f"{p}/{IO}" for p in BOTH),
+          "qualitative", _versus("wait_h_mean", "mean waiting time [h]", IO), AtLeast(1.0, 1.0),
+          "cerberus and the io-aware runs"),
+    Claim("responsive-3p", "Cerberus boosts system responsiveness (mean waiting time) over the best other policy "
+          "on the three-phase model", _SRC, "whole", (CERBERUS, f"slurm-bb/{TP}") + tuple(f"{p}/{TP}" for p in BOTH),
           "qualitative", _versus("wait_h_mean", "mean waiting time [h]", TP), AtLeast(1.0, 1.0),
           "cerberus and the three-phase runs"),
-    Claim("performance", "Cerberus improves job performance (mean bounded slowdown) over every other policy, "
+    Claim("performance", "Cerberus improves job performance (mean bounded slowdown) over the best other policy, "
           "either model", _SRC, "whole", (CERBERUS,), "qualitative",
           _versus("bsld_mean", "mean bounded slowdown", None), AtLeast(1.0, 1.0), "cerberus and the other runs"),
     Claim("three-phase-model", "Staging in before the nodes (the three-phase model) improves job performance of "
-          "the same policy", "Yan et al., Cerberus, §2", "whole", tuple(f"{p}/{m}" for p in BOTH for m in (IO, TP)),
+          "the same policy", _OWN, "whole", tuple(f"{p}/{m}" for p in BOTH for m in (IO, TP)),
           "qualitative", model_helps, AllHold(), "a policy on both models"),
 )
 
@@ -127,49 +154,57 @@ def _num(df: pd.DataFrame, col: str) -> pd.Series:
     return pd.to_numeric(df[col], errors="coerce") if col in df else pd.Series(np.nan, index=df.index)
 
 
-def staging_rows(specs, results) -> list[list]:
-    """Per finished whole-scope run: the staging columns of the report (module docstring)."""
+def staging_rows(specs, results, jobs: pd.DataFrame) -> list[list]:
+    """Per finished whole-scope run: the report's row (module docstring), its means over the jobs every column
+    started (`common_jobs` of the tidy table `jobs`)."""
+    same, left = common_jobs(jobs)
     rows = []
     for s in specs:
         if s.scope != "whole" or "error" in results.get(s.key, {"error": 1}):
             continue
-        jobs = pd.read_csv(Path(s.out) / "jobs.csv", dtype={"job_id": str})
-        started = jobs[_num(jobs, "starting_time").notna()]
-        pend = _num(started, "stage_in_pending")
-        stage = _num(started, "stage_in_end") - _num(started, "starting_time")
-        wait = _num(started, "waiting_time")
+        label = s.column or s.policy
+        m = same[same["policy"] == label]
+        raw = pd.read_csv(Path(s.out) / "jobs.csv", dtype={"job_id": str})
+        raw = raw[raw["job_id"].astype(str).isin(set(m["job_id"]))]
+        pend = _num(raw, "stage_in_pending")
+        stage = _num(raw, "stage_in_end") - _num(raw, "starting_time")
         summ = results[s.key].get("summary", {})
         pct = lambda x: "n/a" if x is None or x != x else f"{100 * x:.1f} %"  # noqa: E731
         early = int((pend > 0).sum())
-        rows.append([s.column or s.policy, s.model, f"{wait.mean() / 3600:.3g}",
-                     f"{_num(started, 'bounded_slowdown').mean():.3g}", pct(summ.get("cpu_utilisation")),
-                     pct(summ.get("bb_utilisation")),
+        own = left.get(label, [])
+        rows.append([label, s.model, len(m), f"{m['waiting_time'].mean() / 3600:.3g}",
+                     f"{m['wait_to_stage_in'].mean() / 3600:.3g}", f"{m['bounded_slowdown'].mean():.3g}",
+                     pct(summ.get("cpu_utilisation")), pct(summ.get("bb_utilisation")),
+                     f"{len(own)}" + (f" ({', '.join(own[:8])}{', …' if len(own) > 8 else ''})" if own else ""),
                      "n/a" if pend.isna().all() else f"{pend.mean() / 60:.3g}",
                      "n/a" if pend.isna().all() else f"{pend.max() / 3600:.3g}",
                      "n/a" if stage.isna().all() else f"{stage.mean():.3g}",
-                     "n/a" if pend.isna().all() else f"{early} of {len(started)}"])
+                     "n/a" if pend.isna().all() else f"{early} of {len(raw)}"])
     return rows
 
 
 def sections(data) -> list:
     rep = data.report
-    rep.h(1, "Three-phase: node and BB usage, stage-in while pending")
-    rep.p("Per run: waiting time (submission → the first resource held: the stage-in's start), bounded slowdown, "
-          "node utilisation (three-phase: the running phase only), BB utilisation (stage-in start → end), and "
-          "stage_in_pending = nodes start − stage-in start (the stage-in plus any wait for nodes after it, BB "
-          "held, no node), from each run's jobs.csv. io-aware runs have no such column (n/a): their stage-in "
-          "holds the nodes.")
-    rep.table(["variant", "model", "mean wait [h]", "mean bsld", "node util.", "BB util.",
-               "mean stage_in_pending [min]", "max stage_in_pending [h]", "mean stage-in [s]",
-               "jobs pending with BB"], staging_rows(data.specs, data.results))
+    rep.h(1, "Three-phase: the same jobs in every column; node and BB usage, stage-in while pending")
+    rep.p("Per run, over the jobs every column started (a job one column did not start — rejected, or not ended — "
+          "is left out of every column's means and named in its row): waiting time (submission → the start of "
+          "the job's compute nodes, on every model: docs/metrics.md §1), the wait to the stage-in (submission → "
+          "the first resource held: on three-phase the stage-in's BB; on io-aware the same as the waiting time), "
+          "bounded slowdown, node utilisation (three-phase: the running phase only) and BB utilisation (stage-in "
+          "start → end) of the whole run, and stage_in_pending = nodes start − stage-in start (the stage-in plus any "
+          "wait for nodes after it, BB held, no node), from each run's jobs.csv. io-aware runs have no such column "
+          "(n/a): their stage-in holds the nodes.")
+    rep.table(["variant", "model", "jobs in the means", "mean wait [h]", "mean wait to stage-in [h]", "mean bsld",
+               "node util.", "BB util.", "not started", "mean stage_in_pending [min]", "max stage_in_pending [h]",
+               "mean stage-in [s]", "jobs pending with BB"], staging_rows(data.specs, data.results, data.jobs))
     return []
 
 
 STUDY = Study(
     name="three-phase",
     title="Three-phase burst-buffer scheduling: Cerberus and Slurm's stage-in beside the EASY family and plan-2",
-    description="issue 14: cerberus, slurm-bb, fcfs-easy, sjf-bb, plan-2 on the io-aware vs the three-phase job "
-                "model; Cerberus' claim judged against them",
+    description="cerberus (the paper's algorithm), slurm-bb, fcfs-easy, sjf-bb, plan-2 on the io-aware vs the "
+                "three-phase job model; Cerberus' claims judged against them over the same jobs",
     policies=BOTH + ("slurm-bb", "cerberus"), reference=f"sjf-bb/{IO}", claims=CLAIMS, variants=VARIANTS,
-    sections=sections, paper="Yan et al., Cerberus",
+    sections=sections, claim_rows=claim_rows, paper="Yan et al., Cerberus",
 )
