@@ -195,10 +195,11 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         if note:
             rep.p(note)
         rows = study.claim_rows(data) if study.claim_rows else (judged if extra else whole)
-        verdicts = evaluate(study.claims, rows, pm)
     else:
         rep.p("No whole-workload run: only the claims about the parts are judged.")
-        verdicts = evaluate(study.claims, summ.iloc[0:0], pm)
+        rows = summ.iloc[0:0]
+    regime = study.regime(data) if study.regime else []
+    verdicts = evaluate(study.claims, rows, pm, jobs=jobs, regime=regime)
     header = list(VERDICT_HEADER)
     header[1] = f"claim ({study.paper})"
     rep.table(header, verdict_rows(verdicts))
