@@ -94,13 +94,20 @@ def around(value: float, rel: float, reason: str, own: bool = False) -> Band:
 EFFECTS = {"relative": (" %", 0.0), "ratio": ("×", 1.0), "points": (" points", 0.0), "share": (" %", 50.0)}
 
 
-def _stat(name: str):
-    """The statistic `name` over an array (NaN ignored): mean, median, max, min, sum, q<p> (quantile p)."""
+#: the statistics `_stat` knows besides q<p>
+STATS = ("mean", "median", "max", "min", "sum")
+
+
+def _stat(name: str, resolve: bool = True):
+    """The statistic `name` over an array (NaN ignored): mean, median, max, min, sum, q<p> (quantile p).
+    KeyError / ValueError for an unknown name; `resolve` False: only that check (numpy not imported: a
+    claims table is built when a study module is imported)."""
     if name.startswith("q"):
         q = float(name[1:])
-        return lambda a, axis=None: np.nanquantile(a, q, axis=axis)
-    return {"mean": np.nanmean, "median": np.nanmedian, "max": np.nanmax, "min": np.nanmin,
-            "sum": np.nansum}[name]
+        return (lambda a, axis=None: np.nanquantile(a, q, axis=axis)) if resolve else None
+    if name not in STATS:
+        raise KeyError(name)
+    return getattr(np, "nan" + name) if resolve else None
 
 
 @dataclass(frozen=True)
@@ -126,7 +133,7 @@ class Metric:
     def __post_init__(self):
         if self.over not in ("jobs", "parts"):
             raise ValueError(f"metric {self.name}: over {self.over!r} not in ('jobs', 'parts')")
-        _stat(self.stat)
+        _stat(self.stat, resolve=False)
 
     def units(self, rows: pd.DataFrame) -> pd.Series:
         """Per-unit values of one column of the study (`rows`: its per-job rows in the condition's scopes):
