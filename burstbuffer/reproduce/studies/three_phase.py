@@ -19,7 +19,8 @@ job whose largest phase share fits on no BB node) is named, not dropped from tha
 runs to the start of the job's compute nodes on every model (docs/metrics.md §1), the wait to the stage-in beside
 it.
 
-Report section (`sections`): per variant over the same jobs, waiting time, wait to the stage-in, bounded
+Report sections (`sections`): the regime checks, each claim's bands and noise floor and its verdict as a placebo
+and reversed (`checks_rows`); per variant over the same jobs, waiting time, wait to the stage-in, bounded
 slowdown, node and BB utilisation, the jobs it rejected, and how long jobs held BB while pending (jobs.csv
 ``stage_in_pending``: stage-in + wait for nodes after it) and the stage-in itself (``stage_in_end −
 starting_time``).
@@ -54,9 +55,6 @@ BOTH = ("fcfs-easy", "sjf-bb", "plan-2")
 #: the Cerberus the claims judge: the policy's defaults, the paper's algorithm
 CERBERUS = f"cerberus/{TP}"
 ONE = {"phases": "one"}
-#: the project's Cerberus variants (starvation rules, one BB amount), reported beside the judged one
-PROJECT_VARIANTS = (f"cerberus-fcfs-24h/{TP}", f"cerberus-one/{TP}", f"cerberus-one-fcfs-24h/{TP}",
-                    f"cerberus-one-reserve/{TP}")
 
 VARIANTS = (
     *(Variant(f"{p}/{IO}", p, model=IO) for p in BOTH),
