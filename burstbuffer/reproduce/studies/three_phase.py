@@ -19,8 +19,7 @@ job whose largest phase share fits on no BB node) is named, not dropped from tha
 runs to the start of the job's compute nodes on every model (docs/metrics.md §1), the wait to the stage-in beside
 it.
 
-Report sections (`sections`): the regime checks, each claim's bands and noise floor and its verdict as a placebo
-and reversed (`checks_rows`); per variant over the same jobs, waiting time, wait to the stage-in, bounded
+Report section (`sections`): per variant over the same jobs, waiting time, wait to the stage-in, bounded
 slowdown, node and BB utilisation, the jobs it rejected, and how long jobs held BB while pending (jobs.csv
 ``stage_in_pending``: stage-in + wait for nodes after it) and the stage-in itself (``stage_in_end −
 starting_time``).
@@ -34,7 +33,8 @@ policies on io-aware), job performance as a lower mean bounded slowdown (τ = 60
 other policy. Every condition must hold, so no single weak baseline (fcfs-easy) decides a verdict. A fourth
 claim, whether the three-phase model itself helps the policies run on both models, is the project's own
 hypothesis (§2 defines the model and measures nothing). Regime (`regime`): jobs queue, and the burst buffer is
-one of the resources they wait for, under the reference run.
+one of the resources they wait for, under the reference run (the report shows the checks, each claim's bands and
+noise floor, and its verdicts as a placebo and reversed).
 """
 from __future__ import annotations
 
@@ -178,32 +178,8 @@ def staging_rows(specs, results, jobs: pd.DataFrame) -> list[list]:
     return rows
 
 
-def checks_rows(data) -> tuple[list[list[str]], list[list[str]]]:
-    """(the regime checks' rows: check, measured, needs, holds; per claim: id, its bands, its noise floor, and
-    its verdict judged real, as a placebo — each condition's control in place of Cerberus — and reversed —
-    treatment and control swapped —, `metrics.claims.evaluate`'s modes; docs/verdicts.md)."""
-    from ...metrics.claims import evaluate
-    checks = regime(data)
-    reg = [[c.name, c.measured, c.needs, "yes" if c.ok else "no"] for c in checks]
-    by_mode = {m: evaluate(CLAIMS, pd.DataFrame(), jobs=data.jobs, mode=m, regime=checks)
-               for m in ("real", "placebo", "reverse")}
-    rows = [[v.id, "; ".join(dict.fromkeys(d["band"] for d in v.conditions)) or "n/a", v.noise or "n/a"]
-            + [by_mode[m][i].verdict for m in ("real", "placebo", "reverse")] for i, v in enumerate(by_mode["real"])]
-    return reg, rows
-
-
 def sections(data) -> list:
     rep = data.report
-    reg, rows = checks_rows(data)
-    rep.h(1, "Three-phase: regime checks, bands, placebo and reversal")
-    rep.p("Regime checks (the project's thresholds; one failed: every claim out of regime), under the reference "
-          "run:")
-    rep.table(["check", "measured", "needs", "holds"], reg)
-    rep.p("Each claim's band and noise floor, and its verdict on the real runs, as a placebo (each condition's "
-          "control in place of Cerberus: no claim of a difference may be reproduced or partly) and reversed "
-          "(treatment and control swapped: a claim reproduced on the real runs must fail), judged on the same "
-          "runs (docs/verdicts.md).")
-    rep.table(["claim", "band", "noise floor", "real", "placebo", "reversed"], rows)
     rep.h(1, "Three-phase: the same jobs in every column; node and BB usage, stage-in while pending")
     rep.p("Per run, over the jobs every column started (a job one column did not start — rejected, or not ended — "
           "is left out of every column's means and named in its row): waiting time (submission → the start of "
