@@ -449,17 +449,28 @@ def _wanted_command(argv: list[str] | None) -> str | None:
     return None
 
 
-def _log_options_first(argv: list[str]) -> list[str]:
+def _own_options(parser: argparse.ArgumentParser, command: str | None) -> set[str]:
+    """The option strings the subcommand `command` of `parser` defines (empty for none or an unknown one)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return {o for a in action.choices[command]._actions for o in a.option_strings}
+    return set()
+
+
+def _log_options_first(argv: list[str], own: set[str] = frozenset()) -> list[str]:
     """`argv` with the options of every command (``--log-level LEVEL``, ``-v``, ``-vv``, ``--verbose``) moved
     before the command, wherever they were given (``burstbuffer run -v`` as ``burstbuffer -v run``); nothing moved
-    after ``--``."""
+    after ``--``, nor an option the command defines itself (`own`: ``simulate -v`` is Batsim's ``--verbosity``)."""
     front, rest, i = [], [], 0
     while i < len(argv):
         a = argv[i]
+        name = "-v" if a in ("-vv", "-vvv") else a.split("=", 1)[0]
         if a == "--":
             rest += argv[i:]
             break
-        if a in ("-v", "-vv", "-vvv", "--verbose") or a.startswith("--log-level="):
+        if name in own:
+            rest.append(a)
+        elif a in ("-v", "-vv", "-vvv", "--verbose") or a.startswith("--log-level="):
             front.append(a)
         elif a == "--log-level" and i + 1 < len(argv):
             front += argv[i:i + 2]
@@ -474,8 +485,9 @@ def main(argv: list[str] | None = None) -> int:
     from .affinity import one_blas_thread
     from .jsonvalues import excerpt
     one_blas_thread()
-    argv = _log_options_first(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
+    argv = _log_options_first(argv, _own_options(parser, _wanted_command(argv)))
     if not argv:
         parser.print_help()
         return 0

@@ -53,6 +53,7 @@ def test_default_level_logs_nothing_and_progress_stays_off_the_log(tmp_path):
     ("runn", "did you mean run?"),
     ("workload from-swff x", "did you mean from-swf"),
     ("--log-level loud run", "invalid choice: 'loud'"),
+    ("simulate -v quiet", "required: -p/--platform"),     # simulate's own -v (Batsim's --verbosity) stays its
 ])
 def test_usage_errors_say_what_to_do(argv, words, capsys):
     assert main(shlex.split(argv)) == 2
