@@ -15,11 +15,12 @@ message is compared too (tests/batsim_diff.py's proxy). Then each family's own c
 - ``test_walltime``: fcfs_fast on cluster512, no job runs past its walltime (Batsim's ``check_ok``);
 - ``test_kill`` (``test_kill_progress``): batsched's killer, 5 s after each start, with
   ``--forward-profiles-on-submission``; every JOB_KILLED carries the job's progress;
-- ``test_submitorder``: JOB_SUBMITTED events come in (submission time, job id) order.
+- ``test_submitorder``: JOB_SUBMITTED events come in (submission time, job id) order;
+- ``test_tuto_stencil``: composed profiles with ``parallel_homogeneous_pfs`` parts on cluster512_pfs.
 
-By default a selection of the cases (36) that covers every platform, workload, algorithm and option of the
+By default a selection of the cases (37) that covers every platform, workload, algorithm and option of the
 matrix at least once, every (platform, one-job workload) pair included; ``BATSIM_TESTMATRIX=full`` runs their
-whole cross product (101 cases: test_simple's 72, test_energy's 12, ...).
+whole cross product (102 cases: test_simple's 72, test_energy's 12, ...).
 Skips when the real Batsim or batsched is absent (tests/test_batsched_batsim.py), and the energy cases when the
 simulator's energy module cannot be built.
 """
@@ -54,7 +55,7 @@ WORKLOADS = {"delay1": "test_one_delay_job.json", "delays": "test_delays.json",
              "compute1": "test_one_computation_job.json", "computetot1": "test_one_computation_job_tot.json",
              "energymini0": "test_energy_minimal_load0.json", "energymini50": "test_energy_minimal_load50.json",
              "energymini100": "test_energy_minimal_load100.json", "samesubmittime": "test_same_submit_time.json",
-             "walltime": "test_walltime.json"}
+             "walltime": "test_walltime.json", "tutostencil": "test_tuto_stencil.json"}
 SMALL = ("delays", "delaysequences", "mixed")
 ONE_JOB = ("delay1", "compute1", "computetot1")
 BASIC = ("fcfs_fast", "easy_bf_fast", "filler")
@@ -194,6 +195,21 @@ def test_submitorder(tmp_path, workload):
     expected = [r["job_id"] for r in sorted(real.jobs, key=lambda r: (float(r["submission_time"]),
                                                                         int(r["job_id"]) if numeric else r["job_id"]))]
     assert observed == expected
+
+
+# ------------------------------------------------------------------------------------- test_tuto_stencil.py
+
+def test_tuto_stencil(tmp_path):
+    """test_tuto_stencil: fcfs_fast on cluster512_pfs, jobs of composed profiles whose parallel_homogeneous_pfs
+    parts read from and write to the platform's one storage host (pfs0: no storage mapping, Batsim takes the
+    only storage machine); the job started alone is the fastest, as Batsim's test checks (jobs 0, 10, ...
+    sorted by id, its rows 0..8)."""
+    real, _ = run_case(tmp_path, "cluster512_pfs", "tutostencil", "fcfs_fast")
+    ex = {int(r["job_id"]): float(r["execution_time"]) for r in real.jobs}
+    e = [ex[k] for k in sorted(ex)]
+    assert len(e) == 9
+    assert all(e[0] < e[k] for k in (1, 2, 3, 4)) and e[3] < e[2] and e[4] < e[2]
+    assert all(e[4] < e[k] for k in (5, 6, 7, 8))
 
 
 # ----------------------------------------------------------------------------------- test_externalevents.py
