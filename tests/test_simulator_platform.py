@@ -250,3 +250,23 @@ def test_dump_platform_of_a_batsim_platform_with_a_blank_first_line():
     assert out["master"] == "master_host"
     assert out["loader"] == "xml"
     assert "node-4.simgrid.org" in out["hosts"]
+
+
+@pytest.mark.parametrize("name,text", [
+    ("bom", "\ufeff" + (BATSIM_PLATFORMS / "small_platform.xml").read_text()),        # SimGrid: not UTF-8 text
+    ("no-doctype", (BATSIM_PLATFORMS / "small_platform.xml").read_text().replace(
+        '<!DOCTYPE platform SYSTEM "http://simgrid.gforge.inria.fr/simgrid/simgrid.dtd">', "")),
+    ("bad-attribute", (BATSIM_PLATFORMS / "small_platform.xml").read_text().replace(
+        'sharing_policy="FATPIPE"', 'sharing_policy="WIDE"')),
+    ("text-first", "x\n" + (BATSIM_PLATFORMS / "small_platform.xml").read_text()),
+])
+def test_a_platform_simgrid_refuses_is_one_line(tmp_path, name, text):
+    """What SimGrid's XML parser refuses (Batsim then exits), the simulator refuses in one line naming the
+    file, exit status 2, no traceback."""
+    p = tmp_path / f"{name}.xml"
+    p.write_text(text, encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "burstbuffer.simulator", "-p", str(p), "--dump-platform"],
+                         cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    lines = [ln for ln in out.stderr.splitlines() if "error:" in ln]
+    assert len(lines) == 1 and f"{name}.xml" in lines[0] and "Traceback" not in out.stderr
