@@ -228,7 +228,7 @@ def _check_units(path: str, where: str, **values) -> None:
                 raise InputError(path, where, f"{key}: {exc}") from None
 
 
-def _xml_text(data: bytes) -> bytes:
+def xml_text(data: bytes) -> bytes:
     """`data` as SimGrid's XML reader (FleXML) takes it: white space before the ``<?xml ...?>`` declaration
     is skipped (several of Batsim 4.2.1's own platforms begin with a blank line; the XML standard, and
     xml.etree, refuse a declaration that is not at the very start). A UTF-8 byte-order mark is kept first."""
@@ -252,7 +252,7 @@ def parse_platform(path: str) -> PlatformSpec:
     with open(path, "rb") as f:
         data = f.read()
     try:
-        top = ET.fromstring(_xml_text(data))
+        top = ET.fromstring(xml_text(data))
     except ET.ParseError as exc:
         raise InputError(path, "XML", f"not well-formed ({exc})") from None
     if top.tag != "platform":
