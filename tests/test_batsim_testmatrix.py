@@ -16,7 +16,9 @@ message is compared too (tests/batsim_diff.py's proxy). Then each family's own c
 - ``test_kill`` (``test_kill_progress``): batsched's killer, 5 s after each start, with
   ``--forward-profiles-on-submission``; every JOB_KILLED carries the job's progress;
 - ``test_submitorder``: JOB_SUBMITTED events come in (submission time, job id) order;
-- ``test_tuto_stencil``: composed profiles with ``parallel_homogeneous_pfs`` parts on cluster512_pfs.
+- ``test_tuto_stencil``: composed profiles with ``parallel_homogeneous_pfs`` parts on cluster512_pfs;
+
+and, beyond Batsim's matrix, a TORUS cluster's properties (its hosts', not its zone's).
 
 By default a selection of the cases (37) that covers every platform, workload, algorithm and option of the
 matrix at least once, every (platform, one-job workload) pair included; ``BATSIM_TESTMATRIX=full`` runs their
@@ -75,12 +77,14 @@ def _cases(full: list[tuple], default: list[tuple]) -> list[tuple]:
     return full if FULL else default
 
 
-def run_case(tmp: Path, platform: str, workload: str, algo: str, options: dict | None = None,
+def run_case(tmp: Path, platform: str | Path, workload: str, algo: str, options: dict | None = None,
              extra: tuple[str, ...] = ()) -> tuple[B.Run, B.Run]:
     """Real Batsim, then `burstbuffer simulate`, with one command line (module docstring) and batsched's
     `algo` (its options written to a file, as Batsim's tests do); both must complete, with every protocol
-    message and every compared output file identical. Returns (real run, embedded run)."""
-    args = ["-p", str(DATA / "platforms" / PLATFORMS[platform]), "-w", str(DATA / "workloads" / WORKLOADS[workload]),
+    message and every compared output file identical. `platform`: a name of PLATFORMS, or a file.
+    Returns (real run, embedded run)."""
+    plat = platform if isinstance(platform, Path) else DATA / "platforms" / PLATFORMS[platform]
+    args = ["-p", str(plat), "-w", str(DATA / "workloads" / WORKLOADS[workload]),
             "-e", "{prefix}", "-s", "{socket}", *extra]
     sched = batsched_cmd(tmp, algo, options)
     real = B.run_one(tmp, "real", [BATSIM, *args], sched, timeout=120)
@@ -210,6 +214,23 @@ def test_tuto_stencil(tmp_path):
     assert len(e) == 9
     assert all(e[0] < e[k] for k in (1, 2, 3, 4)) and e[3] < e[2] and e[4] < e[2]
     assert all(e[4] < e[k] for k in (5, 6, 7, 8))
+
+
+# ------------------------------------------------------------------------------ beyond Batsim's own matrix
+
+def test_torus_cluster_properties(tmp_path):
+    """A TORUS <cluster> with a <prop>, which SimGrid's XML loader gives to the cluster's hosts but not to its
+    zone: the same resources' properties and zone_properties in SIMULATION_BEGINS (the master is one of the
+    cluster's hosts, -m c0)."""
+    plat = tmp_path / "torus.xml"
+    plat.write_text('<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                    '<platform version="4.1"><zone id="z" routing="Full"><prop id="top" value="1"/>'
+                    '<cluster id="t" topology="TORUS" topo_parameters="2,2" prefix="c" suffix="" radical="0-3" '
+                    'speed="1Gf" bw="125MBps" lat="50us"><prop id="foo" value="bar"/></cluster></zone></platform>')
+    real, _ = run_case(tmp_path, plat, "delays", "easy_bf_fast", extra=("-m", "c0"))
+    res = real.messages[0][1]["events"][0]["data"]["compute_resources"]
+    assert [(r["name"], r["properties"], r["zone_properties"]) for r in res] == [
+        (f"c{k}", {"role": "", "foo": "bar"}, {"top": "1"}) for k in (1, 2, 3)]
 
 
 # ----------------------------------------------------------------------------------- test_externalevents.py

@@ -71,11 +71,8 @@ def test_resources_match_real_batsim():
         assert [(x.id, x.name) for x in m.compute] == want_c
         assert [(x.id, x.name) for x in m.storage] == want_s
         assert m.master.name == "master"
-        # SimGrid gives the <cluster>'s <prop>s to each of its hosts (the reference file has none)
-        cluster = {"burst_buffer_capacity": "40GB", "topo_parameters": "3,1;4,1;3,1;3"}
-        assert all(x.properties == {"role": "", **cluster} for x in m.compute)
-        assert all(x.properties == {"role": "storage", **cluster} for x in m.storage if x.name != "pfs")
-        assert m.by_name()["pfs"].properties == {"role": "storage"}
+        assert all(x.properties == {"role": ""} for x in m.compute)
+        assert all(x.properties == {"role": "storage"} for x in m.storage)
     # the reference file (no zone property) with Batsim's -r gives exactly the captured resource objects
     m = resolve_machines(parse_platform(str(REFERENCE)), parse_roles_option(ROLES))
     assert [x.to_json() for x in m.compute] == begins["compute_resources"]
@@ -204,9 +201,9 @@ def test_batsim_master_host_lookup():
         resolve_machines(parse_platform(str(BATSIM_PLATFORMS / "cluster512.xml")), {}, "a0")
 
 
-def test_cluster_properties_go_to_its_hosts():
-    """SimGrid 3.32 (sg_platf.cpp) gives a <cluster>'s <prop>s to each of its hosts, and a flat cluster's
-    zone has them too: `-E` reads the wattages of cluster_energy_128.xml's hosts from its cluster."""
+def test_cluster_properties_go_to_its_hosts(tmp_path):
+    """SimGrid 3.32's XML loader (sg_platf.cpp) gives a <cluster>'s <prop>s to each of its hosts, and a flat
+    cluster's zone has them too: `-E` reads the wattages of cluster_energy_128.xml's hosts from its cluster."""
     from burstbuffer.simulator.energy import check_platform
     spec = parse_platform(str(BATSIM_PLATFORMS / "cluster_energy_128.xml"))
     h = spec.hosts["host5"]
@@ -224,6 +221,17 @@ def test_cluster_properties_go_to_its_hosts():
     assert spec.hosts["host1"].props == {"Hdd": "180", "mem": "4"}
     assert spec.hosts["host1"].zone_props == {"Foo": "bar", "bla": "bli"}
     assert resolve_machines(spec).master.name == "master_host"
+    # a TORUS cluster loaded by SimGrid's XML loader: its hosts get its <prop>s, its zone none
+    torus = tmp_path / "torus.xml"
+    torus.write_text('<?xml version="1.0"?><platform version="4.1"><zone id="z" routing="Full">'
+                     '<prop id="top" value="1"/><cluster id="t" topology="TORUS" topo_parameters="2,2" '
+                     'prefix="c" suffix="" radical="0-3" speed="1Gf" bw="1GBps" lat="1us">'
+                     '<prop id="foo" value="bar"/></cluster></zone></platform>')
+    h = parse_platform(str(torus)).hosts["c1"]
+    assert (h.props, h.zone_props) == ({"foo": "bar"}, {"top": "1"})
+    # the project's Dragonfly files, built through SimGrid's API as its C++ plugins build them: zone only
+    h = parse_platform(str(PLATFORM)).hosts["node_5"]
+    assert h.props == {} and h.zone_props["burst_buffer_capacity"] == "40GB"
 
 
 def test_white_space_before_the_xml_declaration(tmp_path):

@@ -5,7 +5,10 @@ Two steps, neither needs a SimGrid engine:
 
 1. `parse_platform(path)` reads the XML with xml.etree into a `PlatformSpec` (zones, clusters, hosts with
    their `<prop>`s, links, routes); every host gets the zone properties of its zone and of the zones above
-   it, as Batsim forwards them (`zone_properties`).
+   it, as Batsim forwards them (`zone_properties`). A `<cluster>`'s `<prop>`s are given as SimGrid 3.32's XML
+   loader gives them: to each of its hosts, and to its zone for a flat cluster only; in a file built through
+   SimGrid's API (`PlatformSpec.api_build_reason`), to the cluster's zone only, as this project's C++ platform
+   plugins set them (`burstbuffer.platforms.sg_cpp`).
 2. `resolve_machines(spec, roles)` gives Batsim's view (docs/protocol.md, Batsim `machines.cpp`): hosts in
    SimGrid's order (names sorted as strings); the master (role ``master``) is left out; compute resources
    get ids 0..C-1, storage resources ids C..C+S-1. Storage roles come from `-r HOSTS:storage`, else from
@@ -344,10 +347,11 @@ def parse_platform(path: str) -> PlatformSpec:
             props=_props(elem, path, where), router_id=elem.get("router_id"))
         _check_units(path, where, speed=c.speed, bw=c.bw, lat=c.lat, loopback_bw=c.loopback_bw,
                      loopback_lat=c.loopback_lat, limiter_link=c.limiter_link)
-        merged = {**parent_props, **c.props}
+        # SimGrid 3.32's XML loader (sg_platf.cpp) gives the cluster's <prop>s to each of its hosts, and to the
+        # cluster's zone only for a flat cluster (a TORUS/FAT_TREE/DRAGONFLY zone gets none)
+        zone_props = {**parent_props, **c.props} if c.topology not in ROUTERLESS_TOPOLOGIES else dict(parent_props)
         for k in radical:
-            # SimGrid gives the cluster's <prop>s to each of its hosts (sg_platf.cpp, flat and hierarchical)
-            h = HostSpec(f"{c.prefix}{k}{c.suffix}", c.speed, c.core, dict(c.props), dict(merged), cid)
+            h = HostSpec(f"{c.prefix}{k}{c.suffix}", c.speed, c.core, dict(c.props), dict(zone_props), cid)
             add_host(h)
             c.hosts.append(h)
         if c.topology == "FLAT" or c.router_id:
@@ -356,7 +360,14 @@ def parse_platform(path: str) -> PlatformSpec:
         return c
 
     root = parse_zone(zones[0], {})
-    return PlatformSpec(path, root, hosts, routers, clusters)
+    spec = PlatformSpec(path, root, hosts, routers, clusters)
+    if spec.api_build_reason() is not None:
+        # built through SimGrid's API (`burstbuffer.simulator.platform_loader`) as this project's C++ platform
+        # plugins build it for a real Batsim (`sg_cpp`): a cluster's properties are its zone's, not its hosts'
+        for c in clusters:
+            for h in c.hosts:
+                h.props, h.zone_props = {}, {**h.zone_props, **c.props}
+    return spec
 
 
 # ------------------------------------------------------------------------------------- Batsim machines
