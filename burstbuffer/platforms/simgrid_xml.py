@@ -448,11 +448,11 @@ def resolve_machines(spec: PlatformSpec, roles: dict[str, str] | None = None,
     `PlatformSpec.listed_storage_nodes`).
     The master, as Batsim 4.2.1 finds it (``batsim.cpp``, ``machines.cpp``): the host named `master_name`
     (``-m``) is given the role ``master`` (unless ``-r`` gives it another role: Batsim's role map keeps the
-    last one), appended to its own ``role`` property; the master is then the host whose role is
-    ``master``: the ``-m`` host if it exists, else a host with the ``role=master`` property — its own or
-    its cluster's (a ``<cluster prefix="master_host" radical="0-0">`` holding ``<prop id="role"
-    value="master"/>`` makes host ``master_host0`` the master whatever ``-m`` says). A `master_name` that
-    names no host is ignored, as Batsim ignores it.
+    last one), appended to its own ``role`` property; the master is then the one host whose role is
+    ``master``: the ``-m`` host, or a host with the ``role=master`` property — its own or its cluster's (a
+    ``<cluster prefix="master_host" radical="0-0">`` holding ``<prop id="role" value="master"/>`` makes host
+    ``master_host0`` the master when no host is named as ``-m`` says); both are two masters, an error. A
+    `master_name` that names no host is ignored, as Batsim ignores it.
     Raises InputError for an unknown host in `roles`, an unknown role, no or several masters, or a
     compute node of speed 0 (Batsim refuses those too).
     """
