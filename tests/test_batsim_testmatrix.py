@@ -4,7 +4,8 @@ scheduler: once by the real Batsim and once by ``burstbuffer simulate`` given ex
 writes it). The inputs are Batsim's own (tests/data/batsim-4.2.1/platforms, workloads: see the README there).
 
 Compared byte for byte: ``_jobs.csv`` and ``_machine_states.csv``; with ``--energy`` also
-``_pstate_changes.csv`` and ``_consumed_energy.csv`` (``_schedule.csv`` holds wall-clock times). Every protocol
+``_pstate_changes.csv`` and ``_consumed_energy.csv``; and every cell of ``_schedule.csv`` but the simulator's
+version and its two wall-clock times (`WALL_CLOCK`). Every protocol
 message is compared too (tests/batsim_diff.py's proxy). Then each family's own check, as Batsim's test does it:
 
 - ``test_simple``: the basic algorithms (fcfs_fast, easy_bf_fast, filler) on the small platform with the small
@@ -28,6 +29,7 @@ simulator's energy module cannot be built.
 """
 from __future__ import annotations
 
+import csv
 import itertools
 import json
 import os
@@ -69,6 +71,8 @@ ENERGY_MODEL = {"power_sleep": 9.75, "power_idle": 95, "energy_switch_on": 19030
 MINIMAL = {"monitoring_period": 30, "idle_time_to_sedate": 0, "sedate_idle_on_classical_events": False,
            "ensured_sleep_time_lower_bound": 0, "ensured_sleep_time_upper_bound": 0}
 ENERGY_FILES = ("_pstate_changes.csv", "_consumed_energy.csv")
+#: `_schedule.csv`'s cells that are not the simulation's: the simulator's name and version, wall-clock times
+WALL_CLOCK = ("batsim_version", "scheduling_time", "simulation_time")
 
 
 def _cases(full: list[tuple], default: list[tuple]) -> list[tuple]:
@@ -96,6 +100,8 @@ def run_case(tmp: Path, platform: str | Path, workload: str, algo: str, options:
     for suffix in files:
         a, b = Path(real.prefix + suffix).read_bytes(), Path(emb.prefix + suffix).read_bytes()
         assert a == b, f"{suffix} differs:\n{a.decode()[:1500]}\n!=\n{b.decode()[:1500]}"
+    sa, sb = (dict(zip(*csv.reader(open(run.prefix + "_schedule.csv")))) for run in (real, emb))
+    assert {k: v for k, v in sa.items() if k not in WALL_CLOCK} == {k: v for k, v in sb.items() if k not in WALL_CLOCK}
     assert real.jobs, "no job ran"
     return real, emb
 
