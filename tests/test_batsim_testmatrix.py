@@ -19,7 +19,7 @@ message is compared too (tests/batsim_diff.py's proxy). Then each family's own c
 - ``test_submitorder``: JOB_SUBMITTED events come in (submission time, job id) order;
 - ``test_tuto_stencil``: composed profiles with ``parallel_homogeneous_pfs`` parts on cluster512_pfs;
 
-and, beyond Batsim's matrix, a TORUS cluster's properties (its hosts', not its zone's).
+and, beyond Batsim's matrix, a TORUS cluster's properties (its hosts', not its zone's) and -r given twice.
 
 By default a selection of the cases (37) that covers every platform, workload, algorithm and option of the
 matrix at least once, every (platform, one-job workload) pair included; ``BATSIM_TESTMATRIX=full`` runs their
@@ -237,6 +237,15 @@ def test_torus_cluster_properties(tmp_path):
     res = real.messages[0][1]["events"][0]["data"]["compute_resources"]
     assert [(r["name"], r["properties"], r["zone_properties"]) for r in res] == [
         (f"c{k}", {"role": "", "foo": "bar"}, {"top": "1"}) for k in (1, 2, 3)]
+
+
+def test_roles_from_the_command_line(tmp_path):
+    """-r given twice for one host (Batsim's role map keeps the last role) and -m: the same resources."""
+    real, _ = run_case(tmp_path, "small", "delays", "filler",
+                       extra=("-r", "Jupiter,Fafard:storage", "-r", "Jupiter:compute_node", "-m", "master_host"))
+    data = real.messages[0][1]["events"][0]["data"]
+    assert [r["name"] for r in data["storage_resources"]] == ["Fafard"]
+    assert "Jupiter" in [r["name"] for r in data["compute_resources"]]
 
 
 # ----------------------------------------------------------------------------------- test_externalevents.py

@@ -186,6 +186,8 @@ def test_batsim_master_host_lookup():
         resolve_machines(small, parse_roles_option(["Jupiter:master"]))
     with pytest.raises(InputError, match=r"no master host \(no host named 'master_host' \(-m\)"):
         resolve_machines(small, parse_roles_option(["master_host:compute_node"]))
+    assert parse_roles_option(["Jupiter,Fafard:storage", "Jupiter:compute_node"]) == {  # the last one, as Batsim
+        "Jupiter": "compute_node", "Fafard": "storage"}
     with pytest.raises(InputError, match="no host named 'nowhere'"):
         resolve_machines(small, {}, "nowhere")
     # a one-host <cluster prefix="master_host" radical="0-0"> holding <prop id="role" value="master"/>

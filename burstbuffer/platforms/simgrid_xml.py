@@ -418,7 +418,8 @@ _KNOWN_ROLES = {"", "master", "storage", "compute_node"}
 
 
 def parse_roles_option(values: list[str] | None, source: str = "-r") -> dict[str, str]:
-    """Batsim's ``-r HOSTS:ROLE`` (repeatable; HOSTS comma-separated) → {host name: role}.
+    """Batsim's ``-r HOSTS:ROLE`` (repeatable; HOSTS comma-separated) → {host name: role}; a host named
+    twice keeps the last role, as in Batsim's role map (``batsim.cpp``).
 
     Raises InputError if an item has no ':' or an unknown role (Batsim's roles: master, storage,
     compute_node)."""
@@ -432,7 +433,7 @@ def parse_roles_option(values: list[str] | None, source: str = "-r") -> dict[str
         for h in hosts_part.split(","):
             h = h.strip()
             if h:
-                out[h] = f"{out[h]},{role}" if h in out else role
+                out[h] = role
     return out
 
 
