@@ -83,7 +83,7 @@ def test_plan_runs_every_variant_on_kth_and_s1_s4_and_the_windows_on_s4_only(tmp
     sel = plan_runs(study, _args(wl, policies="bbsched,bbsched/w10"), tmp_path, POLICIES, log=lambda m: None)
     assert sorted(s.key for s in sel.specs) == sorted([f"{sc}/bbsched" for sc in B.KTH_SCOPES + B.REGIME_SCOPES]
                                                       + ["S4/bbsched/w10"]
-                                                      + [f"{sc}/bbsched/w10" for sc in B.REGIME_SCOPES])
+                                                      + [f"{sc}/bbsched/w10" for sc in B.REGIME_SCOPES if "-S4-" in sc])
 
 
 def test_s1_s4_share_of_jobs_with_bb_and_thresholds(tmp_path, kth_subset):
@@ -171,7 +171,7 @@ def test_gd_summary():
 
 
 # --- claims on hand-made per-job tables -------------------------------------------------------------
-def _jobs(group, cut, n=200, seed=0, cuts=None):
+def _waits(group, cut, n=200, seed=0, cuts=None):
     """A tidy per-job table of `group`'s 3 replicates: bbsched-naive's jobs wait 1-10 h, bbsched's the
     baseline's wait × (1 − `cut`) (5 % noise per job); `cuts`: {policy: cut} instead."""
     rng = np.random.default_rng(seed)
@@ -207,28 +207,28 @@ def test_the_claims_name_treatment_control_and_the_papers_number():
 
 
 def test_a_sized_claim_reproduced_partly_and_not():
-    assert _verdict("wait-theta-s4", _jobs("theta-S4", 0.41)).verdict == REPRODUCED
-    assert _verdict("wait-theta-s4", _jobs("theta-S4", 0.08)).verdict == PARTLY       # right direction, too small
-    assert _verdict("wait-theta-s4", _jobs("theta-S4", 0.90)).verdict == PARTLY       # right direction, too large
-    assert _verdict("wait-theta-s4", _jobs("theta-S4", -0.41)).verdict == NOT         # BBSched worse
-    assert _verdict("wait-theta-s4", _jobs("theta-S4", 0.0)).verdict == NOT           # inside the noise floor
+    assert _verdict("wait-theta-s4", _waits("theta-S4", 0.41)).verdict == REPRODUCED
+    assert _verdict("wait-theta-s4", _waits("theta-S4", 0.08)).verdict == PARTLY       # right direction, too small
+    assert _verdict("wait-theta-s4", _waits("theta-S4", 0.90)).verdict == PARTLY       # right direction, too large
+    assert _verdict("wait-theta-s4", _waits("theta-S4", -0.41)).verdict == NOT         # BBSched worse
+    assert _verdict("wait-theta-s4", _waits("theta-S4", 0.0)).verdict == NOT           # inside the noise floor
     # the placebo (the baseline's runs as bbsched's) and the reversal fail
-    assert _verdict("wait-theta-s4", _jobs("theta-S4", 0.41), mode="placebo").verdict == NOT
-    assert _verdict("wait-theta-s4", _jobs("theta-S4", 0.41), mode="reverse").verdict == NOT
-    assert _verdict("wait-cori-s4", _jobs("theta-S4", 0.41)).verdict == "not measured"
+    assert _verdict("wait-theta-s4", _waits("theta-S4", 0.41), mode="placebo").verdict == NOT
+    assert _verdict("wait-theta-s4", _waits("theta-S4", 0.41), mode="reverse").verdict == NOT
+    assert _verdict("wait-cori-s4", _waits("theta-S4", 0.41)).verdict == "not measured"
 
 
 def test_second_best_is_bounded_on_both_sides():
     """Weighted_BB cuts the wait by less than 26 % and BBSched beats it by what the paper's numbers leave
     (Theta: 1 − 0.59 / 0.74 = 20.3 % to 41 %; Cori: 10.1 % to 33.44 %)."""
-    good = pd.concat([_jobs("theta-S4", 0, cuts={"weighted-bb": 0.15, "bbsched": 0.38}),
-                      _jobs("cori-S4", 0, cuts={"weighted-bb": 0.15, "bbsched": 0.30})])
+    good = pd.concat([_waits("theta-S4", 0, cuts={"weighted-bb": 0.15, "bbsched": 0.38}),
+                      _waits("cori-S4", 0, cuts={"weighted-bb": 0.15, "bbsched": 0.30})])
     assert _verdict("second-best", good).verdict == REPRODUCED
-    over = pd.concat([_jobs("theta-S4", 0, cuts={"weighted-bb": 0.40, "bbsched": 0.55}),
-                      _jobs("cori-S4", 0, cuts={"weighted-bb": 0.40, "bbsched": 0.50})])
+    over = pd.concat([_waits("theta-S4", 0, cuts={"weighted-bb": 0.40, "bbsched": 0.55}),
+                      _waits("cori-S4", 0, cuts={"weighted-bb": 0.40, "bbsched": 0.50})])
     assert _verdict("second-best", over).verdict == PARTLY                      # weighted-bb cuts 40 %: past 26 %
-    tie = pd.concat([_jobs("theta-S4", 0, cuts={"weighted-bb": 0.15, "bbsched": 0.15}),
-                     _jobs("cori-S4", 0, cuts={"weighted-bb": 0.15, "bbsched": 0.15})])
+    tie = pd.concat([_waits("theta-S4", 0, cuts={"weighted-bb": 0.15, "bbsched": 0.15}),
+                     _waits("cori-S4", 0, cuts={"weighted-bb": 0.15, "bbsched": 0.15})])
     assert _verdict("second-best", tie).verdict == NOT                           # BBSched no better than the second
 
 
@@ -252,9 +252,9 @@ def test_regime_checks_and_the_out_of_regime_gate():
     assert [c[1] for c in over.checks()] == [False, False, False, False]
     assert "2.20" in over.checks()[0][2]                                    # the highest replicate's load
     checks = [RegimeCheck(*c) for c in heavy.checks() + over.checks()]
-    v = _verdict("wait-theta-s4", _jobs("theta-S4", 0.41), regime=checks)
+    v = _verdict("wait-theta-s4", _waits("theta-S4", 0.41), regime=checks)
     assert v.verdict == "out of regime"
-    assert _verdict("wait-theta-s4", _jobs("theta-S4", 0.41), regime=[RegimeCheck(*c) for c in heavy.checks()]
+    assert _verdict("wait-theta-s4", _waits("theta-S4", 0.41), regime=[RegimeCheck(*c) for c in heavy.checks()]
                     ).verdict == REPRODUCED
     body = R.regime_table([heavy, over])
     assert body[0][-1] == "in regime" and body[1][-1].startswith("out of regime: offered load")
