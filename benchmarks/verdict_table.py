@@ -32,9 +32,8 @@ def table(out: Path, short: bool = False, doc: bool = False) -> str:
                  ""]
         head = ["id", "claim", "where", "asserts", "verdict", "placebo", "reversed", "band (its reason)",
                 "noise floor", "by how much"]
-        rows = [[v["id"], v["claim"], v["source"], v.get("asserts", ""), v["verdict"],
-                 v.get("verdict_placebo", v["verdict"] if mode == "placebo" else ""),
-                 v.get("verdict_reverse", v["verdict"] if mode == "reverse" else ""),
+        rows = [[v["id"], v["claim"], v["source"], v.get("asserts", ""),
+                 *(v["verdict"] if m == mode else v.get(f"verdict_{m}", "") for m in ("real", "placebo", "reverse")),
                  v.get("band", ""), v.get("noise", ""), v["by_how_much"]] for v in verdicts]
         if any(v.get("regime") for v in verdicts):
             intro += ["Out of regime: " + "; ".join(next(v["regime"] for v in verdicts if v.get("regime"))), ""]

@@ -6,8 +6,8 @@ the per-job metrics of ``docs/metrics.md``: waiting time, turnaround, runtime [s
 ``summary.csv`` (one row per scope and policy: means ± 95 % CI, quantiles, max, utilisations,
 `burstbuffer.metrics.tables.summary_table`), ``part_means.csv`` (per part and policy: means and means
 normalised by the study's reference policy), ``verdicts.json`` (one object per claim: the fields of
-`burstbuffer.metrics.verdicts.Verdict`, and ``verdict_placebo`` / ``verdict_reverse``, the claim's verdict in
-the modes other than the one asked; docs/verdicts.md), ``figures/``
+`burstbuffer.metrics.verdicts.Verdict`, and ``verdict_real`` / ``verdict_placebo`` / ``verdict_reverse``, the
+claim's verdict in the modes other than the one asked; docs/verdicts.md), ``figures/``
 (PNG and SVG) and ``report.md`` / ``report.html``.
 """
 from __future__ import annotations
@@ -21,7 +21,10 @@ from pathlib import Path
 from ..errors import InputError
 from ..metrics.claims import evaluate
 from ..metrics.report import VERDICT_HEADER, Report, verdict_rows
-from ..metrics.verdicts import VERDICTS
+from ..metrics.verdicts import MODES, VERDICTS
+
+#: the report's column of the verdicts in each mode (docs/verdicts.md)
+COLUMN = {"real": "real", "placebo": "placebo", "reverse": "reversed"}
 from .runs import RunSpec
 from .study import Study
 
@@ -232,10 +235,10 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
     regime = study.regime(data) if study.regime else []
     mode = manifest.get("mode", "real")
     cj = _with_nodes(jobs, specs, results)
-    verdicts = evaluate(study.claims, rows, pm, jobs=cj, mode=mode, regime=regime)
-    # the controls: each claim judged with its control in place of its treatment, and reversed
-    controls = {m: evaluate(study.claims, rows, pm, jobs=cj, mode=m, regime=regime)
-                for m in ("placebo", "reverse") if m != mode}
+    # every claim judged three ways: on the runs, with its control in place of its treatment, and reversed
+    by_mode = {m: evaluate(study.claims, rows, pm, jobs=cj, mode=m, regime=regime) for m in MODES}
+    verdicts = by_mode[mode]
+    controls = {m: vs for m, vs in by_mode.items() if m != mode}
     if mode != "real":
         rep.p(f"**{mode.capitalize()} run** (docs/verdicts.md): every claim is judged with "
               + ("its control's runs in place of its treatment's" if mode == "placebo" else
@@ -247,7 +250,7 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
     header[header.index("verdict")] = "verdict" if mode == "real" else f"verdict ({mode})"
     rows_out = verdict_rows(verdicts)
     for m, vs in controls.items():
-        header.append("placebo" if m == "placebo" else "reversed")
+        header.append(COLUMN[m])
         for r, v in zip(rows_out, vs):
             r.append(v.verdict)
     header += ["asserts", "band (its reason)", "noise floor"]
