@@ -8,9 +8,6 @@ import pytest
 
 from burstbuffer.cli import main
 from burstbuffer.metrics.batsim_csv import rebuild_original_jobs
-from burstbuffer.metrics.claims import evaluate
-from burstbuffer.metrics.report import MISSING, NOT, PARTLY, REPRODUCED
-from burstbuffer.reproduce.studies.kopanski2021 import CLAIMS as KOPANSKI2021_CLAIMS
 from burstbuffer.metrics.stats import letter_depth_count, letter_values, mean_ci, normalise_by, quantiles, tail
 from burstbuffer.metrics.summary import bounded_slowdown
 from burstbuffer.metrics.tables import part_means, summary_table
@@ -148,51 +145,6 @@ def test_part_means_and_summary_table():
     assert w.bsld_mean == pytest.approx((1 + 7 + 13) / 3)        # (w + 600) / 600
     assert (w.cpu_utilisation, w.bb_utilisation, w.makespan_s) == (0.5, 0.25, 9000.0)
     assert math.isnan(s[s.scope == "part-00"].iloc[0].cpu_utilisation)
-
-
-def _summary(means: dict[str, tuple]) -> pd.DataFrame:
-    rows = []
-    for p, (w, b, med, mx) in means.items():
-        rows.append({"scope": "whole", "policy": p, "wait_h_mean": w, "bsld_mean": b, "wait_h_q0.5": med,
-                     "wait_h_q0.96875": mx / 2, "wait_h_max": mx})
-    return pd.DataFrame(rows)
-
-
-def evaluate_claims(whole, parts):
-    """The default study's claims (Kopanski & Rzadca 2021, §4.2) evaluated on `whole` and `parts`."""
-    return evaluate(KOPANSKI2021_CLAIMS, whole, parts)
-
-
-def test_claims_verdicts():
-    s = _summary({"fcfs": (600, 900, 500, 2000), "fcfs-easy": (200, 300, 0.1, 3000),
-                  "filler": (1.5, 3.0, 0.0, 100), "fcfs-bb": (1.0, 2.0, 0.1, 40), "sjf-bb": (0.955, 1.9, 0.1, 30),
-                  "plan-1": (0.9, 1.6, 0.2, 80), "plan-2": (0.7, 1.5, 0.2, 20)})
-    v = evaluate_claims(s, pd.DataFrame())
-    assert v[0].verdict == REPRODUCED and "133×" in v[0].measured      # 200 / 1.5 (filler) and 300 / 3.0
-    assert v[1].verdict == REPRODUCED                                   # mean, median lower; max higher
-    assert v[2].verdict == REPRODUCED and "4.5 %" in v[2].measured      # 1 − 0.955 = 4.5 %
-    assert v[3].verdict == REPRODUCED and "26.7 % better" in v[3].measured   # 1 − 0.7 / 0.955
-    assert v[4].verdict == PARTLY and "21.1 % better" in v[4].measured       # 1 − 1.5 / 1.9 < 27 − 2.5
-    assert v[5].verdict == REPRODUCED
-    assert v[6].verdict == REPRODUCED                                   # filler max 100 > plan-1's 80
-    assert v[7].verdict == REPRODUCED                                   # plan-1 80 > 20, 30
-    assert [x.verdict for x in v[8:]] == [MISSING] * 3
-    s2 = s.copy()
-    s2.loc[s2.policy == "plan-2", ["wait_h_mean", "bsld_mean"]] = [2.0, 2.5]
-    v2 = evaluate_claims(s2, pd.DataFrame())
-    assert v2[3].verdict == NOT and v2[4].verdict == NOT and v2[5].verdict == NOT
-
-
-def test_claims_over_parts():
-    rows = []
-    for k in range(4):
-        for p, w in (("sjf-bb", 1.0), ("filler", 1.2 if k < 3 else 0.9), ("plan-1", 0.8), ("plan-2", 0.9 if k else 0.7)):
-            rows.append({"scope": f"part-{k:02d}", "policy": p, "wait_mean_h": w, "bsld_mean": w,
-                         "wait_norm": w, "bsld_norm": w})
-    v = evaluate_claims(_summary({}).reindex(columns=["policy"]), pd.DataFrame(rows))
-    assert v[8].verdict == REPRODUCED and "3 of 4" in v[8].measured
-    assert v[9].verdict == REPRODUCED
-    assert v[10].verdict == REPRODUCED and "3 of 4" in v[10].measured
 
 
 # --- Batsim sub-job tables (docs/protocol.md) ---------------------------------------------------------------------

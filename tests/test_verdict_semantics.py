@@ -213,3 +213,28 @@ def test_select_restricts_the_jobs_and_the_pairs():
     # a job the treatment never started (NaN wait) is not paired
     jobs.loc[(jobs["policy"] == "t") & (jobs["job_id"] == "1"), "waiting_time"] = math.nan
     assert judge(_cond(metric=small), jobs)["n"] == 199
+
+
+def test_two_classes_of_jobs_in_one_column():
+    # Table-2-like: in one column, short jobs wait 6× less than capability jobs
+    n = 300
+    kind = np.array(["short", "cap"] * (n // 2))
+    w = np.where(kind == "short", 1.0, 6.0) * RNG.uniform(0.5, 1.5, n)
+    jobs = pd.DataFrame({"scope": "whole", "policy": "q", "job_id": [str(i) for i in range(n)],
+                         "waiting_time": 3600 * w, "kind": kind})
+    short = ("short jobs", lambda r: r["kind"].to_numpy() == "short")
+    cap = ("capability jobs", lambda r: r["kind"].to_numpy() == "cap")
+    cond = Condition("q", "q", WAIT, Band(3, 12, "Table 2's 6.1×, within a factor 2"), effect="ratio",
+                     treatment_jobs=short, control_jobs=cap)
+    assert not cond.paired and cond.name == "q (short jobs) vs q (capability jobs)"
+    v = _one(_claim(cond), jobs)
+    assert v.verdict == REPRODUCED and v.conditions[0]["n"] == [150, 150]
+    assert 5 < v.conditions[0]["value"] < 7.5
+    p = _one(_claim(cond), jobs, "placebo")
+    assert p.verdict == NOT and p.conditions[0]["value"] == pytest.approx(1.0)
+    assert _one(_claim(cond), jobs, "reverse").verdict == NOT
+    same = ("short jobs", short[1])
+    with pytest.raises(ValueError):
+        Condition("q", "q", WAIT, BAND20, treatment_jobs=short, control_jobs=same)
+    with pytest.raises(ValueError):
+        Condition("q", "q", WAIT, BAND20, effect="share", treatment_jobs=short, control_jobs=cap)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from ..lazy import lazy
@@ -74,8 +74,8 @@ class Band:
         return self.low <= x <= self.high
 
     def text(self, unit: str) -> str:
-        lo = "−∞" if self.low == -math.inf else f"{self.low:g}"
-        hi = "∞" if self.high == math.inf else f"{self.high:g}"
+        lo = "−∞" if self.low == -math.inf else f"{self.low:.4g}"
+        hi = "∞" if self.high == math.inf else f"{self.high:.4g}"
         own = "the project's own: " if self.own else ""
         return f"[{lo}, {hi}]{unit} ({own}{self.reason})"
 
@@ -95,12 +95,11 @@ EFFECTS = {"relative": (" %", 0.0), "ratio": ("×", 1.0), "points": (" points", 
 
 
 def _stat(name: str):
-    """The statistic `name` over an array (NaN ignored): mean, median, max, min, sum, q<p> (quantile p)."""
+    """The statistic `name` over an array without NaN: mean, median, max, min, sum, q<p> (quantile p)."""
     if name.startswith("q"):
         q = float(name[1:])
-        return lambda a, axis=None: np.nanquantile(a, q, axis=axis)
-    return {"mean": np.nanmean, "median": np.nanmedian, "max": np.nanmax, "min": np.nanmin,
-            "sum": np.nansum}[name]
+        return lambda a, axis=None: np.quantile(a, q, axis=axis)
+    return {"mean": np.mean, "median": np.median, "max": np.max, "min": np.min, "sum": np.sum}[name]
 
 
 @dataclass(frozen=True)
@@ -109,11 +108,13 @@ class Metric:
     column `column` of the tidy per-job table (`burstbuffer.metrics.tidy.job_metrics`: waiting_time [s],
     bounded_slowdown, …) divided by `scale` (3600: hours), over the jobs `select` keeps (a function of that
     table → boolean array; None: every job) that both the treatment and the control started. `name`: its
-    report text with its unit. `over`: the paired units — ``jobs`` (one value per job) or ``parts`` (one
-    value per part scope ``part-NN``: the statistic over the part's jobs). `values`: instead of a column, a
-    function (per-job rows of one column of the study in the condition's scopes) → pandas Series of
-    per-unit values indexed by unit (for a metric that is not a per-job value, e.g. the idle node-time per
-    week); `stat` then aggregates those units."""
+    report text with its unit. `over`: the paired units — ``jobs`` (one value per job), ``parts`` (one
+    value per part scope ``part-NN``: the statistic over the part's jobs) or ``windows`` (time windows, with
+    `values`). `values`: instead of a column, a function (per-job rows of one column of the study in the
+    condition's scopes; they carry a ``nodes`` column, the compute nodes of each run's platform, when
+    `burstbuffer reproduce` judges) → pandas Series of per-unit values indexed by unit (for a metric that is
+    not a per-job value, e.g. the idle node-time per window, `burstbuffer.metrics.regime`); `stat` then
+    aggregates those units."""
 
     name: str
     column: str = "waiting_time"
@@ -124,8 +125,10 @@ class Metric:
     values: Callable[[pd.DataFrame], pd.Series] | None = None
 
     def __post_init__(self):
-        if self.over not in ("jobs", "parts"):
-            raise ValueError(f"metric {self.name}: over {self.over!r} not in ('jobs', 'parts')")
+        if self.over not in ("jobs", "parts", "windows"):
+            raise ValueError(f"metric {self.name}: over {self.over!r} not in ('jobs', 'parts', 'windows')")
+        if self.over == "windows" and self.values is None:
+            raise ValueError(f"metric {self.name}: values over windows need their function")
         _stat(self.stat)
 
     def units(self, rows: pd.DataFrame) -> pd.Series:
@@ -138,8 +141,8 @@ class Metric:
         v = pd.to_numeric(rows[self.column], errors="coerce") / self.scale
         if self.over == "parts":
             f = _stat(self.stat)
-            return v.groupby(rows["scope"].to_numpy()).agg(lambda a: f(a.to_numpy(float)) if a.notna().any()
-                                                           else math.nan).dropna()
+            return v.groupby(rows["scope"].to_numpy()).agg(lambda a: f(a.dropna().to_numpy(float))
+                                                           if a.notna().any() else math.nan).dropna()
         return pd.Series(v.to_numpy(float), index=rows["job_id"].astype(str).to_numpy()).dropna()
 
 
@@ -157,18 +160,20 @@ class Paired:
     def text(self, n: int, over: str) -> str:
         return f"paired bootstrap over {n} {over}, {self.resamples} resamples, {100 * self.level:g} % interval"
 
-    def interval(self, t, c, effect) -> tuple[float, float]:
-        """The central `level` interval of ``effect(t[i], c[i])`` over bootstrap index sets i."""
-        n = len(t)
-        if n < 2:
+    def interval(self, t, c, effect, paired: bool = True) -> tuple[float, float]:
+        """The central `level` interval of ``effect(t[i], c[i])`` over bootstrap index sets i (`paired`);
+        unpaired (two groups of different jobs): ``effect(t[i], c[j])``, i and j drawn apart."""
+        n, m = len(t), len(c)
+        if n < 2 or m < 2:
             return (math.nan, math.nan)
         rng = np.random.default_rng(self.seed)
         out, left = [], self.resamples
-        chunk = max(1, 2_000_000 // n)
+        chunk = max(1, 2_000_000 // max(n, m))
         while left > 0:
             k = min(chunk, left)
             idx = rng.integers(0, n, size=(k, n))
-            out.append(effect(t[idx], c[idx], axis=1))
+            jdx = idx if paired else rng.integers(0, m, size=(k, m))
+            out.append(effect(t[idx], c[jdx], axis=1))
             left -= k
         e = np.concatenate(out)
         e = e[~np.isnan(e)]
@@ -202,7 +207,14 @@ class Condition:
     (a key of `EFFECTS`), asserting `asserts` (`DIFFERENCE` or `NO_DIFFERENCE`), judged against `band`
     (`Band`) beyond the noise floor `noise` (`Paired` or `Seeds`), on the runs of `scope` (a scope name
     such as ``whole`` or ``cori-S4``, or ``parts``: every ``part-NN`` scope). `label`: its name in the
-    report (default: "treatment vs control")."""
+    report (default: "treatment vs control").
+
+    `treatment_jobs`, `control_jobs`: (name, selection) — a job class of each side (a function of the
+    per-job rows → boolean array, on top of the metric's `select`), for a claim that compares two classes
+    of jobs (e.g. Allcock et al.'s Table 2: prod-short's mean wait against prod-capability's, in one
+    column): the two sides are then different jobs, compared unpaired (the bootstrap resamples each side
+    on its own); treatment and control may then be the same column. In a placebo the treatment takes the
+    control's column and class; reversed, the two swap."""
 
     treatment: str
     control: str
@@ -214,6 +226,8 @@ class Condition:
     noise: Paired | Seeds = field(default_factory=Paired)
     scope: str = "whole"
     label: str = ""
+    treatment_jobs: tuple[str, Callable[[pd.DataFrame], object]] | None = None
+    control_jobs: tuple[str, Callable[[pd.DataFrame], object]] | None = None
 
     def __post_init__(self):
         if self.better not in (LOWER, HIGHER):
@@ -222,25 +236,38 @@ class Condition:
             raise ValueError(f"condition {self.name}: effect {self.effect!r} not in {tuple(EFFECTS)}")
         if self.asserts not in (DIFFERENCE, NO_DIFFERENCE):
             raise ValueError(f"condition {self.name}: asserts {self.asserts!r}")
-        if self.treatment == self.control:
-            raise ValueError(f"condition {self.name}: treatment and control are the same column")
+        if self.treatment == self.control and (self.treatment_jobs is None or self.control_jobs is None
+                                               or self.treatment_jobs[0] == self.control_jobs[0]):
+            raise ValueError(f"condition {self.name}: treatment and control are the same column and jobs")
+        if not self.paired and (self.metric.over != "jobs" or isinstance(self.noise, Seeds) or self.effect == "share"):
+            raise ValueError(f"condition {self.name}: classes of jobs are compared over jobs, by bootstrap")
         if self.metric.over == "parts" and isinstance(self.noise, Seeds):
             raise ValueError(f"condition {self.name}: a metric over parts pairs parts, not seeds")
 
     @property
+    def paired(self) -> bool:
+        """True when both sides are the same jobs (no class of its own on either side)."""
+        return self.treatment_jobs is None and self.control_jobs is None
+
+    @property
     def name(self) -> str:
-        return self.label or f"{self.treatment} vs {self.control}"
+        if self.label:
+            return self.label
+        side = lambda lab, j: lab + (f" ({j[0]})" if j else "")  # noqa: E731
+        return f"{side(self.treatment, self.treatment_jobs)} vs {side(self.control, self.control_jobs)}"
 
     @property
     def null(self) -> float:
         return EFFECTS[self.effect][1]
 
-    def swapped(self, mode: str) -> "Condition":
-        """This condition as judged in `mode` (`MODES`): real; placebo (the control in place of the
-        treatment: the treatment's name, the control's runs); reverse (treatment and control swapped)."""
+    def sides(self, mode: str) -> tuple[str, tuple | None, str, tuple | None]:
+        """(treatment column, its jobs, control column, its jobs) as judged in `mode` (`MODES`): real;
+        placebo (the control — column and class — in place of the treatment); reverse (the two swapped)."""
         if mode == "reverse":
-            return replace(self, treatment=self.control, control=self.treatment)
-        return self
+            return self.control, self.control_jobs, self.treatment, self.treatment_jobs
+        if mode == "placebo":
+            return self.control, self.control_jobs, self.control, self.control_jobs
+        return self.treatment, self.treatment_jobs, self.control, self.control_jobs
 
     def effect_of(self, t, c, axis=None):
         """The effect (`EFFECTS`) of per-unit values `t` (treatment) and `c` (control), paired by position,
@@ -391,14 +418,29 @@ class Claim:
         return DIFFERENCE if any(c.asserts == DIFFERENCE for c in self.conditions) else NO_DIFFERENCE
 
 
-def _rows(jobs: pd.DataFrame, label: str, scope: str) -> pd.DataFrame:
-    """The per-job rows of column `label` in `scope` (``parts``: every ``part-NN`` scope)."""
-    on = jobs["scope"].astype(str).str.startswith("part-") if scope == "parts" else jobs["scope"] == scope
-    return jobs[on & (jobs["policy"] == label)]
+class _Rows:
+    """The per-job rows of each (scope, column) of a per-job table, split once."""
+
+    def __init__(self, jobs: pd.DataFrame):
+        self.jobs = jobs
+        self.groups = {k: g for k, g in jobs.groupby([jobs["scope"].astype(str), jobs["policy"].astype(str)],
+                                                      sort=False)}
+
+    def __call__(self, label: str, scope: str) -> pd.DataFrame:
+        """The rows of column `label` in `scope` (``parts``: every ``part-NN`` scope)."""
+        if scope == "parts":
+            got = [g for (sc, pol), g in self.groups.items() if pol == label and sc.startswith("part-")]
+            return pd.concat(got) if got else self.jobs.iloc[0:0]
+        return self.groups.get((scope, label), self.jobs.iloc[0:0])
 
 
-def _pair(cond: Condition, rt: pd.DataFrame, rc: pd.DataFrame):
-    """(t, c): the per-unit values of treatment rows `rt` and control rows `rc`, paired on their common units."""
+def _pair(cond: Condition, rt: pd.DataFrame, rc: pd.DataFrame, tj=None, cj=None):
+    """(t, c): the per-unit values of treatment rows `rt` and control rows `rc`, paired on their common units;
+    for a condition comparing classes of jobs, each side's class `tj`, `cj` ((name, selection); unpaired:
+    the values of each)."""
+    if not cond.paired:
+        sel = lambda r, j: r if j is None or r.empty else r[np.asarray(j[1](r), bool)]  # noqa: E731
+        return cond.metric.units(sel(rt, tj)).to_numpy(float), cond.metric.units(sel(rc, cj)).to_numpy(float)
     t, c = cond.metric.units(rt), cond.metric.units(rc)
     t = t[~t.index.duplicated()]
     c = c[~c.index.duplicated()]
@@ -406,33 +448,34 @@ def _pair(cond: Condition, rt: pd.DataFrame, rc: pd.DataFrame):
     return t.loc[common].to_numpy(float), c.loc[common].to_numpy(float)
 
 
-def judge(cond: Condition, jobs: pd.DataFrame, mode: str = "real") -> dict:
+def judge(cond: Condition, jobs, mode: str = "real") -> dict:
     """One condition's verdict on the tidy per-job table `jobs` (columns scope, policy, job_id, the metric's
     column; ``seed`` for `Seeds`) in `mode` (`MODES`): a dict with name, treatment, control, scope, metric,
     better, effect (kind), unit, asserts, value (the effect), interval (the noise floor's), treatment_value and
     control_value (the metric's statistic), n (paired units), band, noise (text), verdict, why (text).
     Verdict ``not measured`` when a column lacks runs in the scope or no unit pairs."""
-    cd = cond.swapped(mode)
-    t_label = cd.control if mode == "placebo" else cd.treatment
+    cd = cond
+    t_label, tj, c_label, cj = cond.sides(mode)
     unit = EFFECTS[cd.effect][0]
-    out = {"name": cond.name, "treatment": cd.treatment, "control": cd.control, "scope": cd.scope,
+    out = {"name": cond.name, "treatment": t_label, "control": c_label, "scope": cd.scope,
            "metric": cd.metric.name, "better": cd.better, "effect": cd.effect, "unit": unit.strip(),
            "asserts": cd.asserts, "band": cd.band.text(unit), "value": math.nan, "interval": [math.nan, math.nan],
            "treatment_value": math.nan, "control_value": math.nan, "n": 0, "noise": "", "verdict": MISSING,
            "why": ""}
-    rt, rc = _rows(jobs, t_label, cd.scope), _rows(jobs, cd.control, cd.scope)
-    lacking = [lab for lab, r in ((t_label, rt), (cd.control, rc)) if r.empty]
+    rows = jobs if isinstance(jobs, _Rows) else _Rows(jobs)
+    rt, rc = rows(t_label, cd.scope), rows(c_label, cd.scope)
+    lacking = [lab for lab, r in ((t_label, rt), (c_label, rc)) if r.empty]
     if lacking:
         out["why"] = f"needs {' and '.join(dict.fromkeys(lacking))} on {cd.scope}"
         return out
     f = _stat(cd.metric.stat)
     if isinstance(cd.noise, Seeds):
-        if "seed" not in jobs:
+        if "seed" not in rows.jobs:
             out["why"] = f"needs runs over at least {cd.noise.min_seeds} seeds"
             return out
         per, tv, cv = [], [], []
         for sd in sorted(set(rt["seed"]) & set(rc["seed"])):
-            t, c = _pair(cd, rt[rt["seed"] == sd], rc[rc["seed"] == sd])
+            t, c = _pair(cd, rt[rt["seed"] == sd], rc[rc["seed"] == sd], tj, cj)
             if len(t):
                 per.append(float(cd.effect_of(t, c)))
                 tv.append(float(f(t)))
@@ -444,14 +487,17 @@ def judge(cond: Condition, jobs: pd.DataFrame, mode: str = "real") -> dict:
         out.update(n=len(per), treatment_value=float(np.mean(tv)), control_value=float(np.mean(cv)))
         out["noise"] = cd.noise.text(len(per), cd.metric.over)
     else:
-        t, c = _pair(cd, rt, rc)
-        if not len(t):
-            out["why"] = f"no {cd.metric.over} paired between {t_label} and {cd.control} on {cd.scope}"
+        t, c = _pair(cd, rt, rc, tj, cj)
+        if not (len(t) and len(c)):
+            out["why"] = f"no {cd.metric.over} paired between {t_label} and {c_label} on {cd.scope}"
             return out
         value = float(cd.effect_of(t, c))
-        lo, hi = cd.noise.interval(t, c, cd.effect_of)
-        out.update(n=len(t), treatment_value=float(f(t)), control_value=float(f(c)))
-        out["noise"] = cd.noise.text(len(t), cd.metric.over)
+        lo, hi = cd.noise.interval(t, c, cd.effect_of, cd.paired)
+        out.update(n=len(t) if cd.paired else [len(t), len(c)], treatment_value=float(f(t)),
+                   control_value=float(f(c)))
+        out["noise"] = (cd.noise.text(len(t), cd.metric.over) if cd.paired else
+                        f"bootstrap over {len(t)} and {len(c)} jobs (unpaired: two classes), {cd.noise.resamples} "
+                        f"resamples, {100 * cd.noise.level:g} % interval")
     out.update(value=value, interval=[lo, hi])
     null = cd.null
     if value != value:
@@ -461,8 +507,10 @@ def judge(cond: Condition, jobs: pd.DataFrame, mode: str = "real") -> dict:
         out.update(verdict=REPRODUCED if inside else NOT,
                    why="the noise interval lies inside the band" if inside else "the effect or its noise interval "
                    "leaves the band")
+    elif value == null:
+        out.update(verdict=NOT, why="no effect")
     elif not value > null:
-        out.update(verdict=NOT, why="wrong direction: the treatment is not better than the control")
+        out.update(verdict=NOT, why="wrong direction: the treatment is worse than the control")
     elif not lo > null:
         out.update(verdict=NOT, why="inside the noise floor")
     elif cd.band.holds(value):
@@ -476,11 +524,11 @@ def _g(x: float) -> str:
     return "n/a" if x != x else f"{x:.3g}"
 
 
-def _judge_claim(c: Claim, jobs: pd.DataFrame | None, mode: str) -> Verdict:
+def _judge_claim(c: Claim, jobs: "_Rows | None", mode: str) -> Verdict:
     """A claim with conditions: each condition judged (`judge`), then combined (module docstring)."""
     base = dict(id=c.id, paper_value=c.paper_value, asserts=c.asserts, mode=mode,
                 band="; ".join(dict.fromkeys(f"{k.name}: {k.band.text(EFFECTS[k.effect][0])}" for k in c.conditions)))
-    if jobs is None or jobs.empty:
+    if jobs is None or jobs.jobs.empty:
         return Verdict(c.text, c.source, "needs the per-job table of the runs", MISSING, "", **base)
     conds = [judge(k, jobs, mode) for k in c.conditions]
     noise = "; ".join(dict.fromkeys(d["noise"] for d in conds if d["noise"]))
@@ -492,7 +540,7 @@ def _judge_claim(c: Claim, jobs: pd.DataFrame | None, mode: str) -> Verdict:
     verdict = NOT if NOT in vs else PARTLY if PARTLY in vs else REPRODUCED
     measured = "; ".join(f"{d['name']}: {d['metric']} {_g(d['treatment_value'])} vs {_g(d['control_value'])}"
                          for d in conds)
-    how = "; ".join(f"{d['name']}: {_g(d['value'])}{EFFECTS[d['effect']][0]} "
+    how = "; ".join(f"{d['name']}, {d['metric']}: {_g(d['value'])}{EFFECTS[d['effect']][0]} "
                     f"(interval {_g(d['interval'][0])} to {_g(d['interval'][1])}): {d['verdict']}, {d['why']}"
                     for d in conds)
     return Verdict(c.text, c.source, measured, verdict, how, noise=noise, conditions=conds, **base)
@@ -519,10 +567,11 @@ def evaluate(claims: list[Claim] | tuple[Claim, ...], whole: pd.DataFrame,
         raise ValueError(f"mode {mode!r} not in {MODES}")
     failed = [f"{r.name}: {r.measured} (needs {r.needs})" for r in regime if not r.ok]
     tables = {"whole": whole, "parts": parts if parts is not None else pd.DataFrame()}
+    rows = _Rows(jobs) if jobs is not None and not jobs.empty and any(c.conditions for c in claims) else None
     out = []
     for c in claims:
         if c.conditions:
-            v = _judge_claim(c, jobs, mode)
+            v = _judge_claim(c, rows, mode)
         elif mode != "real":
             v = Verdict(c.text, c.missing_source or c.source, "judged on the real runs only: this claim's rule "
                         "names no treatment and control", MISSING, "", id=c.id, paper_value=c.paper_value,
