@@ -327,21 +327,24 @@ def _bb_everywhere(w):
         j["res"] = max(j["res"], 30)
 
 
-def test_reproduce_bbsched_end_to_end(tmp_path, kth_subset):
+def test_reproduce_bbsched_end_to_end(tmp_path, kth_subset, monkeypatch):
+    # two of the five paper-regime workloads per machine keep the test short (the plan test covers all five)
+    monkeypatch.setattr(R, "SCENARIOS", ("Original", "S4"))
     wl = kth_subset(20, _bb_everywhere)
     out = tmp_path / "out"
     argv = ["reproduce", "--study", "bbsched", "--workload", str(wl), "--policies", "bbsched,bbsched-naive,bbsched/w10",
             "--workers", "2", "--engine", "local", "--output", str(out), "--timeout", "120", "-q"]
     assert main(argv) == 0
     pm = pd.read_csv(out / "paper_metrics.csv")
-    assert sorted(zip(pm.scope, pm.policy)) == sorted([(s, p) for s in B.SCOPES for p in ("bbsched", "bbsched-naive")]
+    scopes = [s for s in B.SCOPES if s.split("-")[-1] not in ("S1", "S2", "S3") or s in B.KTH_SCOPES]
+    assert sorted(zip(pm.scope, pm.policy)) == sorted([(s, p) for s in scopes for p in ("bbsched", "bbsched-naive")]
                                                       + [(s, "bbsched/w10") for s in ("S4", "cori-S4", "theta-S4")])
     assert pm["node_usage"].between(0, 1).all() and pm["bb_usage"].between(0, 1).all()
     kth = pm[pm.scope.isin(B.KTH_SCOPES)]
     assert (kth["jobs"] == 20).all() and not kth["trimmed"].any()
     reg = pm[~pm.scope.isin(B.KTH_SCOPES)]
     assert (reg["replicates"] == 3).all() and reg["node_usage_ci"].notna().all()
-    assert len(pd.read_csv(out / "paper_metrics_replicates.csv")) == 30 * 2 + 6
+    assert len(pd.read_csv(out / "paper_metrics_replicates.csv")) == 12 * 2 + 6
     md = (out / "report.md").read_text()
     for s in ("claim (Fan et al. 2019)", "Table 3: BBSched under window sizes", "Fig. 10: mean waiting time",
               "generational distance", "KTH-S4", "The paper regime: Cori-like", "bbsched: GA decides",
@@ -350,7 +353,8 @@ def test_reproduce_bbsched_end_to_end(tmp_path, kth_subset):
     verdicts = {v["id"]: v["verdict"] for v in json.loads((out / "verdicts.json").read_text())}
     assert verdicts["bin-packing"] == "not measured"            # no bin-packing run
     # bbsched and the baseline ran on every workload: judged, or out of regime (20 jobs cannot be the paper's)
-    assert verdicts["node-gain"] in (REPRODUCED, PARTLY, NOT, "out of regime")
+    assert verdicts["wait-theta-s4"] in (REPRODUCED, PARTLY, NOT, "out of regime")
+    assert verdicts["node-gain"] == "not measured"              # Theta-S3 not run here
     regime = [r for r in json.loads((out / "verdicts.json").read_text()) if r["verdict"] == "out of regime"]
     assert all(r["regime"] for r in regime)
     decisions = pd.read_csv(out / "runs" / "S4" / "bbsched" / "decisions.csv")
