@@ -195,7 +195,7 @@ def _verdict(claim_id, jobs, mode="real", regime=()):
 
 
 def test_the_claims_name_treatment_control_and_the_papers_number():
-    assert len(B.CLAIMS) == 15 and len({c.id for c in B.CLAIMS}) == 15
+    assert len(B.CLAIMS) == 16 and len({c.id for c in B.CLAIMS}) == 16
     for c in B.CLAIMS:
         assert c.conditions and c.paper_value and c.source
         for k in c.conditions:
@@ -230,6 +230,22 @@ def test_second_best_is_bounded_on_both_sides():
     tie = pd.concat([_waits("theta-S4", 0, cuts={"weighted-bb": 0.15, "bbsched": 0.15}),
                      _waits("cori-S4", 0, cuts={"weighted-bb": 0.15, "bbsched": 0.15})])
     assert _verdict("second-best", tie).verdict == NOT                           # BBSched no better than the second
+
+
+def test_classes_of_jobs_within_the_baseline():
+    """Fig. 10: under the baseline, jobs with > 200 TB (of Theta's 2.16 PB: > 9.26 % of the BB) wait 4.1 × as
+    long as jobs without BB; compared unpaired within one column; the placebo compares a class with itself."""
+    def table(ratio):
+        j = _waits("theta-S4", 0.0, n=300, cuts={})
+        big = j["job_id"].astype(int) % 3 == 0                    # a third of the jobs hold 10 % of the BB
+        j.loc[big, "bb_per_node"] = int(0.10 * C.R_BB["theta"])
+        j.loc[big, "waiting_time"] *= ratio
+        return j
+    assert _verdict("bb-class-wait", table(4.0)).verdict == REPRODUCED
+    assert _verdict("bb-class-wait", table(1.3)).verdict == PARTLY               # longer, far from × 4.1
+    assert _verdict("bb-class-wait", table(0.5)).verdict == NOT                  # the BB jobs wait less
+    assert _verdict("bb-class-wait", table(4.0), mode="placebo").verdict == NOT
+    assert _verdict("bb-class-wait", table(4.0), mode="reverse").verdict == NOT
 
 
 def test_hourly_usage_by_hand():

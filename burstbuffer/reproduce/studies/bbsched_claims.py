@@ -99,12 +99,14 @@ def _reps(group: str) -> list[str]:
 
 
 def conds(treatment: str, control: str, group: str, metric, band: Band, better: str = LOWER,
-          asserts: str = "difference") -> tuple[Condition, ...]:
-    """One `Condition` per replicate of `group` (paired bootstrap over its units); `metric`: a `Metric` or
-    a function machine → `Metric`."""
+          asserts: str = "difference", **kw) -> tuple[Condition, ...]:
+    """One `Condition` per replicate of `group` (paired bootstrap over its units, or over each class's jobs
+    with `treatment_jobs`/`control_jobs` in `kw`); `metric`: a `Metric` or a function machine → `Metric`."""
     m = metric(_machine(group)) if callable(metric) and not isinstance(metric, Metric) else metric
+    side = lambda lab, j: lab + (f" ({j[0]})" if j else "")  # noqa: E731
     return tuple(Condition(treatment, control, m, band, better=better, asserts=asserts, scope=s,
-                           label=f"{treatment} vs {control} on {s}") for s in _reps(group))
+                           label=f"{side(treatment, kw.get('treatment_jobs'))} vs "
+                                 f"{side(control, kw.get('control_jobs'))} on {s}", **kw) for s in _reps(group))
 
 
 def _around(v: float) -> Band:
@@ -217,6 +219,11 @@ def _claims() -> tuple[Claim, ...]:
               + conds("bbsched", BASELINE, "theta-S4",
                       wait(lambda r: r["requested_number_of_resources"] >= LARGE_NODES,
                            f"mean waiting time of jobs of ≥ {LARGE_NODES} nodes [h]"), _around(31.59))),
+        Claim("bb-class-wait", "under the baseline on Theta-S4, jobs with more than 200 TB of BB wait 10.25 h on average, "
+              "jobs without BB 2.5 h", "§4.4, Fig. 10", paper_value="10.25 h vs 2.5 h (× 4.1)",
+              conditions=conds(BASELINE, BASELINE, "theta-S4", wait(), around(10.25 / 2.5, REL, REL_REASON),
+                               effect="ratio", treatment_jobs=("no BB", lambda r: _bb_total(r) == 0),
+                               control_jobs=("> 200 TB", _class(R_BB["theta"], 200e12 / THETA_BB, math.inf)))),
         Claim("constrained-cpu-classes", "on Theta-S4 Constrained_CPU cuts the wait of jobs without BB by 32.43 % and "
               "lengthens that of jobs with 100-200 TB by 17.21 %", "§4.4, Fig. 10", paper_value="−32.43 / +17.21 %",
               conditions=conds("constrained-cpu", BASELINE, "theta-S4",
