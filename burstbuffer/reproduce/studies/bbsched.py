@@ -331,6 +331,10 @@ def _gd_section(data: StudyData) -> None:
                        "mean GD", "q0.9 GD", "max GD"], body)
 
 
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def whole_scope_note(manifest: dict) -> str | None:
     """Where the claims are judged: the paper regime's workloads, gated by its regime checks."""
     return ("The claims are judged on the paper regime: Cori-like and Theta-like machines (burstbuffer.workloads."
@@ -338,7 +342,7 @@ def whole_scope_note(manifest: dict) -> str | None:
             f"{R.REPLICATES} replicates each, one condition per replicate (bbsched_claims). They are out of regime when "
             "a regime check fails (the table 'The paper regime' below gives each workload's offered load, the "
             "Baseline's usages and the share of bbsched's decisions the GA made). "
-            f"{manifest.get('whole_label', 'The selected workload')} (KTH) and KTH-S1 … S4 derived from it are run "
+            f"{_capital(manifest.get('whole_label', 'the selected workload'))} (KTH) and KTH-S1 … S4 derived from it are run "
             "beside for context and judge no claim. The paper measured 10 workloads: Cori and Theta, original and "
             "S1-S4, 4-5 months each. Metrics: the paper's §4.2 (see 'BBSched study: the paper's metrics' below).")
 
