@@ -23,10 +23,9 @@ from .batsim.transport import PipeReplySocket
 from .errors import InputError
 from .io_model.registry import model_names
 from .metrics.summary import Summary
-from .schedulers.resolve import policy_info  # noqa: F401  (re-exported: the CLI's and pybatsim's resolver)
-from .session import (CHECK_PROTOCOL_ENV, SchedulerSession, check_protocol_default,  # noqa: F401  (re-exported)
-                      make_executor, write_tables)
+from .session import RunFolder, SchedulerSession, check_protocol_default, write_tables
 from .signals import Interrupted, die_with_parent
+from .spec import SchedulerSpec, make_spec
 from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
 
@@ -92,7 +91,7 @@ def _simulator_failed(rc: int, log_path: Path, started: list[str] | None = None)
 LINKS = ("in-process", "pipes")
 
 
-def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str = "io-aware",
+def run(policy: str | SchedulerSpec, workload: Path, platform: Path, output: Path, *, model: str = "io-aware",
         seed: int = 0, bb_capacity: str | None = None, storage: str | None = None,
         progress: bool = True, timeout: float = 600.0, policy_options: dict | None = None,
         check_protocol: bool | None = None,
@@ -101,6 +100,10 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
         run_timeout: float | None = None, energy: bool = False, link: str = "in-process") -> RunResult:
     """Simulate `workload` on `platform` under `policy`; write `output`/jobs.csv (one row per
     original job) and the simulator's Batsim-format `output`/batsim_jobs.csv, batsim_schedule.csv.
+
+    `policy`: the run's `SchedulerSpec` (`burstbuffer.spec`), or a policy name / ``MODULE:CLASS`` /
+    ``FILE.py:CLASS`` made into one here with `policy_options`, `model` and `seed` (which a spec carries
+    itself: they are then not read).
 
     `progress`: a tqdm bar on stderr; `on_progress(done, total)`: a callback with the jobs started or
     rejected so far and the workload's job count (see `SchedulerSession`).
@@ -124,12 +127,12 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
         raise InputError("--link", link, f"unknown link (choose from {', '.join(LINKS)})")
     input_file(workload, "workload")
     input_file(platform, "platform")
+    spec = policy if isinstance(policy, SchedulerSpec) else make_spec(policy, options=policy_options,
+                                                                        job_model=model, seed=seed)
     core = resolve_cpu(cpu)
     total = count_jobs(workload)
-    session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity,
-                               policy_options=policy_options, total=total, progress=progress,
-                               platform_source=str(platform), on_progress=on_progress)
-    uses_dynamic = session.executor.uses_dynamic_jobs
+    output = Path(output)
+    uses_dynamic = spec.job_model_class.uses_dynamic_jobs
 
     def simulator_argv(endpoint: str) -> list[str]:
         return simulator_command(str(platform), str(workload), export_prefix=str(output / "batsim"),
@@ -139,19 +142,22 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
 
     with pinned(core):
         if link == "pipes":
+            session = SchedulerSession(spec, output, bb_capacity=bb_capacity, total=total, progress=progress,
+                                       platform_source=str(platform), on_progress=on_progress)
             return _over_pipes(session, simulator_argv, timeout=timeout, check_protocol=check_protocol,
                                run_timeout=run_timeout)
-        args = dict(policy=policy, output=Path(output), model=model, seed=seed, bb_capacity=bb_capacity,
-                    policy_options=policy_options, total=total, platform_source=str(platform),
+        # the parent keeps the folder and the progress; the child builds the scheduler from the spec
+        folder = RunFolder(output, label=spec.label, total=total, progress=progress, on_progress=on_progress)
+        args = dict(spec=spec, output=output, bb_capacity=bb_capacity, total=total, platform_source=str(platform),
                     check_protocol=check_protocol_default() if check_protocol is None else check_protocol,
                     timeout=timeout, run_timeout=run_timeout, sys_path=list(sys.path))
         # the child's silence includes the policy's decisions, which its own watchdog bounds by `timeout`:
         # the parent gives up only when that watchdog cannot have fired (a simulator stuck in SimGrid)
         silence = None if timeout is None else 2 * timeout + 10
-        return _in_process(session, args, simulator_argv("in-process")[3:], timeout=silence)
+        return _in_process(folder, args, simulator_argv("in-process")[3:], timeout=silence)
 
 
-def _in_process(session: SchedulerSession, args: dict, simulator_argv: list[str], *, timeout: float | None
+def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, timeout: float | None
                 ) -> RunResult:
     """`run` with the scheduler in the simulator's process (`burstbuffer.colocated`): this process starts the
     child, shows its progress, relays its warnings and raises what ended it."""
@@ -208,13 +214,13 @@ def _in_process(session: SchedulerSession, args: dict, simulator_argv: list[str]
     return _reported(session, outcome, t0)
 
 
-def _write_tables(session: SchedulerSession, outcome: colocated.Outcome) -> None:
+def _write_tables(session: RunFolder, outcome: colocated.Outcome) -> None:
     """bb_occupancy.csv (`session.write_tables`) once the child wrote jobs.csv after seeing the platform."""
     if outcome.written and outcome.sizes[0] is not None:
         write_tables(session.output)
 
 
-def _reported(session: SchedulerSession, outcome: colocated.Outcome, t0: float) -> RunResult:
+def _reported(session: RunFolder, outcome: colocated.Outcome, t0: float) -> RunResult:
     """The RunResult of a run whose child wrote jobs.csv and reported `outcome`: bb_occupancy.csv written here
     (`_write_tables`), jobs.csv summarised with the platform's sizes."""
     from .metrics.summary import summarize_csv
@@ -271,3 +277,27 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
         _simulator_failed(rc, log_path, session.app.last_started)
     wall = time.perf_counter() - t0
     return RunResult(session.summary(), session.jobs_csv, wall, messages)
+
+
+def print_summary(header: str, res, outputs: str) -> None:
+    """The end-of-run report shared by `run` and `serve`: a header line, the summary (docs/metrics.md), the
+    wall time and message count of `res` (a `runner.RunResult`), and where the outputs are."""
+    print(header)
+    print(res.summary)
+    _print_wait_reasons(res.jobs_csv)
+    spent = f"; the scheduler's answers {res.scheduler_cpu:.1f} s of CPU" if res.scheduler_cpu is not None else ""
+    print(f"wall time              {res.wall_time:.1f} s ({res.messages} protocol messages{spent})")
+    print(f"outputs                {outputs}")
+
+
+def _print_wait_reasons(jobs_csv) -> None:
+    """The per-reason waiting lines of a jobs.csv (docs/wait-reasons.md); nothing for a table without them."""
+    import pandas as pd
+    from .metrics.waits import has_wait_columns, wait_lines
+    try:
+        jobs = pd.read_csv(jobs_csv)
+    except (OSError, ValueError):
+        return
+    if has_wait_columns(jobs):
+        print("why jobs waited (docs/wait-reasons.md)")
+        print("\n".join(wait_lines(jobs)))

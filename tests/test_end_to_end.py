@@ -164,12 +164,12 @@ def test_job_out_of_walltime_is_killed_counted_and_frees_its_resources(model, tm
 def test_alpha_selects_plan_with_any_positive_real(kth_subset, tmp_path):
     import argparse
 
-    from burstbuffer.cli import options_from_args
     from burstbuffer.errors import InputError
-    from burstbuffer.runner import policy_info
+    from burstbuffer.policyargs import spec_from_args
 
     def resolve(policy, alpha):
-        return options_from_args(argparse.Namespace(policy=policy, alpha=alpha), policy_info(policy))
+        s = spec_from_args(argparse.Namespace(policy=policy, alpha=alpha), job_model="io-aware", seed=0)
+        return s.text, s.label, s.options
     assert resolve("plan-2", None) == ("plan-2", "plan-2", {})
     assert resolve("plan-2", 1.5) == ("plan", "plan-1.5", {"alpha": 1.5})
     assert resolve("plan", 1.5) == ("plan", "plan-1.5", {"alpha": 1.5})

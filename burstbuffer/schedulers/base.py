@@ -152,6 +152,31 @@ class Scheduler(ABC):
 
     name: str = "?"
 
+    #: the options the policy takes (`burstbuffer.schedulers.options.Option`: type, range, meaning, command-line
+    #: alias), each a keyword of `build` / the constructor, whose default is the constructor's. The one
+    #: declaration `burstbuffer policies`, the options check, the docs' options page and every command's flags
+    #: read (docs/policy-options.md). A user class adds its own keyword parameters to it.
+    declared_options: tuple = ()
+
+    #: capability: the policy decides stage-ins apart from the nodes (`StageIn`, `StageOut`), so it needs a job
+    #: model that stages separately (``three-phase``, `burstbuffer.io_model.base.JobModel.stages_separately`);
+    #: checked once, when the run's `SchedulerSpec` is made.
+    needs_staged_model: bool = False
+
+    @classmethod
+    def build(cls, platform, *, seed: int = 0, **options) -> "Scheduler":
+        """The policy for `platform` with `options` (its `declared_options`; TypeError / ValueError on bad
+        ones): ``cls(platform, seed=seed, **options)``; a policy whose options choose another class says so
+        here (the EASY family's ``reservation_depth``)."""
+        return cls(platform, seed=seed, **options)
+
+    @classmethod
+    def for_flags(cls, flag_options: dict) -> tuple[type, str | None]:
+        """(the policy class to run, its label or None: the policy's own) when the command line gives the
+        flag aliases `flag_options` (option name → value): `cls` itself unless a flag names a variant
+        (``--alpha A`` turns ``plan-N`` into ``plan-A``, `plan.PlanScheduler.for_flags`)."""
+        return cls, None
+
     @abstractmethod
     def can_ever_fit(self, job: Job) -> str | None:
         """None if `job` fits the empty platform, else the reason (one line) it never can."""

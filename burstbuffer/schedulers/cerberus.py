@@ -67,6 +67,7 @@ from procset import ProcSet
 from ..platforms.model import Platform
 from .base import Job, Scheduler, StageIn, StageOut, Start
 from .knapsack import METHODS, knapsack
+from .options import Choice, Number, Option
 from .placement import lowest_procs
 from .holds import bind_slots, platform_fit_reason
 
@@ -104,6 +105,22 @@ class Cerberus(Scheduler):
     """
 
     name = "cerberus"
+    needs_staged_model = True
+    declared_options = (
+        Option("profit", Choice(tuple(PROFITS)), "profit of a job in cerberus' running-queue knapsack "
+               "(docs/policies.md)", flag="--profit"),
+        Option("starvation_limit", Number(0, open_low=True),
+               "[s] after which a queued job is served first (cerberus)", flag="--starvation-limit", metavar="S"),
+        Option("knapsack_method", Choice(METHODS),
+               "solver of cerberus' knapsacks: auto (exact up to 200 items, greedy above), exact (at every size), "
+               "dp, milp, greedy"),
+        Option("starvation", Choice(STARVATION),
+               "what cerberus does for a starving job: serve it first (fcfs), reserve for it (reserve; phases=one "
+               "only), nothing (none: the paper's)"),
+        Option("phases", Choice(PHASES),
+               "cerberus' BB amounts: one per job (one), or bb_in, bb_run, bb_out with Problem 2's BB constraint "
+               "and the stage-out decision (as-written; Yan et al., Cerberus, §3)"),
+    )
 
     def __init__(self, platform: Platform, *, seed: int = 0, profit: str = "node-seconds",
                  starvation_limit: float = 86400.0, knapsack_method: str = "auto", starvation: str = "fcfs",

@@ -32,14 +32,52 @@ from procset import ProcSet
 
 from ..platforms.model import Platform
 from .base import Job, Scheduler, StageIn, Start
-from .holds import (NO_STAGING, STAGING_BANDWIDTH, HoldShape, bind_slots, check_staging, platform_fit_reason)
+from .holds import (NO_STAGING, STAGING_BANDWIDTH, STAGINGS, HoldShape, bind_slots, check_staging,
+                    platform_fit_reason)
+from .options import PERIOD_MIN, Choice, Custom, Number, Option, order_check, order_params_check, period_check, \
+    queues_check
 from .orders import Order, make_order
 from .placement import bb_room, mask_of
 from .profile import AvailabilityProfile, Fit
 from .queues import Queue, QueueConfig, queue_config
 from .wait_table import QueueTable, TrackedQueue
 
-__all__ = ["ProfileScheduler", "Reservation", "Running", "StagedHold"]
+__all__ = ["ORDER_OPTIONS", "ProfileScheduler", "QUEUE_OPTIONS", "Reservation", "Running", "StagedHold"]
+
+# --------------------------------------------------------------------------- the options of the profile
+#: ``period``, ``overdue_grace``, ``staging``, ``staging_bandwidth``: every ProfileScheduler's
+PERIOD = Option("period", Custom(period_check, "float", f">= {PERIOD_MIN:g}"),
+                "[s] decide also at every multiple of PERIOD while jobs are queued (null: on events only)",
+                nullable=True)
+OVERDUE_GRACE = Option("overdue_grace", Number(0, open_low=True),
+                       "[s] extension of the hold of a job still running past start + walltime")
+STAGING = Option("staging", Choice(STAGINGS),
+                 "on a job model that separates the stagings (three-phase): bb-first plans BB over the stagings "
+                 "and nodes over the run, with-nodes holds the nodes from stage-in to stage-out (null: the "
+                 "policy's own, bb-first for the EASY family, conservative-bb and plan, with-nodes for the others)",
+                 nullable=True)
+STAGING_BANDWIDTH_OPTION = Option("staging_bandwidth", Number(0, open_low=True),
+                                  "[B/s] bandwidth of the stage-in/out estimates on the three-phase model")
+#: the options of a policy that orders its queue (the window policies: their base order)
+ORDER_OPTIONS = (
+    Option("order", Custom(order_check, "str", ""),
+           "queue order (the window's base order for the window policies): fcfs, sjf, ljf, small, large, "
+           "bb-small, bb-large, wfp (null: fcfs; docs/orders-and-queues.md)", nullable=True, flag="--order",
+           metavar="NAME"),
+    Option("order_params", Custom(order_params_check, "table", ""),
+           "parameters of the wfp order [s]: period 15, unit 60 (--wfp-unit), wall_floor 3600, wall_ceiling 43200",
+           nullable=True, flag="--wfp-unit", metavar="S", flag_key="unit", flag_kind=Number(0, open_low=True)),
+    Option("walltime_factor", Number(1),
+           "the policy sees every requested walltime × this factor (holds, reservations, orders, queue routing); "
+           "jobs still run and are killed under their own walltime"),
+)
+#: the options of a queue-based policy: an order, named queues
+QUEUE_OPTIONS = ORDER_OPTIONS + (
+    Option("queues", Custom(queues_check, "path or table", ""),
+           "named queues: routing, limits, per-queue order (a TOML file such as workloads/mira-like-queues.toml; "
+           "docs/orders-and-queues.md; null: one queue); adds queue and priority to jobs.csv",
+           nullable=True, flag="--queues", metavar="FILE"),
+)
 
 
 @dataclass
@@ -141,6 +179,7 @@ class ProfileScheduler(Scheduler):
     """
 
     name = "?"
+    declared_options = (PERIOD, OVERDUE_GRACE, STAGING, STAGING_BANDWIDTH_OPTION)
     #: reason of a queued job that fits now beside the running jobs but was not started (docs/wait-reasons.md)
     blocked_reason = "Reservation"
     #: the ``staging`` of a policy that does not choose one: its behaviour on the three-phase model before the
