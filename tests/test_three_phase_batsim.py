@@ -32,7 +32,7 @@ AS_WRITTEN = ["--policy-option", "phases=as-written", "--policy-option", "starva
 #: (policy, first N KTH jobs): the three-phase policies and Cerberus as written on 100 jobs, then every other
 #: built-in policy (the registry's) and the tutorial's on 30
 CASES = ([("cerberus", 100), ("cerberus-as-written", 100), ("slurm-bb", 100)]
-         + [(p, 30) for p in registry.POLICIES] + [("tutorial", 30)])
+         + [(p, 30) for p in registry.any_model_names()] + [("tutorial", 30)])
 
 
 @pytest.mark.parametrize("policy,n", CASES)

@@ -359,6 +359,8 @@ def flag_type(opt: Option) -> Callable[[str], Any]:
     (argparse.ArgumentTypeError: one line, exit 2)."""
     import argparse
     kind = opt.flag_kind or opt.kind
+    if isinstance(kind, Custom):          # a file, a name looked up later: checked with the other options
+        return str
 
     def parse(text: str):
         value: Any = text

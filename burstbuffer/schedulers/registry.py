@@ -22,7 +22,7 @@ from ..lazy import LazyRegistry
 if TYPE_CHECKING:
     from .base import Scheduler
 
-__all__ = ["POLICIES", "names_taking", "needs_staged_model", "policy_names"]
+__all__ = ["POLICIES", "any_model_names", "names_taking", "needs_staged_model", "policy_names"]
 
 _S = "burstbuffer.schedulers."
 
@@ -63,6 +63,12 @@ def needs_staged_model(name: str) -> bool:
     """True if built-in policy `name` decides stage-ins and so runs only under a job model that stages
     separately (its class's ``needs_staged_model``)."""
     return POLICIES[name].needs_staged_model
+
+
+def any_model_names() -> list[str]:
+    """The built-in policies that run under every job model (those without ``needs_staged_model``), in
+    registry order (imports every policy class)."""
+    return [n for n, cls in POLICIES.items() if not cls.needs_staged_model]
 
 
 def names_taking(option: str) -> list[str]:
