@@ -168,3 +168,11 @@ def test_capabilities_are_checked_when_the_spec_is_made():
     with pytest.raises(InputError, match=r"^--model: io: unknown job model"):
         make_spec("sjf-bb", job_model="io")
     assert make_spec("slurm-bb", job_model="three-phase").policy.needs_staged_model
+
+
+def test_the_docs_options_page_is_the_declarations():
+    """docs/policy-options.md's table is made from the policies' declarations (`policyargs.options_page`):
+    rewrite it with ``python -m burstbuffer.policyargs`` when a declaration changes."""
+    from burstbuffer.policyargs import PAGE_BEGIN, PAGE_END, options_page
+    text = (REPO / "docs" / "policy-options.md").read_text()
+    assert text.split(PAGE_BEGIN + "\n", 1)[1].split(PAGE_END, 1)[0] == options_page()
