@@ -9,7 +9,8 @@ import importlib
 import sys
 from pathlib import Path
 
-from . import __version__, cliargs
+from . import cliargs
+from .version import __version__
 from .errors import InputError
 
 #: Subsystems that add their own subcommands through `register(subparsers)`: subcommand → (module, the

@@ -184,7 +184,7 @@ def test_the_simulators_one_job_run_imports_only_what_it_runs(tmp_path):
                           env=env, capture_output=True, text=True, check=True).stdout.split()
     unwanted = {"dataclasses", "inspect", "hashlib", "subprocess", "sysconfig", "importlib.resources", "numpy",
                 "socket"} - set(bare)   # (what the interpreter's site start-up imports here is not ours)
-    from burstbuffer.schedulers._cbuild import NativeUnavailable
+    from burstbuffer.cbuild import NativeUnavailable
     from burstbuffer.simulator import transport
     try:
         transport.load_native()

@@ -78,14 +78,15 @@ def check_study_options(study, specs) -> None:
     """The policy options of every column of the plan, checked once before any run as ``--policy-option``
     checks them (`burstbuffer.schedulers.options.check_options`); InputError ``--study NAME: COLUMN:
     NAME=VALUE: REASON``."""
-    from ..schedulers.options import OptionError, check_options
+    from ..schedulers.options import OptionError
+    from ..schedulers.resolve import check_named_options
     seen = set()
     for s in specs:
         if not s.options or (s.policy, s.options) in seen:
             continue
         seen.add((s.policy, s.options))
         try:
-            check_options(s.policy, json.loads(s.options))
+            check_named_options(s.policy, json.loads(s.options))
         except OptionError as exc:
             raise InputError(f"--study {study.name}", s.column or s.policy, str(exc)) from None
 
