@@ -31,7 +31,8 @@ _PLUGINS = {
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .policyargs import spec_from_args
-    from .runner import print_summary, run
+    from .metrics.summary import print_summary
+    from .runner import run_spec
     from .signals import Interrupted, interruptible
     spec = spec_from_args(args, job_model=args.model, seed=args.seed)
     out = Path(args.output) if args.output else Path("out") / spec.label
@@ -40,7 +41,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                f"{out}/batsim_machine_states.csv, {out}/bb_occupancy.csv")
     try:
         with interruptible():
-            res = run(spec, Path(args.workload), Path(args.platform), out,
+            res = run_spec(spec, Path(args.workload), Path(args.platform), out,
                       bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
                       timeout=args.timeout, cpu=args.cpu,
                       network_model=args.network_model, energy=args.energy, link=args.link)

@@ -45,12 +45,6 @@ class RunResult:
     scheduler_cpu: float | None = None
 
 
-def count_jobs(workload: Path) -> int:
-    """Number of static jobs of a Batsim workload file, after validating it (one-line InputError
-    naming the job or profile and the field otherwise)."""
-    return len(load_workload(workload, require_bb=False).jobs)
-
-
 def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
@@ -92,19 +86,25 @@ LINKS = ("in-process", "pipes")
 
 
 def run(policy: str | SchedulerSpec, workload: Path, platform: Path, output: Path, *, model: str = "io-aware",
-        seed: int = 0, bb_capacity: str | None = None, storage: str | None = None,
-        progress: bool = True, timeout: float = 600.0, policy_options: dict | None = None,
-        check_protocol: bool | None = None,
-        on_progress: Callable[[int, int | None], None] | None = None,
-        cpu: str | int | None = "auto", network_model: str = "exact",
-        run_timeout: float | None = None, energy: bool = False, link: str = "in-process") -> RunResult:
-    """Simulate `workload` on `platform` under `policy`; write `output`/jobs.csv (one row per
+        seed: int = 0, policy_options: dict | None = None, **how) -> RunResult:
+    """`run_spec` for the Python API and a study's or campaign's run: `policy` is the run's `SchedulerSpec`, or a
+    policy name / ``MODULE:CLASS`` / ``FILE.py:CLASS`` made into one here (`burstbuffer.spec.make_spec`, the run's
+    one resolution) with `policy_options`, `model` and `seed` (which a spec carries itself: they are then not
+    read). `how`: `run_spec`'s keyword arguments. Raises what `make_spec` and `run_spec` raise."""
+    spec = policy if isinstance(policy, SchedulerSpec) else make_spec(policy, options=policy_options,
+                                                                        job_model=model, seed=seed)
+    return run_spec(spec, workload, platform, output, **how)
+
+
+def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, *, bb_capacity: str | None = None,
+             storage: str | None = None, progress: bool = True, timeout: float = 600.0,
+             check_protocol: bool | None = None, on_progress: Callable[[int, int | None], None] | None = None,
+             cpu: str | int | None = "auto", network_model: str = "exact", run_timeout: float | None = None,
+             energy: bool = False, link: str = "in-process") -> RunResult:
+    """Simulate `workload` on `platform` under `spec`'s policy and job model; write `output`/jobs.csv (one row per
     original job) and the simulator's Batsim-format `output`/batsim_jobs.csv, batsim_schedule.csv.
 
-    `policy`: the run's `SchedulerSpec` (`burstbuffer.spec`), or a policy name / ``MODULE:CLASS`` /
-    ``FILE.py:CLASS`` made into one here with `policy_options`, `model` and `seed` (which a spec carries
-    itself: they are then not read).
-
+    `spec`: the run's `SchedulerSpec` (`burstbuffer.spec`: policy class, checked options, job model, seed).
     `progress`: a tqdm bar on stderr; `on_progress(done, total)`: a callback with the jobs started or
     rejected so far and the workload's job count (see `SchedulerSession`).
     `link` (`LINKS`): "in-process" runs the scheduler inside the simulator's process, a child of this one
@@ -127,10 +127,8 @@ def run(policy: str | SchedulerSpec, workload: Path, platform: Path, output: Pat
         raise InputError("--link", link, f"unknown link (choose from {', '.join(LINKS)})")
     input_file(workload, "workload")
     input_file(platform, "platform")
-    spec = policy if isinstance(policy, SchedulerSpec) else make_spec(policy, options=policy_options,
-                                                                        job_model=model, seed=seed)
     core = resolve_cpu(cpu)
-    total = count_jobs(workload)
+    total = len(load_workload(workload, require_bb=False).jobs)     # the workload checked, its jobs counted
     output = Path(output)
     uses_dynamic = spec.job_model_class.uses_dynamic_jobs
 
@@ -277,27 +275,3 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
         _simulator_failed(rc, log_path, session.app.last_started)
     wall = time.perf_counter() - t0
     return RunResult(session.summary(), session.jobs_csv, wall, messages)
-
-
-def print_summary(header: str, res, outputs: str) -> None:
-    """The end-of-run report shared by `run` and `serve`: a header line, the summary (docs/metrics.md), the
-    wall time and message count of `res` (a `runner.RunResult`), and where the outputs are."""
-    print(header)
-    print(res.summary)
-    _print_wait_reasons(res.jobs_csv)
-    spent = f"; the scheduler's answers {res.scheduler_cpu:.1f} s of CPU" if res.scheduler_cpu is not None else ""
-    print(f"wall time              {res.wall_time:.1f} s ({res.messages} protocol messages{spent})")
-    print(f"outputs                {outputs}")
-
-
-def _print_wait_reasons(jobs_csv) -> None:
-    """The per-reason waiting lines of a jobs.csv (docs/wait-reasons.md); nothing for a table without them."""
-    import pandas as pd
-    from .metrics.waits import has_wait_columns, wait_lines
-    try:
-        jobs = pd.read_csv(jobs_csv)
-    except (OSError, ValueError):
-        return
-    if has_wait_columns(jobs):
-        print("why jobs waited (docs/wait-reasons.md)")
-        print("\n".join(wait_lines(jobs)))

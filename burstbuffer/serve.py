@@ -104,7 +104,8 @@ def serve(policy, output: Path, *, socket: str = DEFAULT_SOCKET, model: str = "i
     from .batsim.loop import BatsimDied
     from .batsim.protocol import ProtocolError
     from .batsim.transport import MonitoredReplySocket
-    from .runner import RunResult, count_jobs
+    from .runner import RunResult
+    from .workloads.batsim_json import load_workload
     from .session import SchedulerSession
     from .signals import Interrupted, interruptible
     from .spec import SchedulerSpec, make_spec
@@ -115,7 +116,7 @@ def serve(policy, output: Path, *, socket: str = DEFAULT_SOCKET, model: str = "i
     total = None
     if workload is not None:
         cliargs.input_file(workload, "workload")
-        total = count_jobs(Path(workload))
+        total = len(load_workload(Path(workload), require_bb=False).jobs)
     session = SchedulerSession(spec, output, bb_capacity=bb_capacity, total=total, progress=progress)
     try:
         sock = MonitoredReplySocket(socket, timeout=0.5, grace=RECONNECT_GRACE)
@@ -169,7 +170,8 @@ def platform_for_batsim(platform: str, batsim: str | None, force_plugin: bool = 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     from .policyargs import spec_from_args
-    from .runner import DEFAULT_PLATFORM, print_summary
+    from .metrics.summary import print_summary
+    from .runner import DEFAULT_PLATFORM
 
     log = logging.getLogger("burstbuffer")
     if not log.handlers:

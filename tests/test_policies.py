@@ -14,7 +14,7 @@ from procset import ProcSet
 from burstbuffer.platforms.model import Platform
 from burstbuffer.schedulers import POLICIES, Job, make_scheduler
 from burstbuffer.schedulers.registry import any_model_names
-from burstbuffer.schedulers.profiled import ProfileScheduler
+from burstbuffer.schedulers.profile_scheduler import ProfileScheduler
 
 TB = 10**12
 GB = 10**9

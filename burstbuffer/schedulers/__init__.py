@@ -10,7 +10,7 @@ interface (`base`), `Job`, `Start`, and `AvailabilityProfile` for policy authors
 #: submodule (e.g. `schedulers.options` while the command line is parsed) does not import them all.
 _WHERE = {
     "Job": "base", "Scheduler": "base", "Start": "base", "AvailabilityProfile": "profile", "Fit": "profile",
-    "ProfileScheduler": "profiled", "Reservation": "profiled", "EasyBackfilling": "easy",
+    "ProfileScheduler": "profile_scheduler", "Reservation": "profile_scheduler", "EasyBackfilling": "easy",
     "Fcfs": "easy", "FcfsBB": "easy", "FcfsEasy": "easy", "Filler": "easy",
     "SjfBB": "easy", "PlanScheduler": "plan", "ConservativeBB": "conservative",
     "DepthBackfilling": "depth", "ORDERS": "orders", "Order": "orders", "make_order": "orders",

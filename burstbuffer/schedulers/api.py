@@ -41,7 +41,7 @@ from procset import ProcSet
 from .base import Job, StageIn, Start
 from .holds import STAGING_BANDWIDTH, wake_time
 from .profile import AvailabilityProfile, Fit
-from .profiled import ProfileScheduler, Reservation
+from .profile_scheduler import ProfileScheduler, Reservation
 
 __all__ = ["Policy"]
 

@@ -147,7 +147,7 @@ class Scheduler(ABC):
     `frees_nodes_before_stage_out`, `stage_in_done`, `nodes_released`, `decides_stage_out`, `job_computed`,
     `job_facts`, `wait_reasons_changed`,
     `wait_reasons`, `extra_job_columns`, `write_outputs`. The user-facing subclass is `api.Policy`
-    (docs/writing-a-policy.md); the built-in policies are `profiled.ProfileScheduler` subclasses.
+    (docs/writing-a-policy.md); the built-in policies are `profile_scheduler.ProfileScheduler` subclasses.
     """
 
     name: str = "?"
@@ -197,7 +197,7 @@ class Scheduler(ABC):
         """Called once by the app at SIMULATION_BEGINS, before any job, with the job model the run uses (a
         `burstbuffer.io_model.base.JobModel`: its ``stages_separately`` and ``hold_shape(job, bandwidth)``
         give the shape of a job's holds, `burstbuffer.schedulers.holds`). Default: ignored (the policy plans
-        two-phase holds). `profiled.ProfileScheduler` plans with the model's shapes."""
+        two-phase holds). `profile_scheduler.ProfileScheduler` plans with the model's shapes."""
 
     @property
     def frees_nodes_before_stage_out(self) -> bool:

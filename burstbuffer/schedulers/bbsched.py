@@ -39,7 +39,7 @@ from .base import Job, Start
 from .limits import DEFAULT_MUTATION_RATE, EXACT_LIMIT, GA_LIMIT
 from .options import Bool, Number, Option
 from .profile import Fit
-from .profiled import ORDER_OPTIONS, ProfileScheduler
+from .profile_scheduler import ORDER_OPTIONS, ProfileScheduler
 
 #: imported at a policy's first decision: declaring the policies costs no numpy
 np = lazy("numpy", globals(), "np")

@@ -36,7 +36,7 @@ from ..platforms.model import Platform
 from .base import Job, StageIn, Start
 from .profile import Fit
 from .holds import STAGING_BANDWIDTH
-from .profiled import QUEUE_OPTIONS, ProfileScheduler, Reservation
+from .profile_scheduler import QUEUE_OPTIONS, ProfileScheduler, Reservation
 
 __all__ = ["ConservativeBB", "PlannedHold"]
 

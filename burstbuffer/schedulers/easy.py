@@ -25,7 +25,7 @@ they are: the head's processors are then chosen again (docs/orders-and-queues.md
 "Fits now" always means: free for the whole window [now, now + walltime) in the availability
 profile, where running jobs hold their resources until start + walltime and the head job's
 reservation is present during backfilling. Under a job model that separates the stagings (three-phase) the
-same passes run on the job's hold shape (`holds`, `profiled.ProfileScheduler`): a job fits now when its
+same passes run on the job's hold shape (`holds`, `profile_scheduler.ProfileScheduler`): a job fits now when its
 stage-in can start now, and the head's reservation holds its BB over its stagings too (fcfs-easy: nodes only). A backfilled job therefore either ends before the
 shadow time or avoids the reserved processors (and, for *-bb, leaves the reserved BB bytes free).
 
@@ -43,7 +43,7 @@ from .base import Job, Start
 from .options import Bool, Depth, Option
 from .placement import _runs, mask_of, procset_of
 from .profile import Fit
-from .profiled import QUEUE_OPTIONS, ProfileScheduler, Reservation
+from .profile_scheduler import QUEUE_OPTIONS, ProfileScheduler, Reservation
 
 #: the C pass (numpy, ctypes), imported at a policy's first decision: declaring the policies costs neither
 _easy_native = lazy("burstbuffer.schedulers._easy_native", globals(), "_easy_native")

@@ -46,7 +46,7 @@ from .placement import staged_bb_start
 from .plan_engine import PlanEngine, make_engine
 from .profile import AvailabilityProfile, Fit, procset_of
 from .options import Custom, Number, Option, native_check
-from .profiled import ProfileScheduler
+from .profile_scheduler import ProfileScheduler
 
 __all__ = ["FixedAlphaPlan", "Plan1", "Plan2", "Plan3", "PlanScheduler", "SearchResult", "candidate_orders", "plan_search", "plan_on_profile",
            "MAX_EXHAUSTIVE", "wake_time"]

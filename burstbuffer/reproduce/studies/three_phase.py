@@ -9,7 +9,7 @@ bb_out per job, Problem 2 under free nodes and free BB, Problem 1 on Q_O decidin
 beside it, not judged: the same with the project's 24-h starvation rule (``cerberus-paper-24h``), the one-amount
 policy without a rule and with exact knapsacks (``cerberus-one``), and the project's defaults (``cerberus``: one
 amount, 24-h rule ``fcfs``, ``auto`` knapsacks) and ``reserve`` rule (``cerberus-reserve``). On three-phase fcfs-easy, sjf-bb and plan-2 plan BB over
-the stagings and nodes over the running phase (`burstbuffer.schedulers.profiled`, the hold shapes of
+the stagings and nodes over the running phase (`burstbuffer.schedulers.profile_scheduler`, the hold shapes of
 `burstbuffer.schedulers.holds`: their default there, option
 ``staging=bb-first``).
 
