@@ -1,4 +1,4 @@
-"""`burstbuffer reproduce`: plan a study's runs (`plan`), execute them (`execute`, the local pool of
+"""`burstbuffer reproduce`: plan a study's runs (`runs`), execute them (`execute`, the local pool of
 `local`), analyse them (`analysis`). Output folder::
 
     runs/<scope>/<policy>/   one run each (runner.run outputs; summary.json written last = done)

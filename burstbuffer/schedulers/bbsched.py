@@ -90,9 +90,9 @@ def _positive_int(name: str, v, low: int = 1) -> int:
 class WindowScheduler(ProfileScheduler):
     """Base of the window policies (module docstring; Fan et al. 2019 §3.1, §4.3).
 
-    Args (besides `ProfileScheduler`'s): window (w ≥ 1, default 20), starvation_bound (≥ 0, default 50
-    iterations), record_gd (for approximate solvers with ≤ EXACT_LIMIT candidates: also compute
-    the true front and record the GD per decision; default False). Raises ValueError on bad values.
+    Args (besides `ProfileScheduler`'s; their ranges and meanings: `declared_options`, their defaults: the
+    signature): window (w), starvation_bound (iterations), record_gd (for approximate solvers with ≤ EXACT_LIMIT
+    candidates: also compute the true front and record the GD per decision). Raises ValueError on bad values.
 
     ``decisions`` holds one `DecisionRecord` per iteration with a non-empty window; `write_outputs`
     writes them as ``decisions.csv``.
@@ -274,8 +274,8 @@ class _FrontPolicy(WindowScheduler):
 class BBSched(_FrontPolicy):
     """`bbsched` (Fan et al. 2019 §3): BBSched's GA (`moo.ga_front`) + the §3.2.4 decision rule.
 
-    Options: population (P, default 20), generations (G, 500), mutation_rate (p_m per gene, 0.0005),
-    window ≤ GA_LIMIT, and the `WindowScheduler` ones."""
+    Options (`declared_options`; defaults: the signature): population (P), generations (G), mutation_rate (p_m
+    per gene), window ≤ GA_LIMIT, and the `WindowScheduler` ones."""
 
     name = "bbsched"
     declared_options = WindowScheduler.declared_options + (

@@ -225,11 +225,11 @@ class PlanScheduler(ProfileScheduler):
         platform, seed, period, overdue_grace: see `ProfileScheduler` (the seed drives the
             annealing's random choices).
         alpha: α > 0 of Eq. 1 (real); plan-1/2/3 fix it to 1/2/3.
-        cooling_rate: r, 0 < r ≤ 1 (default 0.9).
-        cooling_steps: N ≥ 0 (default 30).
-        temperature_steps: M ≥ 0 moves per temperature (default 6).
+        cooling_rate: r, 0 < r ≤ 1.
+        cooling_steps: N ≥ 0.
+        temperature_steps: M ≥ 0 moves per temperature.
         exhaustive_limit: queues of at most this many jobs are searched over all permutations
-            (default 5; 0 ≤ limit ≤ MAX_EXHAUSTIVE).
+            (0 ≤ limit ≤ MAX_EXHAUSTIVE).
         native: plan engine: None = the C engine if it can be built, else pure Python; False =
             pure Python; True = C or RuntimeError. Both give identical schedules.
         staging, staging_bandwidth: as `ProfileScheduler` (default "bb-first": on the three-phase job model
