@@ -85,18 +85,25 @@ class ServeOutcome:
     message: str = ""
 
 
-def serve(policy, output: Path, *, socket: str = DEFAULT_SOCKET, model: str = "io-aware", seed: int = 0,
-          bb_capacity: str | None = None, workload: str | None = None, timeout: float | None = 600.0,
-          progress: bool = False, check_protocol: bool | None = None, on_listen=None,
-          policy_options: dict | None = None) -> ServeOutcome:
-    """Serve one external Batsim simulation on `socket` (see the module docstring).
+def serve(policy, output: Path, *, model: str = "io-aware", seed: int = 0, policy_options: dict | None = None,
+          **how) -> ServeOutcome:
+    """`serve_spec` for the Python API: `policy` is the run's `burstbuffer.spec.SchedulerSpec`, or a policy name
+    made into one here (`burstbuffer.spec.make_spec`) with `policy_options` (e.g. a window policy's ``window``),
+    `model` and `seed`; `how`: `serve_spec`'s keyword arguments. Raises InputError on bad input."""
+    from .spec import SchedulerSpec, make_spec
+    spec = policy if isinstance(policy, SchedulerSpec) else make_spec(policy, options=policy_options,
+                                                                        job_model=model, seed=seed)
+    return serve_spec(spec, output, **how)
 
-    `policy`: the run's `burstbuffer.spec.SchedulerSpec`, or a policy name made into one here with
-    `policy_options`, `model` and `seed` (`burstbuffer.spec.make_spec`).
+
+def serve_spec(spec, output: Path, *, socket: str = DEFAULT_SOCKET, bb_capacity: str | None = None,
+               workload: str | None = None, timeout: float | None = 600.0, progress: bool = False,
+               check_protocol: bool | None = None, on_listen=None) -> ServeOutcome:
+    """Serve one external Batsim simulation on `socket` (see the module docstring) with the scheduler of `spec`
+    (a `burstbuffer.spec.SchedulerSpec`).
+
     `workload` (optional) only sizes the progress bar; `timeout` [s] of silence (None: wait forever);
-    `on_listen(session)` is called once the socket is bound (prints the batsim command line);
-    `policy_options`: the policy's options (e.g. a window policy's ``window``, order, queues; see
-    `make_scheduler`).
+    `on_listen(session)` is called once the socket is bound (prints the batsim command line).
     Raises InputError on bad input.
     """
     import zmq
@@ -108,10 +115,6 @@ def serve(policy, output: Path, *, socket: str = DEFAULT_SOCKET, model: str = "i
     from .workloads.batsim_json import load_workload
     from .session import SchedulerSession
     from .signals import Interrupted, interruptible
-    from .spec import SchedulerSpec, make_spec
-
-    spec = policy if isinstance(policy, SchedulerSpec) else make_spec(policy, options=policy_options,
-                                                                        job_model=model, seed=seed)
 
     total = None
     if workload is not None:
@@ -198,7 +201,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
               flush=True)
 
     timeout = args.timeout if args.timeout and args.timeout > 0 else None
-    res = serve(spec, out, socket=args.socket, bb_capacity=args.bb_capacity,
+    res = serve_spec(spec, out, socket=args.socket, bb_capacity=args.bb_capacity,
                 workload=args.workload, timeout=timeout, progress=not args.quiet and sys.stderr.isatty(),
                 check_protocol=True if args.check_protocol else None, on_listen=listening)
     print_summary(f"policy {spec.label}, model {args.model}, served on {args.socket}", res.result,
