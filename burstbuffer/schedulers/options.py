@@ -389,10 +389,14 @@ def check_value(opt: Option, value: Any, text: str | None = None) -> None:
 
 def check_options(policy, options: dict, *, label: str | None = None, texts: dict | None = None,
                   probe: bool = True) -> None:
-    """Check `options` for policy class (or factory) `policy` (a name: `resolve.check_named_options`) and raise
-    `OptionError` for the first bad one (module docstring). `label`: the policy's name in messages; `texts`:
-    option name → the text the user wrote. `probe`: also build the policy once on a two-node probe platform
-    when options are given. Returns None; `options` is not changed."""
+    """Check `options` for policy class (or factory) `policy` — or a built-in policy's name (`registry.POLICIES`;
+    any spec: `resolve.check_named_options`) — and raise `OptionError` for the first bad one (module docstring).
+    `label`: the policy's name in messages; `texts`: option name → the text the user wrote. `probe`: also build
+    the policy once on a two-node probe platform when options are given. Returns None; `options` is not
+    changed."""
+    if isinstance(policy, str):
+        from .registry import POLICIES
+        label, policy = label or policy, POLICIES[policy]
     texts = texts or {}
     label = label or getattr(policy, "name", None) or getattr(policy, "__name__", "?")
     known, open_ended = takes(policy)
