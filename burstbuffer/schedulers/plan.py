@@ -40,7 +40,7 @@ from typing import Sequence
 
 from ..platforms.model import Platform
 from .base import Job, StageIn, Start
-from .holds import STAGING_BANDWIDTH, wake_time
+from .holds import wake_time
 from .limits import MAX_EXHAUSTIVE
 from .placement import staged_bb_start
 from .plan_engine import PlanEngine, make_engine
@@ -270,11 +270,8 @@ class PlanScheduler(ProfileScheduler):
 
     def __init__(self, platform: Platform, *, seed: int = 0, alpha: float = 2.0,
                  cooling_rate: float = 0.9, cooling_steps: int = 30, temperature_steps: int = 6,
-                 exhaustive_limit: int = 5, native: bool | None = None,
-                 period: float | None = None, overdue_grace: float = 1.0,
-                 staging: str | None = None, staging_bandwidth: float = STAGING_BANDWIDTH):
-        super().__init__(platform, seed=seed, period=period, overdue_grace=overdue_grace, staging=staging,
-                         staging_bandwidth=staging_bandwidth)
+                 exhaustive_limit: int = 5, native: bool | None = None, **options):
+        super().__init__(platform, seed=seed, **options)   # period, overdue_grace, staging, staging_bandwidth
         set_search_options(self, alpha, cooling_rate, cooling_steps, temperature_steps, exhaustive_limit, native)
 
     @classmethod
