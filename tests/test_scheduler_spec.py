@@ -176,3 +176,23 @@ def test_the_docs_options_page_is_the_declarations():
     from burstbuffer.policyargs import PAGE_BEGIN, PAGE_END, options_page
     text = (REPO / "docs" / "policy-options.md").read_text()
     assert text.split(PAGE_BEGIN + "\n", 1)[1].split(PAGE_END, 1)[0] == options_page()
+
+
+def test_checking_a_built_in_policys_options_builds_no_policy(monkeypatch):
+    """The rules across options are the class's (`options_conflict`, which its constructor applies too): the
+    run's process that checks them builds no policy, and the rules still refuse."""
+    from burstbuffer.schedulers.base import Scheduler
+
+    def never(cls, *a, **k):
+        raise AssertionError(f"{cls.__name__} built while its options were checked")
+    monkeypatch.setattr(Scheduler, "build", classmethod(never))
+    make_spec("bbsched", options={"window": 40, "order": "sjf"})
+    make_spec("cerberus", options={"phases": "as-written", "starvation": "none"}, job_model="three-phase")
+    make_spec("sjf-bb", options={"reservation_depth": 2})
+    for policy, options, model, reason in (
+            ("bbsched", {"window": 60}, "io-aware", "window=60: window must be <= 52 for bbsched, got 60"),
+            ("bbsched-exact", {"window": 21}, "io-aware", "window=21: window must be <= 20 for bbsched-exact"),
+            ("sjf-bb", {"reservation_depth": 2, "easy_extra_nodes": True}, "io-aware", "not to a reservation depth"),
+            ("cerberus", {"phases": "as-written", "starvation": "reserve"}, "three-phase", "not reserve")):
+        with pytest.raises(InputError, match=reason):
+            make_spec(policy, options=options, job_model=model)

@@ -171,6 +171,15 @@ class Scheduler(ABC):
         return cls(platform, seed=seed, **options)
 
     @classmethod
+    def options_conflict(cls, options: dict) -> str | None:
+        """Why `options` (option name → value: the given ones over the defaults) cannot go together for this
+        policy — a rule no single option's declared range states (e.g. a window too wide for an exact
+        solver) — in one line, or None. The constructor (or ``build``) applies the same rule, so that
+        checking a run's options builds no policy (`burstbuffer.schedulers.options.check_options`).
+        Default: no such rule."""
+        return None
+
+    @classmethod
     def for_flags(cls, flag_options: dict) -> tuple[type, str | None]:
         """(the policy class to run, its label or None: the policy's own) when the command line gives the
         flag aliases `flag_options` (option name → value): `cls` itself unless a flag names a variant

@@ -114,6 +114,8 @@ class WindowScheduler(ProfileScheduler):
     selects = True
     #: approximate solver (GD can be recorded)
     approximate = False
+    #: the widest window the solver takes (None: any)
+    window_limit: int | None = None
 
     def __init__(self, platform: Platform, *, seed: int = 0, window: int = 20, starvation_bound: int = 50,
                  record_gd: bool = False, **kw):
@@ -121,10 +123,20 @@ class WindowScheduler(ProfileScheduler):
         self.window = _positive_int("window", window)
         self.starvation_bound = _positive_int("starvation_bound", starvation_bound, 0)
         self.record_gd = bool(record_gd)
+        why = type(self).options_conflict({"window": self.window})
+        if why:
+            raise ValueError(why)
         self._age: dict[str, int] = {}
         self._last_time: float | None = None
         self._calls_at_time = 0
         self.decisions: list[DecisionRecord] = []
+
+    @classmethod
+    def options_conflict(cls, options: dict) -> str | None:
+        w = options.get("window")
+        if cls.window_limit is not None and isinstance(w, int) and w > cls.window_limit:
+            return f"window must be <= {cls.window_limit} for {cls.name}, got {w}"
+        return super().options_conflict(options)
 
     # ------------------------------------------------------------------ hooks
     def _base_order(self, now: float) -> list[Job]:
@@ -286,6 +298,7 @@ class BBSched(_FrontPolicy):
     )
     solver = "ga"
     approximate = True
+    window_limit = GA_LIMIT
 
     def __init__(self, platform: Platform, *, seed: int = 0, population: int = 20, generations: int = 500,
                  mutation_rate: float = DEFAULT_MUTATION_RATE, **kw):
@@ -296,8 +309,6 @@ class BBSched(_FrontPolicy):
                 or not 0.0 <= mutation_rate <= 1.0:
             raise ValueError(f"mutation_rate must be a probability in [0, 1], got {mutation_rate!r}")
         self.mutation_rate = float(mutation_rate)
-        if self.window > GA_LIMIT:
-            raise ValueError(f"window must be <= {GA_LIMIT} for {self.name}, got {self.window}")
 
     def _front(self, nodes, bb, cap_nodes, cap_bb):
         return moo.ga_front(nodes, bb, cap_nodes, cap_bb, self._rng(), population=self.population,
@@ -321,11 +332,7 @@ class BBSchedExact(_FrontPolicy):
 
     name = "bbsched-exact"
     solver = "exact"
-
-    def __init__(self, platform: Platform, *, seed: int = 0, **kw):
-        super().__init__(platform, seed=seed, **kw)
-        if self.window > EXACT_LIMIT:
-            raise ValueError(f"window must be <= {EXACT_LIMIT} for {self.name}, got {self.window}")
+    window_limit = EXACT_LIMIT
 
     def _front(self, nodes, bb, cap_nodes, cap_bb):
         return moo.exact_front(nodes, bb, cap_nodes, cap_bb)

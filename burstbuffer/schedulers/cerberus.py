@@ -122,6 +122,12 @@ class Cerberus(Scheduler):
                "and the stage-out decision (as-written; Yan et al., Cerberus, §3)"),
     )
 
+    @classmethod
+    def options_conflict(cls, options: dict) -> str | None:
+        if options.get("phases") == "as-written" and options.get("starvation") == "reserve":
+            return "phases=as-written takes starvation none or fcfs, not reserve"
+        return super().options_conflict(options)
+
     def __init__(self, platform: Platform, *, seed: int = 0, profit: str = "node-seconds",
                  starvation_limit: float = 86400.0, knapsack_method: str = "auto", starvation: str = "fcfs",
                  phases: str = "one"):
@@ -134,8 +140,9 @@ class Cerberus(Scheduler):
             raise ValueError(f"unknown knapsack_method {knapsack_method!r}; valid: {', '.join(METHODS)}")
         if phases not in PHASES:
             raise ValueError(f"unknown phases {phases!r}; valid: {', '.join(PHASES)}")
-        if phases == "as-written" and starvation == "reserve":
-            raise ValueError("phases=as-written takes starvation none or fcfs, not reserve")
+        why = type(self).options_conflict({"phases": phases, "starvation": starvation})
+        if why:
+            raise ValueError(why)
         self.phases = phases
         #: the as-written policy decides the stage-outs (module docstring)
         self.decides_stage_out = phases == "as-written"

@@ -124,11 +124,19 @@ class EasyBackfilling(Fcfs):
         reservation)."""
         if reservation_depth is None:
             return cls(platform, seed=seed, **options)
-        if options.pop("easy_extra_nodes", False):
-            raise ValueError("easy_extra_nodes applies to EASY's one reservation, not to a reservation depth")
+        why = cls.options_conflict({**options, "reservation_depth": reservation_depth})
+        if why:
+            raise ValueError(why)
+        options.pop("easy_extra_nodes", None)
         from .depth import DepthBackfilling
         return DepthBackfilling(platform, seed=seed, reservation_depth=reservation_depth, reserve_bb=cls.reserve_bb,
                                 sjf_backfill=cls.sjf, name=cls.name, **options)
+
+    @classmethod
+    def options_conflict(cls, options: dict) -> str | None:
+        if options.get("reservation_depth") is not None and options.get("easy_extra_nodes"):
+            return "easy_extra_nodes applies to EASY's one reservation, not to a reservation depth"
+        return super().options_conflict(options)
 
     def __init__(self, platform, *, easy_extra_nodes: bool = False, **options):
         super().__init__(platform, **options)

@@ -14,8 +14,10 @@ which raises `OptionError` (one line: ``NAME=VALUE: reason``) for
   own constructor, any name if it takes ``**options``);
 - a value of the wrong type or out of range (`Option.check`: numbers are finite and never booleans,
   integers are integers, choices are among the listed strings; a user's own keyword: like its default);
-- a combination the policy's constructor refuses: the policy is built once on a two-node probe platform
-  and a ValueError / TypeError it raises becomes the reason (how a user policy validates its options).
+- a combination the policy refuses: a built-in policy states its rules across options in
+  ``options_conflict`` (which its constructor applies too), so no policy is built to check them; a user's
+  class is built once on a two-node probe platform and a ValueError / TypeError its constructor raises
+  becomes the reason (how a user policy validates its options).
 
 The options dict is never rewritten: what is checked is what runs (a campaign's run ids hash it).
 `burstbuffer policies [NAME]` prints them (`describe`). Python callers of `make_scheduler` are checked by
@@ -391,9 +393,10 @@ def check_options(policy, options: dict, *, label: str | None = None, texts: dic
                   probe: bool = True) -> None:
     """Check `options` for policy class (or factory) `policy` — or a built-in policy's name (`registry.POLICIES`;
     any spec: `resolve.check_named_options`) — and raise `OptionError` for the first bad one (module docstring).
-    `label`: the policy's name in messages; `texts`: option name → the text the user wrote. `probe`: also build
-    the policy once on a two-node probe platform when options are given. Returns None; `options` is not
-    changed."""
+    `label`: the policy's name in messages; `texts`: option name → the text the user wrote. Then the rules across
+    options: a built-in policy's `options_conflict` (no policy is built); a user's class is built once on a
+    two-node probe platform when options are given (`probe`), its constructor's ValueError / TypeError the
+    reason. Returns None; `options` is not changed."""
     if isinstance(policy, str):
         from .registry import POLICIES
         label, policy = label or policy, POLICIES[policy]
@@ -415,7 +418,11 @@ def check_options(policy, options: dict, *, label: str | None = None, texts: dic
                 raise OptionError(name, value, why, texts.get(name))
     if options.get("queues") is not None and "queues" in known:
         _check_queue_orders(options, texts)
-    if probe and options:
+    if isinstance(policy, type) and _own(policy):      # a built-in: its rules across options, no policy built
+        why = policy.options_conflict({**{n: d for n, (_, d) in known.items()}, **options})
+        if why:
+            _raise_for(why, options, texts)
+    elif probe and options:                           # a user's: its constructor is its check
         _probe(policy, options, texts)
 
 
@@ -460,9 +467,13 @@ def _probe(policy, options: dict, texts: dict) -> None:
     except InputError:
         raise
     except (TypeError, ValueError) as exc:
-        msg = " ".join(str(exc).split()) or exc.__class__.__name__
-        name = next((n for n in options if n in msg), None) or next(iter(options), "")
-        raise OptionError(name, options.get(name), msg, texts.get(name)) from None
+        _raise_for(" ".join(str(exc).split()) or exc.__class__.__name__, options, texts)
+
+
+def _raise_for(msg: str, options: dict, texts: dict) -> None:
+    """OptionError with reason `msg`, on the first option of `options` that `msg` names (else the first)."""
+    name = next((n for n in options if n in msg), None) or next(iter(options), "")
+    raise OptionError(name, options.get(name), msg, texts.get(name)) from None
 
 
 def describe(policy) -> list[tuple[str, str, str, str]]:
