@@ -68,7 +68,7 @@ def test_policy_registry_lists_names_without_importing_them():
             "classes = list(POLICIES.values())\n"
             "print(len(names), before, after, same, 'sjf-bb' in POLICIES, 'easy' in POLICIES, 'numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["22", "False", "True", "True", "True", "False", "False"]
+    assert out == ["23", "False", "True", "True", "True", "False", "False"]
 
 
 def _help_lines(parser: argparse.ArgumentParser) -> dict[str, str]:

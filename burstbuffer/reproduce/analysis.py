@@ -18,7 +18,8 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..metrics.claims import evaluate
-from ..metrics.report import MISSING, NOT, PARTLY, REPRODUCED, VERDICT_HEADER, Report, verdict_rows
+from ..metrics.report import VERDICT_HEADER, Report, verdict_rows
+from ..metrics.verdicts import VERDICTS
 from .runs import RunSpec
 from .study import Study
 
@@ -129,6 +130,20 @@ def _wait_reasons_table(rep: Report, specs: list[RunSpec], results: dict[str, di
         rep.table(["policy"] + list(WAIT_REASONS), body)
 
 
+def _json_num(x):
+    """json.dumps' fallback: numpy scalars as Python numbers."""
+    return x.item() if hasattr(x, "item") else str(x)
+
+
+def _regime_checks(rep: Report, regime) -> None:
+    """The study's regime checks (`burstbuffer.metrics.claims.RegimeCheck`): one row each."""
+    if not regime:
+        return
+    rep.p("Regime checks (docs/verdicts.md): a failed check makes every claim *out of regime*.")
+    rep.table(["check", "measured", "the paper's regime needs", "holds"],
+              [[r.name, r.measured, r.needs, "yes" if r.ok else "NO"] for r in regime])
+
+
 def _regime_table(rep: Report, jobs, summ, specs: list[RunSpec], reference: str) -> None:
     """The regime each workload scope ran in (`metrics.regime`), under `reference` (else the scope's first
     policy): jobs, offered load, the policy's CPU and BB utilisation, mean queue length and idle node-time
@@ -195,17 +210,41 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         if note:
             rep.p(note)
         rows = study.claim_rows(data) if study.claim_rows else (judged if extra else whole)
-        verdicts = evaluate(study.claims, rows, pm)
     else:
         rep.p("No whole-workload run: only the claims about the parts are judged.")
-        verdicts = evaluate(study.claims, summ.iloc[0:0], pm)
+        rows = summ.iloc[0:0]
+    regime = study.regime(data) if study.regime else []
+    mode = manifest.get("mode", "real")
+    verdicts = evaluate(study.claims, rows, pm, jobs=jobs, mode=mode, regime=regime)
+    # the controls: each claim judged with its control in place of its treatment, and reversed
+    controls = {m: evaluate(study.claims, rows, pm, jobs=jobs, mode=m, regime=regime)
+                for m in ("placebo", "reverse") if m != mode}
+    if mode != "real":
+        rep.p(f"**{mode.capitalize()} run** (docs/verdicts.md): every claim is judged with "
+              + ("its control's runs in place of its treatment's" if mode == "placebo" else
+                 "its treatment and its control swapped")
+              + "; a claim asserting a difference must come out not reproduced.")
+    _regime_checks(rep, regime)
     header = list(VERDICT_HEADER)
     header[1] = f"claim ({study.paper})"
-    rep.table(header, verdict_rows(verdicts))
-    counts = {k: sum(v.verdict == k for v in verdicts) for k in (REPRODUCED, PARTLY, NOT, MISSING)}
+    header[header.index("verdict")] = "verdict" if mode == "real" else f"verdict ({mode})"
+    rows_out = verdict_rows(verdicts)
+    for m, vs in controls.items():
+        header.append("placebo" if m == "placebo" else "reversed")
+        for r, v in zip(rows_out, vs):
+            r.append(v.verdict)
+    header += ["asserts", "band (its reason)", "noise floor"]
+    for r, v in zip(rows_out, verdicts):
+        r += [v.asserts, v.band or "(a rule without a band)", v.noise]
+    rep.table(header, rows_out)
+    counts = {k: sum(v.verdict == k for v in verdicts) for k in VERDICTS}
     rep.p("Verdicts: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    wrong = [v.id for v in verdicts if mode != "real" and v.asserts == "difference"
+             and v.verdict in ("reproduced", "partly")]
+    if wrong:
+        rep.p(f"The {mode} run passes claims that assert a difference: {', '.join(wrong)}: their rules are too lax.")
     _regime_table(rep, jobs, summ, specs, study.reference)
-    (out / "verdicts.json").write_text(json.dumps([asdict(v) for v in verdicts], indent=1))
+    (out / "verdicts.json").write_text(json.dumps([asdict(v) for v in verdicts], indent=1, default=_json_num))
 
     fig_list = []
     if len(whole):

@@ -50,6 +50,7 @@ POLICIES: MutableMapping[str, type[Scheduler]] = LazyRegistry({
     "constrained-bb": (_S + "bbsched", "ConstrainedBB"),
     "bin-packing": (_S + "bbsched", "BinPacking"),
     "cerberus": (_S + "cerberus", "Cerberus"),
+    "cerberus-fcfs-24h": (_S + "cerberus", "CerberusFcfs24h"),
     "slurm-bb": (_S + "slurm_bb", "SlurmBB"),
 })
 

@@ -49,7 +49,7 @@ def machines_release(st: SimState, job: Job, now: float | None = None) -> None:
     for mid in job.alloc_ids:
         ms = mstate[mid]
         ms.jobs.discard(job)
-        if not ms.jobs:
+        if not ms.jobs and ms.state != "unavailable":   # an unavailable one stays so (events)
             ms.set_state("idle", now)
     if st.states is not None:
         st.states.job_ended(now, job.alloc_ids, mstate)
@@ -130,7 +130,26 @@ def job_body(st: SimState, job: Job, host) -> None:
     if st.energy is not None:
         st.energy.job_started(job)
     ret = run_profile(st, job, job.profile, remaining)
+    if st.cfg.no_sched:
+        end_unheard(st, job, ret)
+        return
     end_job(st, job, ret, st.now)
+
+
+def end_unheard(st: SimState, job: Job, ret: int) -> None:
+    """--no-sched (`batexec`): the end of `job` without a message (there is no server); its task cancelled if
+    it was left running at its walltime (its actor ends now). After the last job, the parked job actors are
+    let go and the simulation ends."""
+    end_job(st, job, ret, st.now, put=False)
+    if job.orphan is not None:
+        job.orphan.cancel()
+        job.orphan = None
+    st.nb_executing -= 1
+    st.batexec_left -= 1
+    if st.batexec_left == 0:
+        st.end_ack = True
+        st.end_clock = st.now
+        release_workers(st)
 
 
 def end_job(st: SimState, job: Job, ret: int, t: float, put: bool = True) -> None:
