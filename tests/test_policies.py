@@ -231,7 +231,7 @@ def test_registry():
     assert len(window) == 10
     assert set(any_model_names()) == {"fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb",
                                       "plan-1", "plan-2", "plan-3", "plan", "conservative-bb"} | set(window)
-    assert set(POLICIES) - set(any_model_names()) == {"cerberus", "slurm-bb"}     # they decide stage-ins
+    assert set(POLICIES) - set(any_model_names()) == {"cerberus", "cerberus-fcfs-24h", "slurm-bb"}   # stage-ins
     for name in POLICIES:
         s = make_scheduler(name, plat, seed=3)
         assert s.name == name
