@@ -74,8 +74,8 @@ class Band:
         return self.low <= x <= self.high
 
     def text(self, unit: str) -> str:
-        lo = "−∞" if self.low == -math.inf else f"{self.low:g}"
-        hi = "∞" if self.high == math.inf else f"{self.high:g}"
+        lo = "−∞" if self.low == -math.inf else f"{self.low:.4g}"
+        hi = "∞" if self.high == math.inf else f"{self.high:.4g}"
         own = "the project's own: " if self.own else ""
         return f"[{lo}, {hi}]{unit} ({own}{self.reason})"
 
@@ -116,11 +116,13 @@ class Metric:
     column `column` of the tidy per-job table (`burstbuffer.metrics.tidy.job_metrics`: waiting_time [s],
     bounded_slowdown, …) divided by `scale` (3600: hours), over the jobs `select` keeps (a function of that
     table → boolean array; None: every job) that both the treatment and the control started. `name`: its
-    report text with its unit. `over`: the paired units — ``jobs`` (one value per job) or ``parts`` (one
-    value per part scope ``part-NN``: the statistic over the part's jobs). `values`: instead of a column, a
-    function (per-job rows of one column of the study in the condition's scopes) → pandas Series of
-    per-unit values indexed by unit (for a metric that is not a per-job value, e.g. the idle node-time per
-    week); `stat` then aggregates those units."""
+    report text with its unit. `over`: the paired units — ``jobs`` (one value per job), ``parts`` (one
+    value per part scope ``part-NN``: the statistic over the part's jobs) or ``windows`` (time windows, with
+    `values`). `values`: instead of a column, a function (per-job rows of one column of the study in the
+    condition's scopes; they carry a ``nodes`` column, the compute nodes of each run's platform, when
+    `burstbuffer reproduce` judges) → pandas Series of per-unit values indexed by unit (for a metric that is
+    not a per-job value, e.g. the idle node-time per window, `burstbuffer.metrics.regime`); `stat` then
+    aggregates those units."""
 
     name: str
     column: str = "waiting_time"
@@ -131,8 +133,10 @@ class Metric:
     values: Callable[[pd.DataFrame], pd.Series] | None = None
 
     def __post_init__(self):
-        if self.over not in ("jobs", "parts"):
-            raise ValueError(f"metric {self.name}: over {self.over!r} not in ('jobs', 'parts')")
+        if self.over not in ("jobs", "parts", "windows"):
+            raise ValueError(f"metric {self.name}: over {self.over!r} not in ('jobs', 'parts', 'windows')")
+        if self.over == "windows" and self.values is None:
+            raise ValueError(f"metric {self.name}: values over windows need their function")
         _stat(self.stat, resolve=False)
 
     def units(self, rows: pd.DataFrame) -> pd.Series:

@@ -44,8 +44,9 @@ def offered_load(jobs: pd.DataFrame, nodes: int) -> float:
     return work / (nodes * span) if span > 0 and nodes > 0 else math.nan
 
 
-def _idle_steps(jobs: pd.DataFrame, nodes: int):
-    """(t, dt, queued-at-least-one mask, idle nodes) over the steps between the run's events, or None."""
+def _idle_steps(jobs: pd.DataFrame, nodes: int, cuts=()):
+    """(t, dt, queued-at-least-one mask, idle nodes) over the steps between the run's events and the times
+    `cuts` (so that no step crosses one), or None."""
     sub = jobs["submission_time"].to_numpy(float)
     st = jobs["starting_time"].to_numpy(float)
     fin = jobs["finish_time"].to_numpy(float)
@@ -53,7 +54,7 @@ def _idle_steps(jobs: pd.DataFrame, nodes: int):
     ran = ~np.isnan(st) & ~np.isnan(fin)
     if nodes <= 0 or not len(sub):
         return None
-    t = np.unique(np.concatenate([sub, st[ran], fin[ran]]))
+    t = np.unique(np.concatenate([sub, st[ran], fin[ran], np.asarray(cuts, float)]))
     if len(t) < 2:
         return None
     queued = np.searchsorted(np.sort(sub), t, "right") - np.searchsorted(np.sort(st[ran]), t, "right")
@@ -80,20 +81,22 @@ def idle_while_queued(jobs: pd.DataFrame, nodes: int) -> float:
 
 def idle_while_queued_windows(jobs: pd.DataFrame, nodes: int, windows: int) -> pd.Series:
     """`idle_while_queued` in each of `windows` equal windows of the submission span (first to last
-    submission; window k, from 0, covers [a + k·w, a + (k+1)·w); a step between two events counts in the window
-    it starts in): a Series indexed by k, NaN where nobody
+    submission; window k, from 0, covers [a + k·w, a + (k+1)·w)): a Series indexed by k, NaN where nobody
     waits. The windows depend on the submissions only, so two schedules of one workload share them: the
     paired units of a comparison of the idle share (`burstbuffer.metrics.claims.Metric`)."""
     sub = jobs["submission_time"].to_numpy(float)
     out = pd.Series(np.full(windows, np.nan), index=np.arange(windows))
-    steps = _idle_steps(jobs, nodes) if len(sub) else None
-    if steps is None or windows <= 0:
+    if not len(sub) or windows <= 0:
         return out
-    t, dt, on, idle = steps
     a, b = float(np.nanmin(sub)), float(np.nanmax(sub))
     if not b > a:
         return out
-    k = np.clip(((t[:-1] - a) // ((b - a) / windows)).astype(int), 0, windows - 1)
+    edges = a + (b - a) * np.arange(windows + 1) / windows
+    steps = _idle_steps(jobs, nodes, edges)
+    if steps is None:
+        return out
+    t, dt, on, idle = steps
+    k = np.clip(np.searchsorted(edges, t[:-1], "right") - 1, 0, windows - 1)
     inside = (t[:-1] >= a) & (t[:-1] < b) & on
     q = np.bincount(k[inside], weights=dt[inside], minlength=windows) * nodes
     i = np.bincount(k[inside], weights=(idle * dt)[inside], minlength=windows)

@@ -27,6 +27,7 @@ import sys
 
 from .. import cliargs
 from ..errors import InputError
+from ..platforms.simgrid_xml import DEFAULT_MASTER_HOST
 from .network import NETWORK_MODELS
 
 PROG = "burstbuffer simulate"
@@ -68,8 +69,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-r", "--add-role-to-hosts", action="append", default=[], metavar="HOSTS:ROLE",
                    help="give ROLE (storage, compute_node, master) to the comma-separated HOSTS; repeatable. "
                         "Without it, the cluster's 'storage_nodes' zone property names the storage nodes")
-    p.add_argument("-m", "--master-host", default="master", metavar="NAME",
-                   help="master host if no host has role=master [default: master]")
+    p.add_argument("-m", "--master-host", default=DEFAULT_MASTER_HOST, metavar="NAME",
+                   help="host given the master role, else a host with role=master [default: %(default)s]")
     p.add_argument("--enable-dynamic-jobs", action="store_true",
                    help="let the scheduler register jobs and profiles (REGISTER_JOB/REGISTER_PROFILE)")
     p.add_argument("--acknowledge-dynamic-jobs", action="store_true",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..platforms.simgrid_xml import Machines, PlatformSpec
+from ..platforms.simgrid_xml import DEFAULT_MASTER_HOST, Machines, PlatformSpec
 from ..records import Record
 from .longdouble import LD  # noqa: F401 (the simulator's parts take it from here)
 from .protocol import event
@@ -47,7 +47,8 @@ class SimConfig(Record):
                "log_messages", "no_sched")
 
     def __init__(self, platform: str, workloads: list[str], export_prefix: str = "out",
-                 socket: str = "tcp://localhost:28000", roles: list[str] | None = None, master: str = "master",
+                 socket: str = "tcp://localhost:28000", roles: list[str] | None = None,
+                 master: str = DEFAULT_MASTER_HOST,
                  dynamic_jobs: bool = False, ack_dynamic_jobs: bool = False, profile_reuse: bool = False,
                  forward_profiles: bool = False, compute_sharing: bool = False, storage_sharing: bool = True,
                  sched_config: str = "", quiet: bool = False, timeout: float | None = None,
