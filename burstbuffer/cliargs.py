@@ -138,15 +138,9 @@ def cpu(text: str) -> str | int:
 
 def input_file(path: str | Path, what: str) -> Path:
     """`path` as a Path if it is a readable regular file, else InputError naming why (not found, a folder,
-    not a regular file such as /dev/null, unreadable). A bare file name that is not in the current folder but
-    is one of the bundled inputs (``workloads/``, ``platforms/``; `burstbuffer.data`) is that bundled file, so
-    ``KTH-SP2-1996-2.1-cln.swf.gz`` or ``kth-1000.json`` need no site-packages path."""
+    not a regular file such as /dev/null, unreadable). `burstbuffer.data.input_path` also finds a bundled input
+    by its bare name."""
     p = Path(path)
-    if not p.exists() and p.name == str(path):
-        from .data import bundled
-        for folder in ("workloads", "platforms"):
-            if bundled(folder, p.name).is_file():
-                return bundled(folder, p.name)
     if not p.exists():
         raise InputError(str(p), what, "file not found")
     if p.is_dir():

@@ -68,14 +68,14 @@ def simulate(policy: str = "sjf-bb", workload: str | Path | None = None, platfor
     Raises InputError (bad input, SimGrid missing: one line saying what to do), `BatsimDied` if the simulation
     stops, `guards.SchedulerFault` if the policy fails.
     """
-    from .cliargs import input_file
+    from .data import input_path
     from .defaults import DEFAULT_PLATFORM, DEFAULT_WORKLOAD
     from .errors import require_simgrid
     from .runner import run
 
     require_simgrid()
-    wl = input_file(workload if workload is not None else DEFAULT_WORKLOAD, "workload")
-    plat = input_file(platform if platform is not None else DEFAULT_PLATFORM, "platform")
+    wl = input_path(workload if workload is not None else DEFAULT_WORKLOAD, "workload")
+    plat = input_path(platform if platform is not None else DEFAULT_PLATFORM, "platform")
     out = Path(output) if output is not None else Path(tempfile.mkdtemp(prefix="burstbuffer-"))
     if jobs is not None:
         from .errors import InputError

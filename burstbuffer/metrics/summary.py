@@ -6,13 +6,14 @@ job; `bb_per_node` optional). Times in seconds in the table, waiting times repor
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .definitions import TAU, bounded_slowdown, nodes_start, runtime, turnaround_time, waiting_time
 
-__all__ = ["Summary", "node_time", "summarize", "summarize_csv", "TAU", "bounded_slowdown"]
+__all__ = ["Summary", "node_time", "print_summary", "summarize", "summarize_csv", "TAU", "bounded_slowdown"]
 
 
 #: Why the burst-buffer utilisation of a Batsim table is unknown (the `metrics` command's options supply it).
@@ -122,3 +123,47 @@ def summarize(jobs: pd.DataFrame, nb_compute: int | None = None, total_bb: int |
 
 def summarize_csv(path: str, nb_compute: int | None = None, total_bb: int | None = None) -> Summary:
     return summarize(pd.read_csv(path, dtype={"job_id": str}), nb_compute, total_bb)
+
+
+def print_summary(header: str, res, outputs: str) -> None:
+    """The end-of-run report shared by `run` and `serve`: a header line, the summary (docs/metrics.md), the
+    wall time and message count of `res` (a `burstbuffer.runner.RunResult`), and where the outputs are."""
+    print(header)
+    print(res.summary)
+    if res.summary.rejected:
+        _print_oversized(res.jobs_csv)
+    _print_wait_reasons(res.jobs_csv)
+    spent = f"; the scheduler's answers {res.scheduler_cpu:.1f} s of CPU" if res.scheduler_cpu is not None else ""
+    print(f"wall time              {res.wall_time:.1f} s ({res.messages} protocol messages{spent})")
+    print(f"outputs                {outputs}")
+
+
+def _print_oversized(jobs_csv) -> None:
+    """The rejected jobs that ask for more compute nodes than the run's platform (run.json) has, and how to
+    generate a platform that holds them."""
+    from ..platforms.generator import larger_platform_hint
+    from .runinfo import platform_size
+    size = platform_size(Path(jobs_csv).parent)
+    try:
+        jobs = pd.read_csv(jobs_csv, usecols=["final_state", "requested_number_of_resources"])
+    except (OSError, ValueError):
+        return
+    if size is None:
+        return
+    big = jobs[(jobs["final_state"] == "REJECTED") & (jobs["requested_number_of_resources"] > size[0])]
+    if len(big):
+        most = int(big["requested_number_of_resources"].max())
+        print(f"  {len(big)} rejected jobs ask for more than the platform's {size[0]} compute nodes (up to {most}); "
+              + larger_platform_hint(most))
+
+
+def _print_wait_reasons(jobs_csv) -> None:
+    """The per-reason waiting lines of a jobs.csv (docs/wait-reasons.md); nothing for a table without them."""
+    from .waits import has_wait_columns, wait_lines
+    try:
+        jobs = pd.read_csv(jobs_csv)
+    except (OSError, ValueError):
+        return
+    if has_wait_columns(jobs):
+        print("why jobs waited (docs/wait-reasons.md)")
+        print("\n".join(wait_lines(jobs)))

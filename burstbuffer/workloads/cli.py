@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from .. import cliargs
+from ..data import input_path
 from ..errors import InputError
 from ..platforms.simgrid_xml import xml_text
 from ..platforms.units import parse_bytes
@@ -156,7 +157,7 @@ def _cmd_from_swf(args: argparse.Namespace) -> int:
     model = BBModel(bb_capacity=params["bb_capacity"], bb_nodes=params["bb_nodes"],
                     distinct_bb=args.artifact_distinct_bb)
     t0 = time.perf_counter()
-    args.trace = str(cliargs.input_file(args.trace, "trace"))
+    args.trace = str(input_path(args.trace, "trace"))
     if args.artifact_selection and args.walltime_factor is not None:
         raise InputError("--walltime-factor", str(args.walltime_factor),
                          "the artifact's selection takes the requested time as the walltime; drop one of the two")
