@@ -1,10 +1,80 @@
-"""Writing output files without ever leaving one half-written."""
+"""Reading input files within bounds, writing output files without ever leaving one half-written.
+
+Every input file the commands read goes through `open_input` / `read_input` (docs/reliability.md §5): a
+regular file only (a FIFO, a device such as /dev/zero, a folder is refused before a byte is read), at most
+`MAX_INPUT_BYTES` (or the caller's smaller limit).
+"""
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from .errors import InputError
+
+
+#: The largest input file read [bytes] (a workload, a trace, a platform): 1 GiB.
+MAX_INPUT_BYTES = 1 << 30
+#: The largest small configuration file read (a queue file, a campaign, a cluster config) [bytes]: 16 MiB.
+MAX_CONFIG_BYTES = 1 << 24
+
+
+def open_input(path: str | Path, item: str, *, limit: int = MAX_INPUT_BYTES):
+    """`path` opened for reading (binary, a file object) once it is known to be a readable regular file of
+    at most `limit` bytes. The file is opened without blocking (a FIFO does not hang the open) and checked
+    on the open descriptor, so what is checked is what is read.
+
+    Raises InputError(path, `item`, reason): "file not found", "is a folder, not a file", "not a regular
+    file", "larger than N bytes", or the OS's reason (e.g. "Permission denied").
+    """
+    p = str(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise InputError(p, item, "file not found") from None
+    except IsADirectoryError:
+        raise InputError(p, item, "is a folder, not a file") from None
+    except OSError as exc:
+        raise InputError(p, item, exc.strerror or str(exc)) from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(p, item, "is a folder, not a file")
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(p, item, "not a regular file")
+        if st.st_size > limit:
+            raise InputError(p, item, f"larger than {limit} bytes ({st.st_size} bytes)")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def check_input(path: str | Path, item: str, *, limit: int = MAX_INPUT_BYTES) -> Path:
+    """`path` as a Path if `open_input` would open it (the same InputError otherwise); nothing is read."""
+    open_input(path, item, limit=limit).close()
+    return Path(path)
+
+
+def read_input(path: str | Path, item: str, *, limit: int = MAX_INPUT_BYTES, text: bool = True,
+               errors: str = "strict") -> str | bytes:
+    """The whole content of the input file `path` (checked by `open_input`, at most `limit` bytes even if
+    it grows while read): a str (UTF-8, `errors` as for `bytes.decode`) or, with `text=False`, bytes.
+    Raises InputError(path, `item`, reason), also for text that is not UTF-8 ("not UTF-8 text: …")."""
+    with open_input(path, item, limit=limit) as f:
+        try:
+            data = f.read(limit + 1)
+        except OSError as exc:
+            raise InputError(str(path), item, exc.strerror or str(exc)) from None
+    if len(data) > limit:
+        raise InputError(str(path), item, f"larger than {limit} bytes")
+    if not text:
+        return data
+    try:
+        return data.decode("utf-8", errors=errors)
+    except UnicodeDecodeError as exc:
+        raise InputError(str(path), item, f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
@@ -42,14 +112,13 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 
 def read_toml(path: str | Path, item: str) -> dict:
-    """The TOML file `path` as a dict. Raises InputError(path, `item`, reason) when it cannot be read
-    ("file not found", the OS's reason) or is not TOML ("bad TOML: …")."""
+    """The TOML file `path` as a dict (read by `read_input`, at most `MAX_CONFIG_BYTES`). Raises
+    InputError(path, `item`, reason) when it cannot be read (`open_input`'s reasons) or is not TOML
+    ("bad TOML: …")."""
     import tomllib
     p = Path(path)
     try:
-        return tomllib.loads(p.read_text())
-    except OSError as exc:
-        raise InputError(str(p), item, exc.strerror or "cannot read") from None
+        return tomllib.loads(read_input(p, item, limit=MAX_CONFIG_BYTES))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(str(p), item, f"bad TOML: {exc}") from None
     except RecursionError:

@@ -20,7 +20,6 @@ Errors are `InputError` (one line: file, item, reason).
 """
 from __future__ import annotations
 
-import os
 import xml.etree.ElementTree as ET
 
 from ..errors import InputError
@@ -234,14 +233,13 @@ def parse_platform(path: str) -> PlatformSpec:
     Raises InputError if the file is missing, not XML, or malformed (missing id, bad unit, bad radical,
     duplicate host name, unknown gateway...).
     """
+    from ..fileio import read_input
     path = str(path)
-    if not os.path.isfile(path):
-        raise InputError(path, "platform", "file not found")
+    data = read_input(path, "platform", text=False)
     try:
-        tree = ET.parse(path)
+        top = ET.fromstring(data)
     except ET.ParseError as exc:
         raise InputError(path, "XML", f"not well-formed ({exc})") from None
-    top = tree.getroot()
     if top.tag != "platform":
         raise InputError(path, f"<{top.tag}>", "the root element must be <platform>")
     zones = [e for e in top if e.tag in ("zone", "AS")]

@@ -232,8 +232,9 @@ def check_campaign_options(path: Path, item: str, policy: str, options: dict) ->
 
 
 def sha256_file(path: Path) -> str:
+    from ..fileio import open_input
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_input(path, "file") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()

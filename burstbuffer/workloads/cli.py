@@ -50,11 +50,9 @@ def platform_params(path: str | Path) -> dict[str, int]:
     list, ``burst_buffer_capacity``). Missing values are left out, for the options to supply.
     Raises InputError(path, item, reason) if the file cannot be read or parsed.
     """
+    from ..fileio import read_input
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(str(p), "file", exc.strerror or str(exc)) from None
+    text = read_input(p, "platform")
     out: dict[str, int] = {}
     if p.suffix.lower() in (".yaml", ".yml"):
         cfg = _flat_yaml(text)

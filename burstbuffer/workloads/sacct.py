@@ -162,11 +162,8 @@ def parse_bb_tres(text: str) -> int | None:
 
 
 def _open_text(path: str | Path) -> str:
-    source = str(path)
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(source, "file", exc.strerror or str(exc)) from None
+    from ..fileio import read_input
+    return read_input(path, "file", errors="replace")
 
 
 def read_sacct(path: str | Path, *, cores_per_node: int | None = None,
