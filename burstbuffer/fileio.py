@@ -77,6 +77,25 @@ def read_input(path: str | Path, item: str, *, limit: int = MAX_INPUT_BYTES, tex
         raise InputError(str(path), item, f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
 
 
+def check_ipc_endpoint(endpoint: str, item: str) -> None:
+    """Refuse a ZeroMQ ``ipc://PATH`` endpoint whose PATH exists and is not a Unix socket (binding there
+    would delete that file and put a socket in its place; ZeroMQ does so without asking). Any other
+    endpoint, or a PATH that is absent or a socket (left by an earlier run), passes. Raises
+    InputError(`item`, endpoint, "PATH exists and is not a socket: …")."""
+    if not endpoint.startswith("ipc://"):
+        return
+    path = endpoint[len("ipc://"):]
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InputError(item, endpoint, f"cannot check {path} ({exc.strerror or exc})") from None
+    if not stat.S_ISSOCK(st.st_mode):
+        raise InputError(item, endpoint, f"{path} exists and is not a socket: refusing to replace it "
+                                         "(give a path that does not exist)")
+
+
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """Write `text` to `path` atomically: a temporary file in the same folder (usual permissions),
     fsync, then rename over `path`. Creates the folder. Returns the path.

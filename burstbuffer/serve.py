@@ -106,6 +106,8 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
     from .session import SchedulerSession
     from .signals import Interrupted, interruptible
 
+    from .fileio import check_ipc_endpoint
+    check_ipc_endpoint(socket, "--socket")
     total = None
     if workload is not None:
         cliargs.input_file(workload, "workload")
