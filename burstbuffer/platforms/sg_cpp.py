@@ -120,6 +120,8 @@ def params_from_xml(path: str | Path) -> DragonflyParams | None:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         raise InputError(str(path), "platform", f"not a readable XML file ({exc})") from None
+    from .simgrid_xml import check_xml_depth
+    check_xml_depth(root, str(path))
     cl = root.find(".//cluster")
     if cl is None or cl.get("topology", "").upper() != "DRAGONFLY":
         return None

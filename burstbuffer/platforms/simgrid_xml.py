@@ -227,6 +227,20 @@ def _check_units(path: str, where: str, **values) -> None:
                 raise InputError(path, where, f"{key}: {exc}") from None
 
 
+#: The deepest element nesting a platform may have (a real one has a handful of levels; the readers recurse).
+MAX_XML_DEPTH = 100
+
+
+def check_xml_depth(top: ET.Element, path: str) -> None:
+    """InputError if an element of `top` is nested deeper than `MAX_XML_DEPTH` (walked without recursion)."""
+    stack = [(top, 1)]
+    while stack:
+        el, depth = stack.pop()
+        if depth > MAX_XML_DEPTH:
+            raise InputError(path, f"<{el.tag}>", f"nested too deeply (more than {MAX_XML_DEPTH} levels)")
+        stack.extend((c, depth + 1) for c in el)
+
+
 def parse_platform(path: str) -> PlatformSpec:
     """Read a SimGrid platform XML (version 4.x) into a `PlatformSpec`.
 
@@ -240,6 +254,7 @@ def parse_platform(path: str) -> PlatformSpec:
         top = ET.fromstring(data)
     except ET.ParseError as exc:
         raise InputError(path, "XML", f"not well-formed ({exc})") from None
+    check_xml_depth(top, path)
     if top.tag != "platform":
         raise InputError(path, f"<{top.tag}>", "the root element must be <platform>")
     zones = [e for e in top if e.tag in ("zone", "AS")]

@@ -70,6 +70,8 @@ def platform_params(path: str | Path) -> dict[str, int]:
         root = ET.fromstring(text.encode())
     except ET.ParseError as exc:
         raise InputError(str(p), "platform", f"invalid XML: {exc}") from None
+    from ..platforms.simgrid_xml import check_xml_depth
+    check_xml_depth(root, str(p))
 
     def props(el: ET.Element) -> dict[str, str]:
         return {c.get("id"): c.get("value") for c in el if c.tag == "prop"}
