@@ -145,8 +145,10 @@ def read_toml(path: str | Path, item: str) -> dict:
 
 
 def output_dir(path: str | Path, item: str = "--output") -> Path:
-    """The folder `path`, created if missing (with its parents). Raises InputError(path, `item`, reason)
-    when it cannot be: an existing file there ("exists and is not a folder"), or the OS's reason."""
+    """The folder `path`, created if missing (with its parents), and known to be writable (a file is
+    created in it and removed: a read-only folder or file system is found before a run, not after).
+    Raises InputError(path, `item`, reason) when it cannot be: an existing file there ("exists and is not
+    a folder"), "cannot create the folder (…)", "cannot write in the folder (…)"."""
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise InputError(str(p), item, "exists and is not a folder")
@@ -154,4 +156,11 @@ def output_dir(path: str | Path, item: str = "--output") -> Path:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(str(p), item, f"cannot create the folder ({exc.strerror or exc})") from None
+    try:
+        import tempfile  # noqa: PLC0415
+        fd, probe = tempfile.mkstemp(prefix=".write-probe.", dir=p)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InputError(str(p), item, f"cannot write in the folder ({exc.strerror or exc})") from None
     return p
