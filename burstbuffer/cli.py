@@ -85,6 +85,8 @@ def options_from_args(args: argparse.Namespace, info) -> tuple[str, str, dict]:
             value = json.loads(text)
         except ValueError:
             value = text
+        except RecursionError:
+            raise InputError("--policy-option", name, "the value is nested too deeply") from None
         put(name, value, "--policy-option", f"{name}={text}")
     try:
         check_options(policy, options, factory=factory)
