@@ -289,7 +289,15 @@ def parse_platform(path: str) -> PlatformSpec:
                 if speed is None:
                     raise InputError(path, f"host {name!r}", "missing speed")
                 _check_units(path, f"host {name!r}", speed=speed)
-                h = HostSpec(name, speed, int(child.get("core", "1")), _props(child, path, f"host {name!r}"),
+                n_pstates = len(speed.split(","))
+                pstate = child.get("pstate", "0").strip()
+                if not pstate.isdigit() or int(pstate) >= n_pstates:   # SimGrid aborts on it
+                    raise InputError(path, f"host {name!r}", f"pstate={pstate!r}: not one of its {n_pstates} "
+                                                             f"pstates (0 to {n_pstates - 1})")
+                core = child.get("core", "1").strip()
+                if not core.isdigit() or int(core) < 1:
+                    raise InputError(path, f"host {name!r}", f"core={core!r}: expected an integer >= 1")
+                h = HostSpec(name, speed, int(core), _props(child, path, f"host {name!r}"),
                              dict(merged), zid)
                 add_host(h)
                 zone.items.append(h)
