@@ -174,9 +174,11 @@ class SchedulerApp:
         elif isinstance(ev, JobKilled):
             self._executing.difference_update(ev.job_ids)   # the JOB_COMPLETED, if any, carries the final state
         elif isinstance(ev, UnknownEvent):
-            if ev.type not in self.unknown_events:   # logged once per type, then ignored
-                logging.getLogger("burstbuffer").warning("ignoring unknown Batsim event type %r (t=%g)", ev.type, ts)
-            self.unknown_events.append(ev.type)
+            from .jsonvalues import excerpt
+            kind = excerpt(ev.type, 80)             # a peer's text: quoted bounded, kept bounded
+            if kind not in self.unknown_events:   # logged once per type, then ignored
+                logging.getLogger("burstbuffer").warning("ignoring unknown Batsim event type '%s' (t=%g)", kind, ts)
+            self.unknown_events.append(kind)
 
     def _begins(self, data: dict) -> None:
         if self.platform is not None:
