@@ -139,7 +139,8 @@ class DecisionGuard:
     def decide(self, sched, now: float, records: dict) -> list:
         """`sched.decide(now)` as a list, each decision checked against the BB capacity (a decision of a
         job already holding BB, a Start after its StageIn, replaces its holding). SchedulerFault if the
-        policy raises, outlives `decision_timeout` or over-fills a BB node."""
+        policy raises, outlives `decision_timeout`, returns anything but `Start`/`StageIn`/`StageOut` decisions
+        of jobs of `records`, or over-fills a BB node."""
         limit = self.decision_timeout
         try:
             if limit is not None:
@@ -155,7 +156,15 @@ class DecisionGuard:
         except Exception as exc:   # noqa: BLE001 - the policy's own bug: one line, outputs kept
             msg = " ".join(str(exc).split())
             raise self.fault(now, f"decide raised {type(exc).__name__}: {msg[:300]}") from None
+        from .schedulers.base import StageIn, StageOut, Start
         for d in decisions:
+            if not isinstance(d, (Start, StageIn, StageOut)):
+                from .jsonvalues import excerpt
+                raise self.fault(now, f"decide returned {excerpt(d, 60)} ({type(d).__name__}), not a Start, StageIn "
+                                      "or StageOut")
+            if getattr(d.job, "id", None) not in records:
+                raise self.fault(now, f"decide returned a decision for {excerpt(getattr(d.job, 'id', d.job), 60)}, "
+                                      "not a job of this run")
             job = getattr(d, "job", None)
             alloc = getattr(d, "bb_per_storage", None)
             if job is None or alloc is None:
