@@ -144,6 +144,38 @@ def read_toml(path: str | Path, item: str) -> dict:
         raise InputError(str(p), item, "bad TOML: nested too deeply") from None
 
 
+class OutputLock:
+    """One writer per output folder: an exclusive `flock` on the folder itself (no lock file is created;
+    the lock goes with the process, even killed outright). A context manager: `OutputLock(path)` is entered
+    once `output_dir` made the folder. Raises InputError(path, `item`, "in use by another run …") when
+    another process holds it."""
+
+    def __init__(self, path: str | Path, item: str = "--output"):
+        self.path, self.item, self.fd = Path(path), item, None
+
+    def __enter__(self) -> OutputLock:
+        import fcntl  # noqa: PLC0415
+        fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise InputError(str(self.path), self.item, "in use by another run (one run per output folder at "
+                                                        "a time: wait for it, or give another --output)") from None
+        except OSError:
+            os.close(fd)
+            raise
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is not None:
+            os.close(self.fd)          # releases the lock
+            self.fd = None
+
+    __del__ = __exit__
+
+
 def output_dir(path: str | Path, item: str = "--output") -> Path:
     """The folder `path`, created if missing (with its parents), and known to be writable (a file is
     created in it and removed: a read-only folder or file system is found before a run, not after).

@@ -21,6 +21,7 @@ from .cliargs import input_file
 from .batsim.loop import BatsimDied
 from .batsim.transport import PipeReplySocket
 from .errors import InputError
+from .fileio import OutputLock, output_dir
 from .io_model.registry import model_names
 from .metrics.summary import Summary
 from .schedulers.resolve import policy_info  # noqa: F401  (re-exported: the CLI's and pybatsim's resolver)
@@ -124,6 +125,17 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
         raise InputError("--link", link, f"unknown link (choose from {', '.join(LINKS)})")
     input_file(workload, "workload")
     input_file(platform, "platform")
+    with OutputLock(output_dir(output)):          # one writer per output folder (docs/reliability.md)
+        return _run(policy, Path(workload), Path(platform), Path(output), model=model, seed=seed,
+                    bb_capacity=bb_capacity, storage=storage, progress=progress, timeout=timeout,
+                    policy_options=policy_options, check_protocol=check_protocol, on_progress=on_progress,
+                    cpu=cpu, network_model=network_model, run_timeout=run_timeout, energy=energy, link=link)
+
+
+def _run(policy: str, workload: Path, platform: Path, output: Path, *, model, seed, bb_capacity, storage,
+         progress, timeout, policy_options, check_protocol, on_progress, cpu, network_model, run_timeout, energy,
+         link) -> RunResult:
+    """`run` once its output folder is locked."""
     core = resolve_cpu(cpu)
     total = count_jobs(workload)
     session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity,

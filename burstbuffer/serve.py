@@ -106,8 +106,9 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
     from .session import SchedulerSession
     from .signals import Interrupted, interruptible
 
-    from .fileio import check_ipc_endpoint
+    from .fileio import OutputLock, check_ipc_endpoint, output_dir
     check_ipc_endpoint(socket, "--socket")
+    lock = OutputLock(output_dir(output)).__enter__()   # one writer per output folder, until this returns
     total = None
     if workload is not None:
         cliargs.input_file(workload, "workload")
@@ -135,6 +136,7 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
             status, message = exc.status, f"interrupted by {exc}; outputs so far written"
         finally:
             sock.close()
+            lock.__exit__()
     wall = time.perf_counter() - t0
     return ServeOutcome(RunResult(session.summary(), session.jobs_csv, wall, session.messages), status, message)
 
