@@ -369,22 +369,29 @@ class SchedulerApp:
         columns, `queue` and `priority` (at start, "" if none), and only then: other runs' files are
         unchanged (docs/orders-and-queues.md). Under a job model with phases (three-phase) the
         `THREE_PHASE_COLUMNS` come last (docs/io-model.md §3)."""
-        extra = list(self.scheduler.extra_job_columns or []) if self.scheduler is not None else []
-        phases = self.executor.stages_separately                  # three-phase: the phases' columns last
         tmp = f"{path}.tmp"
         with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(JOBS_CSV_COLUMNS) + extra
-                               + (list(THREE_PHASE_COLUMNS) if phases else []))
+            w = csv.DictWriter(f, fieldnames=self.jobs_csv_columns())
             w.writeheader()
             for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
-                row = rec.row()
-                if mark_unfinished and not row["final_state"]:
-                    row["final_state"] = "PENDING" if rec.start is None else "RUNNING"
-                if extra:
-                    q, prio = rec.facts
-                    row["queue"] = q
-                    row["priority"] = "" if prio is None else f"{prio:.9g}"
-                if phases:
-                    row.update(rec.phase_row())
-                w.writerow(row)
+                w.writerow(self.job_row(rec, mark_unfinished))
         os.replace(tmp, path)
+
+    def jobs_csv_columns(self) -> list[str]:
+        """The columns of jobs.csv (`write_jobs_csv`)."""
+        extra = list(self.scheduler.extra_job_columns or []) if self.scheduler is not None else []
+        return (list(JOBS_CSV_COLUMNS) + extra
+                + (list(THREE_PHASE_COLUMNS) if self.executor.stages_separately else []))
+
+    def job_row(self, rec: JobRecord, mark_unfinished: bool) -> dict:
+        """The jobs.csv row of `rec` (`write_jobs_csv`)."""
+        row = rec.row()
+        if mark_unfinished and not row["final_state"]:
+            row["final_state"] = "PENDING" if rec.start is None else "RUNNING"
+        if self.scheduler is not None and self.scheduler.extra_job_columns:
+            q, prio = rec.facts
+            row["queue"] = q
+            row["priority"] = "" if prio is None else f"{prio:.9g}"
+        if self.executor.stages_separately:
+            row.update(rec.phase_row())
+        return row

@@ -195,6 +195,8 @@ def _in_process(session: SchedulerSession, args: dict, simulator_argv: list[str]
             _stop(proc)
             if outcome is not None and outcome.written:
                 exc.result = _reported(session, outcome, t0)
+            elif supervisor.write_seen(session.output):
+                exc.result = _seen(session, supervisor, t0)
             raise
         rc = proc.wait(timeout=60)
     except BaseException:
@@ -203,9 +205,19 @@ def _in_process(session: SchedulerSession, args: dict, simulator_argv: list[str]
     finally:
         if session.bar is not None:
             session.bar.close()
+        if outcome is None or not outcome.written:     # the child could not write them: the parent does
+            _stop(proc)
+            try:
+                supervisor.wait(0.0, draining=True)      # the frames it sent before it ended
+            except (BatsimDied, OSError):
+                pass
+            supervisor.write_seen(session.output)
         pipelink.close(report_in)
         started = page.read()
         page.close()
+    if supervisor.stuck is not None:
+        from .guards import SchedulerFault
+        raise SchedulerFault(supervisor.stuck)
     if outcome is not None and outcome.error is not None:
         error = outcome.error
         if isinstance(error, Interrupted) and outcome.written:
@@ -218,6 +230,14 @@ def _in_process(session: SchedulerSession, args: dict, simulator_argv: list[str]
     if outcome is None or not outcome.written:
         raise BatsimDied("the simulation ended without reporting its outcome (simulator.log may say why)")
     return _reported(session, outcome, t0)
+
+
+def _seen(session: SchedulerSession, supervisor: colocated.Supervisor, t0: float) -> RunResult:
+    """The RunResult of a run whose parent wrote jobs.csv from what the child reported (`Supervisor.write_seen`)."""
+    from .metrics.summary import summarize_csv
+
+    return RunResult(summarize_csv(str(session.jobs_csv), *supervisor.sizes), session.jobs_csv,
+                     time.perf_counter() - t0, 0, None)
 
 
 def _write_tables(session: SchedulerSession, outcome: colocated.Outcome) -> None:
