@@ -26,6 +26,23 @@ class SchedulerFault(ProtocolError):
     prints it and exits with status 1; a campaign records the run as failed and goes on."""
 
 
+class PolicyExit(SystemExit):
+    """Raised instead of ending the process when the policy calls ``os._exit`` (`refused_exit`)."""
+
+
+def refused_exit(status: int = 0) -> None:
+    """What ``os._exit`` is while the policy's hooks run (`app.SchedulerApp.on_event`, `after_events`): a
+    `PolicyExit`, so that the run ends as a failed run with its outputs, never as a process gone silently."""
+    raise PolicyExit(f"os._exit({status})")
+
+
+def exit_fault(name: str, now: float, exc: SystemExit) -> SchedulerFault:
+    """The `SchedulerFault` of a policy `name` that called ``sys.exit`` or ``os._exit`` at time `now`: a run
+    whose policy exits failed (exit status 1), it did not succeed."""
+    what = exc.code if isinstance(exc, PolicyExit) else f"sys.exit({exc.code!r})"
+    return SchedulerFault(f"policy {name} at t={now:g}: the policy called {what}: the run cannot go on")
+
+
 class DecisionTimeout(BaseException):
     """Raised asynchronously in the deciding thread by `Watchdog` when a decision outlives its limit
     (a BaseException: a policy's ``except Exception`` does not swallow it)."""
