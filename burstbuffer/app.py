@@ -19,7 +19,7 @@ from .batsim.protocol import (CallMeLater, Event, JobCompleted, ProtocolError, J
                               NotifyBatsim, RejectJob, RequestedCall, SimulationBegins, SimulationEnds,
                               UnknownEvent)
 from .errors import InputError
-from .guards import DecisionGuard, exit_fault, refused_exit
+from .guards import DecisionGuard, run_hook
 from .io_model.base import JobModel
 from .metrics.definitions import (JOBS_CSV_COLUMNS, THREE_PHASE_COLUMNS, WAIT_COLUMNS, WAIT_REASONS,
                                   bounded_slowdown, runtime, stretch, turnaround_time, wait_reason_category,
@@ -156,26 +156,16 @@ class SchedulerApp:
 
     # ------------------------------------------------------------------ events
     def on_event(self, ts: float, ev: Event, out: Outbox) -> None:
-        """React to one event (the policy's hooks run here: `guards.policy_exits` turns its exits into faults)."""
-        exit_ = os._exit
-        os._exit = refused_exit
-        try:
-            self._on_event(ts, ev, out)
-        except SystemExit as exc:
-            raise exit_fault(self.policy_label or getattr(self.scheduler, "name", "?"), ts, exc) from None
-        finally:
-            os._exit = exit_
+        """React to one event: the policy's hooks run here, under `guards.run_hook` (the decision timeout, its
+        exits turned into faults)."""
+        run_hook(self._on_event, (ts, ev, out), self.policy_label or getattr(self.scheduler, "name", "?"), ts,
+                 self.decision_timeout)
 
     def after_events(self, now: float, out: Outbox) -> None:
-        """The policy's decisions after a message's events (`_after_events`), its exits turned into faults."""
-        exit_ = os._exit
-        os._exit = refused_exit
-        try:
-            self._after_events(now, out)
-        except SystemExit as exc:
-            raise exit_fault(self.policy_label or getattr(self.scheduler, "name", "?"), now, exc) from None
-        finally:
-            os._exit = exit_
+        """The policy's decisions after a message's events (`_after_events`; `DecisionGuard` bounds them), its
+        exits turned into faults (`guards.run_hook`)."""
+        run_hook(self._after_events, (now, out), self.policy_label or getattr(self.scheduler, "name", "?"), now,
+                 None)
 
     def _on_event(self, ts: float, ev: Event, out: Outbox) -> None:
         self.last_event_time = ts

@@ -401,9 +401,18 @@ def main(argv: list[str] | None = None) -> int:
         session = SchedulerSession(**args, progress=False, on_progress=reporter.progress)
         session.app.decision_timeout = timeout
         deadline = None if run_timeout is None else time.monotonic() + run_timeout
+        mirror = JobsMirror(session)
         transport = CallTransport(session, check_protocol=check_protocol, deadline=deadline,
-                                  run_timeout=run_timeout, reporter=reporter, page=page,
-                                  mirror=JobsMirror(session))
+                                  run_timeout=run_timeout, reporter=reporter, page=page, mirror=mirror)
+
+        def stuck(line: str) -> None:      # the watchdog's thread; the main one is stuck in the policy's C code
+            frame = mirror.frame(force=True)
+            if frame is not None:
+                reporter.send(*frame)
+            reporter.send("stuck", line)
+
+        from .guards import on_stuck  # noqa: PLC0415
+        on_stuck(stuck)
         sim_args = ns.simulator[1:] if ns.simulator[:1] == ["--"] else ns.simulator
         try:
             rc = cli.run_args(cli.parse_args(sim_args), transport=transport)

@@ -278,6 +278,8 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
     finally:
         os.close(msg_out)              # the simulator's ends: its pipe ends when it does
         os.close(ans_in)
+    from .guards import on_stuck
+    on_stuck(lambda line: session.finish())   # a policy stuck in C code: the watchdog writes the outputs, exits 1
     try:
         messages = session.loop(sock, alive=lambda: proc.poll() is None, timeout=timeout,
                                 check_protocol=check_protocol, run_timeout=run_timeout)
@@ -298,6 +300,7 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
         _stop(proc)
         raise
     finally:
+        on_stuck(None)
         sock.close()
     if rc != 0:
         _simulator_failed(rc, log_path, session.app.last_started)
