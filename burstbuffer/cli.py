@@ -120,8 +120,15 @@ def add_order_options(p: argparse.ArgumentParser) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     from .runner import policy_info, run
     from .signals import Interrupted, interruptible
-    info = policy_info(args.policy)
-    policy, label, options = options_from_args(args, info)
+    from .guards import DecisionTimeout, bounded
+    slow = InputError("--policy", args.policy, f"loading and building the policy took longer than {args.timeout:g} s "
+                                               "(--timeout)") if args.timeout is not None else None
+    try:       # the user's file is imported and built here: under the watchdog (docs/reliability.md)
+        with bounded(args.timeout, str(slow), status=2):
+            info = policy_info(args.policy)
+            policy, label, options = options_from_args(args, info)
+    except DecisionTimeout:
+        raise slow from None
     out = Path(args.output) if args.output else Path("out") / label
     header = f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}"
     outputs = (f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv, "
