@@ -27,7 +27,7 @@ from .metrics.summary import Summary
 from .schedulers.resolve import policy_info  # noqa: F401  (re-exported: the CLI's and pybatsim's resolver)
 from .session import (CHECK_PROTOCOL_ENV, SchedulerSession, check_protocol_default,  # noqa: F401  (re-exported)
                       make_executor, write_tables)
-from .signals import Interrupted, die_with_parent
+from .signals import SIGNALS, Interrupted, die_with_parent
 from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
 
@@ -289,6 +289,10 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
         if rc is None:
             _stop(proc)
             raise
+        if rc < 0 and signal.Signals(-rc) in SIGNALS:   # stopped from outside, as the in-process child reports it
+            stop = Interrupted(-rc)
+            stop.result = RunResult(session.summary(), session.jobs_csv, time.perf_counter() - t0, session.messages)
+            raise stop from None
         _simulator_failed(rc, log_path, session.app.last_started)
         raise exc
     except Interrupted as exc:
