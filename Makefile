@@ -10,7 +10,7 @@ PY     := $(VENV)/bin/python
 APT_PACKAGES := python3-simgrid python3-venv python3-dev libsimgrid-dev pybind11-dev libzmq3-dev g++
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup system-deps run test test-fast docs bench clean constraints docker-check slurm-check
+.PHONY: setup system-deps run test test-fast docs bench clean constraints docker-check slurm-check study-table kopanski-table
 
 system-deps:
 	@if ! $(PY_SYS) -c 'import simgrid, venv, ensurepip' >/dev/null 2>&1 \
@@ -66,6 +66,19 @@ $(VENV)/.docs-installed: $(VENV)/.installed setup.cfg constraints.txt
 docs: setup $(VENV)/.docs-installed
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 	@echo "docs: docs/_build/html/index.html"
+
+# A study's verdict table for its docs page (docs/verdicts.md): `reproduce --study STUDY STUDY_ARGS` (nice'd; finished
+# runs in STUDY_OUT/STUDY-table are kept, so a second call only re-judges), then its verdicts beside the placebo and
+# reversed ones into docs/studies/verdicts/STUDY.md, which the study's page includes.
+STUDY_OUT ?= out
+study-table: setup
+	nice -n 10 $(PY) -m burstbuffer reproduce --study $(STUDY) $(STUDY_ARGS) --output $(STUDY_OUT)/$(STUDY)-table -q
+	$(PY) benchmarks/verdict_table.py $(STUDY_OUT)/$(STUDY)-table --doc > docs/studies/verdicts/$(STUDY).md
+
+# The paper's table at the paper's scale: the whole KTH trace (28,453 jobs) and its 16 three-week parts, the eight
+# policies of §4.2 (hours of CPU: one whole-trace run of a policy takes minutes, plan-1 to plan-3 the longest).
+kopanski-table:
+	$(MAKE) study-table STUDY=kopanski2021 STUDY_ARGS="--jobs all --parts --gantt-jobs 0"
 
 clean:
 	rm -rf $(VENV) *.egg-info out docs/_build

@@ -4,7 +4,10 @@ show a study's verdicts: docs/bbsched-study.md, docs/three-phase-study.md).
     .venv/bin/python benchmarks/verdict_table.py out/bbsched-1000 [--short]
 
 Reads OUTPUT/verdicts.json (written by every `reproduce` run). --short: id, claim, verdict and by how much
-(without the measured column). Exit 2 with a one-line error when the file is missing or unreadable.
+(without the measured column). --doc: the table of a study's docs page (docs/studies/verdicts/, `make
+study-table`): id, claim, where, what it asserts, verdict, placebo, reversed, the bands with their reasons, the
+noise floor, and by how much, after a line naming the run (OUTPUT/manifest.json). Exit 2 with a one-line error
+when the file is missing or unreadable.
 """
 from __future__ import annotations
 
@@ -13,16 +16,34 @@ import sys
 from pathlib import Path
 
 
-def table(out: Path, short: bool = False) -> str:
+def table(out: Path, short: bool = False, doc: bool = False) -> str:
     verdicts = json.loads((out / "verdicts.json").read_text(encoding="utf-8"))
     esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")  # noqa: E731
-    if short:
+    intro = []
+    if doc:
+        m = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        mode = verdicts[0].get("mode", "real") if verdicts else "real"
+        words = str(m.get("command", "")).split()[1:]
+        if "--output" in words:                                 # where it was written says nothing of the run
+            i = words.index("--output")
+            del words[i:i + 2]
+        intro = [f"Measured by `burstbuffer {' '.join(words)}` (whole workload: {m.get('whole_label')}; "
+                 f"parts: {m.get('parts_label')}; model {m.get('model')}, seed {m.get('seed')}); verdict: {mode} run.",
+                 ""]
+        head = ["id", "claim", "where", "asserts", "verdict", "placebo", "reversed", "band (its reason)",
+                "noise floor", "by how much"]
+        rows = [[v["id"], v["claim"], v["source"], v.get("asserts", ""),
+                 *(v["verdict"] if m == mode else v.get(f"verdict_{m}", "") for m in ("real", "placebo", "reverse")),
+                 v.get("band", ""), v.get("noise", ""), v["by_how_much"]] for v in verdicts]
+        if any(v.get("regime") for v in verdicts):
+            intro += ["Out of regime: " + "; ".join(next(v["regime"] for v in verdicts if v.get("regime"))), ""]
+    elif short:
         head = ["id", "claim", "where", "verdict", "by how much"]
         rows = [[v["id"], v["claim"], v["source"], v["verdict"], v["by_how_much"]] for v in verdicts]
     else:
         head = ["id", "claim", "where", "measured", "verdict", "by how much"]
         rows = [[v["id"], v["claim"], v["source"], v["measured"], v["verdict"], v["by_how_much"]] for v in verdicts]
-    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
+    lines = intro + ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
     lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)
 
@@ -30,10 +51,10 @@ def table(out: Path, short: bool = False) -> str:
 def main(argv: list[str]) -> int:
     args = [a for a in argv if not a.startswith("--")]
     if len(args) != 1:
-        print("usage: verdict_table.py OUTPUT_DIR [--short]", file=sys.stderr)
+        print("usage: verdict_table.py OUTPUT_DIR [--short | --doc]", file=sys.stderr)
         return 2
     try:
-        print(table(Path(args[0]), "--short" in argv))
+        print(table(Path(args[0]), "--short" in argv, "--doc" in argv))
     except (OSError, ValueError, KeyError) as exc:
         print(f"{args[0]}: verdicts.json: {exc}", file=sys.stderr)
         return 2

@@ -66,7 +66,7 @@ def test_policy_registry_lists_names_without_importing_them():
             "same = POLICIES['sjf-bb'] is POLICIES['sjf-bb']\n"
             "print(len(names), before, 'numpy' in sys.modules, same, 'sjf-bb' in POLICIES, 'easy' in POLICIES)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["22", "False", "True", "True", "True", "False"]
+    assert out == ["23", "False", "True", "True", "True", "False"]
 
 
 def _help_lines(parser: argparse.ArgumentParser) -> dict[str, str]:

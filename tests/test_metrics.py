@@ -8,9 +8,6 @@ import pytest
 
 from burstbuffer.cli import main
 from burstbuffer.metrics.batsim_csv import rebuild_original_jobs
-from burstbuffer.metrics.claims import evaluate
-from burstbuffer.metrics.report import MISSING, NOT, PARTLY, REPRODUCED
-from burstbuffer.reproduce.studies.kopanski2021 import CLAIMS as KOPANSKI2021_CLAIMS
 from burstbuffer.metrics.stats import letter_depth_count, letter_values, mean_ci, normalise_by, quantiles, tail
 from burstbuffer.metrics.summary import bounded_slowdown
 from burstbuffer.metrics.tables import part_means, summary_table
@@ -57,6 +54,30 @@ def test_job_metrics_from_a_jobs_table():
     # with τ = 100 s, job 1's slowdown is 300 / 300 = 1 and job 2's unchanged
     assert job_metrics(jobs, tau=100).bounded_slowdown[:2].tolist() == pytest.approx([1.0, 2100 / 900])
 
+
+
+def test_three_phase_waiting_time_runs_to_the_nodes():
+    """A three-phase jobs.csv: job 1 stages in at 100 (BB only) and gets its nodes at 1900, ends at 3100; job 2
+    stages in on its nodes (nodes_start = starting_time = 50), ends at 1250; job 3 is rejected. The waiting time
+    runs to the nodes (1900, 50), the wait to the stage-in beside it (100, 50); runtime = end − nodes start
+    (1200, 1200); bounded slowdown 3000 / 1200 and 1250 / 1200; the run summary agrees."""
+    from burstbuffer.metrics.summary import summarize
+    jobs = pd.DataFrame({
+        "job_id": ["1", "2", "3"], "submission_time": [0.0, 0.0, 0.0], "starting_time": [100.0, 50.0, None],
+        "finish_time": [3100.0, 1250.0, None], "requested_number_of_resources": [1, 1, 1],
+        "requested_time": [3600, 3600, 60], "final_state": ["COMPLETED_SUCCESSFULLY"] * 2 + ["REJECTED"],
+        "execution_time": [3000.0, 1200.0, None],
+        "nodes_start": [1900.0, 50.0, None], "nodes_end": [3000.0, 1200.0, None]})
+    m = job_metrics(jobs)
+    assert list(m.waiting_time[:2]) == [1900.0, 50.0] and list(m.wait_to_stage_in[:2]) == [100.0, 50.0]
+    assert list(m.runtime[:2]) == [1200.0, 1200.0]
+    assert m.bounded_slowdown[:2].tolist() == pytest.approx([3100 / 1200, 1250 / 1200])
+    assert m.iloc[2][["waiting_time", "wait_to_stage_in"]].isna().all()
+    s = summarize(jobs)
+    assert s.mean_waiting_h == pytest.approx(975 / 3600) and s.max_waiting_h == pytest.approx(1900 / 3600)
+    assert s.mean_bounded_slowdown == pytest.approx((3100 / 1200 + 1250 / 1200) / 2) and s.rejected == 1
+    two_phase = job_metrics(jobs.drop(columns=["nodes_start", "nodes_end"]))
+    assert list(two_phase.waiting_time[:2]) == [100.0, 50.0] == list(two_phase.wait_to_stage_in[:2])
 
 # --- confidence intervals, quantiles, tail, letter values -----------------------------------------------
 def test_mean_ci_hand_computed():
@@ -148,51 +169,6 @@ def test_part_means_and_summary_table():
     assert w.bsld_mean == pytest.approx((1 + 7 + 13) / 3)        # (w + 600) / 600
     assert (w.cpu_utilisation, w.bb_utilisation, w.makespan_s) == (0.5, 0.25, 9000.0)
     assert math.isnan(s[s.scope == "part-00"].iloc[0].cpu_utilisation)
-
-
-def _summary(means: dict[str, tuple]) -> pd.DataFrame:
-    rows = []
-    for p, (w, b, med, mx) in means.items():
-        rows.append({"scope": "whole", "policy": p, "wait_h_mean": w, "bsld_mean": b, "wait_h_q0.5": med,
-                     "wait_h_q0.96875": mx / 2, "wait_h_max": mx})
-    return pd.DataFrame(rows)
-
-
-def evaluate_claims(whole, parts):
-    """The default study's claims (Kopanski & Rzadca 2021, §4.2) evaluated on `whole` and `parts`."""
-    return evaluate(KOPANSKI2021_CLAIMS, whole, parts)
-
-
-def test_claims_verdicts():
-    s = _summary({"fcfs": (600, 900, 500, 2000), "fcfs-easy": (200, 300, 0.1, 3000),
-                  "filler": (1.5, 3.0, 0.0, 100), "fcfs-bb": (1.0, 2.0, 0.1, 40), "sjf-bb": (0.955, 1.9, 0.1, 30),
-                  "plan-1": (0.9, 1.6, 0.2, 80), "plan-2": (0.7, 1.5, 0.2, 20)})
-    v = evaluate_claims(s, pd.DataFrame())
-    assert v[0].verdict == REPRODUCED and "133×" in v[0].measured      # 200 / 1.5 (filler) and 300 / 3.0
-    assert v[1].verdict == REPRODUCED                                   # mean, median lower; max higher
-    assert v[2].verdict == REPRODUCED and "4.5 %" in v[2].measured      # 1 − 0.955 = 4.5 %
-    assert v[3].verdict == REPRODUCED and "26.7 % better" in v[3].measured   # 1 − 0.7 / 0.955
-    assert v[4].verdict == PARTLY and "21.1 % better" in v[4].measured       # 1 − 1.5 / 1.9 < 27 − 2.5
-    assert v[5].verdict == REPRODUCED
-    assert v[6].verdict == REPRODUCED                                   # filler max 100 > plan-1's 80
-    assert v[7].verdict == REPRODUCED                                   # plan-1 80 > 20, 30
-    assert [x.verdict for x in v[8:]] == [MISSING] * 3
-    s2 = s.copy()
-    s2.loc[s2.policy == "plan-2", ["wait_h_mean", "bsld_mean"]] = [2.0, 2.5]
-    v2 = evaluate_claims(s2, pd.DataFrame())
-    assert v2[3].verdict == NOT and v2[4].verdict == NOT and v2[5].verdict == NOT
-
-
-def test_claims_over_parts():
-    rows = []
-    for k in range(4):
-        for p, w in (("sjf-bb", 1.0), ("filler", 1.2 if k < 3 else 0.9), ("plan-1", 0.8), ("plan-2", 0.9 if k else 0.7)):
-            rows.append({"scope": f"part-{k:02d}", "policy": p, "wait_mean_h": w, "bsld_mean": w,
-                         "wait_norm": w, "bsld_norm": w})
-    v = evaluate_claims(_summary({}).reindex(columns=["policy"]), pd.DataFrame(rows))
-    assert v[8].verdict == REPRODUCED and "3 of 4" in v[8].measured
-    assert v[9].verdict == REPRODUCED
-    assert v[10].verdict == REPRODUCED and "3 of 4" in v[10].measured
 
 
 # --- Batsim sub-job tables (docs/protocol.md) ---------------------------------------------------------------------

@@ -202,7 +202,8 @@ def test_every_declared_option_is_taken_by_the_policy_at_its_default(policy):
         check_options(policy, {name: default})
 
 
-@pytest.mark.parametrize("policy", ["cerberus", "slurm-bb", "plan", "fcfs", "filler", "conservative-bb"])
+@pytest.mark.parametrize("policy", ["cerberus", "cerberus-fcfs-24h", "slurm-bb", "plan", "fcfs", "filler",
+                                    "conservative-bb"])
 def test_a_closed_signature_is_the_declared_set(policy):
     """The policies whose constructors list every keyword: the declared options are exactly those."""
     cls = POLICIES.get(policy) or THREE_PHASE_POLICIES[policy]
@@ -216,6 +217,8 @@ def test_a_closed_signature_is_the_declared_set(policy):
 
 def test_declared_defaults_are_the_constructors():
     sig = {**inspect.signature(POLICIES["plan"]).parameters, **inspect.signature(THREE_PHASE_POLICIES["cerberus"]).parameters}
+    assert {n: p.default for n, p in inspect.signature(THREE_PHASE_POLICIES["cerberus-fcfs-24h"]).parameters.items()
+            if n in OPTIONS} == {n: sig[n].default for n in option_names("cerberus-fcfs-24h")}
     from burstbuffer.schedulers.bbsched import BBSched, WindowScheduler
     from burstbuffer.schedulers.profiled import ProfileScheduler
     for cls in (ProfileScheduler, WindowScheduler, BBSched):

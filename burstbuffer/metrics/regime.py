@@ -20,7 +20,7 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["idle_while_queued", "mean_queue", "offered_load"]
+__all__ = ["idle_while_queued", "idle_while_queued_windows", "mean_queue", "offered_load"]
 
 
 def mean_queue(jobs: pd.DataFrame, a: float | None = None, b: float | None = None) -> float:
@@ -44,29 +44,62 @@ def offered_load(jobs: pd.DataFrame, nodes: int) -> float:
     return work / (nodes * span) if span > 0 and nodes > 0 else math.nan
 
 
-def idle_while_queued(jobs: pd.DataFrame, nodes: int) -> float:
-    """Share of the node-time idle while at least one job is queued (module docstring), in [0, 1]; NaN when
-    no job ever waits or `nodes` ≤ 0. A job holds its requested nodes from its start to its finish; a job
-    that never started stays queued until the last event."""
+def _idle_steps(jobs: pd.DataFrame, nodes: int, cuts=()):
+    """(t, dt, queued-at-least-one mask, idle nodes) over the steps between the run's events and the times
+    `cuts` (so that no step crosses one), or None."""
     sub = jobs["submission_time"].to_numpy(float)
     st = jobs["starting_time"].to_numpy(float)
     fin = jobs["finish_time"].to_numpy(float)
     res = jobs["requested_number_of_resources"].to_numpy(float)
     ran = ~np.isnan(st) & ~np.isnan(fin)
     if nodes <= 0 or not len(sub):
-        return math.nan
-    t = np.unique(np.concatenate([sub, st[ran], fin[ran]]))
+        return None
+    t = np.unique(np.concatenate([sub, st[ran], fin[ran], np.asarray(cuts, float)]))
     if len(t) < 2:
-        return math.nan
+        return None
     queued = np.searchsorted(np.sort(sub), t, "right") - np.searchsorted(np.sort(st[ran]), t, "right")
     o_st, o_fin = np.argsort(st[ran]), np.argsort(fin[ran])
     c_st = np.concatenate([[0.0], np.cumsum(res[ran][o_st])])
     c_fin = np.concatenate([[0.0], np.cumsum(res[ran][o_fin])])
     busy = (c_st[np.searchsorted(st[ran][o_st], t, "right")] - c_fin[np.searchsorted(fin[ran][o_fin], t, "right")])
-    dt = np.diff(t)
-    on = queued[:-1] > 0
+    return t, np.diff(t), queued[:-1] > 0, np.clip(nodes - busy[:-1], 0.0, None)
+
+
+def idle_while_queued(jobs: pd.DataFrame, nodes: int) -> float:
+    """Share of the node-time idle while at least one job is queued (module docstring), in [0, 1]; NaN when
+    no job ever waits or `nodes` ≤ 0. A job holds its requested nodes from its start to its finish; a job
+    that never started stays queued until the last event."""
+    steps = _idle_steps(jobs, nodes)
+    if steps is None:
+        return math.nan
+    _, dt, on, idle = steps
     total = float(dt[on].sum()) * nodes
     if not total > 0:
         return math.nan
-    idle = np.clip(nodes - busy[:-1], 0.0, None)
     return float((idle[on] * dt[on]).sum() / total)
+
+
+def idle_while_queued_windows(jobs: pd.DataFrame, nodes: int, windows: int) -> pd.Series:
+    """`idle_while_queued` in each of `windows` equal windows of the submission span (first to last
+    submission; window k, from 0, covers [a + k·w, a + (k+1)·w)): a Series indexed by k, NaN where nobody
+    waits. The windows depend on the submissions only, so two schedules of one workload share them: the
+    paired units of a comparison of the idle share (`burstbuffer.metrics.claims.Metric`)."""
+    sub = jobs["submission_time"].to_numpy(float)
+    out = pd.Series(np.full(windows, np.nan), index=np.arange(windows))
+    if not len(sub) or windows <= 0:
+        return out
+    a, b = float(np.nanmin(sub)), float(np.nanmax(sub))
+    if not b > a:
+        return out
+    edges = a + (b - a) * np.arange(windows + 1) / windows
+    steps = _idle_steps(jobs, nodes, edges)
+    if steps is None:
+        return out
+    t, dt, on, idle = steps
+    k = np.clip(np.searchsorted(edges, t[:-1], "right") - 1, 0, windows - 1)
+    inside = (t[:-1] >= a) & (t[:-1] < b) & on
+    q = np.bincount(k[inside], weights=dt[inside], minlength=windows) * nodes
+    i = np.bincount(k[inside], weights=(idle * dt)[inside], minlength=windows)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out[:] = np.where(q > 0, i / q, np.nan)
+    return out

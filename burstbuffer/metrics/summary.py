@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .definitions import TAU, bounded_slowdown, runtime, turnaround_time, waiting_time
+from .definitions import TAU, bounded_slowdown, nodes_start, runtime, turnaround_time, waiting_time
 
 __all__ = ["Summary", "node_time", "summarize", "summarize_csv", "TAU", "bounded_slowdown"]
 
@@ -61,17 +61,19 @@ def node_time(jobs: pd.DataFrame, run: pd.Series) -> pd.Series:
 
 def summarize(jobs: pd.DataFrame, nb_compute: int | None = None, total_bb: int | None = None) -> Summary:
     """Summary of a run. `jobs` has Batsim `_jobs.csv` columns; waiting time and bounded slowdown
-    are over jobs that started (waiting = starting_time − submission_time). Utilisations need the
-    platform size (`nb_compute` processors, `total_bb` bytes); nan when not given."""
+    are over jobs that started (waiting = start of the compute nodes − submission_time, `nodes_start`:
+    docs/metrics.md §1). Utilisations need the platform size (`nb_compute` processors, `total_bb` bytes); nan
+    when not given."""
     state = jobs["final_state"].fillna("").astype(str)
     started = jobs[pd.to_numeric(jobs["starting_time"], errors="coerce").notna()]
     sub = pd.to_numeric(started["submission_time"])
     st = pd.to_numeric(started["starting_time"])
     fin = pd.to_numeric(started["finish_time"])
-    wait = waiting_time(sub, st)
+    nodes = nodes_start(started)
+    wait = waiting_time(sub, nodes)
     turn = turnaround_time(sub, fin)
-    run = runtime(st, fin)
-    bsld = bounded_slowdown(turn, run) if len(started) else np.array([np.nan])
+    run = runtime(st, fin)                       # the first step to the end: the BB is held over it
+    bsld = bounded_slowdown(turn, runtime(nodes, fin)) if len(started) else np.array([np.nan])
     if len(started):
         t0 = float(pd.to_numeric(jobs["submission_time"]).min())
         makespan = float(fin.max()) - t0

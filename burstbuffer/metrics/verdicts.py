@@ -1,22 +1,39 @@
-"""The four verdict strings of a reproduction report and the `Verdict` row (claim, measurement, verdict).
+"""The verdict strings of a reproduction report and the `Verdict` row (claim, measurement, verdict).
+
+Their meaning is docs/verdicts.md: ``reproduced`` (the paper's direction, a magnitude inside the claim's
+band, beyond the noise floor), ``partly`` (right direction beyond the noise floor, magnitude outside the
+band), ``not reproduced`` (wrong direction, or inside the noise floor), ``out of regime`` (the study's
+regime checks failed: no verdict), ``not measured`` (the runs lack what the claim needs).
 
 The primitives below `burstbuffer.metrics.claims` (which evaluates claims into verdicts) and
 `burstbuffer.metrics.report` (which renders them); neither this module nor those import a study.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-__all__ = ["REPRODUCED", "PARTLY", "NOT", "MISSING", "Verdict"]
+__all__ = ["REPRODUCED", "PARTLY", "NOT", "MISSING", "OUT_OF_REGIME", "VERDICTS", "DIFFERENCE", "NO_DIFFERENCE",
+           "MODES", "Verdict"]
 
 REPRODUCED, PARTLY, NOT, MISSING = "reproduced", "partly", "not reproduced", "not measured"
+OUT_OF_REGIME = "out of regime"
+#: every verdict, in the order a report counts them
+VERDICTS = (REPRODUCED, PARTLY, NOT, OUT_OF_REGIME, MISSING)
+#: what a claim asserts (``Verdict.asserts``): a difference between its treatment and its control, or none
+DIFFERENCE, NO_DIFFERENCE = "difference", "no difference"
+#: how the claims were judged: on the runs as planned, with each claim's control in place of its treatment
+#: (``placebo``), or with treatment and control swapped (``reverse``); docs/verdicts.md
+MODES = ("real", "placebo", "reverse")
 
 
 @dataclass
 class Verdict:
-    """One claim: its text and place in the paper, what was measured, the verdict (one of the four
-    strings above) and how far the measurement is from the claim; `id` and `paper_value` come from the
-    claim's row (`burstbuffer.metrics.claims.Claim`)."""
+    """One claim: its text and place in the paper, what was measured, the verdict (one of `VERDICTS`)
+    and how far the measurement is from the claim; `id` and `paper_value` come from the claim's row
+    (`burstbuffer.metrics.claims.Claim`). `asserts`: `DIFFERENCE` or `NO_DIFFERENCE`; `band`: the band
+    around the paper's number and its reason; `noise`: the claim's noise floor; `conditions`: one dict
+    per condition (treatment, control, metric, effect, interval, band, verdict); `mode`: one of `MODES`;
+    `regime`: the failed regime checks when the verdict is `OUT_OF_REGIME`."""
 
     claim: str
     source: str
@@ -25,3 +42,9 @@ class Verdict:
     by_how_much: str
     id: str = ""
     paper_value: str = ""
+    asserts: str = DIFFERENCE
+    band: str = ""
+    noise: str = ""
+    conditions: list = field(default_factory=list)
+    mode: str = "real"
+    regime: list = field(default_factory=list)

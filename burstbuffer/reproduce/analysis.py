@@ -5,7 +5,9 @@ Files written into the output folder: ``job_metrics.csv`` (one row per scope, po
 the per-job metrics of ``docs/metrics.md``: waiting time, turnaround, runtime [s], bounded slowdown),
 ``summary.csv`` (one row per scope and policy: means ± 95 % CI, quantiles, max, utilisations,
 `burstbuffer.metrics.tables.summary_table`), ``part_means.csv`` (per part and policy: means and means
-normalised by the study's reference policy), ``verdicts.json`` (one object per claim), ``figures/``
+normalised by the study's reference policy), ``verdicts.json`` (one object per claim: the fields of
+`burstbuffer.metrics.verdicts.Verdict`, and ``verdict_real`` / ``verdict_placebo`` / ``verdict_reverse``, the
+claim's verdict in the modes other than the one asked; docs/verdicts.md), ``figures/``
 (PNG and SVG) and ``report.md`` / ``report.html``.
 """
 from __future__ import annotations
@@ -18,7 +20,11 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..metrics.claims import evaluate
-from ..metrics.report import MISSING, NOT, PARTLY, REPRODUCED, VERDICT_HEADER, Report, verdict_rows
+from ..metrics.report import VERDICT_HEADER, Report, verdict_rows
+from ..metrics.verdicts import MODES, VERDICTS
+
+#: the report's column of the verdicts in each mode (docs/verdicts.md)
+COLUMN = {"real": "real", "placebo": "placebo", "reverse": "reversed"}
 from .runs import RunSpec
 from .study import Study
 
@@ -129,6 +135,34 @@ def _wait_reasons_table(rep: Report, specs: list[RunSpec], results: dict[str, di
         rep.table(["policy"] + list(WAIT_REASONS), body)
 
 
+def _with_nodes(jobs, specs: list[RunSpec], results: dict[str, dict]):
+    """The per-job table the claims judge: `jobs` with a ``nodes`` column, the compute nodes of each run's
+    platform (its run.json; 0 when unknown), for metrics over the machine (the idle share)."""
+    from .studies.bbsched_tables import read_capacity
+    nodes = {}
+    for s in specs:
+        if s.scope != "gantt" and "error" not in results.get(s.key, {"error": 1}):
+            nodes[(s.scope, s.column or s.policy)] = read_capacity(Path(s.out), (0, 0))[0]
+    if jobs.empty:
+        return jobs
+    key = list(zip(jobs["scope"], jobs["policy"]))
+    return jobs.assign(nodes=[nodes.get(k, 0) for k in key])
+
+
+def _json_num(x):
+    """json.dumps' fallback: numpy scalars as Python numbers."""
+    return x.item() if hasattr(x, "item") else str(x)
+
+
+def _regime_checks(rep: Report, regime) -> None:
+    """The study's regime checks (`burstbuffer.metrics.claims.RegimeCheck`): one row each."""
+    if not regime:
+        return
+    rep.p("Regime checks (docs/verdicts.md): a failed check makes every claim *out of regime*.")
+    rep.table(["check", "measured", "the paper's regime needs", "holds"],
+              [[r.name, r.measured, r.needs, "yes" if r.ok else "NO"] for r in regime])
+
+
 def _regime_table(rep: Report, jobs, summ, specs: list[RunSpec], reference: str) -> None:
     """The regime each workload scope ran in (`metrics.regime`), under `reference` (else the scope's first
     policy): jobs, offered load, the policy's CPU and BB utilisation, mean queue length and idle node-time
@@ -195,17 +229,46 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         if note:
             rep.p(note)
         rows = study.claim_rows(data) if study.claim_rows else (judged if extra else whole)
-        verdicts = evaluate(study.claims, rows, pm)
     else:
         rep.p("No whole-workload run: only the claims about the parts are judged.")
-        verdicts = evaluate(study.claims, summ.iloc[0:0], pm)
+        rows = summ.iloc[0:0]
+    regime = study.regime(data) if study.regime else []
+    mode = manifest.get("mode", "real")
+    cj = _with_nodes(jobs, specs, results)
+    # every claim judged three ways: on the runs, with its control in place of its treatment, and reversed
+    by_mode = {m: evaluate(study.claims, rows, pm, jobs=cj, mode=m, regime=regime) for m in MODES}
+    verdicts = by_mode[mode]
+    controls = {m: vs for m, vs in by_mode.items() if m != mode}
+    if mode != "real":
+        rep.p(f"**{mode.capitalize()} run** (docs/verdicts.md): every claim is judged with "
+              + ("its control's runs in place of its treatment's" if mode == "placebo" else
+                 "its treatment and its control swapped")
+              + "; a claim asserting a difference must come out not reproduced.")
+    _regime_checks(rep, regime)
     header = list(VERDICT_HEADER)
     header[1] = f"claim ({study.paper})"
-    rep.table(header, verdict_rows(verdicts))
-    counts = {k: sum(v.verdict == k for v in verdicts) for k in (REPRODUCED, PARTLY, NOT, MISSING)}
+    header[header.index("verdict")] = "verdict" if mode == "real" else f"verdict ({mode})"
+    rows_out = verdict_rows(verdicts)
+    for m, vs in controls.items():
+        header.append(COLUMN[m])
+        for r, v in zip(rows_out, vs):
+            r.append(v.verdict)
+    header += ["asserts", "band (its reason)", "noise floor"]
+    for r, v in zip(rows_out, verdicts):
+        r += [v.asserts, v.band or "(a rule without a band)", v.noise]
+    rep.table(header, rows_out)
+    counts = {k: sum(v.verdict == k for v in verdicts) for k in VERDICTS}
     rep.p("Verdicts: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    wrong = [v.id for v in verdicts if mode != "real" and v.asserts == "difference"
+             and v.verdict in ("reproduced", "partly")]
+    if wrong:
+        rep.p(f"The {mode} run passes claims that assert a difference: {', '.join(wrong)}: their rules are too lax.")
     _regime_table(rep, jobs, summ, specs, study.reference)
-    (out / "verdicts.json").write_text(json.dumps([asdict(v) for v in verdicts], indent=1))
+    entries = [asdict(v) for v in verdicts]
+    for m, vs in controls.items():
+        for e, v in zip(entries, vs):
+            e[f"verdict_{m}"] = v.verdict
+    (out / "verdicts.json").write_text(json.dumps(entries, indent=1, default=_json_num))
 
     fig_list = []
     if len(whole):

@@ -6,7 +6,8 @@
     job_metrics.csv          tidy: one row per (scope, policy, original job), per-job metrics
     summary.csv              one row per (scope, policy): means ± 95 % CI, quantiles, max, utilisations
     part_means.csv           per part and policy: means and means normalised by the study's reference
-    verdicts.json            the study's claims, one verdict each
+    verdicts.json            the study's claims, one verdict each (--placebo, --reverse: the controls'
+                             verdicts; docs/verdicts.md)
     figures/                 the study's figures (kopanski2021: fig03 … fig12), PNG and SVG
     report.md, report.html   claims vs measurements
     manifest.json            what was asked, run, skipped, failed, and the wall times
@@ -89,6 +90,12 @@ def check_study_options(study, specs) -> None:
             raise InputError(f"--study {study.name}", s.column or s.policy, str(exc)) from None
 
 
+def verdict_mode(args) -> str:
+    """How the claims are judged (`burstbuffer.metrics.verdicts.MODES`): ``placebo`` (--placebo),
+    ``reverse`` (--reverse), else ``real``."""
+    return "placebo" if getattr(args, "placebo", False) else "reverse" if getattr(args, "reverse", False) else "real"
+
+
 def reproduce(args) -> int:
     """The command: 0 when every run finished, 1 when some failed (rerun to retry them); InputError
     (exit 2) for bad input (unknown study, missing platform or workload, nothing to run)."""
@@ -117,7 +124,8 @@ def reproduce(args) -> int:
                 "workload": str(plan.whole) if plan.whole else None, "whole_label": plan.whole_label,
                 "parts": [str(p) for p in plan.parts], "parts_label": plan.parts_label,
                 "policies": plan.policies, "skipped": plan.skipped, "model": args.model, "platform": str(platform),
-                "seed": args.seed, "workers": workers, "engine": args.engine, "notes": plan.notes}
+                "seed": args.seed, "workers": workers, "engine": args.engine, "notes": plan.notes,
+                "mode": verdict_mode(args)}
     print(f"reproduce: {len(specs)} runs ({len(plan.policies)} {'columns' if study.variants else 'policies'}, "
           f"{len({s.scope for s in specs if s.scope != 'gantt'})} workload(s)"
           f"{' + Fig. 3' if any(s.scope == 'gantt' for s in specs) else ''})"
@@ -215,5 +223,12 @@ def register(subparsers) -> None:
                         "turns; twice as fast as unpinned on 2 cores); off: no pinning (default: auto)")
     r.add_argument("--report-only", action="store_true",
                    help="simulate nothing: tables, figures and report from the runs finished so far")
+    ctl = r.add_mutually_exclusive_group()
+    ctl.add_argument("--placebo", action="store_true",
+                     help="judge every claim with its control's runs in place of its treatment's (same seeds; the "
+                          "runs are the study's own, reused from --output): a claim asserting a difference must "
+                          "come out not reproduced (docs/verdicts.md)")
+    ctl.add_argument("--reverse", action="store_true",
+                     help="judge every claim with its treatment and control swapped: a directional claim must fail")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     r.set_defaults(func=reproduce)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import InputError
-from ..metrics.claims import Claim
+from ..metrics.claims import Claim, RegimeCheck
 from ..lazy import lazy
 
 pd = lazy("pandas")  # imported on first use (burstbuffer.lazy)
@@ -105,7 +105,9 @@ class Study:
     sections(`StudyData`) → figures: the study's own report sections, after the summary tables;
     claim_rows(`StudyData`) → the table the claims judge instead of the summary rows (a study whose
     metrics differ from `summary_table`'s, e.g. measured over a window of the trace, or the summary rows
-    with per-size-class columns); paper: the paper named in the claims table's header."""
+    with per-size-class columns); paper: the paper named in the claims table's header;
+    regime(`StudyData`) → [`burstbuffer.metrics.claims.RegimeCheck`]: the checks that the runs are in the
+    paper's regime (one failed: every claim ``out of regime``, docs/verdicts.md); None: no checks."""
 
     name: str
     title: str
@@ -122,6 +124,7 @@ class Study:
     sections: Callable[[StudyData], list[Figure]] | None = None
     claim_rows: Callable[[StudyData], pd.DataFrame] | None = None
     paper: str = "Kopanski & Rzadca 2021"
+    regime: Callable[[StudyData], list[RegimeCheck]] | None = None
 
     def columns(self, asked: str | None) -> list[Variant]:
         """The variants to run for ``--policies`` `asked` (None: all of the study's): `variants` selected by

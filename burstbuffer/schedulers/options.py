@@ -264,6 +264,7 @@ _WINDOW = WINDOW_POLICIES
 _GA = ("bbsched", "bbsched-nsga2")
 _PLAN = ("plan", "plan-1", "plan-2", "plan-3")
 _PROFILE = QUEUE_POLICIES + _PLAN + _WINDOW            # every ProfileScheduler
+_CERBERUS = ("cerberus", "cerberus-fcfs-24h")
 
 
 def _orders_text() -> str:
@@ -330,18 +331,20 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("mutation_rate", Number(0, 1), 0.0005, "GA bit-flip probability per gene", _GA,
            flag="--mutation-rate"),
     Option("profit", Choice(("node-seconds", "nodes", "short-first")), "node-seconds",
-           "profit of a job in cerberus' running-queue knapsack", ("cerberus",), flag="--profit"),
+           "profit of a job in cerberus' running-queue knapsack", _CERBERUS, flag="--profit"),
     Option("starvation_limit", Number(0, open_low=True), 86400.0,
-           "[s] after which a queued job is served first (cerberus)", ("cerberus",), flag="--starvation-limit"),
-    Option("knapsack_method", Choice(KNAPSACK_METHODS), "auto",
+           "[s] after which a queued job is served first (cerberus-fcfs-24h; cerberus with a starvation rule)", _CERBERUS,
+           flag="--starvation-limit"),
+    Option("knapsack_method", Choice(KNAPSACK_METHODS), "exact",
            "solver of cerberus' knapsacks: auto (exact up to 200 items, greedy above), exact (at every size), dp, "
-           "milp, greedy", ("cerberus",)),
-    Option("starvation", Choice(STARVATION), "fcfs",
-           "what cerberus does for a starving job: serve it first (fcfs), reserve for it (reserve; phases=one "
-           "only), nothing (none: the paper's)", ("cerberus",)),
-    Option("phases", Choice(PHASES), "one",
+           "milp, greedy", _CERBERUS),
+    Option("starvation", Choice(STARVATION), "none",
+           "what cerberus does for a starving job: nothing (none: the paper's), serve its queue first come first "
+           "served (fcfs: the project's rule, as cerberus-fcfs-24h), reserve for it (reserve; phases=one only)",
+           ("cerberus",)),
+    Option("phases", Choice(PHASES), "as-written",
            "cerberus' BB amounts: one per job (one), or bb_in, bb_run, bb_out with Problem 2's BB constraint and "
-           "the stage-out decision (as-written; Yan et al., Cerberus, §3)", ("cerberus",)),
+           "the stage-out decision (as-written: the paper's, Yan et al., Cerberus, §3)", _CERBERUS),
 )}
 
 #: command-line flag → option name: the aliases of ``--policy-option NAME=VALUE`` (`--wfp-unit S` is

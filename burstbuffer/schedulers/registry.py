@@ -88,6 +88,7 @@ POLICIES: MutableMapping[str, Callable[..., "Scheduler"]] = LazyRegistry({
 #: kept apart from `POLICIES` (which run under every job model).
 THREE_PHASE_POLICIES: MutableMapping[str, Callable[..., "Scheduler"]] = LazyRegistry({
     "cerberus": (_S + "cerberus", "Cerberus"),
+    "cerberus-fcfs-24h": (_S + "cerberus", "CerberusFcfs24h"),
     "slurm-bb": (_S + "slurm_bb", "SlurmBB"),
 })
 
