@@ -61,11 +61,11 @@ def platform_params(path: str | Path) -> dict[str, int]:
             if "nb_res" in cfg:
                 out["nb_res"] = int(cfg["nb_res"])
             if "burst_buffer_capacity" in cfg:
-                out["bb_capacity"] = int(float(cfg["burst_buffer_capacity"]) * GB)
+                out["bb_capacity"] = parse_bytes(float(cfg["burst_buffer_capacity"]) * GB)
             if "num_groups" in cfg and "num_chassis" in cfg:
                 out["bb_nodes"] = int(cfg["num_groups"]) * int(cfg["num_chassis"])
         except ValueError as exc:
-            raise InputError(str(p), "platform", f"not a number: {exc}") from None
+            raise InputError(str(p), "platform", f"not a number in range: {exc}") from None
         return out
     try:
         root = ET.fromstring(xml_text(text.encode()))
