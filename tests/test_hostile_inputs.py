@@ -12,6 +12,8 @@ import csv
 import io
 import json
 import os
+import re
+import select
 import signal
 import subprocess
 import sys
@@ -363,21 +365,27 @@ def test_a_hang_while_the_policy_is_built_is_bounded(tmp_path, w8):
 
 
 def _start(out: Path, *extra) -> tuple[subprocess.Popen, int]:
-    """A `run` of the first 300 KTH jobs; returns it and its child's PID once the child runs."""
+    """A `run` of the first 300 KTH jobs; returns it and its child's PID once its progress bar shows 20 jobs
+    done and the child has reported its rows since (`colocated.MIRROR_PERIOD`)."""
     wl = write_subset(out.parent / "w300.json", 300)
-    proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "run", "--cpu", "off", "-q", "--workload", wl,
-                             "--output", out, *extra], stderr=subprocess.PIPE, cwd=ROOT, text=True)
-    deadline = time.monotonic() + 120
+    proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "run", "--cpu", "off", "--workload", wl,
+                             "--output", out, *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    seen = b""
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
-        kids = [int(k) for t in Path(f"/proc/{proc.pid}/task").iterdir()
-                for k in (t / "children").read_text().split()]
-        done = out / "batsim_jobs.csv"        # the simulator's table, a row per finished job
-        if kids and done.is_file() and done.read_text().count("\n") > 20:
-            time.sleep(1.0)                   # past the child's next report of its rows (MIRROR_PERIOD)
-            return proc, kids[0]
-        time.sleep(0.05)
+        ready, _, _ = select.select([proc.stderr], [], [], 0.5)
+        if ready:
+            chunk = os.read(proc.stderr.fileno(), 65536)
+            if not chunk:
+                break
+            seen += chunk
+            kids = [int(k) for t in Path(f"/proc/{proc.pid}/task").iterdir()
+                    for k in (t / "children").read_text().split()]
+            if kids and re.search(rb"\s([2-9]\d|[1-9]\d\d)/300", seen):      # tqdm: "… | 120/300"
+                time.sleep(1.0)
+                return proc, kids[0]
     proc.kill()
-    pytest.fail("the run never started its child")
+    pytest.fail("the run never got going: " + seen[-300:].decode(errors="replace"))
 
 
 @pytest.mark.slow
@@ -388,7 +396,8 @@ def test_the_parent_writes_the_jobs_seen_when_the_child_cannot(tmp_path, how):
     proc, child = _start(out, "--timeout", "2")
     os.kill(child, signal.SIGKILL if how == "kill" else signal.SIGSTOP)
     _, stderr = proc.communicate(timeout=120)
-    lines = [ln for ln in stderr.splitlines() if ln.startswith("burstbuffer")]
+    lines = [ln for ln in stderr.decode(errors="replace").replace("\r", "\n").splitlines()
+             if ln.startswith("burstbuffer")]
     assert proc.returncode == 1 and len(lines) == 1, lines
     assert {"jobs.csv", "run.json", "bb_occupancy.csv"} <= files(out)
     rows = list(csv.DictReader((out / "jobs.csv").open()))
