@@ -117,18 +117,27 @@ def add_order_options(p: argparse.ArgumentParser) -> None:
                    help="time unit of the wfp utility in seconds (default: 60, minutes, per Allcock et al., Argonne, §4.3.3)")
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
-    from .runner import policy_info, run
-    from .signals import Interrupted, interruptible
+def load_policy(args: argparse.Namespace, timeout: float | None):
+    """(`PolicyInfo` of ``--policy``, `options_from_args`'s triple): the user's policy file imported and built
+    on its probe platform under the watchdog (`guards.bounded`, `timeout` s, None: no limit;
+    docs/reliability.md §2). InputError ``--policy: SPEC: loading and building the policy took longer than
+    S s (--timeout)`` when it hangs (the process ends with that line if it is stuck in C code)."""
     from .guards import DecisionTimeout, bounded
-    slow = InputError("--policy", args.policy, f"loading and building the policy took longer than {args.timeout:g} s "
-                                               "(--timeout)") if args.timeout is not None else None
-    try:       # the user's file is imported and built here: under the watchdog (docs/reliability.md)
-        with bounded(args.timeout, str(slow), status=2):
+    from .schedulers.resolve import policy_info
+    slow = InputError("--policy", args.policy, f"loading and building the policy took longer than {timeout:g} s "
+                                               "(--timeout)") if timeout is not None else None
+    try:
+        with bounded(timeout, str(slow), status=2):
             info = policy_info(args.policy)
-            policy, label, options = options_from_args(args, info)
+            return info, options_from_args(args, info)
     except DecisionTimeout:
         raise slow from None
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .runner import run
+    from .signals import Interrupted, interruptible
+    info, (policy, label, options) = load_policy(args, args.timeout)
     out = Path(args.output) if args.output else Path("out") / label
     header = f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}"
     outputs = (f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv, "

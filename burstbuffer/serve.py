@@ -167,8 +167,8 @@ def platform_for_batsim(platform: str, batsim: str | None, force_plugin: bool = 
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from .cli import options_from_args, print_summary
-    from .runner import DEFAULT_PLATFORM, policy_info
+    from .cli import load_policy, print_summary
+    from .runner import DEFAULT_PLATFORM
 
     log = logging.getLogger("burstbuffer")
     if not log.handlers:
@@ -176,8 +176,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         handler.setFormatter(logging.Formatter("burstbuffer serve: %(message)s"))
         log.addHandler(handler)
         log.propagate = False
-    info = policy_info(args.policy)
-    _, _, options = options_from_args(args, info)     # serve has no --alpha: the policy stays args.policy
+    timeout = args.timeout if args.timeout and args.timeout > 0 else None
+    info, (_, _, options) = load_policy(args, timeout)   # serve has no --alpha: the policy stays args.policy
     out = Path(args.output) if args.output else Path("out") / info.label
     platform = args.platform or str(DEFAULT_PLATFORM)
     if args.platform:
@@ -195,7 +195,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         print(f"  (platform: {platform_note}; storage hosts from {hosts_from}; docs/batsim.md)",
               flush=True)
 
-    timeout = args.timeout if args.timeout and args.timeout > 0 else None
     res = serve(args.policy, out, socket=args.socket, model=args.model, seed=args.seed, bb_capacity=args.bb_capacity,
                 workload=args.workload, timeout=timeout, progress=not args.quiet and sys.stderr.isatty(),
                 check_protocol=True if args.check_protocol else None, on_listen=listening,

@@ -357,6 +357,9 @@ def test_a_hang_while_the_policy_is_built_is_bounded(tmp_path, w8):
     rc, err = _run_cli(["run", "--workload", w8, "--output", tmp_path / "o", "-q", "--timeout", "2",
                         "--policy", f"{pol}:SlowInit", "--policy-option", "x=2"])
     assert rc == 2 and len(err) == 1 and "took longer than 2 s" in err[0], err
+    rc, err = _run_cli(["serve", "--output", tmp_path / "sv", "--timeout", "2", "--policy", f"{pol}:SlowInit",
+                        "--policy-option", "x=2"])
+    assert rc == 2 and len(err) == 1 and "took longer than 2 s" in err[0], err
     blocking = tmp_path / "blocking.py"
     blocking.write_text("import ctypes\nctypes.CDLL(None).sleep(3600)\n")
     rc, err = _run_cli(["run", "--workload", w8, "--output", tmp_path / "o", "-q", "--timeout", "2",
