@@ -1,7 +1,7 @@
 """The scheduler inside the embedded simulator's process: `burstbuffer run`'s default link (``--link in-process``).
 
 `burstbuffer run` starts one child, ``python -m burstbuffer.colocated``. The child builds the run's scheduler (a
-`session.SchedulerSession`) and the simulator (`simulator.server.Simulator`), and the simulator's link to the
+`session.SchedulerSession` from the run's `spec.SchedulerSpec`, which the parent made and checked) and the simulator (`simulator.server.Simulator`), and the simulator's link to the
 scheduler is a function call (`CallTransport`): the same protocol v4 messages, in the same order, as over a
 pipe or Batsim's socket, but no two processes taking turns on the CPU for every message (docs/performance.md,
 "The scheduler in the simulator's process").
@@ -177,7 +177,7 @@ class JobsMirror:
         info = None
         if self.info is None and app.platform is not None:
             from .metrics.runinfo import run_info  # noqa: PLC0415
-            info = self.info = run_info(app.platform, self.session.policy, self.session.model)
+            info = self.info = run_info(app.platform, self.session.spec.text, self.session.spec.job_model)
         if not rows and info is None:
             return None
         return ("jobs", app.jobs_csv_columns(), rows, info, self.session.sizes())
@@ -363,11 +363,14 @@ class Supervisor:
 
 
 def child_command(session_args: dict, simulator_argv: list[str], report_fd: int, page_fd: int) -> list[str]:
-    """The child's argv: ``python -m burstbuffer.colocated`` with `session_args` (`SchedulerSession`'s keyword
-    arguments plus check_protocol, timeout, run_timeout and sys_path, the parent's module search path) and the
+    """The child's argv: ``python -m burstbuffer.colocated`` with `session_args` (`SchedulerSession`'s arguments:
+    spec, output and its keyword arguments, plus check_protocol, timeout, run_timeout and sys_path, the parent's module search path) and the
     simulator's options (`simulator_argv`, as `simulator.command` gives them past ``python -m
     burstbuffer.simulator``). Raises pickle's error if an argument cannot be pickled."""
-    blob = base64.b64encode(pickle.dumps(session_args)).decode()
+    # the spec pickled apart: its policy class may live in a module of the parent's search path, which the child
+    # adds before it unpickles the spec
+    args = {**session_args, "spec": pickle.dumps(session_args["spec"])}
+    blob = base64.b64encode(pickle.dumps(args)).decode()
     return [sys.executable, "-m", "burstbuffer.colocated", "--report-fd", str(report_fd), "--page-fd",
             str(page_fd), "--session", blob, "--", *simulator_argv]
 
@@ -398,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     page = StartedPage(ns.page_fd)
     rc = 1
     try:
+        args["spec"] = pickle.loads(args["spec"])
         session = SchedulerSession(**args, progress=False, on_progress=reporter.progress)
         session.app.decision_timeout = timeout
         deadline = None if run_timeout is None else time.monotonic() + run_timeout

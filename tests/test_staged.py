@@ -1,4 +1,4 @@
-"""The EASY family and conservative-bb on the three-phase job model (`burstbuffer.schedulers.profiled`,
+"""The EASY family and conservative-bb on the three-phase job model (`burstbuffer.schedulers.profile_scheduler`,
 docs/policies.md "On the three-phase model"): a hand-checked schedule whose head reservation holds BB over its
 stage-in, invariants on generated workloads, and the app's choice of the variant from the job model."""
 from __future__ import annotations

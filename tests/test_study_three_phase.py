@@ -15,7 +15,6 @@ from burstbuffer.reproduce.runs import plan_runs
 from burstbuffer.reproduce.study import get_study
 from burstbuffer.reproduce.studies.three_phase import CLAIMS, common_jobs
 from burstbuffer.schedulers import POLICIES
-from burstbuffer.schedulers.registry import THREE_PHASE_POLICIES
 
 pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
 
@@ -24,7 +23,7 @@ def test_plan(tmp_path, kth_subset):
     study = get_study("three-phase")
     args = argparse.Namespace(jobs="1000", workload=str(kth_subset(12)), parts=False, parts_from=None, split=None,
                               policies=None, model="io-aware", gantt_jobs=0, seed=0)
-    plan = plan_runs(study, args, tmp_path, {**POLICIES, **THREE_PHASE_POLICIES}, log=lambda m: None)
+    plan = plan_runs(study, args, tmp_path, POLICIES, log=lambda m: None)
     got = [(s.key, s.policy, s.model, s.options) for s in plan.specs]
     assert got == [
         ("whole/fcfs-easy/io-aware", "fcfs-easy", "io-aware", ""),

@@ -149,12 +149,11 @@ def test_cerberus_bad_options():
 def test_cli_options_only_for_cerberus():
     import argparse
 
-    from burstbuffer.cli import options_from_args
-    from burstbuffer.runner import policy_info
+    from burstbuffer.policyargs import spec_from_args
 
     def resolve(policy, profit, limit):
-        return options_from_args(argparse.Namespace(policy=policy, profit=profit, starvation_limit=limit),
-                                 policy_info(policy))[2]
+        return spec_from_args(argparse.Namespace(policy=policy, profit=profit, starvation_limit=limit),
+                              job_model="three-phase", seed=0).options
     assert resolve("cerberus", "short-first", 60.0) == {"profit": "short-first", "starvation_limit": 60.0}
     with pytest.raises(InputError, match="--profit: nodes: policy sjf-bb takes no option 'profit'"):
         resolve("sjf-bb", "nodes", None)

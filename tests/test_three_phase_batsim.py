@@ -32,7 +32,7 @@ ONE = ["--policy-option", "phases=one"]
 #: (policy, first N KTH jobs): the three-phase policies (cerberus: as written, its default) and cerberus with one
 #: amount on 100 jobs, then every other built-in policy (the registry's) and the tutorial's on 30
 CASES = ([("cerberus", 100), ("cerberus-one", 100), ("slurm-bb", 100)]
-         + [(p, 30) for p in registry.POLICIES] + [("tutorial", 30)])
+         + [(p, 30) for p in registry.any_model_names()] + [("tutorial", 30)])
 
 
 @pytest.mark.parametrize("policy,n", CASES)

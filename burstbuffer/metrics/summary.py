@@ -12,7 +12,7 @@ import pandas as pd
 
 from .definitions import TAU, bounded_slowdown, nodes_start, runtime, turnaround_time, waiting_time
 
-__all__ = ["Summary", "node_time", "summarize", "summarize_csv", "TAU", "bounded_slowdown"]
+__all__ = ["Summary", "node_time", "print_summary", "summarize", "summarize_csv", "TAU", "bounded_slowdown"]
 
 
 @dataclass
@@ -104,3 +104,26 @@ def summarize(jobs: pd.DataFrame, nb_compute: int | None = None, total_bb: int |
 
 def summarize_csv(path: str, nb_compute: int | None = None, total_bb: int | None = None) -> Summary:
     return summarize(pd.read_csv(path, dtype={"job_id": str}), nb_compute, total_bb)
+
+
+def print_summary(header: str, res, outputs: str) -> None:
+    """The end-of-run report shared by `run` and `serve`: a header line, the summary (docs/metrics.md), the
+    wall time and message count of `res` (a `burstbuffer.runner.RunResult`), and where the outputs are."""
+    print(header)
+    print(res.summary)
+    _print_wait_reasons(res.jobs_csv)
+    spent = f"; the scheduler's answers {res.scheduler_cpu:.1f} s of CPU" if res.scheduler_cpu is not None else ""
+    print(f"wall time              {res.wall_time:.1f} s ({res.messages} protocol messages{spent})")
+    print(f"outputs                {outputs}")
+
+
+def _print_wait_reasons(jobs_csv) -> None:
+    """The per-reason waiting lines of a jobs.csv (docs/wait-reasons.md); nothing for a table without them."""
+    from .waits import has_wait_columns, wait_lines
+    try:
+        jobs = pd.read_csv(jobs_csv)
+    except (OSError, ValueError):
+        return
+    if has_wait_columns(jobs):
+        print("why jobs waited (docs/wait-reasons.md)")
+        print("\n".join(wait_lines(jobs)))

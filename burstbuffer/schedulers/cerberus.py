@@ -74,6 +74,7 @@ from procset import ProcSet
 from ..platforms.model import Platform
 from .base import Job, Scheduler, StageIn, StageOut, Start
 from .knapsack import METHODS, knapsack
+from .options import Choice, Number, Option
 from .placement import lowest_procs
 from .holds import bind_slots, platform_fit_reason
 
@@ -112,6 +113,29 @@ class Cerberus(Scheduler):
     """
 
     name = "cerberus"
+    needs_staged_model = True
+    declared_options = (
+        Option("profit", Choice(tuple(PROFITS)), "profit of a job in cerberus' running-queue knapsack "
+               "(docs/policies.md)", flag="--profit"),
+        Option("starvation_limit", Number(0, open_low=True),
+               "[s] after which a queued job is served first (cerberus-fcfs-24h; cerberus with a starvation rule)",
+               flag="--starvation-limit", metavar="S"),
+        Option("knapsack_method", Choice(METHODS),
+               "solver of cerberus' knapsacks: auto (exact up to 200 items, greedy above), exact (at every size), "
+               "dp, milp, greedy"),
+        Option("starvation", Choice(STARVATION),
+               "what cerberus does for a starving job: nothing (none: the paper's), serve its queue first come first "
+               "served (fcfs: the project's rule, as cerberus-fcfs-24h), reserve for it (reserve; phases=one only)"),
+        Option("phases", Choice(PHASES),
+               "cerberus' BB amounts: one per job (one), or bb_in, bb_run, bb_out with Problem 2's BB constraint "
+               "and the stage-out decision (as-written: the paper's, Yan et al., Cerberus, §3)"),
+    )
+
+    @classmethod
+    def options_conflict(cls, options: dict) -> str | None:
+        if options.get("phases") == "as-written" and options.get("starvation") == "reserve":
+            return "phases=as-written takes starvation none or fcfs, not reserve"
+        return super().options_conflict(options)
 
     def __init__(self, platform: Platform, *, seed: int = 0, profit: str = "node-seconds",
                  starvation_limit: float = 86400.0, knapsack_method: str = "exact", starvation: str = "none",
@@ -125,8 +149,9 @@ class Cerberus(Scheduler):
             raise ValueError(f"unknown knapsack_method {knapsack_method!r}; valid: {', '.join(METHODS)}")
         if phases not in PHASES:
             raise ValueError(f"unknown phases {phases!r}; valid: {', '.join(PHASES)}")
-        if phases == "as-written" and starvation == "reserve":
-            raise ValueError("phases=as-written takes starvation none or fcfs, not reserve")
+        why = type(self).options_conflict({"phases": phases, "starvation": starvation})
+        if why:
+            raise ValueError(why)
         self.phases = phases
         #: the as-written policy decides the stage-outs (module docstring)
         self.decides_stage_out = phases == "as-written"
@@ -519,16 +544,15 @@ class CerberusFcfs24h(Cerberus):
     The same as ``cerberus`` with ``starvation="fcfs"`` (module docstring); its other options and defaults are
     cerberus'.
 
-    Args: as `Cerberus`, without ``starvation`` (fixed "fcfs").
+    Args: as `Cerberus` (at its defaults), without ``starvation`` (fixed "fcfs").
     Raises ValueError as `Cerberus`.
     """
 
     name = "cerberus-fcfs-24h"
+    declared_options = tuple(o for o in Cerberus.declared_options if o.name != "starvation")
 
-    def __init__(self, platform: Platform, *, seed: int = 0, profit: str = "node-seconds",
-                 starvation_limit: float = 86400.0, knapsack_method: str = "exact", phases: str = "as-written"):
-        super().__init__(platform, seed=seed, profit=profit, starvation_limit=starvation_limit,
-                         knapsack_method=knapsack_method, starvation="fcfs", phases=phases)
+    def __init__(self, platform: Platform, *, seed: int = 0, **options):
+        super().__init__(platform, seed=seed, starvation="fcfs", **options)
 
 
 def _deal(room: dict[int, int], res: int) -> tuple[int, ...] | None:

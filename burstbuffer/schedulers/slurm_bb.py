@@ -32,6 +32,7 @@ class SlurmBB(Cerberus):
     """
 
     name = "slurm-bb"
+    declared_options = ()
 
     def __init__(self, platform, *, seed: int = 0):
         super().__init__(platform, seed=seed, phases="one")   # one BB amount per job: its own decide uses it

@@ -33,7 +33,7 @@ def _lib():
     if _LIB is None:
         import ctypes  # noqa: PLC0415
 
-        from ..schedulers._cbuild import NativeUnavailable, compile_file_cached  # noqa: PLC0415
+        from ..cbuild import NativeUnavailable, compile_file_cached  # noqa: PLC0415
         from ._bridge import CXXFLAGS, NATIVE_DIR, _first_error  # noqa: PLC0415
         try:
             so, _ = compile_file_cached(os.path.join(NATIVE_DIR, "hashorder.cpp"), "_bb_hashorder",

@@ -156,7 +156,7 @@ class _Print(argparse.Action):
 
 
 def _version() -> str:
-    from .. import __version__
+    from ..version import __version__
     return f"burstbuffer {__version__} (Batsim 4.2.1's command line and protocol)"
 
 

@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-from .. import __version__
+from ..version import __version__
 from ..errors import InputError
 from ..platforms.simgrid_xml import Machines, parse_platform, parse_roles_option, resolve_machines
 from .events import check_machines, load_events
@@ -183,7 +183,7 @@ class Simulator:
         nat = None
         if self.power is not None:
             from . import energy  # noqa: PLC0415
-            from ..schedulers._cbuild import NativeUnavailable  # noqa: PLC0415
+            from ..cbuild import NativeUnavailable  # noqa: PLC0415
             try:
                 nat = energy.load_native()
             except (NativeUnavailable, OSError) as exc:

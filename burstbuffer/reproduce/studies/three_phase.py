@@ -10,7 +10,7 @@ project's variants under their own labels: ``cerberus-fcfs-24h`` (the project's 
 ``cerberus-one`` (one BB amount per job), ``cerberus-one-fcfs-24h`` (one amount, the 24-h rule, ``auto``
 knapsacks: the policy's default before the paper's algorithm was) and ``cerberus-one-reserve`` (one amount, the
 ``reserve`` rule). On three-phase fcfs-easy, sjf-bb and plan-2 plan BB over the stagings and nodes over the
-running phase (`burstbuffer.schedulers.profiled`, `burstbuffer.schedulers.holds`: their default there, option
+running phase (`burstbuffer.schedulers.profile_scheduler`, `burstbuffer.schedulers.holds`: their default there, option
 ``staging=bb-first``).
 
 Same jobs in every mean: each claim's condition pairs the jobs both of its columns started, and the report's
