@@ -276,8 +276,8 @@ def test_an_unknown_event_type_is_quoted_bounded(caplog):
     from burstbuffer.app import SchedulerApp
     from burstbuffer.batsim.loop import Outbox
     from burstbuffer.batsim.protocol import UnknownEvent
-    from burstbuffer.session import make_executor
-    app = SchedulerApp(lambda plat: None, make_executor("io-aware"))
+    from burstbuffer.io_model.registry import JOB_MODELS
+    app = SchedulerApp(lambda plat: None, JOB_MODELS["io-aware"]())
     huge = "X" * 10_000_000
     with caplog.at_level("WARNING", logger="burstbuffer"):
         app.on_event(0.0, UnknownEvent(huge, {}), Outbox(0.0))
