@@ -130,6 +130,8 @@ def serve_spec(spec, output: Path, *, socket: str = DEFAULT_SOCKET, bb_capacity:
         raise InputError("--socket", socket, f"cannot bind ({exc})") from None
     t0 = time.perf_counter()
     status, message = 0, ""
+    from .guards import on_stuck
+    on_stuck(lambda line: session.finish())   # a policy stuck in C code: its outputs written, then exit 1
     with interruptible():
         try:
             if on_listen is not None:
@@ -144,6 +146,7 @@ def serve_spec(spec, output: Path, *, socket: str = DEFAULT_SOCKET, bb_capacity:
         except Interrupted as exc:
             status, message = exc.status, f"interrupted by {exc}; outputs so far written"
         finally:
+            on_stuck(None)
             sock.close()
             lock.__exit__()
     wall = time.perf_counter() - t0
