@@ -34,7 +34,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .metrics.summary import print_summary
     from .runner import run_spec
     from .signals import Interrupted, interruptible
-    spec = spec_from_args(args, job_model=args.model, seed=args.seed)
+    spec = spec_from_args(args, job_model=args.model, seed=args.seed, timeout=args.timeout)
     out = Path(args.output) if args.output else Path("out") / spec.label
     header = f"policy {spec.label}, model {args.model}, workload {args.workload}, platform {args.platform}"
     outputs = (f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv, "

@@ -70,13 +70,15 @@ def add_policy_arguments(p: argparse.ArgumentParser, *, default: str | None = No
                            help=_help(opt, names, dflt))
 
 
-def spec_from_args(args: argparse.Namespace, *, job_model: str, seed: int):
+def spec_from_args(args: argparse.Namespace, *, job_model: str, seed: int, timeout: float | None = None):
     """The run's `SchedulerSpec` from ``--policy`` (resolved here, once), the flag aliases (those the parser
     has, `add_policy_arguments`) and ``--policy-option NAME=VALUE`` (repeatable; VALUE read as JSON, else a
     string): the one place where command-line options become a policy's options (`burstbuffer.spec.make_spec`
     checks them). InputError (one line, exit 2): ``--policy-option: NAME=VALUE: REASON`` or ``--FLAG: VALUE:
     REASON``, for a pair without ``=``, an option given twice, a name the policy does not take or a bad value;
-    ``--policy: SPEC: REASON`` for a policy that cannot be resolved or needs another job model."""
+    ``--policy: SPEC: REASON`` for a policy that cannot be resolved or needs another job model, or whose import
+    and construction on the probe platform take longer than `timeout` s (None: no limit; under the watchdog,
+    `guards.bounded`: the process ends with that line if they are stuck in C code, docs/reliability.md §2)."""
     from .schedulers.options import value_text
     from .spec import make_spec
     flags: dict = {}
@@ -103,9 +105,18 @@ def spec_from_args(args: argparse.Namespace, *, job_model: str, seed: int):
             value = json.loads(text)
         except ValueError:
             value = text
+        except RecursionError:
+            raise InputError("--policy-option", name, "the value is nested too deeply") from None
         put(options, name, value, "--policy-option", f"{name}={text}")
-    return make_spec(args.policy, options=options, flag_options=flags, job_model=job_model, seed=seed,
-                     sources=sources)
+    from .guards import DecisionTimeout, bounded
+    slow = InputError("--policy", args.policy, f"loading and building the policy took longer than {timeout:g} s "
+                                               "(--timeout)") if timeout is not None else None
+    try:       # the user's file is imported and built here (docs/reliability.md §2)
+        with bounded(timeout, str(slow), status=2):
+            return make_spec(args.policy, options=options, flag_options=flags, job_model=job_model, seed=seed,
+                             sources=sources)
+    except DecisionTimeout:
+        raise slow from None
 
 
 #: the lines of docs/policy-options.md between which `options_page` stands
