@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import cliargs
 from .version import __version__
-from .errors import InputError
+from .errors import EXIT_TIMEOUT, InputError, TimedOut
 
 #: Subsystems that add their own subcommands through `register(subparsers)`: subcommand → (module, the
 #: one-line help its `register` gives, repeated here so that `burstbuffer --help` lists every subcommand
@@ -287,6 +287,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
+    except TimedOut as exc:             # a time limit ended the run (its outputs written): 124, as timeout(1)
+        print(f"burstbuffer: {excerpt(str(exc), 2000)}", file=sys.stderr)
+        return EXIT_TIMEOUT
     except InputError as exc:
         print(f"burstbuffer: {excerpt(str(exc), 2000)}", file=sys.stderr)
         return 2

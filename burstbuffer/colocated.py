@@ -43,7 +43,7 @@ import time
 from dataclasses import dataclass
 
 from . import pipelink
-from .batsim.loop import BatsimDied, Exchange, run_timed_out
+from .batsim.loop import BatsimDied, Exchange, SimulatorTimedOut, run_timed_out
 from .signals import SIGNALS, Interrupted
 
 #: the least time between two progress frames [s]
@@ -326,7 +326,7 @@ class Supervisor:
             if not self.ready(timeout):
                 if draining:
                     return None
-                raise BatsimDied(f"no message from the simulator for {timeout:g} s")
+                raise SimulatorTimedOut(f"no message from the simulator for {timeout:g} s")
             held = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
             try:
                 chunk = os.read(self.fd, 1 << 16)

@@ -23,11 +23,16 @@ import time
 from typing import Callable
 
 from .batsim.protocol import ProtocolError
+from .errors import EXIT_TIMEOUT, TimedOut
 
 
 class SchedulerFault(ProtocolError):
     """The policy broke a rule or failed while deciding: one line, ``policy NAME at t=T: WHAT``. The CLI
     prints it and exits with status 1; a campaign records the run as failed and goes on."""
+
+
+class DecisionTimedOut(SchedulerFault, TimedOut):
+    """A call into the policy outlived the decision timeout (exit 124, `errors.EXIT_TIMEOUT`)."""
 
 
 class PolicyExit(SystemExit):
@@ -65,7 +70,7 @@ def run_hook(fn, args: tuple, name: str, now: float, limit: float | None):
             if _WATCHDOG.disarm():
                 raise DecisionTimeout
     except DecisionTimeout:
-        raise SchedulerFault(f"policy {name} at t={now:g}: handling an event took longer than {limit:g} s "
+        raise DecisionTimedOut(f"policy {name} at t={now:g}: handling an event took longer than {limit:g} s "
                              "(decision timeout): the policy is stuck or too slow") from None
     except SystemExit as exc:
         raise exit_fault(name, now, exc) from None
@@ -106,7 +111,7 @@ class Watchdog:
         self._what, self._status, self._ended = "", 1, False
 
     def arm(self, limit: float, what: str | Callable[[], str] = "a decision outlived its limit",
-            status: int = 1) -> None:
+            status: int = EXIT_TIMEOUT) -> None:
         with self._lock:
             self._target = threading.get_ident()
             self._deadline = time.monotonic() + limit
@@ -165,7 +170,7 @@ def _end_stuck(what, status: int) -> None:
 
 
 @contextlib.contextmanager
-def bounded(limit: float | None, what: str, status: int = 2):
+def bounded(limit: float | None, what: str, status: int = EXIT_TIMEOUT):
     """Run the block under the watchdog: DecisionTimeout (raised in the block) after `limit` s (None: no
     limit), the process ended with the line `what` and `status` if the block is stuck in C code
     (`Watchdog`). The caller turns DecisionTimeout into its own error (e.g. an InputError for a policy whose
@@ -234,8 +239,8 @@ class DecisionGuard:
         self.decision_timeout = decision_timeout
         self.ledger = BBLedger(getattr(platform, "bb_capacity", {}) or {}, getattr(platform, "names", {}))
 
-    def fault(self, now: float, what: str) -> SchedulerFault:
-        return SchedulerFault(f"policy {self.name} at t={now:g}: {what}")
+    def fault(self, now: float, what: str, kind: type[SchedulerFault] = SchedulerFault) -> SchedulerFault:
+        return kind(f"policy {self.name} at t={now:g}: {what}")
 
     def decide(self, sched, now: float, records: dict) -> list:
         """`sched.decide(now)` as a list, each decision checked against the BB capacity (a decision of a
@@ -254,7 +259,7 @@ class DecisionGuard:
                     raise DecisionTimeout
         except DecisionTimeout:
             raise self.fault(now, f"a decision took longer than {limit:g} s (decision timeout): the policy "
-                                  "is stuck or too slow") from None
+                                  "is stuck or too slow", DecisionTimedOut) from None
         except Exception as exc:   # noqa: BLE001 - the policy's own bug: one line, outputs kept
             msg = " ".join(str(exc).split())
             raise self.fault(now, f"decide raised {type(exc).__name__}: {msg[:300]}") from None

@@ -12,13 +12,18 @@ import argparse
 import inspect
 import json
 
-from .errors import InputError
+from .errors import InputError, TimedOut
 
 __all__ = ["POLICY_HELP", "add_policy_arguments", "flag_options", "spec_from_args"]
 
 #: help text of every --policy option
 POLICY_HELP = ("scheduling policy: a name (`burstbuffer policies` lists them), MODULE:CLASS or FILE.py:CLASS "
                "(a burstbuffer.schedulers.Scheduler subclass, docs/writing-a-policy.md)")
+
+
+class PolicyLoadTimedOut(InputError, TimedOut):
+    """Loading (importing, building with its options) a user's policy outlived ``--timeout``: one line, exit
+    124 (`errors.EXIT_TIMEOUT`)."""
 
 
 def flag_options() -> list[tuple[object, list[str], object]]:
@@ -109,10 +114,10 @@ def spec_from_args(args: argparse.Namespace, *, job_model: str, seed: int, timeo
             raise InputError("--policy-option", name, "the value is nested too deeply") from None
         put(options, name, value, "--policy-option", f"{name}={text}")
     from .guards import DecisionTimeout, bounded
-    slow = InputError("--policy", args.policy, f"loading and building the policy took longer than {timeout:g} s "
+    slow = PolicyLoadTimedOut("--policy", args.policy, f"loading and building the policy took longer than {timeout:g} s "
                                                "(--timeout)") if timeout is not None else None
     try:       # the user's file is imported and built here (docs/reliability.md §2)
-        with bounded(timeout, str(slow), status=2):
+        with bounded(timeout, str(slow)):
             return make_spec(args.policy, options=options, flag_options=flags, job_model=job_model, seed=seed,
                              sources=sources)
     except DecisionTimeout:

@@ -220,8 +220,8 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
         started = page.read()
         page.close()
     if supervisor.stuck is not None:
-        from .guards import SchedulerFault
-        raise SchedulerFault(supervisor.stuck)
+        from .guards import DecisionTimedOut
+        raise DecisionTimedOut(supervisor.stuck)
     if outcome is not None and outcome.error is not None:
         error = outcome.error
         if isinstance(error, Interrupted) and outcome.written:
@@ -283,7 +283,7 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
         os.close(msg_out)              # the simulator's ends: its pipe ends when it does
         os.close(ans_in)
     from .guards import on_stuck
-    on_stuck(lambda line: session.finish())   # a policy stuck in C code: the watchdog writes the outputs, exits 1
+    on_stuck(lambda line: session.finish())   # a policy stuck in C code: the watchdog writes the outputs, exits 124
     try:
         messages = session.loop(sock, alive=lambda: proc.poll() is None, timeout=timeout,
                                 check_protocol=check_protocol, run_timeout=run_timeout)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import cliargs
-from .errors import InputError
+from .errors import EXIT_TIMEOUT, InputError, TimedOut
 
 DEFAULT_SOCKET = "tcp://127.0.0.1:28000"
 #: Seconds a lost Batsim connection may take to come back before Batsim is taken for dead.
@@ -131,18 +131,18 @@ def serve_spec(spec, output: Path, *, socket: str = DEFAULT_SOCKET, bb_capacity:
     t0 = time.perf_counter()
     status, message = 0, ""
     from .guards import on_stuck
-    on_stuck(lambda line: session.finish())   # a policy stuck in C code: its outputs written, then exit 1
+    on_stuck(lambda line: session.finish())   # a policy stuck in C code: its outputs written, then exit 124
     with interruptible():
         try:
             if on_listen is not None:
                 on_listen(session)
             session.loop(sock, alive=sock.peer_alive, timeout=timeout, check_protocol=check_protocol)
         except BatsimDied as exc:
-            status, message = 1, str(exc)
+            status, message = (EXIT_TIMEOUT if isinstance(exc, TimedOut) else 1), str(exc)
             if not sock.peer_alive():
                 message = "Batsim closed its connection before SIMULATION_ENDS (did it exit?)"
-        except ProtocolError as exc:
-            status, message = 1, str(exc)
+        except ProtocolError as exc:     # a policy's fault included (guards.SchedulerFault, DecisionTimedOut)
+            status, message = (EXIT_TIMEOUT if isinstance(exc, TimedOut) else 1), str(exc)
         except Interrupted as exc:
             status, message = exc.status, f"interrupted by {exc}; outputs so far written"
         finally:
