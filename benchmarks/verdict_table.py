@@ -24,9 +24,10 @@ def table(out: Path, short: bool = False, doc: bool = False) -> str:
         m = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
         mode = verdicts[0].get("mode", "real") if verdicts else "real"
         words = str(m.get("command", "")).split()[1:]
-        if "--output" in words:                                 # where it was written says nothing of the run
-            i = words.index("--output")
-            del words[i:i + 2]
+        for flag, n in (("--output", 2), ("--workers", 2), ("--engine", 2), ("--report-only", 1), ("-q", 1)):
+            if flag in words:                                   # where and how fast: nothing of the results
+                i = words.index(flag)
+                del words[i:i + n]
         intro = [f"Measured by `burstbuffer {' '.join(words)}` (whole workload: {m.get('whole_label')}; "
                  f"parts: {m.get('parts_label')}; model {m.get('model')}, seed {m.get('seed')}); verdict: {mode} run.",
                  ""]

@@ -56,6 +56,8 @@ def test_placebo_and_reverse(study, tmp_path, kth_subset):
         assert set(v) >= {"verdict_real", "verdict_reverse"}
         if v["asserts"] == "difference":
             assert v["verdict"] not in PASS, (v["id"], v["by_how_much"])
+        # condition by condition too, also where the study's regime checks withhold the claim's verdict
+        assert all(d["verdict"] not in PASS for d in v["conditions"] if d["asserts"] == "difference"), v["id"]
         # a directional claim cannot hold both ways on the same runs
         if v["asserts"] == "difference":
             assert not (v["verdict_real"] in PASS and v["verdict_reverse"] in PASS), v["id"]
