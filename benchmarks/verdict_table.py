@@ -4,7 +4,7 @@ show a study's verdicts: docs/bbsched-study.md, docs/three-phase-study.md).
     .venv/bin/python benchmarks/verdict_table.py out/bbsched-1000 [--short]
 
 Reads OUTPUT/verdicts.json (written by every `reproduce` run). --short: id, claim, verdict and by how much
-(without the measured column). --doc: the table of a study's docs page (docs/studies/verdicts/, `make
+(without the measured column). --doc: the table of a study's docs page (docs/studies/verdicts/NAME.inc, `make
 study-table`): id, claim, where, what it asserts, verdict, placebo, reversed, the bands with their reasons, the
 noise floor, and by how much, after a line naming the run (OUTPUT/manifest.json). Exit 2 with a one-line error
 when the file is missing or unreadable.

@@ -32,7 +32,7 @@ extensions = [
 
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "studies/verdicts"]   # included by the study pages
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 
 # MyST: `#section` links to headings of level 1-3 resolve (and fail the build when they do not)
 myst_heading_anchors = 3
