@@ -7,8 +7,8 @@ the per-job metrics of ``docs/metrics.md``: waiting time, turnaround, runtime [s
 `burstbuffer.metrics.tables.summary_table`), ``part_means.csv`` (per part and policy: means and means
 normalised by the study's reference policy), ``verdicts.json`` (one object per claim: the fields of
 `burstbuffer.metrics.verdicts.Verdict`, and ``verdict_real`` / ``verdict_placebo`` / ``verdict_reverse``, the
-claim's verdict in the modes other than the one asked; docs/verdicts.md), ``figures/``
-(PNG and SVG) and ``report.md`` / ``report.html``.
+claim's verdict in the modes other than the one asked; docs/verdicts.md), ``regime.json`` (the study's
+regime checks: name, ok, measured, needs), ``figures/`` (PNG and SVG) and ``report.md`` / ``report.html``.
 """
 from __future__ import annotations
 
@@ -269,6 +269,7 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         for e, v in zip(entries, vs):
             e[f"verdict_{m}"] = v.verdict
     (out / "verdicts.json").write_text(json.dumps(entries, indent=1, default=_json_num))
+    (out / "regime.json").write_text(json.dumps([asdict(r) for r in regime], indent=1, default=_json_num))
 
     fig_list = []
     if len(whole):
@@ -307,7 +308,7 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         rep.img(os.path.relpath(paths[0], out), caption)
     rep.h(1, "Files")
     rep.p("job_metrics.csv (one row per scope, policy and original job: waiting time, turnaround, runtime, "
-          "bounded slowdown [s]), summary.csv, part_means.csv, verdicts.json, figures/ (PNG and SVG), "
+          "bounded slowdown [s]), summary.csv, part_means.csv, verdicts.json, regime.json, figures/ (PNG and SVG), "
           "runs/<scope>/<policy>/ (each run's jobs.csv, batsim_jobs.csv, summary.json), manifest.json.")
     md, _ = rep.write(out)
     log(f"report: {md} and {out / 'report.html'}; figures in {figs}")

@@ -8,6 +8,7 @@
     part_means.csv           per part and policy: means and means normalised by the study's reference
     verdicts.json            the study's claims, one verdict each (--placebo, --reverse: the controls'
                              verdicts; docs/verdicts.md)
+    regime.json              the study's regime checks (one failed: every claim out of regime)
     figures/                 the study's figures (kopanski2021: fig03 … fig12), PNG and SVG
     report.md, report.html   claims vs measurements
     manifest.json            what was asked, run, skipped, failed, and the wall times
