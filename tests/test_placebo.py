@@ -5,7 +5,9 @@ same runs) swaps treatment and control, and no directional claim may pass both w
 `asserts` and the verdict of every mode; the report shows the placebo column beside the real one."""
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 
 import pytest
 
@@ -73,6 +75,15 @@ def test_placebo_and_reverse(study, tmp_path, kth_subset):
     assert [v["verdict_placebo"] for v in real] == [v["verdict"] for v in placebo]
     md = (out / "report.md").read_text()
     assert "| verdict | by how much | placebo | reversed |" in md
+    # the docs page's table (make study-table): the three verdicts side by side, and the regime checks
+    doc = _verdict_table().table(out, doc=True).splitlines()
+    assert doc[0].startswith("Measured by `burstbuffer ") and str(out) not in doc[0]     # (argv: pytest's here)
+    head = next(ln for ln in doc if ln.startswith("| id |"))
+    assert "| asserts | verdict | placebo | reversed | band (its reason) | noise floor |" in head
+    rows = [ln for ln in doc if ln.startswith("| ") and not ln.startswith(("| id |", "| check |", "| ---"))]
+    regime = json.loads((out / "regime.json").read_text())
+    assert len(rows) == len(real) + len(regime)
+    assert ("| workload | " in "\n".join(doc)) == (study == "kopanski2021")
     if all(c.conditions for c in get_study(study).claims):
         # a converted study judges some claims at this size (else the controls above prove nothing)
         assert any(v["verdict_real"] != "not measured" for v in placebo), study
@@ -81,3 +92,11 @@ def test_placebo_and_reverse(study, tmp_path, kth_subset):
 def test_placebo_and_reverse_exclude_each_other(tmp_path, capsys):
     assert main(["reproduce", "--jobs", "1000", "--output", str(tmp_path / "o"), "--placebo", "--reverse"]) == 2
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def _verdict_table():
+    spec = importlib.util.spec_from_file_location("verdict_table", Path(__file__).parents[1] / "benchmarks" /
+                                                  "verdict_table.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
