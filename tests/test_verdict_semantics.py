@@ -199,6 +199,13 @@ def test_declarations_are_checked():
         Condition("a", "b", WAIT, BAND20, effect="vibes")
     with pytest.raises(ValueError):
         Claim("x", "", "")                                              # neither conditions nor a rule
+    for bad in ("average", "q2", "qx"):
+        with pytest.raises(ValueError):
+            Metric("m", stat=bad)
+    with pytest.raises(ValueError):
+        Metric("m", over="weeks")
+    with pytest.raises(ValueError):
+        Metric("m", over="windows")                                     # windows need their values
     assert around(27, 0.25, "r").low == pytest.approx(20.25) and around(27, 0.25, "r").high == pytest.approx(33.75)
     assert "the project's own" in Band(1, 2, "no number in the paper", own=True).text(" %")
 

@@ -96,10 +96,13 @@ EFFECTS = {"relative": (" %", 0.0), "ratio": ("×", 1.0), "points": (" points", 
 
 def _stat(name: str):
     """The statistic `name` over an array without NaN: mean, median, max, min, sum, q<p> (quantile p)."""
-    if name.startswith("q"):
+    if name.startswith("q") and name[1:].replace(".", "", 1).isdigit() and 0 <= float(name[1:]) <= 1:
         q = float(name[1:])
         return lambda a, axis=None: np.quantile(a, q, axis=axis)
-    return {"mean": np.mean, "median": np.median, "max": np.max, "min": np.min, "sum": np.sum}[name]
+    stats = {"mean": np.mean, "median": np.median, "max": np.max, "min": np.min, "sum": np.sum}
+    if name not in stats:
+        raise ValueError(f"statistic {name!r}: not one of {', '.join(stats)}, q<p> (0 ≤ p ≤ 1)")
+    return stats[name]
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,7 @@ class Metric:
         """Per-unit values of one column of the study (`rows`: its per-job rows in the condition's scopes):
         indexed by job_id (over jobs) or by scope (over parts; the statistic over each part's jobs)."""
         if self.values is not None:
-            return self.values(rows).astype(float)
+            return self.values(rows).astype(float).dropna()
         if self.select is not None and len(rows):
             rows = rows[np.asarray(self.select(rows), bool)]
         v = pd.to_numeric(rows[self.column], errors="coerce") / self.scale
