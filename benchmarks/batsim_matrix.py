@@ -71,7 +71,7 @@ def one(tmp: Path, policy: str, model: str, n: int, batsim: str, plugin: str) ->
 
 
 def main() -> int:
-    from burstbuffer.schedulers.registry import POLICIES, THREE_PHASE_POLICIES
+    from burstbuffer.schedulers.registry import POLICIES, needs_staged_model
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--policies", default="", help="comma-separated policies (default: every built-in one)")
     ap.add_argument("--models", default=",".join(MODELS), help=f"comma-separated job models (default: {','.join(MODELS)})")
@@ -89,7 +89,7 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="batsim-matrix-") as tmp:
         for model in [m for m in a.models.split(",") if m]:
-            names = list(POLICIES) + (list(THREE_PHASE_POLICIES) if model == "three-phase" else [])
+            names = [n for n in POLICIES if model == "three-phase" or not needs_staged_model(n)]
             for policy in (chosen or names):
                 if policy not in names:
                     continue

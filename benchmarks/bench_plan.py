@@ -30,7 +30,7 @@ from bench_profile import cpu_model, paper_platform  # noqa: E402
 from burstbuffer.schedulers import make_scheduler  # noqa: E402
 from burstbuffer.schedulers import _plan_native  # noqa: E402
 from burstbuffer.schedulers.base import Job  # noqa: E402
-from burstbuffer.schedulers.profiled import Running  # noqa: E402
+from burstbuffer.schedulers.profile_scheduler import Running  # noqa: E402
 
 KTH = Path(__file__).resolve().parents[1] / "workloads" / "kth-1000.json"
 

@@ -153,13 +153,14 @@ transport.PipeReplySocket.recv, transport.PipeReplySocket.send = recv, send
 SERVE = r"""
 import json, resource, sys, time
 from pathlib import Path
-from burstbuffer.runner import SchedulerSession
+from burstbuffer.session import SchedulerSession
+from burstbuffer.spec import make_spec
 from burstbuffer.batsim.transport import PipeReplySocket
 import burstbuffer.app as app
 
 policy, model, fds, out, prof = sys.argv[1:6]
 """ + MARK_LOOP + r"""
-session = SchedulerSession(policy, Path(out), model=model, progress=False)
+session = SchedulerSession(make_spec(policy, job_model=model), Path(out), progress=False)
 sock = PipeReplySocket(*map(int, fds.split(",")), timeout=0.5)
 print("listening", flush=True)
 profiler = None
@@ -255,7 +256,8 @@ def replay_in_process(path: Path, args, folder: Path) -> None:
     """Serve the first `args.messages` exchanges of recording `path` (all: 0) to a `SchedulerSession` in this process
     through a transport that hands over the recorded messages and compares each answer with the recorded one."""
     import time
-    from burstbuffer.runner import SchedulerSession
+    from burstbuffer.session import SchedulerSession
+    from burstbuffer.spec import make_spec
     pairs, received = [], None
     for direction, raw in frames(path):
         if direction == b"<":
@@ -299,7 +301,7 @@ def replay_in_process(path: Path, args, folder: Path) -> None:
             self.differ += want is not None and raw != want
             self.i += 1
 
-    session = SchedulerSession(args.policy, folder / "in-process", model=args.model, progress=False)
+    session = SchedulerSession(make_spec(args.policy, job_model=args.model), folder / "in-process", progress=False)
     t = Recorded()
     t0 = time.thread_time()
     session.loop(t, timeout=3600)

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 POLICIES = ["fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3", "conservative-bb"]
 MODELS = ["io-aware", "alloc-only"]
 #: Policies that run only under the three-phase model: added to the default policies when it is in --models.
-THREE_PHASE_ONLY = ["cerberus", "slurm-bb"]
+THREE_PHASE_ONLY = ["cerberus", "cerberus-fcfs-24h", "slurm-bb"]
 #: The jobs.csv columns the recorded hashes cover (`JOBS_CSV_COLUMNS` when they were recorded). jobs.csv is
 #: hashed projected on these, in this order, so that columns added later do not change the hashes;
 #: the projection of a file with exactly these columns is the file itself, byte for byte.

@@ -1,5 +1,5 @@
 """burstbuffer: burst-buffer-aware batch scheduling beside Batsim, with an embedded SimGrid simulator."""
-__version__ = "0.1.0"
+from .version import __version__  # noqa: F401  (the package's version, `burstbuffer.__version__`)
 
 
 class Burstbuffer:

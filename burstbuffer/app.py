@@ -109,19 +109,19 @@ class SchedulerApp:
 
     Args:
         make_scheduler: platform → Scheduler (the policy), called at SIMULATION_BEGINS.
-        executor: the job model (`burstbuffer.io_model.base.JobModel`; see that module for the
+        job_model: the job model (`burstbuffer.io_model.base.JobModel`; see that module for the
             calls and their order).
         bb_capacity / dragonfly: platform options (see `Platform.from_simulation_begins`).
         on_progress: called with (jobs ended, jobs known) whenever a job ends or is rejected.
         platform_source: names the platform in error messages (e.g. its file).
     """
 
-    def __init__(self, make_scheduler: Callable[[Platform], Scheduler], executor: JobModel, *,
+    def __init__(self, make_scheduler: Callable[[Platform], Scheduler], job_model: JobModel, *,
                  bb_capacity: str | int | None = None, dragonfly: str | None = None,
                  on_progress: Callable[[int, int], None] | None = None, platform_source: str = "SIMULATION_BEGINS"):
         self.platform_source = platform_source
         self.make_scheduler = make_scheduler
-        self.executor = executor
+        self.job_model = job_model
         self.bb_capacity = bb_capacity
         self.dragonfly = dragonfly
         self.on_progress = on_progress
@@ -187,7 +187,7 @@ class SchedulerApp:
         except (TypeError, AttributeError, KeyError, ValueError) as exc:
             raise ProtocolError(f"malformed SIMULATION_BEGINS ({exc.__class__.__name__}: {exc})") from None
         self.scheduler = self.make_scheduler(self.platform)
-        self.scheduler.bind_job_model(self.executor)             # the shape of a job's holds (holds.HoldShape)
+        self.scheduler.bind_job_model(self.job_model)             # the shape of a job's holds (holds.HoldShape)
         #: the policy frees a job's nodes at its "nodes-released" (three-phase), not at its end
         self._releases_nodes = self.scheduler.frees_nodes_before_stage_out
         profiles, cfg = data.get("profiles") or {}, data.get("config") or {}
@@ -195,13 +195,13 @@ class SchedulerApp:
                 or not isinstance(cfg, dict):
             raise ProtocolError("malformed SIMULATION_BEGINS (profiles or config is not an object)")
         self.profiles = profiles
-        self.executor.begin(self.platform, self.profiles)
+        self.job_model.begin(self.platform, self.profiles)
         if getattr(self.scheduler, "decides_stage_out", False):  # the model waits for the policy's StageOut
-            if not self.executor.stages_separately:
-                raise InputError("--model", self.executor.name,
+            if not self.job_model.stages_separately:
+                raise InputError("--model", self.job_model.name,
                                  f"policy {self.scheduler.name} decides the stage-outs: it needs the three-phase "
                                  "job model")
-            self.executor.stage_out_decided = True
+            self.job_model.stage_out_decided = True
         self.dynamic_jobs = bool(cfg.get("dynamic-jobs-enabled", False))
 
     def _job(self, ev: JobSubmitted) -> tuple[Job, str]:
@@ -258,15 +258,15 @@ class SchedulerApp:
             peer_error(f"JOB_COMPLETED at t={ts:g} for job {ev.job_id}, which is not executing (unknown, never "
                        "started or already ended)", self.strict_peer)
             return
-        done = self.executor.on_completed(ev, ts, out)
-        if self.executor.stages_separately:
+        done = self.job_model.on_completed(ev, ts, out)
+        if self.job_model.stages_separately:
             self._phase_events(ts)
         if done is not None:                  # most completions are a sub-job's: its job goes on
             self._job_done(done, ts)
 
     def _phase_events(self, ts: float) -> None:
         """Tell the policy the job model's phase changes (`take_phase_events`) at `ts` [s]."""
-        for kind, job_id in self.executor.take_phase_events():
+        for kind, job_id in self.job_model.take_phase_events():
             if kind == "staged":
                 self.records[job_id].staged_at = ts
                 self.scheduler.stage_in_done(job_id, ts)
@@ -303,27 +303,27 @@ class SchedulerApp:
         sched = self.scheduler
         if sched is None:
             return
-        self.executor.flush(now, out)
+        self.job_model.flush(now, out)
         again = True
         while self._dirty and again:
             # a policy that decides the stage-outs is asked again while its decisions changed a phase at once
             # (a step with nothing to move); the others once, as always
-            again = getattr(self.executor, "stage_out_decided", False)
+            again = getattr(self.job_model, "stage_out_decided", False)
             self._dirty = False
             if self._guard is None:   # the policy's decisions, checked (docs/reliability.md)
                 self._guard = DecisionGuard(self.platform, self.policy_label or sched.name, self.decision_timeout)
             for start in self._guard.decide(sched, now, self.records):
                 rec = self.records[start.job.id]
                 if isinstance(start, StageIn):    # docs/io-model.md §3: BB only, the job stays pending
-                    if not self.executor.stages_separately:
-                        raise InputError("--model", self.executor.name,
+                    if not self.job_model.stages_separately:
+                        raise InputError("--model", self.job_model.name,
                                          f"policy {sched.name} needs the three-phase job model")
                     rec.start, rec.bb_alloc = now, start.bb_per_storage
                     rec._close_wait(now)
-                    self.executor.stage_in(start, now, out)
+                    self.job_model.stage_in(start, now, out)
                     continue
                 if isinstance(start, StageOut):   # a decides_stage_out policy: the output of a computed job
-                    self._job_done(self.executor.stage_out(start, now, out), now)
+                    self._job_done(self.job_model.stage_out(start, now, out), now)
                     continue
                 if rec.start is None:              # waiting time ends at the first held resource
                     rec.start = now
@@ -333,7 +333,7 @@ class SchedulerApp:
                 facts = sched.job_facts
                 if facts:
                     rec.facts = facts.pop(start.job.id, rec.facts)
-                self.executor.start(start, now, out)
+                self.job_model.start(start, now, out)
             if again:
                 self._phase_events(now)
             # why the others wait, until the next decision (docs/wait-reasons.md)
@@ -350,7 +350,7 @@ class SchedulerApp:
                 self._pending_calls.add(wake)
                 out.add(CallMeLater(wake), now)
         if (self.dynamic_jobs and not self.registration_finished and self.all_submitted
-                and not sched.queue and not self.executor.busy):
+                and not sched.queue and not self.job_model.busy):
             self.registration_finished = True
             out.add(NotifyBatsim("registration_finished"), now)
         started = out.started
@@ -368,7 +368,7 @@ class SchedulerApp:
         unchanged (docs/orders-and-queues.md). Under a job model with phases (three-phase) the
         `THREE_PHASE_COLUMNS` come last (docs/io-model.md §3)."""
         extra = list(self.scheduler.extra_job_columns or []) if self.scheduler is not None else []
-        phases = self.executor.stages_separately                  # three-phase: the phases' columns last
+        phases = self.job_model.stages_separately                  # three-phase: the phases' columns last
         tmp = f"{path}.tmp"
         with open(tmp, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(JOBS_CSV_COLUMNS) + extra

@@ -9,7 +9,8 @@ import importlib
 import sys
 from pathlib import Path
 
-from . import __version__, cliargs
+from . import cliargs
+from .version import __version__
 from .errors import InputError
 
 #: Subsystems that add their own subcommands through `register(subparsers)`: subcommand → (module, the
@@ -28,107 +29,21 @@ _PLUGINS = {
 }
 
 
-#: help text of every --policy option
-POLICY_HELP = ("scheduling policy: a name (`burstbuffer policies` lists them), MODULE:CLASS or FILE.py:CLASS "
-               "(a burstbuffer.schedulers.Scheduler subclass, docs/writing-a-policy.md)")
-
-
-def _policy_names() -> list[str]:
-    try:
-        from .schedulers.registry import POLICIES, THREE_PHASE_POLICIES
-        return list(POLICIES) + list(THREE_PHASE_POLICIES)
-    except ImportError:  # pragma: no cover - during development
-        return []
-
-
-def options_from_args(args: argparse.Namespace, info) -> tuple[str, str, dict]:
-    """(policy to run, its label, its options) from ``--policy`` (`info`, its `PolicyInfo`), the alias
-    flags (`burstbuffer.schedulers.options.FLAGS`: ``--alpha``, ``--window``, ``--order``, …, those the
-    subcommand has) and ``--policy-option NAME=VALUE`` (repeatable; VALUE read as JSON, else a string):
-    the one place where command-line options become a policy's options. ``--alpha A`` runs ``plan`` with
-    α = A (label ``plan-A``) for ``plan`` / ``plan-N``; ``--wfp-unit S`` is ``order_params = {unit: S}``.
-
-    Every option is checked by `options.check_options` (the policy's declared options, type, range, and
-    its constructor on a probe platform). InputError (one line, exit 2): ``--policy-option: NAME=VALUE:
-    REASON`` or ``--FLAG: VALUE: REASON``, for a pair without ``=``, an option given twice, a name the
-    policy does not take or a bad value."""
-    import json
-
-    from .schedulers.options import FLAGS, OptionError, check_options, value_text
-    from .schedulers.registry import POLICIES
-    policy, label, factory = info.spec, info.label, info.factory
-    options: dict = {}
-    source: dict[str, tuple[str, str]] = {}     # option → (flag or --policy-option, the text to quote)
-
-    def put(name, value, where, text):
-        if name in options:
-            raise InputError(where, text, f"option {name} given twice ({source[name][0]} and {where})")
-        options[name] = value
-        source[name] = (where, text)
-
-    for flag, name in FLAGS.items():
-        value = getattr(args, flag[2:].replace("-", "_"), None)
-        if value is None or value is False:
-            continue
-        text = value_text(value)
-        if flag == "--wfp-unit":
-            value = {"unit": value}
-        elif flag == "--alpha" and policy.startswith("plan") and policy in POLICIES:
-            policy, label, factory = "plan", f"plan-{value:g}", POLICIES["plan"]
-        put(name, value, flag, text)
-    for pair in getattr(args, "policy_option", None) or []:
-        name, sep, text = pair.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            raise InputError("--policy-option", pair, "expected NAME=VALUE")
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = text
-        put(name, value, "--policy-option", f"{name}={text}")
-    try:
-        check_options(policy, options, factory=factory)
-    except OptionError as exc:
-        where, text = source.get(exc.name, ("--policy-option", f"{exc.name}={exc.text}"))
-        raise InputError(where, text, exc.reason) from None
-    return policy, label, options
-
-
-def add_order_options(p: argparse.ArgumentParser) -> None:
-    """`--order`, `--reservation-depth`, `--easy-extra-nodes`, `--queues`, `--wfp-unit` (run, serve)."""
-    from .schedulers.options import flag_type
-    p.add_argument("--order", metavar="NAME", type=flag_type("order"),
-                   help="queue order of a queue-based policy (fcfs, fcfs-easy, filler, fcfs-bb, sjf-bb, "
-                        "conservative-bb) or the base order of a window policy (bbsched, ...): fcfs, sjf, ljf, "
-                        "small, large, bb-small, bb-large, wfp "
-                        "(default: fcfs, the policy's own meaning; docs/orders-and-queues.md)")
-    p.add_argument("--reservation-depth", metavar="K", type=flag_type("reservation_depth"),
-                   help="EASY family (fcfs-easy, fcfs-bb, sjf-bb): reservations for the first K queued jobs "
-                        "(1 = EASY, 'all' = conservative backfilling)")
-    p.add_argument("--easy-extra-nodes", action="store_true",
-                   help="EASY family: also backfill a job needing no more than the extra nodes left idle at "
-                        "the shadow time (ICS 632 slides, EASY; docs/orders-and-queues.md)")
-    p.add_argument("--queues", metavar="FILE",
-                   help="TOML queue configuration: named queues, routing, limits, per-queue order (e.g. the "
-                        "bundled workloads/mira-like-queues.toml); adds queue and priority to jobs.csv")
-    p.add_argument("--wfp-unit", type=cliargs.positive_float, metavar="S",
-                   help="time unit of the wfp utility in seconds (default: 60, minutes, per Allcock et al., Argonne, §4.3.3)")
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .runner import policy_info, run
+    from .policyargs import spec_from_args
+    from .metrics.summary import print_summary
+    from .runner import run_spec
     from .signals import Interrupted, interruptible
-    info = policy_info(args.policy)
-    policy, label, options = options_from_args(args, info)
-    out = Path(args.output) if args.output else Path("out") / label
-    header = f"policy {label}, model {args.model}, workload {args.workload}, platform {args.platform}"
+    spec = spec_from_args(args, job_model=args.model, seed=args.seed)
+    out = Path(args.output) if args.output else Path("out") / spec.label
+    header = f"policy {spec.label}, model {args.model}, workload {args.workload}, platform {args.platform}"
     outputs = (f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv, "
                f"{out}/batsim_machine_states.csv, {out}/bb_occupancy.csv")
     try:
         with interruptible():
-            res = run(policy, Path(args.workload), Path(args.platform), out, model=args.model, seed=args.seed,
+            res = run_spec(spec, Path(args.workload), Path(args.platform), out,
                       bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
-                      timeout=args.timeout, policy_options=options, cpu=args.cpu,
+                      timeout=args.timeout, cpu=args.cpu,
                       network_model=args.network_model, energy=args.energy, link=args.link)
     except Interrupted as exc:
         if exc.result is not None:
@@ -168,7 +83,7 @@ def _cmd_policies(args: argparse.Namespace) -> int:
         if n:
             print()
         print(f"{i.spec}  {i.description or '(no description)'}{origin}")
-        rows = describe(i.spec if i.origin == "built-in" else "", i.factory)
+        rows = describe(i.policy)
         if not rows:
             print("    options: none")
             continue
@@ -179,30 +94,6 @@ def _cmd_policies(args: argparse.Namespace) -> int:
     for e in errors:
         print(f"burstbuffer: --policy: {e}", file=sys.stderr)
     return 0
-
-
-def print_summary(header: str, res, outputs: str) -> None:
-    """The end-of-run report shared by `run` and `serve`: a header line, the summary (docs/metrics.md), the
-    wall time and message count of `res` (a `runner.RunResult`), and where the outputs are."""
-    print(header)
-    print(res.summary)
-    _print_wait_reasons(res.jobs_csv)
-    spent = f"; the scheduler's answers {res.scheduler_cpu:.1f} s of CPU" if res.scheduler_cpu is not None else ""
-    print(f"wall time              {res.wall_time:.1f} s ({res.messages} protocol messages{spent})")
-    print(f"outputs                {outputs}")
-
-
-def _print_wait_reasons(jobs_csv) -> None:
-    """The per-reason waiting lines of a jobs.csv (docs/wait-reasons.md); nothing for a table without them."""
-    import pandas as pd
-    from .metrics.waits import has_wait_columns, wait_lines
-    try:
-        jobs = pd.read_csv(jobs_csv)
-    except (OSError, ValueError):
-        return
-    if has_wait_columns(jobs):
-        print("why jobs waited (docs/wait-reasons.md)")
-        print("\n".join(wait_lines(jobs)))
 
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
@@ -244,12 +135,8 @@ def _add_run(sub) -> None:
                                    "in one child process), simulate the workload, print a summary. "
                                    "With no option: the 1000-job KTH workload on the paper's 108-node Dragonfly "
                                    "under sjf-bb.")
-    r.add_argument("--policy", default="sjf-bb", metavar="NAME",
-                   help=POLICY_HELP + " (default: sjf-bb)")
-    r.add_argument("--policy-option", action="append", metavar="NAME=VALUE",
-                   help="an option of the policy (repeatable; VALUE read as JSON, else a string): the one way to "
-                        "give any option, the flags below are aliases; `burstbuffer policies NAME` lists each "
-                        "policy's options with type, default and meaning")
+    from .policyargs import add_policy_arguments
+    add_policy_arguments(r, default="sjf-bb")
     r.add_argument("--workload", default=str(DEFAULT_WORKLOAD), metavar="FILE",
                    help="Batsim workload JSON (default: bundled workloads/kth-1000.json)")
     r.add_argument("--platform", default=str(DEFAULT_PLATFORM), metavar="FILE",
@@ -270,16 +157,6 @@ def _add_run(sub) -> None:
                    help="run the simulator with Batsim's energy (simulate -E, docs/batsim.md): a platform with "
                         "wattage_per_state on every compute and storage host; batsim_jobs.csv gets each job's "
                         "consumed_energy, and batsim_consumed_energy.csv, batsim_pstate_changes.csv are written")
-    from .schedulers.options import OPTIONS, flag_type
-    r.add_argument("--alpha", type=flag_type("alpha"), metavar="A",
-                   help="plan-α with any positive real α (exponent of the waiting times in the plan score, "
-                        "Kopanski & Rzadca 2021, Eq. 1); with --policy plan")
-    r.add_argument("--profit", choices=OPTIONS["profit"].kind.values,
-                   help="cerberus: profit of a job in its running-queue knapsack (docs/policies.md; default "
-                        "node-seconds)")
-    r.add_argument("--starvation-limit", type=flag_type("starvation_limit"), metavar="S",
-                   help="cerberus: seconds after which a queued job is served first come first served "
-                        "(default 86400)")
     r.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every random choice (default: 0)")
     r.add_argument("--bb-capacity", metavar="SIZE",
                    help="BB capacity per storage node when the platform does not give it, e.g. 40GB")
@@ -297,10 +174,7 @@ def _add_run(sub) -> None:
                         "process, a function call per message: the fastest) or pipes (two processes, the protocol's "
                         "messages over a pipe each way); the same messages and outputs (default: in-process; "
                         "docs/performance.md)")
-    add_order_options(r)
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    from .schedulers.window_cli import add_window_options
-    add_window_options(r)
     r.add_argument("--plot", action="store_true",
                    help="also write the run's figures (as `burstbuffer plot`) to OUTPUT/figures/run.png and .svg")
     r.set_defaults(func=_cmd_run)

@@ -1,7 +1,7 @@
 """The scheduler inside the embedded simulator's process: `burstbuffer run`'s default link (``--link in-process``).
 
 `burstbuffer run` starts one child, ``python -m burstbuffer.colocated``. The child builds the run's scheduler (a
-`session.SchedulerSession`) and the simulator (`simulator.server.Simulator`), and the simulator's link to the
+`session.SchedulerSession` from the run's `spec.SchedulerSpec`, which the parent made and checked) and the simulator (`simulator.server.Simulator`), and the simulator's link to the
 scheduler is a function call (`CallTransport`): the same protocol v4 messages, in the same order, as over a
 pipe or Batsim's socket, but no two processes taking turns on the CPU for every message (docs/performance.md,
 "The scheduler in the simulator's process").
@@ -279,11 +279,14 @@ class Supervisor:
 
 
 def child_command(session_args: dict, simulator_argv: list[str], report_fd: int, page_fd: int) -> list[str]:
-    """The child's argv: ``python -m burstbuffer.colocated`` with `session_args` (`SchedulerSession`'s keyword
-    arguments plus check_protocol, timeout, run_timeout and sys_path, the parent's module search path) and the
+    """The child's argv: ``python -m burstbuffer.colocated`` with `session_args` (`SchedulerSession`'s arguments:
+    spec, output and its keyword arguments, plus check_protocol, timeout, run_timeout and sys_path, the parent's module search path) and the
     simulator's options (`simulator_argv`, as `simulator.command` gives them past ``python -m
     burstbuffer.simulator``). Raises pickle's error if an argument cannot be pickled."""
-    blob = base64.b64encode(pickle.dumps(session_args)).decode()
+    # the spec pickled apart: its policy class may live in a module of the parent's search path, which the child
+    # adds before it unpickles the spec
+    args = {**session_args, "spec": pickle.dumps(session_args["spec"])}
+    blob = base64.b64encode(pickle.dumps(args)).decode()
     return [sys.executable, "-m", "burstbuffer.colocated", "--report-fd", str(report_fd), "--page-fd",
             str(page_fd), "--session", blob, "--", *simulator_argv]
 
@@ -314,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     page = StartedPage(ns.page_fd)
     rc = 1
     try:
+        args["spec"] = pickle.loads(args["spec"])
         session = SchedulerSession(**args, progress=False, on_progress=reporter.progress)
         session.app.decision_timeout = timeout
         deadline = None if run_timeout is None else time.monotonic() + run_timeout

@@ -14,26 +14,32 @@ class LazyModule:
     ``isinstance(x, proxy.DataFrame)`` and the like work; the proxy itself is not the module (do not put it
     in ``sys.modules`` or compare it with ``is``)."""
 
-    __slots__ = ("_name", "_module")
+    __slots__ = ("_name", "_module", "_bind")
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, bind: tuple[dict, str] | None = None):
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_module", None)
+        object.__setattr__(self, "_bind", bind)
 
     def __getattr__(self, attr: str) -> Any:
         mod = self._module
         if mod is None:
             mod = importlib.import_module(self._name)
             object.__setattr__(self, "_module", mod)
+            if self._bind is not None:          # the module's global now names the module itself
+                namespace, alias = self._bind
+                namespace[alias] = mod
         return getattr(mod, attr)
 
     def __repr__(self) -> str:
         return f"<lazy module {self._name!r}{' (imported)' if self._module is not None else ''}>"
 
 
-def lazy(name: str) -> Any:
-    """A `LazyModule` for `name` (typed Any so that ``pd.DataFrame`` annotations and calls type-check)."""
-    return LazyModule(name)
+def lazy(name: str, namespace: dict | None = None, alias: str | None = None) -> Any:
+    """A `LazyModule` for `name` (typed Any so that ``pd.DataFrame`` annotations and calls type-check). With
+    `namespace` (a module's ``globals()``) and `alias` (the global that holds the proxy), the first access puts
+    the module itself in that global, so that the module's later look-ups (a hot loop's) cost nothing more."""
+    return LazyModule(name, None if namespace is None else (namespace, alias))
 
 
 def lazy_exports(package: str, where: dict[str, str], namespace: dict, names: list[str]):

@@ -73,8 +73,7 @@ class Pybatsim(BatsimScheduler):
 
     def _setup(self, opts: dict) -> None:
         from .app import SchedulerApp
-        from .schedulers.resolve import policy_info
-        from .session import make_executor
+        from .spec import make_spec
 
         if not isinstance(opts, dict):
             raise InputError("-o", str(opts), "expected a JSON object")
@@ -82,19 +81,19 @@ class Pybatsim(BatsimScheduler):
         if unknown:
             raise InputError("-o", ", ".join(unknown), f"unknown option (known: {', '.join(OPTIONS)})")
         o = {**OPTIONS, **opts}
-        self.info = policy_info(str(o["policy"]))
         seed, popts = o["seed"], o["policy_options"] or {}
         if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
             raise InputError("-o", f"seed={seed!r}", "expected an integer >= 0")
         if not isinstance(popts, dict):
             raise InputError("-o", f"policy_options={popts!r}", "expected a JSON object")
+        # the policy resolved, its options and the job model checked, once (`burstbuffer.spec`)
+        self.spec = make_spec(str(o["policy"]), options=popts, job_model=str(o["model"]), seed=seed)
         try:
             self.timeout = float(o["timeout"])
         except (TypeError, ValueError):
             raise InputError("-o", f"timeout={o['timeout']!r}", "expected a number of seconds") from None
-        self.output = Path(o["output"] or Path("out") / f"pybatsim-{self.info.label}")
-        factory = self.info.factory
-        self.app = SchedulerApp(lambda plat: factory(plat, seed=seed, **popts), make_executor(str(o["model"])),
+        self.output = Path(o["output"] or Path("out") / f"pybatsim-{self.spec.label}")
+        self.app = SchedulerApp(self.spec.build, self.spec.make_job_model(),
                                 bb_capacity=o["bb_capacity"])
         self.out: Outbox | None = None
         self.ended = False
@@ -141,7 +140,7 @@ class Pybatsim(BatsimScheduler):
         self.ended = True
         self.output.mkdir(parents=True, exist_ok=True)
         self.app.write_jobs_csv(str(self.output / "jobs.csv"))
-        print(f"burstbuffer pybatsim: policy {self.info.label}, {len(self.app.records)} jobs; "
+        print(f"burstbuffer pybatsim: policy {self.spec.label}, {len(self.app.records)} jobs; "
               f"jobs.csv in {self.output}", flush=True)
 
     def onDeadlock(self):

@@ -23,10 +23,9 @@ from .batsim.transport import PipeReplySocket
 from .errors import InputError
 from .io_model.registry import model_names
 from .metrics.summary import Summary
-from .schedulers.resolve import policy_info  # noqa: F401  (re-exported: the CLI's and pybatsim's resolver)
-from .session import (CHECK_PROTOCOL_ENV, SchedulerSession, check_protocol_default,  # noqa: F401  (re-exported)
-                      make_executor, write_tables)
+from .session import RunFolder, SchedulerSession, check_protocol_default, write_tables
 from .signals import Interrupted, die_with_parent
+from .spec import SchedulerSpec, make_spec
 from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
 
@@ -44,12 +43,6 @@ class RunResult:
     messages: int
     #: the CPU time [s] spent answering the simulator's messages, when the scheduler ran in its process
     scheduler_cpu: float | None = None
-
-
-def count_jobs(workload: Path) -> int:
-    """Number of static jobs of a Batsim workload file, after validating it (one-line InputError
-    naming the job or profile and the field otherwise)."""
-    return len(load_workload(workload, require_bb=False).jobs)
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -92,16 +85,26 @@ def _simulator_failed(rc: int, log_path: Path, started: list[str] | None = None)
 LINKS = ("in-process", "pipes")
 
 
-def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str = "io-aware",
-        seed: int = 0, bb_capacity: str | None = None, storage: str | None = None,
-        progress: bool = True, timeout: float = 600.0, policy_options: dict | None = None,
-        check_protocol: bool | None = None,
-        on_progress: Callable[[int, int | None], None] | None = None,
-        cpu: str | int | None = "auto", network_model: str = "exact",
-        run_timeout: float | None = None, energy: bool = False, link: str = "in-process") -> RunResult:
-    """Simulate `workload` on `platform` under `policy`; write `output`/jobs.csv (one row per
+def run(policy: str | SchedulerSpec, workload: Path, platform: Path, output: Path, *, model: str = "io-aware",
+        seed: int = 0, policy_options: dict | None = None, **how) -> RunResult:
+    """`run_spec` for the Python API and a study's or campaign's run: `policy` is the run's `SchedulerSpec`, or a
+    policy name / ``MODULE:CLASS`` / ``FILE.py:CLASS`` made into one here (`burstbuffer.spec.make_spec`, the run's
+    one resolution) with `policy_options`, `model` and `seed` (which a spec carries itself: they are then not
+    read). `how`: `run_spec`'s keyword arguments. Raises what `make_spec` and `run_spec` raise."""
+    spec = policy if isinstance(policy, SchedulerSpec) else make_spec(policy, options=policy_options,
+                                                                        job_model=model, seed=seed)
+    return run_spec(spec, workload, platform, output, **how)
+
+
+def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, *, bb_capacity: str | None = None,
+             storage: str | None = None, progress: bool = True, timeout: float = 600.0,
+             check_protocol: bool | None = None, on_progress: Callable[[int, int | None], None] | None = None,
+             cpu: str | int | None = "auto", network_model: str = "exact", run_timeout: float | None = None,
+             energy: bool = False, link: str = "in-process") -> RunResult:
+    """Simulate `workload` on `platform` under `spec`'s policy and job model; write `output`/jobs.csv (one row per
     original job) and the simulator's Batsim-format `output`/batsim_jobs.csv, batsim_schedule.csv.
 
+    `spec`: the run's `SchedulerSpec` (`burstbuffer.spec`: policy class, checked options, job model, seed).
     `progress`: a tqdm bar on stderr; `on_progress(done, total)`: a callback with the jobs started or
     rejected so far and the workload's job count (see `SchedulerSession`).
     `link` (`LINKS`): "in-process" runs the scheduler inside the simulator's process, a child of this one
@@ -125,11 +128,9 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
     input_file(workload, "workload")
     input_file(platform, "platform")
     core = resolve_cpu(cpu)
-    total = count_jobs(workload)
-    session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity,
-                               policy_options=policy_options, total=total, progress=progress,
-                               platform_source=str(platform), on_progress=on_progress)
-    uses_dynamic = session.executor.uses_dynamic_jobs
+    total = len(load_workload(workload, require_bb=False).jobs)     # the workload checked, its jobs counted
+    output = Path(output)
+    uses_dynamic = spec.job_model_class.uses_dynamic_jobs
 
     def simulator_argv(endpoint: str) -> list[str]:
         return simulator_command(str(platform), str(workload), export_prefix=str(output / "batsim"),
@@ -139,19 +140,22 @@ def run(policy: str, workload: Path, platform: Path, output: Path, *, model: str
 
     with pinned(core):
         if link == "pipes":
+            session = SchedulerSession(spec, output, bb_capacity=bb_capacity, total=total, progress=progress,
+                                       platform_source=str(platform), on_progress=on_progress)
             return _over_pipes(session, simulator_argv, timeout=timeout, check_protocol=check_protocol,
                                run_timeout=run_timeout)
-        args = dict(policy=policy, output=Path(output), model=model, seed=seed, bb_capacity=bb_capacity,
-                    policy_options=policy_options, total=total, platform_source=str(platform),
+        # the parent keeps the folder and the progress; the child builds the scheduler from the spec
+        folder = RunFolder(output, label=spec.label, total=total, progress=progress, on_progress=on_progress)
+        args = dict(spec=spec, output=output, bb_capacity=bb_capacity, total=total, platform_source=str(platform),
                     check_protocol=check_protocol_default() if check_protocol is None else check_protocol,
                     timeout=timeout, run_timeout=run_timeout, sys_path=list(sys.path))
         # the child's silence includes the policy's decisions, which its own watchdog bounds by `timeout`:
         # the parent gives up only when that watchdog cannot have fired (a simulator stuck in SimGrid)
         silence = None if timeout is None else 2 * timeout + 10
-        return _in_process(session, args, simulator_argv("in-process")[3:], timeout=silence)
+        return _in_process(folder, args, simulator_argv("in-process")[3:], timeout=silence)
 
 
-def _in_process(session: SchedulerSession, args: dict, simulator_argv: list[str], *, timeout: float | None
+def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, timeout: float | None
                 ) -> RunResult:
     """`run` with the scheduler in the simulator's process (`burstbuffer.colocated`): this process starts the
     child, shows its progress, relays its warnings and raises what ended it."""
@@ -208,13 +212,13 @@ def _in_process(session: SchedulerSession, args: dict, simulator_argv: list[str]
     return _reported(session, outcome, t0)
 
 
-def _write_tables(session: SchedulerSession, outcome: colocated.Outcome) -> None:
+def _write_tables(session: RunFolder, outcome: colocated.Outcome) -> None:
     """bb_occupancy.csv (`session.write_tables`) once the child wrote jobs.csv after seeing the platform."""
     if outcome.written and outcome.sizes[0] is not None:
         write_tables(session.output)
 
 
-def _reported(session: SchedulerSession, outcome: colocated.Outcome, t0: float) -> RunResult:
+def _reported(session: RunFolder, outcome: colocated.Outcome, t0: float) -> RunResult:
     """The RunResult of a run whose child wrote jobs.csv and reported `outcome`: bb_occupancy.csv written here
     (`_write_tables`), jobs.csv summarised with the platform's sizes."""
     from .metrics.summary import summarize_csv

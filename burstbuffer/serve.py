@@ -85,16 +85,25 @@ class ServeOutcome:
     message: str = ""
 
 
-def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str = "io-aware", seed: int = 0,
-          bb_capacity: str | None = None, workload: str | None = None, timeout: float | None = 600.0,
-          progress: bool = False, check_protocol: bool | None = None, on_listen=None,
-          policy_options: dict | None = None) -> ServeOutcome:
-    """Serve one external Batsim simulation on `socket` (see the module docstring).
+def serve(policy, output: Path, *, model: str = "io-aware", seed: int = 0, policy_options: dict | None = None,
+          **how) -> ServeOutcome:
+    """`serve_spec` for the Python API: `policy` is the run's `burstbuffer.spec.SchedulerSpec`, or a policy name
+    made into one here (`burstbuffer.spec.make_spec`) with `policy_options` (e.g. a window policy's ``window``),
+    `model` and `seed`; `how`: `serve_spec`'s keyword arguments. Raises InputError on bad input."""
+    from .spec import SchedulerSpec, make_spec
+    spec = policy if isinstance(policy, SchedulerSpec) else make_spec(policy, options=policy_options,
+                                                                        job_model=model, seed=seed)
+    return serve_spec(spec, output, **how)
+
+
+def serve_spec(spec, output: Path, *, socket: str = DEFAULT_SOCKET, bb_capacity: str | None = None,
+               workload: str | None = None, timeout: float | None = 600.0, progress: bool = False,
+               check_protocol: bool | None = None, on_listen=None) -> ServeOutcome:
+    """Serve one external Batsim simulation on `socket` (see the module docstring) with the scheduler of `spec`
+    (a `burstbuffer.spec.SchedulerSpec`).
 
     `workload` (optional) only sizes the progress bar; `timeout` [s] of silence (None: wait forever);
-    `on_listen(session)` is called once the socket is bound (prints the batsim command line);
-    `policy_options`: the policy's options (e.g. a window policy's ``window``, order, queues; see
-    `make_scheduler`).
+    `on_listen(session)` is called once the socket is bound (prints the batsim command line).
     Raises InputError on bad input.
     """
     import zmq
@@ -102,16 +111,16 @@ def serve(policy: str, output: Path, *, socket: str = DEFAULT_SOCKET, model: str
     from .batsim.loop import BatsimDied
     from .batsim.protocol import ProtocolError
     from .batsim.transport import MonitoredReplySocket
-    from .runner import RunResult, count_jobs
+    from .runner import RunResult
+    from .workloads.batsim_json import load_workload
     from .session import SchedulerSession
     from .signals import Interrupted, interruptible
 
     total = None
     if workload is not None:
         cliargs.input_file(workload, "workload")
-        total = count_jobs(Path(workload))
-    session = SchedulerSession(policy, output, model=model, seed=seed, bb_capacity=bb_capacity, total=total,
-                               progress=progress, policy_options=policy_options)
+        total = len(load_workload(Path(workload), require_bb=False).jobs)
+    session = SchedulerSession(spec, output, bb_capacity=bb_capacity, total=total, progress=progress)
     try:
         sock = MonitoredReplySocket(socket, timeout=0.5, grace=RECONNECT_GRACE)
     except zmq.ZMQError as exc:
@@ -163,8 +172,9 @@ def platform_for_batsim(platform: str, batsim: str | None, force_plugin: bool = 
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from .cli import options_from_args, print_summary
-    from .runner import DEFAULT_PLATFORM, policy_info
+    from .policyargs import spec_from_args
+    from .metrics.summary import print_summary
+    from .runner import DEFAULT_PLATFORM
 
     log = logging.getLogger("burstbuffer")
     if not log.handlers:
@@ -172,9 +182,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         handler.setFormatter(logging.Formatter("burstbuffer serve: %(message)s"))
         log.addHandler(handler)
         log.propagate = False
-    info = policy_info(args.policy)
-    _, _, options = options_from_args(args, info)     # serve has no --alpha: the policy stays args.policy
-    out = Path(args.output) if args.output else Path("out") / info.label
+    spec = spec_from_args(args, job_model=args.model, seed=args.seed)
+    out = Path(args.output) if args.output else Path("out") / spec.label
     platform = args.platform or str(DEFAULT_PLATFORM)
     if args.platform:
         cliargs.input_file(args.platform, "platform")
@@ -183,20 +192,19 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     def listening(session) -> None:
         cmd = batsim_command(batsim_platform, args.workload or "WORKLOAD.json", args.export or str(out / "batsim"),
-                             connect_endpoint(args.socket), hosts, session.executor.uses_dynamic_jobs,
+                             connect_endpoint(args.socket), hosts, session.job_model.uses_dynamic_jobs,
                              program=args.batsim or "batsim")
-        print(f"burstbuffer serve: policy {args.policy}, model {args.model}, listening on {args.socket}; "
+        print(f"burstbuffer serve: policy {spec.label}, model {args.model}, listening on {args.socket}; "
               "start Batsim 4.x with:")
         print("  " + shlex.join(cmd))
         print(f"  (platform: {platform_note}; storage hosts from {hosts_from}; docs/batsim.md)",
               flush=True)
 
     timeout = args.timeout if args.timeout and args.timeout > 0 else None
-    res = serve(args.policy, out, socket=args.socket, model=args.model, seed=args.seed, bb_capacity=args.bb_capacity,
+    res = serve_spec(spec, out, socket=args.socket, bb_capacity=args.bb_capacity,
                 workload=args.workload, timeout=timeout, progress=not args.quiet and sys.stderr.isatty(),
-                check_protocol=True if args.check_protocol else None, on_listen=listening,
-                policy_options=options)
-    print_summary(f"policy {args.policy}, model {args.model}, served on {args.socket}", res.result,
+                check_protocol=True if args.check_protocol else None, on_listen=listening)
+    print_summary(f"policy {spec.label}, model {args.model}, served on {args.socket}", res.result,
                   f"{out}/jobs.csv (per job); Batsim's own at its -e prefix")
     sys.stdout.flush()
     if res.status:
@@ -207,15 +215,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``serve`` subcommand to the `burstbuffer` command's subparsers."""
-    from .cli import POLICY_HELP, add_order_options
     from .io_model.registry import model_names
+    from .policyargs import add_policy_arguments
 
     p = subparsers.add_parser("serve", help="the scheduler alone, for an external Batsim 4.x",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--policy", required=True, metavar="NAME", help=POLICY_HELP)
-    p.add_argument("--policy-option", action="append", metavar="NAME=VALUE",
-                   help="an option of the policy (repeatable; VALUE read as JSON, else a string): the one way to "
-                        "give any option, the flags below are aliases; `burstbuffer policies NAME` lists them")
+    add_policy_arguments(p)
     p.add_argument("--socket", default=DEFAULT_SOCKET, metavar="ENDPOINT",
                    help=f"ZeroMQ endpoint to bind; Batsim connects to it with -s (default: {DEFAULT_SOCKET})")
     p.add_argument("--model", default="io-aware", choices=model_names(),
@@ -242,9 +247,6 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "(0: wait forever; default: 600 s)")
     p.add_argument("--check-protocol", action="store_true",
                    help="check every answer against protocol v4 before sending it (burstbuffer.batsim.conformance)")
-    add_order_options(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    from .schedulers.window_cli import add_window_options
-    add_window_options(p)
     p.set_defaults(func=_cmd_serve)
     return p

@@ -16,9 +16,7 @@ from .app import SchedulerApp
 from .batsim.conformance import CheckedTransport
 from .batsim.loop import run_loop
 from .errors import InputError
-from .io_model.base import JobModel
-from .io_model.registry import make_model, model_names
-from .schedulers.resolve import policy_info
+from .spec import SchedulerSpec
 
 if TYPE_CHECKING:
     from .metrics.summary import Summary
@@ -28,40 +26,21 @@ if TYPE_CHECKING:
 CHECK_PROTOCOL_ENV = "BURSTBUFFER_CHECK_PROTOCOL"
 
 
-def make_executor(model: str) -> JobModel:
-    """The job model registered as `model` (`burstbuffer.io_model.registry`). Raises
-    InputError("--model", model, reason naming the valid models) if there is none."""
-    try:
-        return make_model(model)
-    except ValueError:
-        raise InputError("--model", model, f"unknown job model (choose from {', '.join(model_names())})") from None
-
-
 def check_protocol_default() -> bool:
     """True if the environment variable CHECK_PROTOCOL_ENV is set to anything but "", 0, false, no."""
     return os.environ.get(CHECK_PROTOCOL_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
-class SchedulerSession:
-    """The scheduler side of one simulation, shared by `run` (embedded simulator) and `serve` (external
-    Batsim): the policy and job model in a SchedulerApp, a progress bar, the decision loop over a
-    transport, then `output`/jobs.csv and the summary.
+class RunFolder:
+    """A run's output folder and its progress: what the parent of an in-process run keeps while the scheduler
+    runs in the child (`burstbuffer.colocated`), and what `SchedulerSession` writes into.
 
-    Raises InputError for an unknown model or policy. `total` (jobs in the workload, if known) sizes
-    the progress bar; `on_progress(done, total)` (jobs started or rejected so far, `total`) is called
-    after every message that changes them, with or without the bar.
-    """
+    Raises InputError if `output` cannot be created. `total` (jobs in the workload, if known) sizes the
+    progress bar (`progress`, labelled `label`); `on_progress(done, total)` (jobs started or rejected so far,
+    `total`) is called at every change, with or without the bar."""
 
-    def __init__(self, policy: str, output: Path, *, model: str = "io-aware", seed: int = 0,
-                 bb_capacity: str | None = None, policy_options: dict | None = None, total: int | None = None,
-                 progress: bool = True, platform_source: str = "SIMULATION_BEGINS",
+    def __init__(self, output: Path, *, label: str, total: int | None = None, progress: bool = True,
                  on_progress: Callable[[int, int | None], None] | None = None):
-        from .schedulers.registry import THREE_PHASE_POLICIES
-
-        self.executor = make_executor(model)
-        self.policy = policy_info(policy)
-        if policy in THREE_PHASE_POLICIES and model != "three-phase":
-            raise InputError("--policy", policy, "needs --model three-phase (it decides stage-ins, docs/io-model.md §3)")
         self.output = Path(output)
         try:
             self.output.mkdir(parents=True, exist_ok=True)
@@ -70,15 +49,8 @@ class SchedulerSession:
         self.bar = None
         if progress:
             from tqdm import tqdm
-            self.bar = tqdm(total=total, unit="job", desc=self.policy.label, dynamic_ncols=True, leave=True)
-        factory = self.policy.factory
-        self.app = SchedulerApp(lambda plat: factory(plat, seed=seed, **(policy_options or {})),
-                                self.executor, bb_capacity=bb_capacity, on_progress=self._progress,
-                                platform_source=platform_source)
-        self.app.policy_label = self.policy.label
-        self.messages = 0
+            self.bar = tqdm(total=total, unit="job", desc=label, dynamic_ncols=True, leave=True)
         self.total = total
-        self.policy, self.model = policy, model
         self.on_progress = on_progress
 
     def _progress(self, done: int, known: int) -> None:
@@ -90,6 +62,25 @@ class SchedulerSession:
     @property
     def jobs_csv(self) -> Path:
         return self.output / "jobs.csv"
+
+
+class SchedulerSession(RunFolder):
+    """The scheduler side of one simulation, shared by `run` (embedded simulator) and `serve` (external
+    Batsim): the `spec`'s policy and job model in a SchedulerApp (the policy built at SIMULATION_BEGINS,
+    `SchedulerSpec.build`), a progress bar, the decision loop over a transport, then `output`/jobs.csv and the
+    summary. The other arguments are `RunFolder`'s; `platform_source` names the platform in run.json.
+    """
+
+    def __init__(self, spec: SchedulerSpec, output: Path, *, bb_capacity: str | None = None,
+                 total: int | None = None, progress: bool = True, platform_source: str = "SIMULATION_BEGINS",
+                 on_progress: Callable[[int, int | None], None] | None = None):
+        super().__init__(output, label=spec.label, total=total, progress=progress, on_progress=on_progress)
+        self.spec = spec
+        self.job_model = spec.make_job_model()
+        self.app = SchedulerApp(spec.build, self.job_model, bb_capacity=bb_capacity, on_progress=self._progress,
+                                platform_source=platform_source)
+        self.app.policy_label = spec.label
+        self.messages = 0
 
     def loop(self, transport, *, alive=None, timeout: float | None = None, check_protocol: bool | None = None,
              run_timeout: float | None = None) -> int:
@@ -129,7 +120,7 @@ class SchedulerSession:
         self.app.write_jobs_csv(str(self.jobs_csv), mark_unfinished=not self.app.simulation_ended)
         if self.app.platform is not None:   # the platform, for `burstbuffer plot`
             from .metrics.runinfo import write_run_json
-            write_run_json(self.output / "run.json", self.app.platform, self.policy, self.model)
+            write_run_json(self.output / "run.json", self.app.platform, self.spec.text, self.spec.job_model)
             if tables:
                 write_tables(self.output)
         if self.app.profiles_without_bb:

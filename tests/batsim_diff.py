@@ -139,6 +139,17 @@ def embedded_cmd(platform, workload, extra=()) -> list[str]:
             "-e", "{prefix}", "-s", "{socket}", "-q", "--timeout", "120", *extra]
 
 
+def same_command_pair(tmp: Path, argv, scheduler_cmd, batsim=None):
+    """(real Batsim run, embedded simulator run) of one command line: ``batsim ARGV`` and ``python -m
+    burstbuffer.simulator ARGV``, the same ARGV (``{prefix}`` and ``{socket}`` in it filled in), as a user
+    swapping one for the other runs them."""
+    batsim = batsim or find_batsim()
+    argv = [str(a) for a in argv]
+    real = run_one(tmp, "real", [batsim, *argv], scheduler_cmd)
+    emb = run_one(tmp, "embedded", [sys.executable, "-m", "burstbuffer.simulator", *argv], scheduler_cmd)
+    return real, emb
+
+
 def run_pair(tmp: Path, platform, workload, scheduler_cmd, real_extra=(), embedded_extra=(), batsim=None):
     """(real Batsim run, embedded simulator run) of the same scheduler command on the same inputs."""
     batsim = batsim or find_batsim()

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from burstbuffer.runner import CHECK_PROTOCOL_ENV
+from burstbuffer.session import CHECK_PROTOCOL_ENV
 
 # Hypothesis profiles. `ci` runs 100 examples per property (a test's own budget is a multiple of it, see
 # `examples`), the budgets the suite always ran; `dev` runs a tenth of them, for the edit-test loop

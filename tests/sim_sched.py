@@ -6,7 +6,11 @@ the REP socket; the simulator connects). Run as a separate process:
     python tests/sim_sched.py idle ENDPOINT
 
 ``fcfs``: start jobs in submission order on the lowest free compute ids, stop at the first that does not
-fit, reject jobs larger than the platform. ``--kill J@D`` asks for a CALL_ME_LATER D seconds after job J
+fit, reject jobs larger than the platform; a machine made unavailable by an external event (NOTIFY
+event_machine_unavailable) is given no job until it is available again (NOTIFY event_machine_available);
+with ``--call-on-event``, every generic event (another NOTIFY) gets a CALL_ME_LATER one second later;
+with ``--finish-registration``, NOTIFY registration_finished answers no_more_static_job_to_submit (dynamic
+jobs enabled, none registered). ``--kill J@D`` asks for a CALL_ME_LATER D seconds after job J
 starts and then kills it; ``--think S`` answers with ``now`` + S (events at that time); ``--oversize``
 gives every job one machine too many (a protocol violation).
 ``replay``: answers each message with the recorded scheduler reply of a captured Batsim run (same order),
@@ -49,7 +53,9 @@ def serve(endpoint: str, answer, log_path: str | None) -> None:
 
 
 class Fcfs:
-    def __init__(self, kill: list[str], think: float, oversize: bool = False):
+    def __init__(self, kill: list[str], think: float, oversize: bool = False, call_on_event: bool = False,
+                 finish_registration: bool = False):
+        self.finish_registration = finish_registration
         self.oversize = oversize
         self.free = ProcSet()
         self.n = 0
@@ -58,6 +64,8 @@ class Fcfs:
         self.kill = dict(k.split("@") for k in kill)
         self.to_kill: list[tuple[float, str]] = []
         self.think = think
+        self.unavailable = ProcSet()
+        self.call_on_event = call_on_event
 
     def __call__(self, msg, raw):
         now = msg["now"]
@@ -75,7 +83,21 @@ class Fcfs:
                 else:
                     self.queue.append(job)
             elif typ == "JOB_COMPLETED":
-                self.free |= self.running.pop(d["job_id"])
+                self.free |= self.running.pop(d["job_id"]) - self.unavailable
+            elif typ == "NOTIFY" and d["type"] == "event_machine_unavailable":
+                gone = ProcSet.from_str(d["resources"])
+                self.unavailable |= gone
+                self.free -= gone
+            elif typ == "NOTIFY" and d["type"] == "event_machine_available":
+                back = ProcSet.from_str(d["resources"])
+                self.unavailable -= back
+                busy = ProcSet(*[i for a in self.running.values() for i in a])
+                self.free |= back - busy
+            elif typ == "NOTIFY" and d["type"] == "no_more_static_job_to_submit" and self.finish_registration:
+                out.append({"timestamp": t, "type": "NOTIFY", "data": {"type": "registration_finished"}})
+            elif typ == "NOTIFY" and self.call_on_event and d["type"] not in ("no_more_static_job_to_submit",
+                                                                                "no_more_external_event_to_occur"):
+                out.append({"timestamp": t, "type": "CALL_ME_LATER", "data": {"timestamp": t + 1}})
             elif typ == "REQUESTED_CALL":
                 due = [j for (w, j) in self.to_kill if w <= now + 1e-9]
                 self.to_kill = [(w, j) for (w, j) in self.to_kill if w > now + 1e-9]
@@ -127,9 +149,12 @@ def main() -> int:
     p.add_argument("--kill", action="append", default=[])
     p.add_argument("--think", type=float, default=0.0)
     p.add_argument("--oversize", action="store_true", help="allocate one machine too many (protocol error)")
+    p.add_argument("--call-on-event", action="store_true", help="a CALL_ME_LATER 1 s after each generic event")
+    p.add_argument("--finish-registration", action="store_true",
+                   help="NOTIFY registration_finished when no more static job is to come")
     a = p.parse_args()
     if a.mode == "fcfs":
-        answer = Fcfs(a.kill, a.think, a.oversize)
+        answer = Fcfs(a.kill, a.think, a.oversize, a.call_on_event, a.finish_registration)
     elif a.mode == "idle":
         answer = Idle()
     else:
@@ -173,9 +198,9 @@ class RunResult:
 
 
 def run_simulation(tmp_path, workload, *, platform=None, scheduler=("fcfs",), sim_args=(), timeout=120,
-                   scheduler_cmd=None) -> RunResult:
+                   scheduler_cmd=None, quiet=True) -> RunResult:
     """Run a test scheduler (``sim_sched.py SCHEDULER...``, or `scheduler_cmd` with ``{endpoint}``) and the
-    simulator against each other over loopback TCP; `workload` is a dict or a path."""
+    simulator (with -q if `quiet`) against each other over loopback TCP; `workload` is a dict or a path."""
     import os
     import subprocess
 
@@ -198,7 +223,8 @@ def run_simulation(tmp_path, workload, *, platform=None, scheduler=("fcfs",), si
     prefix = str(tmp_path / "out")
     try:
         sim = subprocess.run([sys.executable, "-m", "burstbuffer.simulator", "-p", platform, "-w", str(workload),
-                              "-e", prefix, "-s", endpoint, "-q", "--timeout", "60", *sim_args],
+                              "-e", prefix, "-s", endpoint, *(["-q"] if quiet else []), "--timeout", "60",
+                              *sim_args],
                              cwd=str(REPO), env=env, capture_output=True, text=True, timeout=timeout)
         if sim.returncode != 0:  # the scheduler still waits for a message that will never come
             sched.kill()

@@ -58,7 +58,7 @@ SWITCH_AT_ZERO = {"energy_bf_idle_sleeper", "energy_bf_monitoring_inertial", "en
 
 @pytest.fixture(scope="module")
 def energy_module():
-    from burstbuffer.schedulers._cbuild import NativeUnavailable
+    from burstbuffer.cbuild import NativeUnavailable
     from burstbuffer.simulator import energy
     try:
         energy.load_native()

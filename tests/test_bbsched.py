@@ -14,7 +14,7 @@ from .conftest import examples
 from burstbuffer.platforms.model import Platform
 from burstbuffer.schedulers import Job, make_scheduler
 from burstbuffer.schedulers import moo
-from burstbuffer.schedulers.registry import WINDOW_POLICIES
+from burstbuffer.schedulers.registry import names_taking
 
 from .test_policies import simulate
 
@@ -211,7 +211,7 @@ def random_jobs(data, n_jobs):
     return jobs, run
 
 
-@pytest.mark.parametrize("policy", sorted(WINDOW_POLICIES))
+@pytest.mark.parametrize("policy", sorted(names_taking("window")))
 @settings(max_examples=examples(0.08), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(data=st.data())

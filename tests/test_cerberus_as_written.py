@@ -61,7 +61,7 @@ def test_problem2_bb_run_binds():
     got = s.decide(0)
     assert names(got, Start) == ["A", "C"]
     assert sum(sum(d.bb_per_storage.values()) for d in got) == 9 * GB      # each holds bb_in + bb_run per node
-    one = make_scheduler("cerberus", plat, starvation="none", knapsack_method="exact")
+    one = make_scheduler("cerberus", plat, phases="one")
     for j in jobs:
         one.submit(j, 0)
     assert names(one.decide(0), Start) == ["A", "B"]
@@ -185,7 +185,22 @@ def test_can_ever_fit_checks_the_largest_phase_share():
     s = cerberus(plat)
     assert s.can_ever_fit(job("A", 1, b_in=6 * GB, b_run=4 * GB)) is None
     assert "largest phase share" in s.can_ever_fit(job("B", 1, b_in=6 * GB, b_run=5 * GB))
-    assert make_scheduler("cerberus", plat).can_ever_fit(job("B", 1, b_in=6 * GB, b_run=5 * GB)) is None
+    assert make_scheduler("cerberus", plat, phases="one").can_ever_fit(job("B", 1, b_in=6 * GB, b_run=5 * GB)) is None
+
+
+def test_the_default_is_the_paper_s_algorithm():
+    """`--policy cerberus` is Cerberus as written (three amounts, no starvation rule, exact knapsacks): the same
+    decisions as the explicit options on test_problem2_bb_run_binds' case; cerberus-fcfs-24h adds only the rule."""
+    plat = Platform.simple(4, [10 * GB])
+    built = {"default": make_scheduler("cerberus", plat), "explicit": cerberus(plat),
+             "24h": make_scheduler("cerberus-fcfs-24h", plat)}
+    for s in built.values():
+        for j in (job("A", 2, 100, b_run=4 * GB), job("B", 2, 90, b_run=3 * GB), job("C", 1, 10, b_run=GB)):
+            s.submit(j, 0)
+    assert {k: names(s.decide(0), Start) for k, s in built.items()} == dict.fromkeys(built, ["A", "C"])
+    assert (built["default"].phases, built["default"].starvation, built["default"].method) == \
+        ("as-written", "none", "exact")
+    assert (built["24h"].phases, built["24h"].starvation, built["24h"].starvation_limit) == ("as-written", "fcfs", 86400)
 
 
 # ---------------------------------------------------------------------------- invariants

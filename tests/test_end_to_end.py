@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from burstbuffer.runner import run
-from burstbuffer.schedulers import POLICIES
+from burstbuffer.schedulers.registry import any_model_names
 
 from .conftest import PLATFORM, ParallelRuns, selected_params, write_subset
 
@@ -28,7 +28,7 @@ def first_100(request, tmp_path_factory):
 
 
 @pytest.mark.parametrize("model", ["alloc-only", "io-aware"])
-@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("policy", sorted(any_model_names()))
 def test_first_100_kth_jobs_complete_under_every_policy(policy, model, first_100):
     res = first_100.result((policy, model))
     jobs = pd.read_csv(res.jobs_csv)
@@ -164,12 +164,12 @@ def test_job_out_of_walltime_is_killed_counted_and_frees_its_resources(model, tm
 def test_alpha_selects_plan_with_any_positive_real(kth_subset, tmp_path):
     import argparse
 
-    from burstbuffer.cli import options_from_args
     from burstbuffer.errors import InputError
-    from burstbuffer.runner import policy_info
+    from burstbuffer.policyargs import spec_from_args
 
     def resolve(policy, alpha):
-        return options_from_args(argparse.Namespace(policy=policy, alpha=alpha), policy_info(policy))
+        s = spec_from_args(argparse.Namespace(policy=policy, alpha=alpha), job_model="io-aware", seed=0)
+        return s.text, s.label, s.options
     assert resolve("plan-2", None) == ("plan-2", "plan-2", {})
     assert resolve("plan-2", 1.5) == ("plan", "plan-1.5", {"alpha": 1.5})
     assert resolve("plan", 1.5) == ("plan", "plan-1.5", {"alpha": 1.5})

@@ -28,7 +28,7 @@ SCHED = [sys.executable, str(B.REPO / "tests" / "energy_sched.py"), "{endpoint}"
 
 @pytest.fixture(scope="module", autouse=True)
 def _energy_module():
-    from burstbuffer.schedulers._cbuild import NativeUnavailable
+    from burstbuffer.cbuild import NativeUnavailable
     from burstbuffer.simulator import energy
     try:
         energy.load_native()

@@ -22,7 +22,7 @@ SCHED = [sys.executable, str(B.REPO / "tests" / "energy_sched.py"), "{endpoint}"
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    from burstbuffer.schedulers._cbuild import NativeUnavailable
+    from burstbuffer.cbuild import NativeUnavailable
     from burstbuffer.simulator import energy
     try:
         energy.load_native()

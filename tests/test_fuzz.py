@@ -159,7 +159,8 @@ def _capture() -> list[str]:
 
 def _replay(messages: list[str], strict: bool) -> None:
     from burstbuffer.batsim.loop import run_loop
-    from burstbuffer.runner import SchedulerSession
+    from burstbuffer.session import SchedulerSession
+    from burstbuffer.spec import make_spec
 
     class Transport:
         def __init__(self):
@@ -174,7 +175,7 @@ def _replay(messages: list[str], strict: bool) -> None:
             pass
 
     with tempfile.TemporaryDirectory() as tmp:
-        s = SchedulerSession("sjf-bb", Path(tmp), model="io-aware", progress=False, bb_capacity="40GB")
+        s = SchedulerSession(make_spec("sjf-bb"), Path(tmp), progress=False, bb_capacity="40GB")
         s.app.strict_peer = strict
         with contextlib.redirect_stderr(io.StringIO()):
             run_loop(Transport(), s.app, strict=strict)

@@ -1,4 +1,5 @@
-"""The package's import graph has no circle (issue 25, item 4), and metrics/ imports nothing above it.
+"""The package's import graph has no circle, and its layers are in the order docs/architecture.md states:
+each module imports only modules of its own layer or of the layers under it (`LAYERS`).
 
 The graph is read with `ast` from every ``burstbuffer/**/*.py``: one edge per ``import`` /
 ``from … import`` that names a module of the package, **including imports inside functions** (a
@@ -7,7 +8,7 @@ circle is usually hidden), but not those under ``if TYPE_CHECKING:`` (never run)
 NAME`` is an edge to ``PKG.NAME`` when that is a module, else to ``PKG`` (its ``__init__``). Importing
 ``a.b.c`` also runs ``a/__init__`` and ``a/b/__init__``; those implicit edges are not counted (every
 package's ``__init__`` imports its own modules, which would make every package a circle).
-Anyone can list the circles with ``python tests/test_import_graph.py``.
+Anyone can list the circles and the imports up the layers with ``python tests/test_import_graph.py``.
 """
 from __future__ import annotations
 
@@ -163,7 +164,67 @@ def test_metrics_imports_nothing_above_it():
     assert not bad, bad
 
 
+#: the layers of docs/architecture.md, top to bottom: (name, the modules and packages in it). A module in none
+#: of them is a shared low-level piece (errors, lazy, cliargs, the compiled-code builder `cbuild`, `version`, …):
+#: any layer may import it, and it imports only such pieces.
+LAYERS = (
+    ("entry", ("burstbuffer", "burstbuffer.__main__")),
+    ("studies", ("burstbuffer.reproduce",)),
+    ("commands", ("burstbuffer.cli", "burstbuffer.serve", "burstbuffer.runner", "burstbuffer.colocated",
+                  "burstbuffer.pybatsim", "burstbuffer.policyargs")),
+    ("session", ("burstbuffer.session", "burstbuffer.spec")),
+    ("scheduler app", ("burstbuffer.app", "burstbuffer.guards")),
+    ("job models", ("burstbuffer.io_model",)),
+    ("policies", ("burstbuffer.schedulers",)),
+    ("protocol", ("burstbuffer.batsim",)),
+    ("simulator", ("burstbuffer.simulator",)),
+    ("inputs and outputs", ("burstbuffer.workloads", "burstbuffer.platforms", "burstbuffer.metrics",
+                            "burstbuffer.defaults", "burstbuffer.data")),
+)
+
+
+def layer_of(module: str) -> int:
+    """The index in `LAYERS` of `module` (the longest prefix that names it), len(LAYERS) for a shared piece."""
+    best, depth = len(LAYERS), -1
+    for i, (_, members) in enumerate(LAYERS):
+        for m in members:
+            if (module == m or (m != "burstbuffer" and module.startswith(m + "."))) and len(m) > depth:
+                best, depth = i, len(m)
+    return best
+
+
+def upward_imports(g) -> list[tuple[str, str, str, str]]:
+    """(module, its layer, the module it imports, that one's layer) of every import of a higher layer."""
+    names = [n for n, _ in LAYERS] + ["shared"]
+    return [(a, names[layer_of(a)], b, names[layer_of(b)]) for a, b in _edges(g) if layer_of(b) < layer_of(a)]
+
+
+def test_layers_are_in_the_documented_order():
+    """No module imports a layer above its own (function-level imports included): the simulator knows no
+    scheduler, the policies no job model, the workload readers no job model, serve no cli."""
+    bad = upward_imports(import_graph())
+    assert not bad, "imports up the layers: " + "; ".join(f"{a} ({la}) -> {b} ({lb})" for a, la, b, lb in bad)
+    assert layer_of("burstbuffer.simulator.server") > layer_of("burstbuffer.schedulers.easy")
+    assert layer_of("burstbuffer.cbuild") == layer_of("burstbuffer.version") == len(LAYERS)
+
+
+def test_the_layer_check_can_fail():
+    g = {"burstbuffer.simulator.server": {"burstbuffer.schedulers.easy"}, "burstbuffer.schedulers.easy": set()}
+    assert upward_imports(g) == [("burstbuffer.simulator.server", "simulator", "burstbuffer.schedulers.easy",
+                                  "policies")]
+
+
+def test_every_layer_is_in_the_architecture_doc():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    for _, members in LAYERS:
+        for m in members:
+            if m not in ("burstbuffer", "burstbuffer.__main__"):
+                assert m.replace(".", "/") in text, m
+
+
 if __name__ == "__main__":
     for c in sorted(circles(import_graph())):
         print(("known: " if c in KNOWN_CIRCLES else "") + " <-> ".join(c))
+    for a, la, b, lb in upward_imports(import_graph()):
+        print(f"up the layers: {a} ({la}) -> {b} ({lb})")
     sys.exit(0)

@@ -23,7 +23,7 @@ from burstbuffer.metrics.definitions import (BATSIM_JOBS_COLUMNS, JOBS_CSV_COLUM
                                              bounded_slowdown, runtime, turnaround_time, waiting_time)
 from burstbuffer.metrics.tidy import job_metrics
 from burstbuffer.platforms.model import Platform
-from burstbuffer.runner import make_executor
+from burstbuffer.spec import make_spec
 from burstbuffer.schedulers.easy import Fcfs
 from burstbuffer.simulator.outputs import JobsWriter
 from burstbuffer.simulator.workload import load_workload as simulator_load
@@ -88,7 +88,7 @@ def test_registry_rejects_an_unknown_model_naming_the_valid_ones():
     with pytest.raises(ValueError, match=r"unknown job model 'io'; valid job models: alloc-only, io-aware, three-phase$"):
         make_model("io")
     with pytest.raises(InputError) as e:
-        make_executor("io")
+        make_spec("sjf-bb", job_model="io")
     assert str(e.value) == "--model: io: unknown job model (choose from alloc-only, io-aware, three-phase)"
 
 

@@ -55,6 +55,30 @@ def test_job_metrics_from_a_jobs_table():
     assert job_metrics(jobs, tau=100).bounded_slowdown[:2].tolist() == pytest.approx([1.0, 2100 / 900])
 
 
+
+def test_three_phase_waiting_time_runs_to_the_nodes():
+    """A three-phase jobs.csv: job 1 stages in at 100 (BB only) and gets its nodes at 1900, ends at 3100; job 2
+    stages in on its nodes (nodes_start = starting_time = 50), ends at 1250; job 3 is rejected. The waiting time
+    runs to the nodes (1900, 50), the wait to the stage-in beside it (100, 50); runtime = end − nodes start
+    (1200, 1200); bounded slowdown 3000 / 1200 and 1250 / 1200; the run summary agrees."""
+    from burstbuffer.metrics.summary import summarize
+    jobs = pd.DataFrame({
+        "job_id": ["1", "2", "3"], "submission_time": [0.0, 0.0, 0.0], "starting_time": [100.0, 50.0, None],
+        "finish_time": [3100.0, 1250.0, None], "requested_number_of_resources": [1, 1, 1],
+        "requested_time": [3600, 3600, 60], "final_state": ["COMPLETED_SUCCESSFULLY"] * 2 + ["REJECTED"],
+        "execution_time": [3000.0, 1200.0, None],
+        "nodes_start": [1900.0, 50.0, None], "nodes_end": [3000.0, 1200.0, None]})
+    m = job_metrics(jobs)
+    assert list(m.waiting_time[:2]) == [1900.0, 50.0] and list(m.wait_to_stage_in[:2]) == [100.0, 50.0]
+    assert list(m.runtime[:2]) == [1200.0, 1200.0]
+    assert m.bounded_slowdown[:2].tolist() == pytest.approx([3100 / 1200, 1250 / 1200])
+    assert m.iloc[2][["waiting_time", "wait_to_stage_in"]].isna().all()
+    s = summarize(jobs)
+    assert s.mean_waiting_h == pytest.approx(975 / 3600) and s.max_waiting_h == pytest.approx(1900 / 3600)
+    assert s.mean_bounded_slowdown == pytest.approx((3100 / 1200 + 1250 / 1200) / 2) and s.rejected == 1
+    two_phase = job_metrics(jobs.drop(columns=["nodes_start", "nodes_end"]))
+    assert list(two_phase.waiting_time[:2]) == [100.0, 50.0] == list(two_phase.wait_to_stage_in[:2])
+
 # --- confidence intervals, quantiles, tail, letter values -----------------------------------------------
 def test_mean_ci_hand_computed():
     ci = mean_ci([1, 2, 3, 4, 5])

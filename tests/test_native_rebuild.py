@@ -1,4 +1,4 @@
-"""A compiled module is rebuilt when its source changes (`schedulers._cbuild.compile_file_cached`, the
+"""A compiled module is rebuilt when its source changes (`cbuild.compile_file_cached`, the
 loader of the simulator's bridge and energy module, docs/startup.md): a one-function C library compiled
 with the system's ``cc``, loaded with ctypes, edited, loaded again. Skips without a C compiler."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from burstbuffer.schedulers import _cbuild
+from burstbuffer import cbuild as _cbuild
 
 pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md): C compilation
 

@@ -1,4 +1,4 @@
-"""The compiled modules' stamp (`schedulers._cbuild.compile_file_cached`, docs/startup.md): a start whose
+"""The compiled modules' stamp (`cbuild.compile_file_cached`, docs/startup.md): a start whose
 source did not change takes the cached library from the stamp, without reading or hashing the source;
 a changed source, compiler, flag or a missing library goes through `compile_cached` again.
 
@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from burstbuffer.schedulers import _cbuild
+from burstbuffer import cbuild as _cbuild
 
 
 @pytest.fixture

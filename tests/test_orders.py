@@ -13,7 +13,10 @@ from burstbuffer.platforms.model import Platform
 from burstbuffer.schedulers import Job, make_scheduler
 from burstbuffer.schedulers.orders import ORDERS, Wfp, make_order
 from burstbuffer.schedulers.queues import Queue, QueueConfig, load_queues
-from burstbuffer.schedulers.registry import EASY_POLICIES, QUEUE_POLICIES
+from burstbuffer.schedulers.registry import names_taking
+
+EASY_POLICIES = tuple(names_taking("reservation_depth"))
+QUEUE_POLICIES = tuple(names_taking("queues"))
 
 from .test_policies import PROPS, simulate, workloads
 
@@ -308,7 +311,7 @@ def test_bad_queue_files_are_one_line_errors(tmp_path, text, item):
     (["--policy", "fcfs-bb", "--reservation-depth", "0"], "an integer >= 1 or 'all'"),
     (["--policy", "fcfs-bb", "--reservation-depth", "2", "--easy-extra-nodes"], "not to a reservation depth"),
     (["--queues", "/nonexistent.toml"], "file not found"),
-    (["--wfp-unit", "0", "--order", "wfp"], "must be positive"),
+    (["--wfp-unit", "0", "--order", "wfp"], "must be > 0"),
 ])
 @pytest.mark.parametrize("command", ["run", "serve"])
 def test_cli_rejects_bad_order_options_in_one_line(capsys, args, words, command):

@@ -192,11 +192,10 @@ def test_the_order_picks_the_window():
 
 
 def test_window_policies_take_order_on_the_command_line(capsys):
-    from burstbuffer.cli import options_from_args
-    from burstbuffer.runner import policy_info
+    from burstbuffer.policyargs import spec_from_args
     ns = argparse.Namespace(policy="bbsched", order="wfp", queues=None, reservation_depth=None, easy_extra_nodes=False,
                             wfp_unit=30.0)
-    assert options_from_args(ns, policy_info("bbsched"))[2] == {"order": "wfp", "order_params": {"unit": 30.0}}
+    assert spec_from_args(ns, job_model="io-aware", seed=0).options == {"order": "wfp", "order_params": {"unit": 30.0}}
     assert main(["run", "--policy", "bbsched", "--queues", str(MIRA), "-q"]) == 2
     assert main(["run", "--policy", "weighted", "--order", "fifo", "-q"]) == 2
     err = capsys.readouterr().err

@@ -13,7 +13,8 @@ from procset import ProcSet
 
 from burstbuffer.platforms.model import Platform
 from burstbuffer.schedulers import POLICIES, Job, make_scheduler
-from burstbuffer.schedulers.profiled import ProfileScheduler
+from burstbuffer.schedulers.registry import any_model_names
+from burstbuffer.schedulers.profile_scheduler import ProfileScheduler
 
 TB = 10**12
 GB = 10**9
@@ -225,17 +226,19 @@ def test_table1_fcfs_bb_narrative():
 # ---------------------------------------------------------------------------- registry
 def test_registry():
     plat = Platform.simple(2, [GB])
-    from burstbuffer.schedulers.registry import WINDOW_POLICIES
-    assert set(POLICIES) == {"fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb",
-                             "plan-1", "plan-2", "plan-3", "plan", "conservative-bb"} | set(WINDOW_POLICIES)
+    from burstbuffer.schedulers.registry import any_model_names, names_taking, policy_names
+    window = names_taking("window")
+    assert len(window) == 10
+    assert set(any_model_names()) == {"fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb",
+                                      "plan-1", "plan-2", "plan-3", "plan", "conservative-bb"} | set(window)
+    assert set(POLICIES) - set(any_model_names()) == {"cerberus", "cerberus-fcfs-24h", "slurm-bb"}   # stage-ins
     for name in POLICIES:
         s = make_scheduler(name, plat, seed=3)
         assert s.name == name
-    from burstbuffer.schedulers.registry import all_policy_names
     with pytest.raises(ValueError, match="unknown policy") as err:
         make_scheduler("easy", plat)
     listed = str(err.value).split("choose from ", 1)[1]
-    assert all(name in listed.split(", ") for name in all_policy_names())   # every registered name is offered
+    assert all(name in listed.split(", ") for name in policy_names())   # every registered name is offered
     with pytest.raises(ValueError):
         make_scheduler("fcfs", plat, period=0)
 
@@ -309,7 +312,7 @@ PROPS = settings(max_examples=examples(3), deadline=None, suppress_health_check=
 
 
 @PROPS
-@given(workloads(), st.sampled_from(sorted(POLICIES)))
+@given(workloads(), st.sampled_from(sorted(any_model_names())))
 def test_capacity_progress_and_determinism(wl, policy):
     """No over-subscription (checked by `simulate`), every job that can fit starts, and the same
     inputs and seed give the same schedule."""
@@ -380,7 +383,7 @@ def test_reservation_goes_to_the_oldest_waiting_job(wl):
                     assert tr.start[other] <= d
 
 
-@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("policy", sorted(any_model_names()))
 def test_unbounded_walltime(policy):
     """A job without walltime (Batsim -1, passed as math.inf) holds its resources until it ends;
     EASY reserves for a head job behind it only once it has ended."""

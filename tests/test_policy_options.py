@@ -1,6 +1,7 @@
-"""One options path (issue 25 item 3, issue 26 items 7-8; docs/policy-options.md): every option declared
-once (`burstbuffer.schedulers.options.OPTIONS`), the flags aliases of ``--policy-option`` resolved in one
-place, one check wherever options are read (run, serve, a campaign when it is loaded, a study)."""
+"""One options path (docs/policy-options.md): every option declared once, on the policy class that takes it
+(``declared_options``), the flag aliases of ``--policy-option`` generated from those declarations and read in
+one place (`burstbuffer.policyargs.spec_from_args`), one check wherever options are read (run, serve, a
+campaign when it is loaded, a study)."""
 from __future__ import annotations
 
 import argparse
@@ -11,18 +12,23 @@ from pathlib import Path
 
 import pytest
 
-from burstbuffer.cli import build_parser, main, options_from_args
+from burstbuffer.cli import build_parser, main
+from burstbuffer.policyargs import flag_options, spec_from_args
 from burstbuffer.errors import InputError
 from burstbuffer.platforms.model import Platform
 from burstbuffer.reproduce.sweep import load_campaign
-from burstbuffer.runner import policy_info
-from burstbuffer.schedulers.options import FLAGS, OPTIONS, PERIOD_MIN, OptionError, check_options, option_names
-from burstbuffer.schedulers.registry import POLICIES, THREE_PHASE_POLICIES
+from burstbuffer.schedulers.options import PERIOD_MIN, OptionError, check_options, declared, option_names, takes
+from burstbuffer.schedulers.registry import POLICIES, needs_staged_model
 
 ROOT = Path(__file__).resolve().parents[1]
 KTH = ROOT / "workloads" / "kth-1000.json"
 EXAMPLE = "examples/bb_capped_backfill.py:BBCappedBackfill"
-BUILT_IN = sorted(POLICIES) + sorted(THREE_PHASE_POLICIES)
+BUILT_IN = sorted(POLICIES)
+FLAGS = {o.flag: o.name for o, _, _ in flag_options()}
+
+
+def _spec_of(policy: str, pairs: list[str]):
+    return spec_from_args(argparse.Namespace(policy=policy, policy_option=pairs), job_model="io-aware", seed=0)
 
 
 def _one_line_exit_2(capsys, argv, *words):
@@ -68,7 +74,7 @@ def _one_line_exit_2(capsys, argv, *words):
     ("plan-2", "alpha=3", "policy plan-2 takes no option 'alpha'"),
 ])
 def test_bad_policy_option_is_one_line_and_exit_2(capsys, policy, pair, reason):
-    model = ["--model", "three-phase"] if policy in THREE_PHASE_POLICIES else []
+    model = ["--model", "three-phase"] if needs_staged_model(policy) else []
     err = _one_line_exit_2(capsys, ["run", "--policy", policy, *model, "--policy-option", pair, "-q"])
     assert err.startswith(f"burstbuffer: --policy-option: {pair}: "), err
     assert reason in err
@@ -165,70 +171,72 @@ ALIASES = [
 ]
 
 
-def _resolve(policy, argv):
-    args = build_parser().parse_args(["run", "--policy", policy, *argv])
-    return options_from_args(args, policy_info(policy))
+def _resolve(policy, argv, command="run"):
+    model = ["--model", "three-phase"] if needs_staged_model(policy) else []
+    args = build_parser().parse_args([command, "--policy", policy, *model, *argv])
+    return spec_from_args(args, job_model=args.model, seed=args.seed)
 
 
+@pytest.mark.parametrize("command", ["run", "serve"])
 @pytest.mark.parametrize("policy, flags, pairs", ALIASES)
-def test_each_flag_gives_the_options_of_its_policy_option(policy, flags, pairs):
-    via_flag = _resolve(policy, flags)
-    via_option = _resolve(policy, [a for p in pairs for a in ("--policy-option", p)])
-    assert via_flag[2] == via_option[2] and via_flag[2]
-    assert via_flag[0] == via_option[0] == policy
+def test_each_flag_gives_the_options_of_its_policy_option(policy, flags, pairs, command):
+    via_flag = _resolve(policy, flags, command)
+    via_option = _resolve(policy, [a for p in pairs for a in ("--policy-option", p)], command)
+    assert via_flag.options == via_option.options and via_flag.options
+    assert via_flag.text == via_option.text == policy
 
 
-def test_every_flag_is_in_the_table_and_on_the_command_line():
+def test_every_flag_is_declared_and_on_every_command_line():
+    """The flags are generated from the declarations: each declared flag is on run's and serve's command
+    lines (serve has --alpha and --profit too), and every alias tested above is one of them."""
     assert {f for _, flags, _ in ALIASES for f in flags if f.startswith("--")} == set(FLAGS)
-    assert set(FLAGS.values()) <= set(OPTIONS)
-    text = build_parser()._subparsers._group_actions[0].choices["run"].format_help()
-    assert all(flag in text for flag in FLAGS)
+    declared_flags = {o.flag for cls in POLICIES.values() for o in cls.declared_options if o.flag}
+    assert declared_flags == set(FLAGS)
+    for command in ("run", "serve"):
+        text = build_parser()._subparsers._group_actions[0].choices[command].format_help()
+        assert all(flag in text for flag in FLAGS), command
 
 
 def test_alpha_runs_plan_n_as_plan_with_that_alpha():
-    assert _resolve("plan-2", ["--alpha", "1.5"]) == ("plan", "plan-1.5", {"alpha": 1.5})
+    s = _resolve("plan-2", ["--alpha", "1.5"])
+    assert (s.text, s.label, s.options) == ("plan", "plan-1.5", {"alpha": 1.5})
+    assert s.policy is POLICIES["plan"]
 
 
 # --------------------------------------------------------------------------- the table meets the policies
 @pytest.mark.parametrize("policy", BUILT_IN)
 def test_every_declared_option_is_taken_by_the_policy_at_its_default(policy):
-    """Each option the table gives a policy is a keyword its constructor takes, at the declared default
+    """Each option a policy declares is a keyword its constructor (or ``build``) takes, with a default there
     (an option the policy did not take would be a TypeError)."""
-    factory = POLICIES.get(policy) or THREE_PHASE_POLICIES[policy]
+    cls = POLICIES[policy]
     plat = Platform.simple(2, [10 ** 12])
-    for name in option_names(policy):
-        default = OPTIONS[name].default
-        factory(plat, seed=0, **{name: default})
-        check_options(policy, {name: default})
+    for name, (opt, default) in takes(cls)[0].items():
+        assert opt is not None and default is not inspect.Parameter.empty, name
+        cls.build(plat, seed=0, **{name: default})
+        check_options(cls, {name: default})
 
 
-@pytest.mark.parametrize("policy", ["cerberus", "slurm-bb", "plan", "fcfs", "filler", "conservative-bb"])
-def test_a_closed_signature_is_the_declared_set(policy):
-    """The policies whose constructors list every keyword: the declared options are exactly those."""
-    cls = POLICIES.get(policy) or THREE_PHASE_POLICIES[policy]
-    names = [p for p in inspect.signature(cls).parameters if p not in ("platform", "seed")]
-    names = [n for n in names if inspect.signature(cls).parameters[n].kind is not inspect.Parameter.VAR_KEYWORD]
-    expected = set(names)
-    if policy == "conservative-bb":       # **order_options: the ProfileScheduler's order, queues, order_params,
-        expected |= {"order", "queues", "order_params", "walltime_factor"}   # walltime_factor
-    assert set(option_names(policy)) == expected
-
-
-def test_declared_defaults_are_the_constructors():
-    sig = {**inspect.signature(POLICIES["plan"]).parameters, **inspect.signature(THREE_PHASE_POLICIES["cerberus"]).parameters}
-    from burstbuffer.schedulers.bbsched import BBSched, WindowScheduler
-    from burstbuffer.schedulers.profiled import ProfileScheduler
-    for cls in (ProfileScheduler, WindowScheduler, BBSched):
-        sig.update(inspect.signature(cls).parameters)
-    for name, p in sig.items():
-        if name in OPTIONS:
-            assert OPTIONS[name].default == p.default, name
+def test_no_default_is_written_twice():
+    """Each option's default is written once: in one constructor (or ``build``) of the built-in policies'
+    classes, which the others reach by passing ``**options`` on; the declarations carry none."""
+    where: dict[str, set] = {}
+    for cls in POLICIES.values():
+        for c in cls.__mro__:
+            for fn in (c.__dict__.get("__init__"), c.__dict__.get("build")):
+                fn = getattr(fn, "__func__", fn)
+                if fn is None or not c.__module__.startswith("burstbuffer."):
+                    continue
+                for p in inspect.signature(fn).parameters.values():
+                    if p.default is not p.empty and p.name != "seed":
+                        where.setdefault(p.name, set()).add(c.__qualname__)
+    twice = {n: sorted(cs) for n, cs in where.items() if len(cs) > 1}
+    assert not twice, twice
+    assert all(not hasattr(o, "default") for cls in POLICIES.values() for o in cls.declared_options)
 
 
 # --------------------------------------------------------------------------- user policies
 def test_user_policy_options_come_from_its_constructor(capsys):
-    ok = argparse.Namespace(policy=EXAMPLE, policy_option=["bb_share=0.25"])
-    assert options_from_args(ok, policy_info(EXAMPLE))[2] == {"bb_share": 0.25}
+    assert _spec_of(EXAMPLE, ["bb_share=0.25"]).options == {"bb_share": 0.25}
     for pair, reason in (("bb_share=true", "expected a number, got a boolean (true)"),
                          ("bb_share=NaN", "expected a finite number"),
                          ("bb_share=x", "expected a number, got a string ('x')"),
@@ -238,7 +246,7 @@ def test_user_policy_options_come_from_its_constructor(capsys):
                          ("period=0.5", "must be >= 1 s"),
                          ("staging=later", "expected one of bb-first, with-nodes")):
         with pytest.raises(InputError, match=f"--policy-option: {pair}: .*{reason}".replace("(", r"\(").replace(")", r"\)")):
-            options_from_args(argparse.Namespace(policy=EXAMPLE, policy_option=[pair]), policy_info(EXAMPLE))
+            _spec_of(EXAMPLE, [pair])
 
 
 def test_a_user_constructor_refusing_a_value_is_the_reason(tmp_path):
@@ -253,18 +261,19 @@ def test_a_user_constructor_refusing_a_value_is_the_reason(tmp_path):
                  "        return []\n")
     spec = f"{f}:Capped"
     with pytest.raises(InputError, match=r"^--policy-option: share=2: share must be in \(0, 1\], got 2$"):
-        options_from_args(argparse.Namespace(policy=spec, policy_option=["share=2"]), policy_info(spec))
+        _spec_of(spec, ["share=2"])
 
 
 # --------------------------------------------------------------------------- burstbuffer policies
 def test_policies_prints_every_option_with_type_default_and_meaning(capsys):
     assert main(["policies", "sjf-bb"]) == 0
     out = capsys.readouterr().out
-    for name in option_names("sjf-bb"):
+    opts = declared(POLICIES["sjf-bb"])
+    for name in option_names(POLICIES["sjf-bb"]):
         line = next(ln for ln in out.splitlines() if ln.strip().startswith(f"{name}: "))
         assert ", default " in line, line
         meaning = out.splitlines()[out.splitlines().index(line) + 1].strip()
-        assert meaning and meaning == OPTIONS[name].meaning + (f" (alias {OPTIONS[name].flag})" if OPTIONS[name].flag else "")
+        assert meaning and meaning == opts[name].meaning + (f" (alias {opts[name].flag})" if opts[name].flag else "")
     assert "period: float >= 1 (or null), default null" in out
     assert "reservation_depth: int >= 1 or all (or null), default null" in out
     assert main(["policies", "plan"]) == 0

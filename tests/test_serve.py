@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import zmq
 
-from burstbuffer.runner import CHECK_PROTOCOL_ENV, run
+from burstbuffer.runner import run
+from burstbuffer.session import CHECK_PROTOCOL_ENV
 from burstbuffer.serve import batsim_command, connect_endpoint, storage_hosts
 from burstbuffer.simulator import free_tcp_endpoint
 

@@ -9,7 +9,7 @@ import pytest
 
 from .sim_sched import REPO, run_simulation
 
-from burstbuffer.schedulers._cbuild import NativeUnavailable
+from burstbuffer.cbuild import NativeUnavailable
 from burstbuffer.simulator import _bridge
 from burstbuffer.simulator.server import CORE_ENV
 

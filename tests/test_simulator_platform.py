@@ -166,3 +166,117 @@ def test_xml_loader_path():
     d = dump(REPO / "tests" / "data" / "cluster96.xml", "node_3,master")
     assert d["loader"] == "xml" and len(d["compute_resources"]) == 96 and d["storage_resources"] == []
     assert d["routes"][0]["links"][-1] == "link_master"
+
+
+# ------------------------------------------------------------------- Batsim 4.2.1's own platforms (its test/)
+BATSIM_PLATFORMS = REPO / "tests" / "data" / "batsim-4.2.1" / "platforms"
+
+
+def test_batsim_master_host_lookup():
+    """Batsim 4.2.1's master (batsim.cpp, machines.cpp): `-m` (default master_host) names the host given the
+    master role; a host with role=master, its own or its <cluster>'s, is the master too; two masters are
+    refused; -r overrides the role -m gives."""
+    small = parse_platform(str(BATSIM_PLATFORMS / "small_platform.xml"))
+    m = resolve_machines(small)
+    assert m.master.name == "master_host"
+    assert [x.name for x in m.compute] == ["Bourassa", "Fafard", "Ginette", "Jupiter"]
+    m = resolve_machines(small, {}, "Jupiter")          # -m Jupiter: master_host computes
+    assert m.master.name == "Jupiter" and "master_host" in [x.name for x in m.compute]
+    with pytest.raises(InputError, match="several master hosts: Jupiter, master_host"):
+        resolve_machines(small, parse_roles_option(["Jupiter:master"]))
+    with pytest.raises(InputError, match=r"no master host \(no host named 'master_host' \(-m\)"):
+        resolve_machines(small, parse_roles_option(["master_host:compute_node"]))
+    assert parse_roles_option(["Jupiter,Fafard:storage", "Jupiter:compute_node"]) == {  # the last one, as Batsim
+        "Jupiter": "compute_node", "Fafard": "storage"}
+    with pytest.raises(InputError, match="no host named 'nowhere'"):
+        resolve_machines(small, {}, "nowhere")
+    # a one-host <cluster prefix="master_host" radical="0-0"> holding <prop id="role" value="master"/>
+    for name in ("cluster512.xml", "cluster512_pfs.xml", "cluster_energy_128.xml"):
+        spec = parse_platform(str(BATSIM_PLATFORMS / name))
+        for master in ("master_host", "master"):
+            m = resolve_machines(spec, {}, master)
+            assert m.master.name == "master_host0" and len(m.compute) in (128, 512)
+    m = resolve_machines(parse_platform(str(BATSIM_PLATFORMS / "cluster512_pfs.xml")))
+    assert [(x.id, x.name) for x in m.storage] == [(512, "pfs0")]
+    # a -m host beside a role=master host: two masters (Batsim: "There are two master hosts...")
+    with pytest.raises(InputError, match="several master hosts: a0, master_host0"):
+        resolve_machines(parse_platform(str(BATSIM_PLATFORMS / "cluster512.xml")), {}, "a0")
+
+
+def test_cluster_properties_go_to_its_hosts(tmp_path):
+    """SimGrid 3.32's XML loader (sg_platf.cpp) gives a <cluster>'s <prop>s to each of its hosts, and a flat
+    cluster's zone has them too: `-E` reads the wattages of cluster_energy_128.xml's hosts from its cluster."""
+    from burstbuffer.simulator.energy import check_platform
+    spec = parse_platform(str(BATSIM_PLATFORMS / "cluster_energy_128.xml"))
+    h = spec.hosts["host5"]
+    assert h.props["wattage_off"] == "9.75" and h.props["sleep_pstates"] == "13:14:15"
+    assert h.zone_props == h.props and "role" not in h.props
+    assert spec.hosts["master_host0"].props["role"] == "master"
+    machines = resolve_machines(spec)
+    check_platform(spec, machines)   # raises InputError without the wattages
+    assert machines.compute[0].properties["wattage_off"] == "9.75"
+    # properties_example.xml: zone properties inherited, a cluster's on its hosts and its zone
+    spec = parse_platform(str(BATSIM_PLATFORMS / "properties_example.xml"))
+    node = spec.hosts["node-0.simgrid.org"]
+    assert node.props == {"zone_name": "acme cluster"}
+    assert node.zone_props == {"Foo": "bar", "zone_name": "acme cluster"}
+    assert spec.hosts["host1"].props == {"Hdd": "180", "mem": "4"}
+    assert spec.hosts["host1"].zone_props == {"Foo": "bar", "bla": "bli"}
+    assert resolve_machines(spec).master.name == "master_host"
+    # a TORUS cluster loaded by SimGrid's XML loader: its hosts get its <prop>s, its zone none
+    torus = tmp_path / "torus.xml"
+    torus.write_text('<?xml version="1.0"?><platform version="4.1"><zone id="z" routing="Full">'
+                     '<prop id="top" value="1"/><cluster id="t" topology="TORUS" topo_parameters="2,2" '
+                     'prefix="c" suffix="" radical="0-3" speed="1Gf" bw="1GBps" lat="1us">'
+                     '<prop id="foo" value="bar"/></cluster></zone></platform>')
+    h = parse_platform(str(torus)).hosts["c1"]
+    assert (h.props, h.zone_props) == ({"foo": "bar"}, {"top": "1"})
+    # the project's Dragonfly files, built through SimGrid's API as its C++ plugins build them: zone only
+    h = parse_platform(str(PLATFORM)).hosts["node_5"]
+    assert h.props == {} and h.zone_props["burst_buffer_capacity"] == "40GB"
+
+
+def test_white_space_before_the_xml_declaration(tmp_path):
+    """Several of Batsim's platforms begin with a blank line before <?xml ...?>: SimGrid reads them, so the
+    simulator does (the XML standard does not allow it; xml.etree alone refuses it). Other ill-formed files
+    stay one-line errors."""
+    text = (BATSIM_PLATFORMS / "small_platform.xml").read_text()
+    assert text.startswith("<?xml")
+    for lead in ("\n", "\n\n  \t\n", "\r\n"):
+        p = tmp_path / "lead.xml"
+        p.write_text(lead + text)
+        assert sorted(parse_platform(str(p)).hosts) == sorted(parse_platform(str(BATSIM_PLATFORMS /
+                                                                                 "small_platform.xml")).hosts)
+    assert (BATSIM_PLATFORMS / "cluster_energy_128.xml").read_text().startswith("\n<?xml")
+    p = tmp_path / "text-first.xml"
+    p.write_text("x\n" + text)
+    with pytest.raises(InputError, match="not well-formed"):
+        parse_platform(str(p))
+
+
+def test_dump_platform_of_a_batsim_platform_with_a_blank_first_line():
+    """SimGrid itself loads a platform that begins with a blank line (the simulator hands it the file)."""
+    out = dump(BATSIM_PLATFORMS / "properties_example.xml")
+    assert out["master"] == "master_host"
+    assert out["loader"] == "xml"
+    assert "node-4.simgrid.org" in out["hosts"]
+
+
+@pytest.mark.parametrize("name,text", [
+    ("bom", "\ufeff" + (BATSIM_PLATFORMS / "small_platform.xml").read_text()),        # SimGrid: not UTF-8 text
+    ("no-doctype", (BATSIM_PLATFORMS / "small_platform.xml").read_text().replace(
+        '<!DOCTYPE platform SYSTEM "http://simgrid.gforge.inria.fr/simgrid/simgrid.dtd">', "")),
+    ("bad-attribute", (BATSIM_PLATFORMS / "small_platform.xml").read_text().replace(
+        'sharing_policy="FATPIPE"', 'sharing_policy="WIDE"')),
+    ("text-first", "x\n" + (BATSIM_PLATFORMS / "small_platform.xml").read_text()),
+])
+def test_a_platform_simgrid_refuses_is_one_line(tmp_path, name, text):
+    """What SimGrid's XML parser refuses (Batsim then exits), the simulator refuses in one line naming the
+    file, exit status 2, no traceback."""
+    p = tmp_path / f"{name}.xml"
+    p.write_text(text, encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "burstbuffer.simulator", "-p", str(p), "--dump-platform"],
+                         cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    lines = [ln for ln in out.stderr.splitlines() if "error:" in ln]
+    assert len(lines) == 1 and f"{name}.xml" in lines[0] and "Traceback" not in out.stderr

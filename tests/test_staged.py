@@ -1,4 +1,4 @@
-"""The EASY family and conservative-bb on the three-phase job model (`burstbuffer.schedulers.profiled`,
+"""The EASY family and conservative-bb on the three-phase job model (`burstbuffer.schedulers.profile_scheduler`,
 docs/policies.md "On the three-phase model"): a hand-checked schedule whose head reservation holds BB over its
 stage-in, invariants on generated workloads, and the app's choice of the variant from the job model."""
 from __future__ import annotations
@@ -143,9 +143,9 @@ def test_cerberus_reserve_lets_short_jobs_pass_a_starving_job():
     plat = Platform.simple(3, [GB])
     jobs = [Job("w0!R", 0, 1000, 1, 0), Job("w0!O", 0.5, 100, 3, 0), Job("w0!X", 200, 50, 1, 0),
             Job("w0!L", 200, 5000, 1, 0)]
-    fcfs = simulate(make_scheduler("cerberus", plat, starvation_limit=100), plat, jobs)
+    fcfs = simulate(make_scheduler("cerberus-fcfs-24h", plat, starvation_limit=100, phases="one"), plat, jobs)
     assert fcfs["w0!O"] == (1000, 1000, 1100) and fcfs["w0!X"] == (1100, 1100, 1150)
-    resv = simulate(make_scheduler("cerberus", plat, starvation_limit=100, starvation="reserve"), plat, jobs)
+    resv = simulate(make_scheduler("cerberus", plat, starvation_limit=100, starvation="reserve", phases="one"), plat, jobs)
     assert resv == {"w0!R": (0, 0, 1000), "w0!O": (1000, 1000, 1100), "w0!X": (200, 200, 250),
                     "w0!L": (1100, 1100, 6100)}
     with pytest.raises(ValueError):
@@ -160,9 +160,9 @@ def test_cerberus_reserve_drains_the_bb_for_a_starving_stage_in():
     138-142, runs 142-152, stages out to 156. Without a limit C stages in at 60."""
     plat = Platform.simple(4, [10 * GB])
     jobs = [Job("w0!A", 0, 100, 1, 6 * GB), Job("w0!B", 1, 10, 1, 8 * GB), Job("w0!C", 60, 10, 1, 4 * GB)]
-    t = simulate(make_scheduler("cerberus", plat, starvation_limit=50, starvation="reserve"), plat, jobs)
+    t = simulate(make_scheduler("cerberus", plat, starvation_limit=50, starvation="reserve", phases="one"), plat, jobs)
     assert t == {"w0!A": (0, 6, 112), "w0!B": (112, 120, 138), "w0!C": (138, 142, 156)}
-    patient = simulate(make_scheduler("cerberus", plat, starvation_limit=1e12), plat, jobs)
+    patient = simulate(make_scheduler("cerberus", plat, phases="one"), plat, jobs)
     assert patient["w0!C"][0] == 60                     # without a limit C takes the 4 GB at once
 
 

@@ -251,5 +251,7 @@ def test_exact_estimates_no_job_waits_past_its_first_plan_when_alone(wl):
 
 # ---------------------------------------------------------------------------- the two-phase class
 def test_plan_scheduler_keeps_its_two_phase_class():
-    """io-aware plan-α is the class it always was (its schedules are checked by benchmarks/schedule_hashes.py)."""
-    assert type(make_scheduler("plan-2", Platform.simple(2, [GB]))) is PlanScheduler
+    """io-aware plan-α is the class it always was, α fixed (its schedules are checked by
+    benchmarks/schedule_hashes.py)."""
+    s = make_scheduler("plan-2", Platform.simple(2, [GB]))
+    assert isinstance(s, PlanScheduler) and s.alpha == 2 and s.name == "plan-2"

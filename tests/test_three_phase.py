@@ -118,10 +118,13 @@ def test_starving_job_is_served_fcfs_after_the_limit():
     plat = Platform.simple(2, [GB])
     stream = [Job(f"w0!{i}", 50 * i, 100, 2, 0) for i in range(1, 10)]
     jobs = [Job("w0!0", 0, 100, 2, 0), Job("w0!s", 0.5, 10, 1, 0)] + stream
-    patient = simulate(make_scheduler("cerberus", plat, starvation_limit=1e12), plat, jobs)
+    patient = simulate(make_scheduler("cerberus", plat), plat, jobs)             # the paper's: no rule
     assert patient["w0!s"][1] == 1000                   # after all ten stream jobs (10 × 100 s)
-    limited = simulate(make_scheduler("cerberus", plat, starvation_limit=150), plat, jobs)
-    assert limited["w0!s"][1] == 200
+    for policy, options in (("cerberus-fcfs-24h", {}), ("cerberus", {"starvation": "fcfs"}),
+                            ("cerberus-fcfs-24h", {"phases": "one"})):
+        limited = simulate(make_scheduler(policy, plat, starvation_limit=150, **options), plat, jobs)
+        assert limited["w0!s"][1] == 200, (policy, options)
+    assert simulate(make_scheduler("cerberus-fcfs-24h", plat), plat, jobs)["w0!s"][1] == 1000   # 24 h: never
 
 
 def test_two_phase_policy_keeps_the_nodes_until_the_stage_out_ends(tmp_path):
@@ -146,12 +149,11 @@ def test_cerberus_bad_options():
 def test_cli_options_only_for_cerberus():
     import argparse
 
-    from burstbuffer.cli import options_from_args
-    from burstbuffer.runner import policy_info
+    from burstbuffer.policyargs import spec_from_args
 
     def resolve(policy, profit, limit):
-        return options_from_args(argparse.Namespace(policy=policy, profit=profit, starvation_limit=limit),
-                                 policy_info(policy))[2]
+        return spec_from_args(argparse.Namespace(policy=policy, profit=profit, starvation_limit=limit),
+                              job_model="three-phase", seed=0).options
     assert resolve("cerberus", "short-first", 60.0) == {"profit": "short-first", "starvation_limit": 60.0}
     with pytest.raises(InputError, match="--profit: nodes: policy sjf-bb takes no option 'profit'"):
         resolve("sjf-bb", "nodes", None)
@@ -196,16 +198,18 @@ def kth_runs(request, tmp_path_factory):
     wl = write_subset(tmp / "kth-100.json", 100)
     pool = ParallelRuns()
     for (policy,) in selected_params(request, "test_simulated_bb_and_nodes_never_overallocated_on_kth", "policy"):
-        pool.submit(policy, policy=policy, workload=wl, platform=PLATFORM, output=tmp / policy, model="three-phase",
-                    progress=False, timeout=300)
+        name, options = ("cerberus", {"phases": "one"}) if policy == "cerberus-one" else (policy, None)
+        pool.submit(policy, policy=name, workload=wl, platform=PLATFORM, output=tmp / policy, model="three-phase",
+                    progress=False, timeout=300, policy_options=options)
     yield pool
     pool.close()
 
 
-@pytest.mark.parametrize("policy", ["cerberus", "slurm-bb", "sjf-bb", "conservative-bb"])
+@pytest.mark.parametrize("policy", ["cerberus-one", "slurm-bb", "sjf-bb", "conservative-bb"])
 def test_simulated_bb_and_nodes_never_overallocated_on_kth(policy, kth_runs):
-    """100 KTH jobs in the embedded simulator: each job holds its `bb_allocation` from its stage-in start to its
-    end (jobs.csv) and its nodes over its sub-jobs on compute nodes (batsim_jobs.csv); at every instant the
+    """100 KTH jobs in the embedded simulator (cerberus-one: cerberus with ``phases="one"``, one BB amount per job;
+    the as-written shares change by phase and are checked in tests/test_cerberus_as_written.py): each job holds
+    its `bb_allocation` from its stage-in start to its end (jobs.csv) and its nodes over its sub-jobs on compute nodes (batsim_jobs.csv); at every instant the
     BB held on each BB node (by pending, running and finishing jobs) is within its 40 GB, and no compute node is
     held by two jobs."""
     from procset import ProcSet

@@ -24,15 +24,15 @@ pytestmark = [pytest.mark.batsim,   # test tier (setup.cfg markers; docs/testing
 TUTORIAL = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "bb_capped_backfill.py") + ":BBCappedBackfill"
 
 
-#: Cerberus as written (its stage-out decisions: the model waits for the policy's StageOut)
-AS_WRITTEN = ["--policy-option", "phases=as-written", "--policy-option", "starvation=none",
-              "--policy-option", "knapsack_method=exact"]
+#: Cerberus with one BB amount per job (the project's form; the default, as written, decides the stage-outs: the
+#: model waits for the policy's StageOut)
+ONE = ["--policy-option", "phases=one"]
 
 
-#: (policy, first N KTH jobs): the three-phase policies and Cerberus as written on 100 jobs, then every other
-#: built-in policy (the registry's) and the tutorial's on 30
-CASES = ([("cerberus", 100), ("cerberus-as-written", 100), ("slurm-bb", 100)]
-         + [(p, 30) for p in registry.POLICIES] + [("tutorial", 30)])
+#: (policy, first N KTH jobs): the three-phase policies (cerberus: as written, its default) and cerberus with one
+#: amount on 100 jobs, then every other built-in policy (the registry's) and the tutorial's on 30
+CASES = ([("cerberus", 100), ("cerberus-one", 100), ("slurm-bb", 100)]
+         + [(p, 30) for p in registry.any_model_names()] + [("tutorial", 30)])
 
 
 @pytest.mark.parametrize("policy,n", CASES)
@@ -40,8 +40,8 @@ def test_three_phase_same_as_real_batsim(tmp_path, policy, n):
     options = []
     if policy == "tutorial":
         policy = TUTORIAL
-    elif policy == "cerberus-as-written":
-        policy, options = "cerberus", AS_WRITTEN
+    elif policy == "cerberus-one":
+        policy, options = "cerberus", ONE
     wl = B.kth_subset(tmp_path / "kth.json", n)
     extra = ["-r", B.STORAGE + ":storage", "--enable-dynamic-jobs", "--enable-profile-reuse"]
     cmd = B.serve_cmd(policy, "three-phase", wl) + options

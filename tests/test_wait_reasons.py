@@ -17,7 +17,8 @@ from burstbuffer.io_model.alloc_only import AllocOnlyModel
 from burstbuffer.metrics.definitions import WAIT_COLUMNS, WAIT_REASONS, wait_reason_category
 from burstbuffer.metrics.waits import wait_lines, wait_table
 from burstbuffer.platforms.model import Platform
-from burstbuffer.schedulers import POLICIES, Job, make_scheduler
+from burstbuffer.schedulers import Job, make_scheduler
+from burstbuffer.schedulers.registry import any_model_names
 from tests.test_policies import PROPS, TABLE1, TB, workloads
 
 
@@ -131,7 +132,7 @@ def test_limit_reasons_hook(monkeypatch):
 
 
 @PROPS
-@given(workloads(), st.sampled_from(sorted(POLICIES)))
+@given(workloads(), st.sampled_from(sorted(any_model_names())))
 def test_reasons_sum_to_the_waiting_time(wl, policy):
     """Invariant on generated workloads: for every started job the per-reason times are ≥ 0, come from
     the known reasons and sum to start − submission; a job that never waited has none."""

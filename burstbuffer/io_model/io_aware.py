@@ -34,22 +34,15 @@ from ..batsim.protocol import (JobCompleted, KillJob, RegisterProfile, RejectJob
                                mapping_text, register_job_text)
 from ..schedulers.base import Start
 from ..schedulers.placement import procset_of
+from ..workloads.phases import FLOPS_PER_PHASE, MAX_PHASES, nb_phases  # noqa: F401  (the phases of a job)
 from .base import JobModelBase
 
-#: docs/io-model.md: one compute phase per 3600 Gflop per node, between 1 and 10 phases.
-FLOPS_PER_PHASE = 3600e9
-MAX_PHASES = 10
 #: docs/io-model.md: a checkpoint writes this fraction of the BB request per node.
 CHECKPOINT_FRACTION = 0.5
 #: Profile fields that set a step's bytes per compute node (module docstring): step → field.
 IO_FIELDS = {"stage_in": "io_stage_in", "checkpoint": "io_checkpoint", "stage_out": "io_stage_out"}
 #: Storage label of checkpoint profiles, and of data-staging endpoints (as the paper's artifact).
 BB_LABEL, SRC_LABEL, DST_LABEL = "burstbuffer", "source", "destination"
-
-
-def nb_phases(cpu_per_node: float) -> int:
-    """Number of compute phases of a job with `cpu_per_node` flops per node (docs/io-model.md)."""
-    return min(max(round(cpu_per_node / FLOPS_PER_PHASE), 1), MAX_PHASES)
 
 
 def step_volume(io: dict[str, float] | None, bb: float, step: str) -> float:

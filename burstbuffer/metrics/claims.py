@@ -94,15 +94,20 @@ def around(value: float, rel: float, reason: str, own: bool = False) -> Band:
 EFFECTS = {"relative": (" %", 0.0), "ratio": ("×", 1.0), "points": (" points", 0.0), "share": (" %", 50.0)}
 
 
-def _stat(name: str):
-    """The statistic `name` over an array without NaN: mean, median, max, min, sum, q<p> (quantile p)."""
+#: the statistics `_stat` knows besides q<p>
+STATS = ("mean", "median", "max", "min", "sum")
+
+
+def _stat(name: str, resolve: bool = True):
+    """The statistic `name` over an array without NaN: mean, median, max, min, sum, q<p> (quantile p,
+    0 ≤ p ≤ 1). ValueError for an unknown name; `resolve` False: only that check (numpy not imported: a
+    claims table is built when a study module is imported)."""
     if name.startswith("q") and name[1:].replace(".", "", 1).isdigit() and 0 <= float(name[1:]) <= 1:
         q = float(name[1:])
-        return lambda a, axis=None: np.quantile(a, q, axis=axis)
-    stats = {"mean": np.mean, "median": np.median, "max": np.max, "min": np.min, "sum": np.sum}
-    if name not in stats:
-        raise ValueError(f"statistic {name!r}: not one of {', '.join(stats)}, q<p> (0 ≤ p ≤ 1)")
-    return stats[name]
+        return (lambda a, axis=None: np.quantile(a, q, axis=axis)) if resolve else None
+    if name not in STATS:
+        raise ValueError(f"statistic {name!r}: not one of {', '.join(STATS)}, q<p> (0 ≤ p ≤ 1)")
+    return getattr(np, name) if resolve else None
 
 
 @dataclass(frozen=True)
@@ -132,7 +137,7 @@ class Metric:
             raise ValueError(f"metric {self.name}: over {self.over!r} not in ('jobs', 'parts', 'windows')")
         if self.over == "windows" and self.values is None:
             raise ValueError(f"metric {self.name}: values over windows need their function")
-        _stat(self.stat)
+        _stat(self.stat, resolve=False)
 
     def units(self, rows: pd.DataFrame) -> pd.Series:
         """Per-unit values of one column of the study (`rows`: its per-job rows in the condition's scopes):

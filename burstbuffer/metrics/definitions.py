@@ -58,8 +58,25 @@ def wait_reason_category(reason: str) -> str:
 
 
 def waiting_time(submission, start):
-    """Waiting time [s] = start − submission (scalars or arrays, in seconds)."""
+    """Waiting time [s] = start − submission (scalars or arrays, in seconds). For the metrics, `start` is the
+    start of the job's compute nodes (`nodes_start`; docs/metrics.md §1)."""
     return start - submission
+
+
+def nodes_start(jobs):
+    """The start [s] of each job's compute nodes, where its waiting time ends (docs/metrics.md §1): the column
+    ``nodes_start`` of a three-phase run's jobs.csv (its stage-in, before, held BB only), else — and for a job
+    without it — ``starting_time`` (two-phase models: the nodes are held from the first step).
+
+    `jobs`: a pandas DataFrame with ``starting_time`` (numbers or text); returns a float Series, NaN where the job
+    never started."""
+    import pandas as pd
+
+    start = pd.to_numeric(jobs["starting_time"], errors="coerce")
+    if "nodes_start" not in jobs:
+        return start
+    nodes = pd.to_numeric(jobs["nodes_start"], errors="coerce")
+    return nodes.where(nodes.notna(), start)
 
 
 def turnaround_time(submission, end):

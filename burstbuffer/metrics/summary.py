@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .definitions import TAU, bounded_slowdown, runtime, turnaround_time, waiting_time
+from .definitions import TAU, bounded_slowdown, nodes_start, runtime, turnaround_time, waiting_time
 
-__all__ = ["Summary", "node_time", "summarize", "summarize_csv", "TAU", "bounded_slowdown"]
+__all__ = ["Summary", "node_time", "print_summary", "summarize", "summarize_csv", "TAU", "bounded_slowdown"]
 
 
 @dataclass
@@ -61,17 +61,19 @@ def node_time(jobs: pd.DataFrame, run: pd.Series) -> pd.Series:
 
 def summarize(jobs: pd.DataFrame, nb_compute: int | None = None, total_bb: int | None = None) -> Summary:
     """Summary of a run. `jobs` has Batsim `_jobs.csv` columns; waiting time and bounded slowdown
-    are over jobs that started (waiting = starting_time − submission_time). Utilisations need the
-    platform size (`nb_compute` processors, `total_bb` bytes); nan when not given."""
+    are over jobs that started (waiting = start of the compute nodes − submission_time, `nodes_start`:
+    docs/metrics.md §1). Utilisations need the platform size (`nb_compute` processors, `total_bb` bytes); nan
+    when not given."""
     state = jobs["final_state"].fillna("").astype(str)
     started = jobs[pd.to_numeric(jobs["starting_time"], errors="coerce").notna()]
     sub = pd.to_numeric(started["submission_time"])
     st = pd.to_numeric(started["starting_time"])
     fin = pd.to_numeric(started["finish_time"])
-    wait = waiting_time(sub, st)
+    nodes = nodes_start(started)
+    wait = waiting_time(sub, nodes)
     turn = turnaround_time(sub, fin)
-    run = runtime(st, fin)
-    bsld = bounded_slowdown(turn, run) if len(started) else np.array([np.nan])
+    run = runtime(st, fin)                       # the first step to the end: the BB is held over it
+    bsld = bounded_slowdown(turn, runtime(nodes, fin)) if len(started) else np.array([np.nan])
     if len(started):
         t0 = float(pd.to_numeric(jobs["submission_time"]).min())
         makespan = float(fin.max()) - t0
@@ -102,3 +104,26 @@ def summarize(jobs: pd.DataFrame, nb_compute: int | None = None, total_bb: int |
 
 def summarize_csv(path: str, nb_compute: int | None = None, total_bb: int | None = None) -> Summary:
     return summarize(pd.read_csv(path, dtype={"job_id": str}), nb_compute, total_bb)
+
+
+def print_summary(header: str, res, outputs: str) -> None:
+    """The end-of-run report shared by `run` and `serve`: a header line, the summary (docs/metrics.md), the
+    wall time and message count of `res` (a `burstbuffer.runner.RunResult`), and where the outputs are."""
+    print(header)
+    print(res.summary)
+    _print_wait_reasons(res.jobs_csv)
+    spent = f"; the scheduler's answers {res.scheduler_cpu:.1f} s of CPU" if res.scheduler_cpu is not None else ""
+    print(f"wall time              {res.wall_time:.1f} s ({res.messages} protocol messages{spent})")
+    print(f"outputs                {outputs}")
+
+
+def _print_wait_reasons(jobs_csv) -> None:
+    """The per-reason waiting lines of a jobs.csv (docs/wait-reasons.md); nothing for a table without them."""
+    from .waits import has_wait_columns, wait_lines
+    try:
+        jobs = pd.read_csv(jobs_csv)
+    except (OSError, ValueError):
+        return
+    if has_wait_columns(jobs):
+        print("why jobs waited (docs/wait-reasons.md)")
+        print("\n".join(wait_lines(jobs)))

@@ -5,7 +5,10 @@ Two steps, neither needs a SimGrid engine:
 
 1. `parse_platform(path)` reads the XML with xml.etree into a `PlatformSpec` (zones, clusters, hosts with
    their `<prop>`s, links, routes); every host gets the zone properties of its zone and of the zones above
-   it, as Batsim forwards them (`zone_properties`).
+   it, as Batsim forwards them (`zone_properties`). A `<cluster>`'s `<prop>`s are given as SimGrid 3.32's XML
+   loader gives them: to each of its hosts, and to its zone for a flat cluster only; in a file built through
+   SimGrid's API (`PlatformSpec.api_build_reason`), to the cluster's zone only, as this project's C++ platform
+   plugins set them (`burstbuffer.platforms.sg_cpp`).
 2. `resolve_machines(spec, roles)` gives Batsim's view (docs/protocol.md, Batsim `machines.cpp`): hosts in
    SimGrid's order (names sorted as strings); the master (role ``master``) is left out; compute resources
    get ids 0..C-1, storage resources ids C..C+S-1. Storage roles come from `-r HOSTS:storage`, else from
@@ -228,6 +231,18 @@ def _check_units(path: str, where: str, **values) -> None:
                 raise InputError(path, where, f"{key}: {exc}") from None
 
 
+def xml_text(data: bytes) -> bytes:
+    """`data` as SimGrid's XML reader (FleXML) takes it: white space before the ``<?xml ...?>`` declaration
+    is skipped (several of Batsim 4.2.1's own platforms begin with a blank line; the XML standard, and
+    xml.etree, refuse a declaration that is not at the very start). A UTF-8 byte-order mark is kept first."""
+    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+    body = data[len(bom):]
+    stripped = body.lstrip(b" \t\r\n")
+    if len(stripped) < len(body) and stripped.startswith(b"<?xml"):
+        return bom + stripped
+    return data
+
+
 def parse_platform(path: str) -> PlatformSpec:
     """Read a SimGrid platform XML (version 4.x) into a `PlatformSpec`.
 
@@ -237,11 +252,12 @@ def parse_platform(path: str) -> PlatformSpec:
     path = str(path)
     if not os.path.isfile(path):
         raise InputError(path, "platform", "file not found")
+    with open(path, "rb") as f:
+        data = f.read()
     try:
-        tree = ET.parse(path)
+        top = ET.fromstring(xml_text(data))
     except ET.ParseError as exc:
         raise InputError(path, "XML", f"not well-formed ({exc})") from None
-    top = tree.getroot()
     if top.tag != "platform":
         raise InputError(path, f"<{top.tag}>", "the root element must be <platform>")
     zones = [e for e in top if e.tag in ("zone", "AS")]
@@ -331,9 +347,11 @@ def parse_platform(path: str) -> PlatformSpec:
             props=_props(elem, path, where), router_id=elem.get("router_id"))
         _check_units(path, where, speed=c.speed, bw=c.bw, lat=c.lat, loopback_bw=c.loopback_bw,
                      loopback_lat=c.loopback_lat, limiter_link=c.limiter_link)
-        merged = {**parent_props, **c.props}
+        # SimGrid 3.32's XML loader (sg_platf.cpp) gives the cluster's <prop>s to each of its hosts, and to the
+        # cluster's zone only for a flat cluster (a TORUS/FAT_TREE/DRAGONFLY zone gets none)
+        zone_props = {**parent_props, **c.props} if c.topology not in ROUTERLESS_TOPOLOGIES else dict(parent_props)
         for k in radical:
-            h = HostSpec(f"{c.prefix}{k}{c.suffix}", c.speed, c.core, {}, dict(merged), cid)
+            h = HostSpec(f"{c.prefix}{k}{c.suffix}", c.speed, c.core, dict(c.props), dict(zone_props), cid)
             add_host(h)
             c.hosts.append(h)
         if c.topology == "FLAT" or c.router_id:
@@ -342,7 +360,14 @@ def parse_platform(path: str) -> PlatformSpec:
         return c
 
     root = parse_zone(zones[0], {})
-    return PlatformSpec(path, root, hosts, routers, clusters)
+    spec = PlatformSpec(path, root, hosts, routers, clusters)
+    if spec.api_build_reason() is not None:
+        # built through SimGrid's API (`burstbuffer.simulator.platform_loader`) as this project's C++ platform
+        # plugins build it for a real Batsim (`sg_cpp`): a cluster's properties are its zone's, not its hosts'
+        for c in clusters:
+            for h in c.hosts:
+                h.props, h.zone_props = {}, {**h.zone_props, **c.props}
+    return spec
 
 
 # ------------------------------------------------------------------------------------- Batsim machines
@@ -393,7 +418,8 @@ _KNOWN_ROLES = {"", "master", "storage", "compute_node"}
 
 
 def parse_roles_option(values: list[str] | None, source: str = "-r") -> dict[str, str]:
-    """Batsim's ``-r HOSTS:ROLE`` (repeatable; HOSTS comma-separated) → {host name: role}.
+    """Batsim's ``-r HOSTS:ROLE`` (repeatable; HOSTS comma-separated) → {host name: role}; a host named
+    twice keeps the last role, as in Batsim's role map (``batsim.cpp``).
 
     Raises InputError if an item has no ':' or an unknown role (Batsim's roles: master, storage,
     compute_node)."""
@@ -407,17 +433,27 @@ def parse_roles_option(values: list[str] | None, source: str = "-r") -> dict[str
         for h in hosts_part.split(","):
             h = h.strip()
             if h:
-                out[h] = f"{out[h]},{role}" if h in out else role
+                out[h] = role
     return out
 
 
+#: Batsim 4.2.1's default master host (``batsim --master-host``, ``-m``)
+DEFAULT_MASTER_HOST = "master_host"
+
+
 def resolve_machines(spec: PlatformSpec, roles: dict[str, str] | None = None,
-                     master_name: str = "master") -> Machines:
+                     master_name: str = DEFAULT_MASTER_HOST) -> Machines:
     """Batsim's resources of `spec` (module docstring, step 2).
 
     `roles`: host → role from ``-r`` (an empty/None map means: take the ``storage_nodes`` properties,
     `PlatformSpec.listed_storage_nodes`).
-    The master is the host whose role is ``master``, else the host named `master_name`.
+    The master, as Batsim 4.2.1 finds it (``batsim.cpp``, ``machines.cpp``): the host named `master_name`
+    (``-m``) is given the role ``master`` (unless ``-r`` gives it another role: Batsim's role map keeps the
+    last one), appended to its own ``role`` property; the master is then the one host whose role is
+    ``master``: the ``-m`` host, or a host with the ``role=master`` property — its own or its cluster's (a
+    ``<cluster prefix="master_host" radical="0-0">`` holding ``<prop id="role" value="master"/>`` makes host
+    ``master_host0`` the master when no host is named as ``-m`` says); both are two masters, an error. A
+    `master_name` that names no host is ignored, as Batsim ignores it.
     Raises InputError for an unknown host in `roles`, an unknown role, no or several masters, or a
     compute node of speed 0 (Batsim refuses those too).
     """
@@ -431,6 +467,8 @@ def resolve_machines(spec: PlatformSpec, roles: dict[str, str] | None = None,
             if h not in spec.hosts:
                 raise InputError(spec.path, "storage_nodes", f"names host {h!r}, which is not in the platform")
             roles[h] = "storage"
+    if master_name in spec.hosts:
+        roles.setdefault(master_name, "master")
     compute, storage, masters = [], [], []
     for name in sorted(spec.hosts):
         h = spec.hosts[name]
@@ -453,14 +491,9 @@ def resolve_machines(spec: PlatformSpec, roles: dict[str, str] | None = None,
             storage.append(m)
         else:
             compute.append(m)
-    if not masters and master_name in spec.hosts:
-        m = next((x for x in compute + storage if x.name == master_name), None)
-        if m is not None:
-            (compute if m.kind == "compute" else storage).remove(m)
-            m.kind = "master"
-            masters.append(m)
     if not masters:
-        raise InputError(spec.path, "master", "no master host (a host with role=master, or named 'master')")
+        raise InputError(spec.path, "master", f"no master host (no host named {master_name!r} (-m) and no host "
+                                              "with role=master)")
     if len(masters) > 1:
         raise InputError(spec.path, "master", f"several master hosts: {', '.join(m.name for m in masters)}")
     for m in compute:

@@ -1,6 +1,6 @@
 """`burstbuffer reproduce`: a study (`study`: a run plan, a claims table, figures; the default is
 Kopanski & Rzadca, "Plan-based Job Scheduling for Supercomputers with Shared Burst Buffers",
-Euro-Par 2021, §4.2) planned into runs (`plan`), executed by a pluggable executor, resumably
+Euro-Par 2021, §4.2) planned into runs (`runs`), executed by a pluggable executor, resumably
 (`execute`; the local process pool: `local`), and analysed into tables, figures, verdicts and a report
 (`analysis`). The command itself: `command`.
 """

@@ -1,4 +1,4 @@
-"""`burstbuffer reproduce`: plan a study's runs (`plan`), execute them (`execute`, the local pool of
+"""`burstbuffer reproduce`: plan a study's runs (`runs`), execute them (`execute`, the local pool of
 `local`), analyse them (`analysis`). Output folder::
 
     runs/<scope>/<policy>/   one run each (runner.run outputs; summary.json written last = done)
@@ -47,20 +47,21 @@ def with_queue_file(study, asked: str | None, path: str):
     for ``reproduce --queues FILE``: a study with columns that already have a queue file (``queues``
     option, e.g. ``orders``) gets FILE instead in those (their order override kept), the others unchanged
     (the columns without queues stay the baseline); any other study gets FILE in every column whose
-    policy takes queues (`registry.QUEUE_POLICIES`). InputError (one line) for a bad file, or when no
+    policy takes queues (`registry.names_taking`). InputError (one line) for a bad file, or when no
     column takes it."""
     from dataclasses import replace
 
     from ..schedulers.queues import load_queues
-    from ..schedulers.registry import QUEUE_POLICIES
+    from ..schedulers.registry import names_taking
     cfg = load_queues(path)
     full = str(Path(path).resolve())
     cols = study.columns(asked)
     has = [v for v in cols if "queues" in v.options]
-    takes = has or [v for v in cols if v.policy in QUEUE_POLICIES]
+    queue_policies = names_taking("queues")
+    takes = has or [v for v in cols if v.policy in queue_policies]
     if not takes:
         raise InputError("--queues", path, f"no policy of study {study.name} takes a queue file "
-                                           f"(queue-based policies: {', '.join(QUEUE_POLICIES)})")
+                                           f"(queue-based policies: {', '.join(queue_policies)})")
     new = []
     for v in cols:
         if v in takes:
@@ -79,14 +80,15 @@ def check_study_options(study, specs) -> None:
     """The policy options of every column of the plan, checked once before any run as ``--policy-option``
     checks them (`burstbuffer.schedulers.options.check_options`); InputError ``--study NAME: COLUMN:
     NAME=VALUE: REASON``."""
-    from ..schedulers.options import OptionError, check_options
+    from ..schedulers.options import OptionError
+    from ..schedulers.resolve import check_named_options
     seen = set()
     for s in specs:
         if not s.options or (s.policy, s.options) in seen:
             continue
         seen.add((s.policy, s.options))
         try:
-            check_options(s.policy, json.loads(s.options))
+            check_named_options(s.policy, json.loads(s.options))
         except OptionError as exc:
             raise InputError(f"--study {study.name}", s.column or s.policy, str(exc)) from None
 
@@ -104,7 +106,6 @@ def reproduce(args) -> int:
     from .analysis import analyse
     from .runs import plan_runs
     from ..schedulers import POLICIES
-    from ..schedulers.registry import THREE_PHASE_POLICIES
 
     check_engine_arguments(args)
     study = get_study(getattr(args, "study", None) or DEFAULT_STUDY)
@@ -115,7 +116,7 @@ def reproduce(args) -> int:
     queues_note = None
     if getattr(args, "queues", None):
         study, queues_note = with_queue_file(study, args.policies, args.queues)
-    plan = plan_runs(study, args, out, {**POLICIES, **THREE_PHASE_POLICIES})   # cerberus, slurm-bb: study three-phase
+    plan = plan_runs(study, args, out, POLICIES)
     check_study_options(study, plan.specs)
     if queues_note:
         plan.notes.append(queues_note)

@@ -48,7 +48,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import __version__, cliargs
+from .. import cliargs
+from ..version import __version__
 from ..errors import InputError
 from ..fileio import output_dir, read_toml
 from ..jsonvalues import is_int, is_num
@@ -224,9 +225,10 @@ def load_campaign(path: str | Path) -> Campaign:
 def check_campaign_options(path: Path, item: str, policy: str, options: dict) -> None:
     """The policy options of a campaign (or study) row, checked as ``--policy-option`` checks them
     (`burstbuffer.schedulers.options.check_options`): InputError ``FILE: ITEM: NAME=VALUE: REASON``."""
-    from ..schedulers.options import OptionError, check_options
+    from ..schedulers.options import OptionError
+    from ..schedulers.resolve import check_named_options
     try:
-        check_options(policy, options)
+        check_named_options(policy, options)
     except OptionError as exc:
         raise InputError(str(path), item, str(exc)) from None
 

@@ -4,18 +4,18 @@ Public API: `make_scheduler(name, platform, seed=0, **options)`, `POLICIES`, the
 interface (`base`), `Job`, `Start`, and `AvailabilityProfile` for policy authors; queue orders
 (`orders`), named queues (`queues`) and the reservation depth (`depth`): docs/orders-and-queues.md;
 `Policy` (`api`), the stable base of a user policy, and `resolve_policy` (`resolve`), which turns a name,
-``MODULE:CLASS`` or ``FILE.py:CLASS`` into a factory (docs/writing-a-policy.md).
+``MODULE:CLASS`` or ``FILE.py:CLASS`` into a policy class (docs/writing-a-policy.md).
 """
 #: public name → the submodule defining it; imported on first use (PEP 562), so that importing a
-#: submodule (e.g. `schedulers.window_cli` while the command line is parsed) does not import them all.
+#: submodule (e.g. `schedulers.options` while the command line is parsed) does not import them all.
 _WHERE = {
     "Job": "base", "Scheduler": "base", "Start": "base", "AvailabilityProfile": "profile", "Fit": "profile",
-    "ProfileScheduler": "profiled", "Reservation": "profiled", "EasyBackfilling": "easy",
+    "ProfileScheduler": "profile_scheduler", "Reservation": "profile_scheduler", "EasyBackfilling": "easy",
     "Fcfs": "easy", "FcfsBB": "easy", "FcfsEasy": "easy", "Filler": "easy",
     "SjfBB": "easy", "PlanScheduler": "plan", "ConservativeBB": "conservative",
     "DepthBackfilling": "depth", "ORDERS": "orders", "Order": "orders", "make_order": "orders",
     "order_names": "orders", "Queue": "queues", "QueueConfig": "queues", "load_queues": "queues",
-    "EASY_POLICIES": "registry", "POLICIES": "registry", "QUEUE_POLICIES": "registry",
+    "POLICIES": "registry", "names_taking": "registry",
     "make_scheduler": "resolve", "policy_names": "registry", "Policy": "api", "PolicyError": "resolve",
     "PolicyInfo": "resolve", "all_policies": "resolve", "resolve_policy": "resolve",
 }
@@ -24,7 +24,7 @@ __all__ = [
     "Job", "Scheduler", "Start", "AvailabilityProfile", "Fit", "ProfileScheduler", "Reservation",
     "EasyBackfilling", "Fcfs", "FcfsBB", "FcfsEasy", "Filler", "SjfBB", "PlanScheduler", "ConservativeBB",
     "POLICIES", "make_scheduler", "policy_names", "DepthBackfilling", "ORDERS", "Order", "make_order",
-    "order_names", "Queue", "QueueConfig", "load_queues", "EASY_POLICIES", "QUEUE_POLICIES",
+    "order_names", "Queue", "QueueConfig", "load_queues", "names_taking",
     "Policy", "PolicyError", "PolicyInfo", "all_policies", "resolve_policy",
 ]
 

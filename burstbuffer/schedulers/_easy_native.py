@@ -33,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ._cbuild import NativeLibrary
+from ..cbuild import NativeLibrary
 from .profile import AvailabilityProfile
 
 __all__ = ["EasyPass", "LIBRARY", "available", "STARTED"]
@@ -59,7 +59,7 @@ def _declare(lib) -> None:
     lib.easy_decide.argtypes = [ctypes.POINTER(_Easy)] + [_CP] * 11
 
 
-LIBRARY = NativeLibrary("easy_pass.c", "easy_native", declare=_declare)
+LIBRARY = NativeLibrary("easy_pass.c", "easy_native", declare=_declare, package=__package__)
 
 
 def available() -> bool:

@@ -28,7 +28,7 @@ import ctypes
 
 import numpy as np
 
-from ._cbuild import NativeLibrary
+from ..cbuild import NativeLibrary
 
 __all__ = ["available", "ga_loop", "unavailable_reason"]
 
@@ -42,7 +42,7 @@ def _declare(lib) -> None:
 
 
 #: the engine (burstbuffer/schedulers/native/ga.c, package data), built on first use
-LIBRARY = NativeLibrary("ga.c", "ga_native", declare=_declare)
+LIBRARY = NativeLibrary("ga.c", "ga_native", declare=_declare, package=__package__)
 _load = LIBRARY.get
 
 

@@ -36,7 +36,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ._cbuild import NativeLibrary
+from ..cbuild import NativeLibrary
 from ._plan_base import EngineBase, Placement
 from .base import Job
 from .profile import AvailabilityProfile
@@ -66,7 +66,7 @@ def _declare(lib) -> None:
 
 
 #: the engine (burstbuffer/schedulers/native/plan_engine.c, package data), built on first use
-LIBRARY = NativeLibrary("plan_engine.c", "plan_native", ("-lm",), declare=_declare)
+LIBRARY = NativeLibrary("plan_engine.c", "plan_native", ("-lm",), declare=_declare, package=__package__)
 _load = LIBRARY.get
 
 

@@ -41,7 +41,7 @@ from procset import ProcSet
 from .base import Job, StageIn, Start
 from .holds import STAGING_BANDWIDTH, wake_time
 from .profile import AvailabilityProfile, Fit
-from .profiled import ProfileScheduler, Reservation
+from .profile_scheduler import ProfileScheduler, Reservation
 
 __all__ = ["Policy"]
 
@@ -61,6 +61,10 @@ class Policy(ProfileScheduler):
 
     name = "?"
     default_staging = "bb-first"
+    #: a user policy's options from its base: ``period``, ``staging``, ``staging_bandwidth``; its own keyword
+    #: parameters are added to them (`burstbuffer.schedulers.options.takes`)
+    declared_options = tuple(o for o in ProfileScheduler.declared_options
+                             if o.name in ("period", "staging", "staging_bandwidth"))
 
     def __init__(self, platform: Platform, *, seed: int = 0, period: float | None = None,
                  staging: str | None = None, staging_bandwidth: float = STAGING_BANDWIDTH):

@@ -147,10 +147,44 @@ class Scheduler(ABC):
     `frees_nodes_before_stage_out`, `stage_in_done`, `nodes_released`, `decides_stage_out`, `job_computed`,
     `job_facts`, `wait_reasons_changed`,
     `wait_reasons`, `extra_job_columns`, `write_outputs`. The user-facing subclass is `api.Policy`
-    (docs/writing-a-policy.md); the built-in policies are `profiled.ProfileScheduler` subclasses.
+    (docs/writing-a-policy.md); the built-in policies are `profile_scheduler.ProfileScheduler` subclasses.
     """
 
     name: str = "?"
+
+    #: the options the policy takes (`burstbuffer.schedulers.options.Option`: type, range, meaning, command-line
+    #: alias), each a keyword of `build` / the constructor, whose default is the constructor's. The one
+    #: declaration `burstbuffer policies`, the options check, the docs' options page and every command's flags
+    #: read (docs/policy-options.md). A user class adds its own keyword parameters to it.
+    declared_options: tuple = ()
+
+    #: capability: the policy decides stage-ins apart from the nodes (`StageIn`, `StageOut`), so it needs a job
+    #: model that stages separately (``three-phase``, `burstbuffer.io_model.base.JobModel.stages_separately`);
+    #: checked once, when the run's `SchedulerSpec` is made.
+    needs_staged_model: bool = False
+
+    @classmethod
+    def build(cls, platform, *, seed: int = 0, **options) -> "Scheduler":
+        """The policy for `platform` with `options` (its `declared_options`; TypeError / ValueError on bad
+        ones): ``cls(platform, seed=seed, **options)``; a policy whose options choose another class says so
+        here (the EASY family's ``reservation_depth``)."""
+        return cls(platform, seed=seed, **options)
+
+    @classmethod
+    def options_conflict(cls, options: dict) -> str | None:
+        """Why `options` (option name → value: the given ones over the defaults) cannot go together for this
+        policy — a rule no single option's declared range states (e.g. a window too wide for an exact
+        solver) — in one line, or None. The constructor (or ``build``) applies the same rule, so that
+        checking a run's options builds no policy (`burstbuffer.schedulers.options.check_options`).
+        Default: no such rule."""
+        return None
+
+    @classmethod
+    def for_flags(cls, flag_options: dict) -> tuple[type, str | None]:
+        """(the policy class to run, its label or None: the policy's own) when the command line gives the
+        flag aliases `flag_options` (option name → value): `cls` itself unless a flag names a variant
+        (``--alpha A`` turns ``plan-N`` into ``plan-A``, `plan.PlanScheduler.for_flags`)."""
+        return cls, None
 
     @abstractmethod
     def can_ever_fit(self, job: Job) -> str | None:
@@ -172,7 +206,7 @@ class Scheduler(ABC):
         """Called once by the app at SIMULATION_BEGINS, before any job, with the job model the run uses (a
         `burstbuffer.io_model.base.JobModel`: its ``stages_separately`` and ``hold_shape(job, bandwidth)``
         give the shape of a job's holds, `burstbuffer.schedulers.holds`). Default: ignored (the policy plans
-        two-phase holds). `profiled.ProfileScheduler` plans with the model's shapes."""
+        two-phase holds). `profile_scheduler.ProfileScheduler` plans with the model's shapes."""
 
     @property
     def frees_nodes_before_stage_out(self) -> bool:

@@ -33,13 +33,17 @@ import csv
 import os
 from dataclasses import asdict, dataclass, fields
 
-import numpy as np
-
+from ..lazy import lazy
 from ..platforms.model import Platform
-from . import moo
 from .base import Job, Start
+from .limits import DEFAULT_MUTATION_RATE, EXACT_LIMIT, GA_LIMIT
+from .options import Bool, Number, Option
 from .profile import Fit
-from .profiled import ProfileScheduler
+from .profile_scheduler import ORDER_OPTIONS, ProfileScheduler
+
+#: imported at a policy's first decision: declaring the policies costs no numpy
+np = lazy("numpy", globals(), "np")
+moo = lazy("burstbuffer.schedulers.moo", globals(), "moo")
 
 __all__ = ["BBSched", "BBSchedExact", "BBSchedNSGA2", "BinPacking", "Constrained", "DecisionRecord",
            "Naive", "Weighted", "WindowScheduler"]
@@ -86,19 +90,32 @@ def _positive_int(name: str, v, low: int = 1) -> int:
 class WindowScheduler(ProfileScheduler):
     """Base of the window policies (module docstring; Fan et al. 2019 §3.1, §4.3).
 
-    Args (besides `ProfileScheduler`'s): window (w ≥ 1, default 20), starvation_bound (≥ 0, default 50
-    iterations), record_gd (for approximate solvers with ≤ moo.EXACT_LIMIT candidates: also compute
-    the true front and record the GD per decision; default False). Raises ValueError on bad values.
+    Args (besides `ProfileScheduler`'s; their ranges and meanings: `declared_options`, their defaults: the
+    signature): window (w), starvation_bound (iterations), record_gd (for approximate solvers with ≤ EXACT_LIMIT
+    candidates: also compute the true front and record the GD per decision). Raises ValueError on bad values.
 
     ``decisions`` holds one `DecisionRecord` per iteration with a non-empty window; `write_outputs`
     writes them as ``decisions.csv``.
     """
 
     name = "window"
+    declared_options = ProfileScheduler.declared_options + ORDER_OPTIONS + (
+        Option("window", Number(1, integer=True),
+               f"the first W queued jobs form the window (bbsched, bbsched-nsga2: <= {GA_LIMIT}; bbsched-exact: "
+               f"<= {EXACT_LIMIT})", flag="--window", metavar="W"),
+        Option("starvation_bound", Number(0, integer=True),
+               "a job in the window at more than K scheduling iterations must start", flag="--starvation-bound",
+               metavar="K"),
+        Option("record_gd", Bool(),
+               "record per decision the generational distance of the GA's front to the true one (decisions.csv; "
+               "windows of at most 20 candidates)", flag="--record-gd"),
+    )
     #: False: skip step 3 (the naive baseline)
     selects = True
     #: approximate solver (GD can be recorded)
     approximate = False
+    #: the widest window the solver takes (None: any)
+    window_limit: int | None = None
 
     def __init__(self, platform: Platform, *, seed: int = 0, window: int = 20, starvation_bound: int = 50,
                  record_gd: bool = False, **kw):
@@ -106,10 +123,20 @@ class WindowScheduler(ProfileScheduler):
         self.window = _positive_int("window", window)
         self.starvation_bound = _positive_int("starvation_bound", starvation_bound, 0)
         self.record_gd = bool(record_gd)
+        why = type(self).options_conflict({"window": self.window})
+        if why:
+            raise ValueError(why)
         self._age: dict[str, int] = {}
         self._last_time: float | None = None
         self._calls_at_time = 0
         self.decisions: list[DecisionRecord] = []
+
+    @classmethod
+    def options_conflict(cls, options: dict) -> str | None:
+        w = options.get("window")
+        if cls.window_limit is not None and isinstance(w, int) and w > cls.window_limit:
+            return f"window must be <= {cls.window_limit} for {cls.name}, got {w}"
+        return super().options_conflict(options)
 
     # ------------------------------------------------------------------ hooks
     def _base_order(self, now: float) -> list[Job]:
@@ -248,7 +275,7 @@ class _FrontPolicy(WindowScheduler):
     def _select(self, nodes, bb, cap_nodes, cap_bb, rec):
         front = self._front(nodes, bb, cap_nodes, cap_bb)
         rec.solver, rec.front = self.solver, len(front)
-        if self.approximate and self.record_gd and len(nodes) <= moo.EXACT_LIMIT:
+        if self.approximate and self.record_gd and len(nodes) <= EXACT_LIMIT:
             true = moo.exact_front(nodes, bb, cap_nodes, cap_bb)
             rec.true_front = len(true)
             rec.gd = moo.generational_distance(front.points, true.points, self.platform.nb_compute,
@@ -259,15 +286,22 @@ class _FrontPolicy(WindowScheduler):
 class BBSched(_FrontPolicy):
     """`bbsched` (Fan et al. 2019 §3): BBSched's GA (`moo.ga_front`) + the §3.2.4 decision rule.
 
-    Options: population (P, default 20), generations (G, 500), mutation_rate (p_m per gene, 0.0005),
-    window ≤ moo.GA_LIMIT, and the `WindowScheduler` ones."""
+    Options (`declared_options`; defaults: the signature): population (P), generations (G), mutation_rate (p_m
+    per gene), window ≤ GA_LIMIT, and the `WindowScheduler` ones."""
 
     name = "bbsched"
+    declared_options = WindowScheduler.declared_options + (
+        Option("population", Number(2, integer=True), "GA population P", flag="--population", metavar="P"),
+        Option("generations", Number(1, integer=True), "GA generations G", flag="--generations", metavar="G"),
+        Option("mutation_rate", Number(0, 1), "GA bit-flip probability per gene", flag="--mutation-rate",
+               metavar="P_M"),
+    )
     solver = "ga"
     approximate = True
+    window_limit = GA_LIMIT
 
     def __init__(self, platform: Platform, *, seed: int = 0, population: int = 20, generations: int = 500,
-                 mutation_rate: float = moo.DEFAULT_MUTATION_RATE, **kw):
+                 mutation_rate: float = DEFAULT_MUTATION_RATE, **kw):
         super().__init__(platform, seed=seed, **kw)
         self.population = _positive_int("population", population, 2)
         self.generations = _positive_int("generations", generations, 0)
@@ -275,8 +309,6 @@ class BBSched(_FrontPolicy):
                 or not 0.0 <= mutation_rate <= 1.0:
             raise ValueError(f"mutation_rate must be a probability in [0, 1], got {mutation_rate!r}")
         self.mutation_rate = float(mutation_rate)
-        if self.window > moo.GA_LIMIT:
-            raise ValueError(f"window must be <= {moo.GA_LIMIT} for {self.name}, got {self.window}")
 
     def _front(self, nodes, bb, cap_nodes, cap_bb):
         return moo.ga_front(nodes, bb, cap_nodes, cap_bb, self._rng(), population=self.population,
@@ -300,18 +332,14 @@ class BBSchedExact(_FrontPolicy):
 
     name = "bbsched-exact"
     solver = "exact"
-
-    def __init__(self, platform: Platform, *, seed: int = 0, **kw):
-        super().__init__(platform, seed=seed, **kw)
-        if self.window > moo.EXACT_LIMIT:
-            raise ValueError(f"window must be <= {moo.EXACT_LIMIT} for {self.name}, got {self.window}")
+    window_limit = EXACT_LIMIT
 
     def _front(self, nodes, bb, cap_nodes, cap_bb):
         return moo.exact_front(nodes, bb, cap_nodes, cap_bb)
 
 
 class _Scored(WindowScheduler):
-    """A single-objective baseline (Fan et al. 2019 §4.3) solved exactly: enumeration up to moo.EXACT_LIMIT
+    """A single-objective baseline (Fan et al. 2019 §4.3) solved exactly: enumeration up to EXACT_LIMIT
     candidates, scipy's MILP (HiGHS) above."""
 
     score = "weighted"
@@ -320,7 +348,7 @@ class _Scored(WindowScheduler):
     def _select(self, nodes, bb, cap_nodes, cap_bb, rec):
         args = (nodes, bb, cap_nodes, cap_bb, self.score, self.w_nodes, self.platform.nb_compute,
                 self.platform.total_bb)
-        if len(nodes) <= moo.EXACT_LIMIT:
+        if len(nodes) <= EXACT_LIMIT:
             rec.solver = f"{self.score}-enum"
             return moo.best_subset(*args)
         rec.solver = f"{self.score}-milp"

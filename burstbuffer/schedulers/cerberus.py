@@ -1,6 +1,13 @@
 """The Cerberus policy (Yan et al., *Cerberus: A 3-Phase Burst Buffer Aware Batch Scheduler for HPC Systems*,
 §3; docs/policies.md "cerberus"), for the three-phase job model (docs/io-model.md §3).
 
+Defaults: the paper's algorithm — ``phases="as-written"`` (the three BB amounts, Problem 1 on Q_I and Q_O,
+Problem 2 under free nodes and free BB: below), ``starvation="none"`` (the paper states no starvation rule),
+``knapsack_method="exact"`` (the problems solved exactly at every size). The project's variants are options or
+policies of their own: ``cerberus-fcfs-24h`` (`CerberusFcfs24h`: the same with the project's 24-h starvation
+rule "fcfs"), ``phases="one"`` (one BB amount per job, below).
+
+Policy with ``phases="one"`` (one BB amount per job; not the paper's):
 Three queues: Q_I (submitted, waiting for the BB of their stage-in), Q_R (staged, waiting for compute
 nodes), Q_O (nodes released, output on the BB, stage-out running). At every decision:
 
@@ -15,10 +22,11 @@ nodes), Q_O (nodes released, output on the BB, stage-out running). At every deci
 p_i = f(c_i, bb_i, ert_i), ert_i = walltime (option ``profit``): "node-seconds" (default, c_i·ert_i),
 "nodes" (c_i), "short-first" (c_i / ert_i: node count per second of walltime, favouring short jobs).
 
-Starvation (the paper is silent): a queued job that has waited longer than ``starvation_limit`` seconds
-(default 86400) since it entered its queue is *starving*. Option ``starvation``:
+Starvation (the paper is silent; the project's rules): a queued job that has waited longer than
+``starvation_limit`` seconds (default 86400) since it entered its queue is *starving*. Option ``starvation``:
 
-- "fcfs" (default): while Q_I's (resp. Q_R's) oldest job starves, that queue is served in FCFS order from its
+- "none" (default): no rule (the paper states none): every queue is served by its knapsack at every decision.
+- "fcfs" (policy ``cerberus-fcfs-24h``): while Q_I's (resp. Q_R's) oldest job starves, that queue is served in FCFS order from its
   head and stops at the first job that does not fit: no later job takes the BB (resp. nodes) the starving job
   waits for, so it starts once enough is freed — but no other job of the queue is served meanwhile, and under
   load the next oldest job starves in turn, so the queue stays first come first served without backfilling.
@@ -29,9 +37,8 @@ Starvation (the paper is silent): a queued job that has waited longer than ``sta
   an EASY reservation at its shadow time (the running jobs' node releases expected at start + walltime), and
   the knapsack takes only jobs that fit now and end by the shadow time or fit in the nodes the reservation
   leaves free (a second knapsack constraint).
-- "none": no rule (the paper states none): every queue is served by its knapsack at every decision.
 
-Cerberus as written (option ``phases="as-written"``; the default ``"one"`` is the one-amount policy above).
+Cerberus as written (option ``phases="as-written"``, the default; ``"one"`` is the one-amount policy above).
 Each job has three BB amounts per compute node (`Job.phase_bb`: bb_in, bb_run, bb_out; docs/workload.md
 "Phase amounts"), and the policy also decides the stage-outs (`decides_stage_out`: the three-phase model waits,
 the job on its nodes, after its computation). A job holds bb_in per share from its stage-in, bb_in + bb_run
@@ -67,12 +74,13 @@ from procset import ProcSet
 from ..platforms.model import Platform
 from .base import Job, Scheduler, StageIn, StageOut, Start
 from .knapsack import METHODS, knapsack
+from .options import Choice, Number, Option
 from .placement import lowest_procs
 from .holds import bind_slots, platform_fit_reason
 
-__all__ = ["Cerberus", "PHASES", "PROFITS", "STARVATION"]
+__all__ = ["Cerberus", "CerberusFcfs24h", "PHASES", "PROFITS", "STARVATION"]
 
-#: option ``phases``: one BB amount per job (the default), or the paper's three (module docstring)
+#: option ``phases``: one BB amount per job, or the paper's three (the default; module docstring)
 PHASES = ("one", "as-written")
 #: option ``starvation``
 STARVATION = ("fcfs", "reserve", "none")
@@ -89,25 +97,49 @@ PROFITS = {
 
 
 class Cerberus(Scheduler):
-    """Policy "cerberus" (see the module docstring). Needs the three-phase job model.
+    """Policy "cerberus": by default the paper's algorithm as written (Yan et al., §3: bb_in, bb_run, bb_out per
+    job, no starvation rule, exact knapsacks; module docstring). Needs the three-phase job model.
 
     Args:
         platform: the scheduler's view of the platform.
         seed: unused (the policy makes no random choice); accepted as every policy's.
         profit: name in `PROFITS`.
         starvation_limit: seconds (> 0) after which a queued job is served FCFS (module docstring).
-        knapsack_method: "auto", "exact", "dp", "milp" or "greedy" (`burstbuffer.schedulers.knapsack`).
-        starvation: "fcfs", "reserve" or "none" (module docstring).
-        phases: "one" or "as-written" (module docstring).
+        knapsack_method: "auto", "exact" (default), "dp", "milp" or "greedy" (`burstbuffer.schedulers.knapsack`).
+        starvation: "none" (default: the paper's), "fcfs" or "reserve" (module docstring).
+        phases: "as-written" (default: the paper's) or "one" (module docstring).
     Raises ValueError on an unknown profit, knapsack method, starvation rule or phases, a non-positive
     starvation limit, or ``phases="as-written"`` with ``starvation="reserve"``.
     """
 
     name = "cerberus"
+    needs_staged_model = True
+    declared_options = (
+        Option("profit", Choice(tuple(PROFITS)), "profit of a job in cerberus' running-queue knapsack "
+               "(docs/policies.md)", flag="--profit"),
+        Option("starvation_limit", Number(0, open_low=True),
+               "[s] after which a queued job is served first (cerberus-fcfs-24h; cerberus with a starvation rule)",
+               flag="--starvation-limit", metavar="S"),
+        Option("knapsack_method", Choice(METHODS),
+               "solver of cerberus' knapsacks: auto (exact up to 200 items, greedy above), exact (at every size), "
+               "dp, milp, greedy"),
+        Option("starvation", Choice(STARVATION),
+               "what cerberus does for a starving job: nothing (none: the paper's), serve its queue first come first "
+               "served (fcfs: the project's rule, as cerberus-fcfs-24h), reserve for it (reserve; phases=one only)"),
+        Option("phases", Choice(PHASES),
+               "cerberus' BB amounts: one per job (one), or bb_in, bb_run, bb_out with Problem 2's BB constraint "
+               "and the stage-out decision (as-written: the paper's, Yan et al., Cerberus, §3)"),
+    )
+
+    @classmethod
+    def options_conflict(cls, options: dict) -> str | None:
+        if options.get("phases") == "as-written" and options.get("starvation") == "reserve":
+            return "phases=as-written takes starvation none or fcfs, not reserve"
+        return super().options_conflict(options)
 
     def __init__(self, platform: Platform, *, seed: int = 0, profit: str = "node-seconds",
-                 starvation_limit: float = 86400.0, knapsack_method: str = "auto", starvation: str = "fcfs",
-                 phases: str = "one"):
+                 starvation_limit: float = 86400.0, knapsack_method: str = "exact", starvation: str = "none",
+                 phases: str = "as-written"):
         if starvation not in STARVATION:
             raise ValueError(f"unknown starvation {starvation!r}; valid: {', '.join(STARVATION)}")
         self.starvation = starvation
@@ -117,8 +149,9 @@ class Cerberus(Scheduler):
             raise ValueError(f"unknown knapsack_method {knapsack_method!r}; valid: {', '.join(METHODS)}")
         if phases not in PHASES:
             raise ValueError(f"unknown phases {phases!r}; valid: {', '.join(PHASES)}")
-        if phases == "as-written" and starvation == "reserve":
-            raise ValueError("phases=as-written takes starvation none or fcfs, not reserve")
+        why = type(self).options_conflict({"phases": phases, "starvation": starvation})
+        if why:
+            raise ValueError(why)
         self.phases = phases
         #: the as-written policy decides the stage-outs (module docstring)
         self.decides_stage_out = phases == "as-written"
@@ -167,6 +200,8 @@ class Cerberus(Scheduler):
 
     def nodes_released(self, job_id: str, now: float) -> None:
         self.node_end.pop(job_id, None)
+        if job_id not in self.nodes:       # already ended (as-written: a StageOut of nothing ends the job at once)
+            return
         self.free_nodes |= self.nodes.pop(job_id)
         self.q_out.add(job_id)
 
@@ -499,6 +534,25 @@ class Cerberus(Scheduler):
                 if jobs[k].res <= len(self.free_nodes):
                     out.append(self._start_run(ids[k], jobs[k], now))
         return out
+
+
+class CerberusFcfs24h(Cerberus):
+    """Policy "cerberus-fcfs-24h": the project's variant, not the paper's: cerberus plus the starvation rule
+    "fcfs" (a queue whose oldest job waited > starvation_limit, default 24 h, is served first come first served,
+    without backfilling).
+
+    The same as ``cerberus`` with ``starvation="fcfs"`` (module docstring); its other options and defaults are
+    cerberus'.
+
+    Args: as `Cerberus` (at its defaults), without ``starvation`` (fixed "fcfs").
+    Raises ValueError as `Cerberus`.
+    """
+
+    name = "cerberus-fcfs-24h"
+    declared_options = tuple(o for o in Cerberus.declared_options if o.name != "starvation")
+
+    def __init__(self, platform: Platform, *, seed: int = 0, **options):
+        super().__init__(platform, seed=seed, starvation="fcfs", **options)
 
 
 def _deal(room: dict[int, int], res: int) -> tuple[int, ...] | None:

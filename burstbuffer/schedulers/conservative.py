@@ -35,7 +35,7 @@ from procset import ProcSet
 from ..platforms.model import Platform
 from .base import Job, StageIn, Start
 from .profile import Fit
-from .profiled import ProfileScheduler, Reservation
+from .profile_scheduler import QUEUE_OPTIONS, ProfileScheduler, Reservation
 
 __all__ = ["ConservativeBB", "PlannedHold"]
 
@@ -66,14 +66,12 @@ class ConservativeBB(ProfileScheduler):
     """
 
     name = "conservative-bb"
+    declared_options = ProfileScheduler.declared_options + QUEUE_OPTIONS
     default_staging = "bb-first"
     keep_staged_nodes = True
 
-    def __init__(self, platform: Platform, *, seed: int = 0, period: float | None = None,
-                 overdue_grace: float = 1.0, staging: str | None = None, staging_bandwidth: float = 5e9,
-                 **order_options):
-        super().__init__(platform, seed=seed, period=period, overdue_grace=overdue_grace, staging=staging,
-                         staging_bandwidth=staging_bandwidth, **order_options)
+    def __init__(self, platform: Platform, *, seed: int = 0, **options):
+        super().__init__(platform, seed=seed, **options)   # `ProfileScheduler`'s options, at its defaults
         self._plans: dict[str, PlannedHold] = {}
         self.last_plan: dict[str, float] | None = None
 

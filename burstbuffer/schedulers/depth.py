@@ -24,7 +24,7 @@ import math
 from ..platforms.model import Platform
 from .base import Start
 from .conservative import ConservativeBB
-from .profiled import Reservation
+from .profile_scheduler import Reservation
 
 __all__ = ["DepthBackfilling", "parse_depth"]
 

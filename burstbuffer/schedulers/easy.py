@@ -25,7 +25,7 @@ they are: the head's processors are then chosen again (docs/orders-and-queues.md
 "Fits now" always means: free for the whole window [now, now + walltime) in the availability
 profile, where running jobs hold their resources until start + walltime and the head job's
 reservation is present during backfilling. Under a job model that separates the stagings (three-phase) the
-same passes run on the job's hold shape (`holds`, `profiled.ProfileScheduler`): a job fits now when its
+same passes run on the job's hold shape (`holds`, `profile_scheduler.ProfileScheduler`): a job fits now when its
 stage-in can start now, and the head's reservation holds its BB over its stagings too (fcfs-easy: nodes only). A backfilled job therefore either ends before the
 shadow time or avoids the reserved processors (and, for *-bb, leaves the reserved BB bytes free).
 
@@ -38,11 +38,15 @@ from __future__ import annotations
 
 from procset import ProcSet
 
-from . import _easy_native
+from ..lazy import lazy
 from .base import Job, Start
+from .options import Bool, Depth, Option
 from .placement import _runs, mask_of, procset_of
 from .profile import Fit
-from .profiled import ProfileScheduler, Reservation
+from .profile_scheduler import QUEUE_OPTIONS, ProfileScheduler, Reservation
+
+#: the C pass (numpy, ctypes), imported at a policy's first decision: declaring the policies costs neither
+_easy_native = lazy("burstbuffer.schedulers._easy_native", globals(), "_easy_native")
 
 __all__ = ["Fcfs", "Filler", "EasyBackfilling", "FcfsEasy", "FcfsBB", "SjfBB"]
 
@@ -51,6 +55,7 @@ class Fcfs(ProfileScheduler):
     """`fcfs`: FCFS without backfilling (Kopanski & Rzadca 2021, Algorithm 1 procedure FCFS; docs/policies.md)."""
 
     name = "fcfs"
+    declared_options = ProfileScheduler.declared_options + QUEUE_OPTIONS
     blocked_reason = "Priority"   # a queued job that fits now waits behind the first one that does not
 
     def _schedule(self, now: float) -> list[Start]:
@@ -78,6 +83,7 @@ class Filler(ProfileScheduler):
     (Kopanski & Rzadca 2021, §4.2: Algorithm 1 without line 14; docs/policies.md)."""
 
     name = "filler"
+    declared_options = ProfileScheduler.declared_options + QUEUE_OPTIONS
     blocked_reason = "Priority"   # never used: every job that fits now is started
 
     def _schedule(self, now: float) -> list[Start]:
@@ -102,6 +108,35 @@ class EasyBackfilling(Fcfs):
     sjf = False
 
     default_staging = "bb-first"
+    declared_options = Fcfs.declared_options + (
+        Option("reservation_depth", Depth(),
+               "reservations for the first K queued jobs (1 = EASY, all = conservative backfilling; null: EASY's)",
+               nullable=True, flag="--reservation-depth", metavar="K"),
+        Option("easy_extra_nodes", Bool(),
+               "also backfill a job needing no more than the nodes left idle at the shadow time (ICS 632 slides, "
+               "EASY; docs/orders-and-queues.md)", flag="--easy-extra-nodes"),
+    )
+
+    @classmethod
+    def build(cls, platform, *, seed: int = 0, reservation_depth=None, **options):
+        """`cls`, or `depth.DepthBackfilling` with its reservation, backfilling order and name when
+        ``reservation_depth`` is given (ValueError with ``easy_extra_nodes``, which applies to EASY's one
+        reservation)."""
+        if reservation_depth is None:
+            return cls(platform, seed=seed, **options)
+        why = cls.options_conflict({**options, "reservation_depth": reservation_depth})
+        if why:
+            raise ValueError(why)
+        options.pop("easy_extra_nodes", None)
+        from .depth import DepthBackfilling
+        return DepthBackfilling(platform, seed=seed, reservation_depth=reservation_depth, reserve_bb=cls.reserve_bb,
+                                sjf_backfill=cls.sjf, name=cls.name, **options)
+
+    @classmethod
+    def options_conflict(cls, options: dict) -> str | None:
+        if options.get("reservation_depth") is not None and options.get("easy_extra_nodes"):
+            return "easy_extra_nodes applies to EASY's one reservation, not to a reservation depth"
+        return super().options_conflict(options)
 
     def __init__(self, platform, *, easy_extra_nodes: bool = False, **options):
         super().__init__(platform, **options)
@@ -174,9 +209,9 @@ class EasyBackfilling(Fcfs):
             starts.append(self._start(job, Fit(now, procset_of(m), {p: ids[b] for p, b in zip(_ids_of(m), place)}),
                                       now))
         names = ("Resources", "BurstBufferResources", "Priority", "Reservation", self.blocked_reason)
-        noted = self._noted
+        noted, started = self._noted, _easy_native.STARTED
         for k, st in enumerate(out["status"]):
-            if 0 <= st < _easy_native.STARTED:
+            if 0 <= st < started:
                 noted[jobs[k].id] = names[st]
         h = out["head"]
         if h < 0:

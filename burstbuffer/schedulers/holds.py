@@ -2,7 +2,7 @@
 
 A job model states the shape (`burstbuffer.io_model.base.JobModel.hold_shape`); the availability profile
 answers placement queries for it (`profile.AvailabilityProfile.fit_at` / `earliest_fit`, one placement rule:
-`placement`); every policy on the profile (`profiled.ProfileScheduler`, the user `api.Policy`) plans with it.
+`placement`); every policy on the profile (`profile_scheduler.ProfileScheduler`, the user `api.Policy`) plans with it.
 No policy knows which job model it runs under: it sees only shapes.
 
 A job whose nodes start at ``t`` holds

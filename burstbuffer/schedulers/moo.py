@@ -27,13 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .limits import EXACT_LIMIT, GA_LIMIT
+from .limits import DEFAULT_MUTATION_RATE, EXACT_LIMIT, GA_LIMIT
 
 __all__ = ["EXACT_LIMIT", "GA_LIMIT", "Front", "bin_packing", "best_subset", "choose", "enumerate_objectives",
            "exact_front", "front_key", "ga_front", "generational_distance", "milp_best", "nsga2_front"]
 
 #: Default per-gene mutation probability p_m (the paper's §4.3 default, 0.05 %).
-DEFAULT_MUTATION_RATE = 0.0005
 
 
 @dataclass(frozen=True)

@@ -1,23 +1,27 @@
-"""Every policy option, declared once: its name, type, default, range or choices, meaning, the built-in
-policies that take it and its command-line alias; and the one check every reader applies.
+"""Policy options: how an option is declared (`Option` and its kinds), read and checked — one rule for every
+reader.
 
-Options reach a policy by one path, ``--policy-option NAME=VALUE`` (the value read as JSON, else as a
-string); the older per-option flags (``--alpha``, ``--window``, ``--order``, …) are aliases of it,
-listed in `FLAGS` and turned into the same options dict by `burstbuffer.cli.options_from_args`. Whoever
-reads options — ``run`` and ``serve`` (flags and ``--policy-option``), a ``sweep`` campaign when it is
-loaded, a ``reproduce`` study before its runs — checks them with `check_options`, which raises
-`OptionError` (one line: ``NAME=VALUE: reason``) for
+A policy declares its options on its class (``declared_options``, `burstbuffer.schedulers.base.Scheduler`):
+name, type and range (`Number`, `Choice`, `Bool`, `Depth`, `Custom`), meaning with its unit, and its
+command-line alias if it has one; the default is its constructor's, written once. Options reach a policy by
+one path, ``--policy-option NAME=VALUE`` (the value read as JSON, else as a string); the flags (``--alpha``,
+``--window``, ``--order``, …) are aliases of it generated from the declarations (`burstbuffer.policyargs`).
+Whoever reads options — ``run`` and ``serve`` (`burstbuffer.spec.make_spec`), a ``sweep`` campaign when it is
+loaded, a ``reproduce`` study before its runs, the pybatsim launcher — checks them with `check_options`,
+which raises `OptionError` (one line: ``NAME=VALUE: reason``) for
 
-- a name the policy does not take (built-in policies: `OPTIONS`; a user policy: the keyword parameters
-  of its constructor, any name if it takes ``**options``);
+- a name the policy does not take (its declared options; a user's class adds the keyword parameters of its
+  own constructor, any name if it takes ``**options``);
 - a value of the wrong type or out of range (`Option.check`: numbers are finite and never booleans,
-  integers are integers, choices are among the listed strings);
-- a combination the policy's constructor refuses: the policy is built once on a two-node probe platform
-  and a ValueError / TypeError it raises becomes the reason (how a user policy validates its options).
+  integers are integers, choices are among the listed strings; a user's own keyword: like its default);
+- a combination the policy refuses: a built-in policy states its rules across options in
+  ``options_conflict`` (which its constructor applies too), so no policy is built to check them; a user's
+  class is built once on a two-node probe platform and a ValueError / TypeError its constructor raises
+  becomes the reason (how a user policy validates its options).
 
 The options dict is never rewritten: what is checked is what runs (a campaign's run ids hash it).
-`burstbuffer policies [NAME]` prints the table (`describe`). Python callers of `make_scheduler` are
-checked by the constructors only.
+`burstbuffer policies [NAME]` prints them (`describe`). Python callers of `make_scheduler` are checked by
+the constructors only.
 """
 from __future__ import annotations
 
@@ -27,14 +31,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .cerberus import PHASES, STARVATION
-from .holds import STAGING_BANDWIDTH, STAGINGS
-from .knapsack import METHODS as KNAPSACK_METHODS
-from .limits import EXACT_LIMIT, GA_LIMIT, MAX_EXHAUSTIVE
-from .registry import EASY_POLICIES, POLICIES, QUEUE_POLICIES, THREE_PHASE_POLICIES, WINDOW_POLICIES
-
-__all__ = ["FLAGS", "OPTIONS", "PERIOD_MIN", "Option", "OptionError", "check_options", "check_value", "describe",
-           "flag_type", "is_built_in", "option_names", "value_text"]
+__all__ = ["PERIOD_MIN", "Bool", "Choice", "Custom", "Depth", "Number", "Option", "OptionError", "build",
+           "native_check", "order_check", "order_params_check", "period_check", "queues_check", "check_options", "check_value", "declared", "describe", "flag_type", "option_names", "takes",
+           "value_text"]
 
 
 class OptionError(ValueError):
@@ -171,7 +170,7 @@ def _kind(v) -> str:
     return f"{v!r}"
 
 
-def _order(v) -> str | None:
+def order_check(v) -> str | None:
     from .orders import ORDERS, Order
     if isinstance(v, Order) or (isinstance(v, str) and v in ORDERS):
         return None
@@ -179,7 +178,7 @@ def _order(v) -> str | None:
         f"expected an order name ({', '.join(ORDERS)}), got {_kind(v)}"
 
 
-def _queues(v) -> str | None:
+def queues_check(v) -> str | None:
     from pathlib import Path
 
     from .queues import QueueConfig, queue_config
@@ -189,7 +188,7 @@ def _queues(v) -> str | None:
     return None
 
 
-def _order_params(v) -> str | None:
+def order_params_check(v) -> str | None:
     from .orders import Wfp
     if not isinstance(v, dict):
         return f"expected a table of wfp parameters (period, unit, wall_floor, wall_ceiling), got {_kind(v)}"
@@ -209,11 +208,11 @@ def _order_params(v) -> str | None:
     return None
 
 
-def _native(v) -> str | None:
+def native_check(v) -> str | None:
     return None if v is None or isinstance(v, bool) else f"expected true, false or null, got {_kind(v)}"
 
 
-def _period(v) -> str | None:
+def period_check(v) -> str | None:
     if v is None:
         return None
     why = Number(PERIOD_MIN).check(v)
@@ -230,21 +229,25 @@ def _period(v) -> str | None:
 PERIOD_MIN = 1.0
 
 
-# --------------------------------------------------------------------------- the table
+# --------------------------------------------------------------------------- one option
 @dataclass(frozen=True)
 class Option:
-    """One option: `name` (the keyword of the policy's constructor), `kind` (its check: `Number`,
-    `Choice`, `Bool`, `Depth`, `Custom`), `default` (what the policy uses when the option is not given),
-    `meaning` (one line, with the unit), `policies` (the built-in policies that take it), `nullable`
-    (null / None is a valid value), `flag` (its command-line alias, if any)."""
+    """One option a policy declares: `name` (the keyword of the policy's constructor), `kind` (its check:
+    `Number`, `Choice`, `Bool`, `Depth`, `Custom`), `meaning` (one line, with the unit in brackets),
+    `nullable` (null / None is a valid value), `flag` (its command-line alias, if any) and the flag's
+    `metavar`. A flag with a `flag_key` sets ``{flag_key: VALUE}`` (``--wfp-unit S``: ``order_params =
+    {unit = S}``), VALUE checked by `flag_kind`.
+
+    The default is not declared here: it is the constructor's (`defaults`), written once."""
 
     name: str
     kind: Any
-    default: Any
     meaning: str
-    policies: tuple[str, ...]
     nullable: bool = False
     flag: str | None = None
+    metavar: str | None = None
+    flag_key: str | None = None
+    flag_kind: Any = None
 
     def check(self, value) -> str | None:
         """None if `value` is valid, else the reason (one line)."""
@@ -256,152 +259,31 @@ class Option:
     def type(self) -> str:
         return self.kind.type
 
-
-_WINDOW = WINDOW_POLICIES
-_GA = ("bbsched", "bbsched-nsga2")
-_PLAN = ("plan", "plan-1", "plan-2", "plan-3")
-_PROFILE = QUEUE_POLICIES + _PLAN + _WINDOW            # every ProfileScheduler
-
-
-def _orders_text() -> str:
-    from .orders import ORDERS
-    return ", ".join(ORDERS)
+    @property
+    def type_text(self) -> str:
+        """Type and range as `burstbuffer policies` prints them, e.g. ``int >= 1 (or null)``."""
+        rng = "" if self.kind.range in ("any", "true, false", "") else f" {self.kind.range}"
+        null = " (or null)" if self.nullable and "null" not in self.type else ""
+        return self.type + rng + null
 
 
-#: name → `Option`, every option of the built-in policies (docs/policies.md, docs/orders-and-queues.md,
-#: docs/bbsched.md, docs/io-model.md §3).
-OPTIONS: dict[str, Option] = {o.name: o for o in (
-    Option("period", Custom(_period, "float", f">= {PERIOD_MIN:g}"), None,
-           "[s] decide also at every multiple of PERIOD while jobs are queued (null: on events only)",
-           _PROFILE, nullable=True),
-    Option("overdue_grace", Number(0, open_low=True), 1.0,
-           "[s] extension of the hold of a job still running past start + walltime", _PROFILE),
-    Option("order", Custom(_order, "str", ""), None,
-           "queue order (the window's base order for the window policies): fcfs, sjf, ljf, small, large, "
-           "bb-small, bb-large, wfp (null: fcfs)", QUEUE_POLICIES + _WINDOW, nullable=True, flag="--order"),
-    Option("order_params", Custom(_order_params, "table", ""), None,
-           "parameters of the wfp order [s]: period 15, unit 60 (--wfp-unit), wall_floor 3600, wall_ceiling 43200",
-           QUEUE_POLICIES + _WINDOW, nullable=True),
-    Option("queues", Custom(_queues, "path or table", ""), None,
-           "named queues: routing, limits, per-queue order (docs/orders-and-queues.md; null: one queue)",
-           QUEUE_POLICIES, nullable=True, flag="--queues"),
-    Option("reservation_depth", Depth(), None,
-           "reservations for the first K queued jobs (1 = EASY, all = conservative backfilling; null: EASY's)",
-           EASY_POLICIES, nullable=True, flag="--reservation-depth"),
-    Option("walltime_factor", Number(1), 1.0,
-           "the policy sees every requested walltime × this factor (holds, reservations, orders, queue routing); "
-           "jobs still run and are killed under their own walltime", QUEUE_POLICIES + _WINDOW),
-    Option("easy_extra_nodes", Bool(), False,
-           "also backfill a job needing no more than the nodes left idle at the shadow time",
-           EASY_POLICIES, flag="--easy-extra-nodes"),
-    Option("staging", Choice(STAGINGS), None,
-           "on a job model that separates the stagings (three-phase): bb-first plans BB over the stagings and "
-           "nodes over the run, with-nodes holds the nodes from stage-in to stage-out (null: the policy's own, "
-           "bb-first for the EASY family, conservative-bb and plan, with-nodes for the others)", _PROFILE,
-           nullable=True),
-    Option("staging_bandwidth", Number(0, open_low=True), STAGING_BANDWIDTH,
-           "[B/s] bandwidth of the stage-in/out estimates on the three-phase model", _PROFILE),
-    Option("alpha", Number(0, open_low=True), 2.0,
-           "α of the plan score Σ wait^α (Kopanski & Rzadca 2021, Eq. 1; plan-1, plan-2, plan-3 fix it)",
-           ("plan",), flag="--alpha"),
-    Option("cooling_rate", Number(0, 1, open_low=True), 0.9, "simulated annealing's cooling rate r", _PLAN),
-    Option("cooling_steps", Number(0, integer=True), 30, "simulated annealing's cooling steps N", _PLAN),
-    Option("temperature_steps", Number(0, integer=True), 6, "moves per temperature M", _PLAN),
-    Option("exhaustive_limit", Number(0, MAX_EXHAUSTIVE, integer=True), 5,
-           "queues of at most this many jobs are searched over all permutations", _PLAN),
-    Option("native", Custom(_native, "bool or null", ""), None,
-           "plan engine: null = C if it builds, else Python; false = Python; true = C (same schedules)", _PLAN,
-           nullable=True),
-    Option("window", Number(1, integer=True), 20,
-           f"the first W queued jobs form the window (bbsched, bbsched-nsga2: <= {GA_LIMIT}; bbsched-exact: "
-           f"<= {EXACT_LIMIT})", _WINDOW,
-           flag="--window"),
-    Option("starvation_bound", Number(0, integer=True), 50,
-           "a job in the window at more than K scheduling iterations must start", _WINDOW,
-           flag="--starvation-bound"),
-    Option("record_gd", Bool(), False,
-           "record per decision the generational distance of the GA's front to the true one (decisions.csv)",
-           _WINDOW, flag="--record-gd"),
-    Option("population", Number(2, integer=True), 20, "GA population P", _GA, flag="--population"),
-    Option("generations", Number(1, integer=True), 500, "GA generations G", _GA, flag="--generations"),
-    Option("mutation_rate", Number(0, 1), 0.0005, "GA bit-flip probability per gene", _GA,
-           flag="--mutation-rate"),
-    Option("profit", Choice(("node-seconds", "nodes", "short-first")), "node-seconds",
-           "profit of a job in cerberus' running-queue knapsack", ("cerberus",), flag="--profit"),
-    Option("starvation_limit", Number(0, open_low=True), 86400.0,
-           "[s] after which a queued job is served first (cerberus)", ("cerberus",), flag="--starvation-limit"),
-    Option("knapsack_method", Choice(KNAPSACK_METHODS), "auto",
-           "solver of cerberus' knapsacks: auto (exact up to 200 items, greedy above), exact (at every size), dp, "
-           "milp, greedy", ("cerberus",)),
-    Option("starvation", Choice(STARVATION), "fcfs",
-           "what cerberus does for a starving job: serve it first (fcfs), reserve for it (reserve; phases=one "
-           "only), nothing (none: the paper's)", ("cerberus",)),
-    Option("phases", Choice(PHASES), "one",
-           "cerberus' BB amounts: one per job (one), or bb_in, bb_run, bb_out with Problem 2's BB constraint and "
-           "the stage-out decision (as-written; Yan et al., Cerberus, §3)", ("cerberus",)),
-)}
-
-#: command-line flag → option name: the aliases of ``--policy-option NAME=VALUE`` (`--wfp-unit S` is
-#: ``order_params = {unit = S}``; `--alpha A` also selects ``plan`` for ``plan-N``).
-FLAGS: dict[str, str] = {o.flag: o.name for o in OPTIONS.values() if o.flag}
-FLAGS["--wfp-unit"] = "order_params"
-
-
-def flag_type(name: str) -> Callable[[str], Any]:
-    """The argparse ``type=`` of the flag alias of option `name`: the text read as the option's kind (an
-    integer, a number, ``all`` or an integer, a string) and checked by the option's own rule, so a flag and
-    ``--policy-option`` refuse the same values (argparse.ArgumentTypeError: one line, exit 2)."""
-    import argparse
-    opt = OPTIONS[name]
-
-    def parse(text: str):
-        kind = opt.kind
-        value: Any = text
-        try:
-            if isinstance(kind, Number):
-                value = int(text) if kind.integer else float(text)
-            elif isinstance(kind, Depth) and text != "all":
-                value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if getattr(kind, 'integer', True) else 'a number'}") from None
-        why = opt.check(value)
-        if why:
-            raise argparse.ArgumentTypeError(f"{text!r}: {why}")
-        return value
-    parse.__name__ = name
-    return parse
-
-
-def option_names(policy: str) -> list[str]:
-    """The options built-in policy `policy` takes, in table order."""
-    return [o.name for o in OPTIONS.values() if policy in o.policies]
-
-
-def is_built_in(policy: str) -> bool:
-    return policy in POLICIES or policy in THREE_PHASE_POLICIES
-
-
-def _factory_of(policy: str, factory):
-    if factory is not None:
-        return factory
-    return POLICIES.get(policy) or THREE_PHASE_POLICIES.get(policy)
-
-
-#: (user class, option name) of the options a user policy inherits from a built-in base (`Policy`: period,
-#: staging, staging_bandwidth): checked and described by the table
-_INHERITED: set = set()
+# --------------------------------------------------------------------------- a policy's options
+def declared(policy) -> dict[str, Option]:
+    """name → `Option` of what policy class `policy` declares (its ``declared_options``, `Scheduler`'s
+    contract); {} for a factory that is not a class."""
+    return {o.name: o for o in getattr(policy, "declared_options", ())}
 
 
 def _signature_options(factory) -> tuple[list[inspect.Parameter], bool]:
-    """(keyword parameters of `factory` but platform/seed, takes any other keyword). For a class whose
-    ``__init__`` takes ``**options`` the parameters of the next ``__init__`` up its MRO are added, and so
-    on while each passes ``**options`` on (a user `Policy` subclass forwarding ``period``, ``staging``…)."""
+    """(keyword parameters of `factory` but platform/seed, takes any other keyword). For a class the
+    parameters of its ``build`` and of each ``__init__`` up its MRO are taken while each passes
+    ``**options`` on (a user `Policy` subclass forwarding ``period``, ``staging``…)."""
     def named(fn):
         try:
             params = list(inspect.signature(fn).parameters.values())
         except (TypeError, ValueError):
             return None, True
-        return ([p for p in params if p.name not in ("self", "platform", "seed")
+        return ([p for p in params if p.name not in ("self", "cls", "platform", "seed")
                  and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)],
                 any(p.kind is p.VAR_KEYWORD for p in params))
 
@@ -409,6 +291,10 @@ def _signature_options(factory) -> tuple[list[inspect.Parameter], bool]:
         params, open_ended = named(factory)
         return params or [], open_ended
     out: dict[str, inspect.Parameter] = {}
+    build = getattr(factory, "build", None)
+    if build is not None:
+        for p in named(build)[0] or []:
+            out.setdefault(p.name, p)
     open_ended = True
     for cls in factory.__mro__:
         init = cls.__dict__.get("__init__")
@@ -420,57 +306,124 @@ def _signature_options(factory) -> tuple[list[inspect.Parameter], bool]:
         if params is None:
             return list(out.values()), True
         for p in params:
-            if p.name not in out:
-                out[p.name] = p
-                if cls.__module__.startswith("burstbuffer.") and p.name in OPTIONS:
-                    _INHERITED.add((factory, p.name))
+            out.setdefault(p.name, p)
         if not open_ended:
             break
     return list(out.values()), open_ended
 
 
-def check_value(name: str, value: Any, text: str | None = None) -> None:
-    """OptionError unless `value` is valid for option `name` of the table (unknown names pass)."""
-    opt = OPTIONS.get(name)
-    if opt is not None:
-        why = opt.check(value)
+def _own(cls) -> bool:
+    return getattr(cls, "__module__", "").startswith("burstbuffer.")
+
+
+def takes(policy) -> tuple[dict[str, tuple[Option | None, Any]], bool]:
+    """(name → (its declared `Option` or None, its default), takes any other keyword) of the options of
+    policy class (or factory) `policy`: the options it declares, then the keyword parameters that a
+    policy's own code adds (a user class; a built-in takes its declared options only). The default is the
+    constructor's (``inspect.Parameter.empty`` if it has none)."""
+    decl = declared(policy)
+    params, open_ended = _signature_options(policy)
+    defaults = {p.name: p.default for p in params}
+    own = {n: (o, defaults.get(n, None)) for n, o in decl.items()}
+    if isinstance(policy, type) and _own(policy):
+        return own, False
+    out: dict[str, tuple[Option | None, Any]] = {}     # a user's own keywords first, then those it inherits
+    for p in params:
+        if p.name not in decl and not (isinstance(policy, type) and not _user_param(policy, p.name)):
+            out[p.name] = (None, p.default)
+    return {**out, **own}, open_ended
+
+
+def _user_param(cls: type, name: str) -> bool:
+    """Whether keyword `name` comes from a class of the user's (not from a built-in base's constructor)."""
+    for c in cls.__mro__:
+        for fn in (c.__dict__.get("__init__"), c.__dict__.get("build")):
+            if fn is None:
+                continue
+            fn = getattr(fn, "__func__", fn)
+            try:
+                if name in inspect.signature(fn).parameters:
+                    return not _own(c)
+            except (TypeError, ValueError):
+                continue
+    return True
+
+
+def option_names(policy) -> list[str]:
+    """The options policy class `policy` takes, in declaration order."""
+    return list(takes(policy)[0])
+
+
+def flag_type(opt: Option) -> Callable[[str], Any]:
+    """The argparse ``type=`` of the flag alias of `opt`: the text read as the option's kind (an integer, a
+    number, ``all`` or an integer, a string) and checked by the option's own rule (`flag_kind` for a
+    flag that sets one key), so a flag and ``--policy-option`` refuse the same values
+    (argparse.ArgumentTypeError: one line, exit 2)."""
+    import argparse
+    kind = opt.flag_kind or opt.kind
+    if isinstance(kind, Custom):          # a file, a name looked up later: checked with the other options
+        return str
+
+    def parse(text: str):
+        value: Any = text
+        try:
+            if isinstance(kind, Number):
+                value = int(text) if kind.integer else float(text)
+            elif isinstance(kind, Depth) and text != "all":
+                value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not {'an integer' if getattr(kind, 'integer', True) else 'a number'}") from None
+        why = kind.check(value) if opt.flag_kind else opt.check(value)
         if why:
-            raise OptionError(name, value, why, text)
+            raise argparse.ArgumentTypeError(f"{text!r}: {why}")
+        return value
+    parse.__name__ = opt.name
+    return parse
 
 
-def check_options(policy: str, options: dict, *, factory=None, texts: dict | None = None,
+def check_value(opt: Option, value: Any, text: str | None = None) -> None:
+    """OptionError unless `value` is valid for `opt`."""
+    why = opt.check(value)
+    if why:
+        raise OptionError(opt.name, value, why, text)
+
+
+def check_options(policy, options: dict, *, label: str | None = None, texts: dict | None = None,
                   probe: bool = True) -> None:
-    """Check `options` for `policy` (a built-in name, or any spec with its `factory`); raise `OptionError`
-    for the first bad one (module docstring). `texts`: option name → the text the user wrote (for the
-    message). `probe`: also build the policy once on a two-node probe platform (skipped for a user
-    policy without options). Returns None; `options` is not changed."""
+    """Check `options` for policy class (or factory) `policy` — or a built-in policy's name (`registry.POLICIES`;
+    any spec: `resolve.check_named_options`) — and raise `OptionError` for the first bad one (module docstring).
+    `label`: the policy's name in messages; `texts`: option name → the text the user wrote. Then the rules across
+    options: a built-in policy's `options_conflict` (no policy is built); a user's class is built once on a
+    two-node probe platform when options are given (`probe`), its constructor's ValueError / TypeError the
+    reason. Returns None; `options` is not changed."""
+    if isinstance(policy, str):
+        from .registry import POLICIES
+        label, policy = label or policy, POLICIES[policy]
     texts = texts or {}
-    factory = _factory_of(policy, factory)
-    if is_built_in(policy):
-        known = option_names(policy)
-        for name, value in options.items():
-            if name not in known:
-                raise OptionError(name, value, f"policy {policy} takes no option {name!r} "
-                                               f"(its options: {', '.join(known) or 'none'})", texts.get(name))
-            check_value(name, value, texts.get(name))
-        if "queues" in options and options["queues"] is not None:
-            _check_queue_orders(options, texts)
-    else:
-        params, open_ended = _signature_options(factory)
-        known = {p.name: p for p in params}
-        for name, value in options.items():
-            if name not in known and not open_ended:
-                raise OptionError(name, value, f"policy {policy} takes no option {name!r} "
-                                               f"(its options: {', '.join(known) or 'none'})", texts.get(name))
-            why = _like_default(known[name].default, value) if name in known else None
-            if (factory, name) in _INHERITED:
-                check_value(name, value, texts.get(name))
-            elif why:
+    label = label or getattr(policy, "name", None) or getattr(policy, "__name__", "?")
+    known, open_ended = takes(policy)
+    for name, value in options.items():
+        if name not in known:
+            if open_ended:
+                continue
+            raise OptionError(name, value, f"policy {label} takes no option {name!r} "
+                                           f"(its options: {', '.join(known) or 'none'})", texts.get(name))
+        opt, default = known[name]
+        if opt is not None:
+            check_value(opt, value, texts.get(name))
+        else:
+            why = _like_default(default, value)
+            if why:
                 raise OptionError(name, value, why, texts.get(name))
-        if not options:
-            return
-    if probe and factory is not None:
-        _probe(policy, factory, options, texts)
+    if options.get("queues") is not None and "queues" in known:
+        _check_queue_orders(options, texts)
+    if isinstance(policy, type) and _own(policy):      # a built-in: its rules across options, no policy built
+        why = policy.options_conflict({**{n: d for n, (_, d) in known.items()}, **options})
+        if why:
+            _raise_for(why, options, texts)
+    elif probe and options:                           # a user's: its constructor is its check
+        _probe(policy, options, texts)
 
 
 def _like_default(default, value) -> str | None:
@@ -497,59 +450,58 @@ def _check_queue_orders(options: dict, texts: dict) -> None:
         raise OptionError("queues", options["queues"], str(exc), texts.get("queues")) from None
 
 
-def _probe(policy: str, factory, options: dict, texts: dict) -> None:
+def build(policy, platform, *, seed: int = 0, **options):
+    """The scheduler of policy class (or factory) `policy`: ``policy.build(platform, seed=…, **options)``
+    for a class (`Scheduler.build`), else ``policy(platform, seed=…, **options)``."""
+    make = getattr(policy, "build", None) if isinstance(policy, type) else None
+    return (make or policy)(platform, seed=seed, **options)
+
+
+def _probe(policy, options: dict, texts: dict) -> None:
     """Build the policy on a small platform: its constructor's ValueError / TypeError becomes the OptionError."""
     from ..errors import InputError
     from ..platforms.model import Platform
     plat = Platform.simple(2, [10 ** 12, 10 ** 12])
     try:
-        factory(plat, seed=0, **options)
+        build(policy, plat, seed=0, **options)
     except InputError:
         raise
     except (TypeError, ValueError) as exc:
-        msg = " ".join(str(exc).split()) or exc.__class__.__name__
-        name = next((n for n in options if n in msg), None) or next(iter(options), "")
-        raise OptionError(name, options.get(name), msg, texts.get(name)) from None
+        _raise_for(" ".join(str(exc).split()) or exc.__class__.__name__, options, texts)
 
 
-def describe(policy: str, factory=None) -> list[tuple[str, str, str, str]]:
-    """(name, type and range, default, meaning) of every option `policy` takes: the table for a built-in
-    policy, the constructor's signature for another (type from the annotation or the default; meaning
-    from an ``name: text`` line of its docstring, else "")."""
-    if is_built_in(policy):
-        out = []
-        for name in option_names(policy):
-            o = OPTIONS[name]
-            default = o.default
-            rng = "" if o.kind.range in ("any", "true, false", "") else f" {o.kind.range}"
-            null = " (or null)" if o.nullable and "null" not in o.type else ""
-            out.append((name, o.type + rng + null, value_text(default),
-                        o.meaning + (f" (alias {o.flag})" if o.flag else "")))
-        return out
-    params, open_ended = _signature_options(_factory_of(policy, factory))
-    doc = inspect.getdoc(factory) or ""
-    init_doc = inspect.getdoc(getattr(factory, "__init__", None)) or ""
-    meanings = {}
-    for line in (doc + "\n" + init_doc).splitlines():
+def _raise_for(msg: str, options: dict, texts: dict) -> None:
+    """OptionError with reason `msg`, on the first option of `options` that `msg` names (else the first)."""
+    name = next((n for n in options if n in msg), None) or next(iter(options), "")
+    raise OptionError(name, options.get(name), msg, texts.get(name)) from None
+
+
+def describe(policy) -> list[tuple[str, str, str, str]]:
+    """(name, type and range, default, meaning) of every option policy class (or factory) `policy` takes:
+    a declared option as declared (its default the constructor's); another keyword with its type from the
+    annotation or the default and its meaning from a ``name: text`` line of the docstring, else ""."""
+    known, open_ended = takes(policy)
+    doc = (inspect.getdoc(policy) or "") + "\n" + (inspect.getdoc(getattr(policy, "__init__", None)) or "")
+    meanings: dict[str, str] = {}
+    for line in doc.splitlines():
         head, sep, rest = line.strip().partition(":")
-        if sep and head.strip() in {p.name for p in params} and rest.strip():
+        if sep and head.strip() in known and rest.strip():
             meanings.setdefault(head.strip(), rest.strip())
+    params = {p.name: p for p in _signature_options(policy)[0]}
     out = []
-    for p in params:
-        if (factory, p.name) in _INHERITED:
-            o = OPTIONS[p.name]
-            rng = "" if o.kind.range in ("any", "true, false", "") else f" {o.kind.range}"
-            null = " (or null)" if o.nullable and "null" not in o.type else ""
-            out.append((p.name, o.type + rng + null, value_text(p.default), o.meaning))
+    for name, (opt, default) in known.items():
+        d = "(required)" if default is inspect.Parameter.empty else value_text(default)
+        if opt is not None:
+            out.append((name, opt.type_text, d, opt.meaning + (f" (alias {opt.flag})" if opt.flag else "")))
             continue
-        if p.annotation is not p.empty:
+        p = params.get(name)
+        if p is not None and p.annotation is not p.empty:
             t = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", str(p.annotation))
-        elif p.default is not p.empty and p.default is not None:
-            t = type(p.default).__name__
+        elif default is not inspect.Parameter.empty and default is not None:
+            t = type(default).__name__
         else:
             t = "any"
-        d = "(required)" if p.default is p.empty else value_text(p.default)
-        out.append((p.name, t, d, meanings.get(p.name, "")))
+        out.append((name, t, d, meanings.get(name, "")))
     if open_ended:
         out.append(("**options", "any", "", "the constructor takes any other keyword option"))
     return out

@@ -45,9 +45,10 @@ from .limits import MAX_EXHAUSTIVE
 from .placement import staged_bb_start
 from .plan_engine import PlanEngine, make_engine
 from .profile import AvailabilityProfile, Fit, procset_of
-from .profiled import ProfileScheduler
+from .options import Custom, Number, Option, native_check
+from .profile_scheduler import ProfileScheduler
 
-__all__ = ["PlanScheduler", "SearchResult", "candidate_orders", "plan_search", "plan_on_profile",
+__all__ = ["FixedAlphaPlan", "Plan1", "Plan2", "Plan3", "PlanScheduler", "SearchResult", "candidate_orders", "plan_search", "plan_on_profile",
            "MAX_EXHAUSTIVE", "wake_time"]
 
 
@@ -224,11 +225,11 @@ class PlanScheduler(ProfileScheduler):
         platform, seed, period, overdue_grace: see `ProfileScheduler` (the seed drives the
             annealing's random choices).
         alpha: α > 0 of Eq. 1 (real); plan-1/2/3 fix it to 1/2/3.
-        cooling_rate: r, 0 < r ≤ 1 (default 0.9).
-        cooling_steps: N ≥ 0 (default 30).
-        temperature_steps: M ≥ 0 moves per temperature (default 6).
+        cooling_rate: r, 0 < r ≤ 1.
+        cooling_steps: N ≥ 0.
+        temperature_steps: M ≥ 0 moves per temperature.
         exhaustive_limit: queues of at most this many jobs are searched over all permutations
-            (default 5; 0 ≤ limit ≤ MAX_EXHAUSTIVE).
+            (0 ≤ limit ≤ MAX_EXHAUSTIVE).
         native: plan engine: None = the C engine if it can be built, else pure Python; False =
             pure Python; True = C or RuntimeError. Both give identical schedules.
         staging, staging_bandwidth: as `ProfileScheduler` (default "bb-first": on the three-phase job model
@@ -250,18 +251,35 @@ class PlanScheduler(ProfileScheduler):
     """
 
     name = "plan"
+    declared_options = ProfileScheduler.declared_options + (
+        Option("alpha", Number(0, open_low=True),
+               "α of the plan score Σ wait^α (Kopanski & Rzadca 2021, Eq. 1; plan-1, plan-2, plan-3 fix it)",
+               flag="--alpha", metavar="A"),
+        Option("cooling_rate", Number(0, 1, open_low=True), "simulated annealing's cooling rate r"),
+        Option("cooling_steps", Number(0, integer=True), "simulated annealing's cooling steps N"),
+        Option("temperature_steps", Number(0, integer=True), "moves per temperature M"),
+        Option("exhaustive_limit", Number(0, MAX_EXHAUSTIVE, integer=True),
+               "queues of at most this many jobs are searched over all permutations"),
+        Option("native", Custom(native_check, "bool or null", ""),
+               "plan engine: null = C if it builds, else Python; false = Python; true = C (same schedules)",
+               nullable=True),
+    )
     #: a job that fits now but was planned later waits for the jobs the chosen order put before it
     blocked_reason = "Priority"
     default_staging = "bb-first"
 
     def __init__(self, platform: Platform, *, seed: int = 0, alpha: float = 2.0,
                  cooling_rate: float = 0.9, cooling_steps: int = 30, temperature_steps: int = 6,
-                 exhaustive_limit: int = 5, native: bool | None = None,
-                 period: float | None = None, overdue_grace: float = 1.0,
-                 staging: str | None = None, staging_bandwidth: float = 5e9):
-        super().__init__(platform, seed=seed, period=period, overdue_grace=overdue_grace, staging=staging,
-                         staging_bandwidth=staging_bandwidth)
+                 exhaustive_limit: int = 5, native: bool | None = None, **options):
+        super().__init__(platform, seed=seed, **options)   # period, overdue_grace, staging, staging_bandwidth
         set_search_options(self, alpha, cooling_rate, cooling_steps, temperature_steps, exhaustive_limit, native)
+
+    @classmethod
+    def for_flags(cls, flag_options: dict) -> tuple[type, str | None]:
+        """``--alpha A`` runs ``plan`` with α = A, labelled ``plan-A`` (for ``plan`` and ``plan-N``)."""
+        if "alpha" in flag_options:
+            return PlanScheduler, f"plan-{flag_options['alpha']:g}"
+        return cls, None
 
     def decide(self, now: float) -> list[Start | StageIn]:
         self.last_search = None
@@ -303,3 +321,38 @@ class PlanScheduler(ProfileScheduler):
             self._wake = None if wake is None else wake_time(wake)
         return out
 
+
+class FixedAlphaPlan(PlanScheduler):
+    """`plan-N`: `PlanScheduler` with α fixed to `fixed_alpha` (Kopanski & Rzadca 2021, §3.3); it takes every
+    option of ``plan`` but ``alpha`` (TypeError if another α is passed). ``--alpha A`` on the command line
+    runs ``plan`` with α = A instead (`for_flags`)."""
+
+    declared_options = tuple(o for o in PlanScheduler.declared_options if o.name != "alpha")
+    fixed_alpha: float = 2
+
+    def __init__(self, platform: Platform, *, seed: int = 0, **options):
+        a = options.pop("alpha", self.fixed_alpha)
+        if a != self.fixed_alpha:
+            raise TypeError(f"{self.name} fixes alpha = {self.fixed_alpha}; use policy 'plan' with alpha={a!r}")
+        super().__init__(platform, seed=seed, alpha=self.fixed_alpha, **options)
+
+
+class Plan1(FixedAlphaPlan):
+    """`plan-1`: plan-based scheduling with α = 1 (Kopanski & Rzadca 2021, §3.3)."""
+
+    name = "plan-1"
+    fixed_alpha = 1
+
+
+class Plan2(FixedAlphaPlan):
+    """`plan-2`: plan-based scheduling with α = 2 (Kopanski & Rzadca 2021, §3.3)."""
+
+    name = "plan-2"
+    fixed_alpha = 2
+
+
+class Plan3(FixedAlphaPlan):
+    """`plan-3`: plan-based scheduling with α = 3 (Kopanski & Rzadca 2021, §3.3)."""
+
+    name = "plan-3"
+    fixed_alpha = 3

@@ -1,11 +1,11 @@
-"""Policy specs → scheduler factories: built-in names, installed entry points, user modules and files.
+"""Policy specs → policy classes: built-in names, installed entry points, user modules and files.
 
 One resolver for every command (`run`, `serve`, `reproduce --policies`, `policies`, the pybatsim adapter);
 the interface a user policy implements is `burstbuffer.schedulers.api.Policy` (docs/writing-a-policy.md).
 
 A *policy spec* is one of:
 
-- a built-in name (`registry.POLICIES` and `registry.THREE_PHASE_POLICIES`: ``sjf-bb``, ``plan-2``, …);
+- a built-in name (`registry.POLICIES`: ``sjf-bb``, ``plan-2``, ``cerberus``, …);
 - the name of an entry point of the group ``burstbuffer.policies`` of an installed distribution
   (``[options.entry_points] burstbuffer.policies = my-policy = my_pkg.policies:MyPolicy``);
 - ``package.module:ClassName`` (an importable module);
@@ -13,7 +13,7 @@ A *policy spec* is one of:
   taken from the current folder).
 
 The object named must be a subclass of `burstbuffer.schedulers.base.Scheduler` (any class built as
-``Class(platform, seed=N, **options)``). Every failure is a `PolicyError` whose message is one line
+``Class.build(platform, seed=N, **options)``). Every failure is a `PolicyError` whose message is one line
 (``SPEC: REASON``); the CLI turns it into ``burstbuffer: --policy: SPEC: REASON`` and exit status 2.
 """
 from __future__ import annotations
@@ -26,14 +26,14 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..platforms.model import Platform
 from .base import Scheduler
-from .registry import POLICIES as _BUILT_IN, THREE_PHASE_POLICIES
+from .registry import POLICIES
 
-__all__ = ["ENTRY_POINT_GROUP", "PolicyError", "PolicyInfo", "all_policies", "is_spec", "make_scheduler",
-           "resolve_policy"]
+__all__ = ["ENTRY_POINT_GROUP", "PolicyError", "PolicyInfo", "all_policies", "check_named_options", "is_spec",
+           "load_file", "make_scheduler",
+           "policy_info", "resolve_policy"]
 
 #: entry-point group under which installed packages offer policies
 ENTRY_POINT_GROUP = "burstbuffer.policies"
@@ -55,28 +55,28 @@ class PolicyInfo:
         spec: what the user wrote (a name or ``MODULE:CLASS`` / ``FILE.py:CLASS``).
         label: a short name safe as a folder name (the built-in or entry-point name; else the class's own
             ``name`` attribute, else its class name) — `run`'s default ``out/LABEL``, reproduce's run folder.
-        factory: ``factory(platform, *, seed=0, **options) -> Scheduler``.
+        policy: the policy class (a `Scheduler` subclass: its options, capabilities and ``build``).
         origin: ``built-in``, ``entry point of DIST``, ``module MODULE`` or ``file PATH``.
     """
 
     spec: str
     label: str
-    factory: Callable[..., Scheduler]
+    policy: type[Scheduler]
     origin: str
 
     @property
     def description(self) -> str:
-        """First line of the factory's docstring ('' if none)."""
-        doc = (inspect.getdoc(self.factory) or "").strip()
+        """First line of the policy class's docstring ('' if none)."""
+        doc = (inspect.getdoc(self.policy) or "").strip()
         return " ".join(doc.split("\n\n", 1)[0].split()) if doc else ""
 
     @property
     def options(self) -> list[str]:
         """The keyword options the policy takes, as ``name=default`` (``name`` alone when it has no
-        default): a built-in policy's declared options (`burstbuffer.schedulers.options.OPTIONS`), else
-        the factory's keyword parameters besides ``platform`` and ``seed``."""
+        default): the class's declared options and its own keyword parameters
+        (`burstbuffer.schedulers.options.describe`)."""
         from .options import describe
-        rows = describe(self.spec if self.origin == "built-in" else "", self.factory)
+        rows = describe(self.policy)
         return [n if d == "(required)" else f"{n}={d}" for n, _, d, _ in rows if not n.startswith("**")]
 
 
@@ -116,7 +116,9 @@ def _import_error(spec: str, what: str, exc: BaseException) -> PolicyError:
     return PolicyError(spec, f"cannot import {what}: {exc.__class__.__name__}: {exc}{line}")
 
 
-def _load_file(spec: str, path_text: str):
+def load_file(spec: str, path_text: str):
+    """The module of Python file `path_text` (loaded once under a private name; `spec` names it in a
+    `PolicyError`)."""
     path = Path(path_text).expanduser()
     if not path.exists():
         raise PolicyError(spec, f"file {path_text} not found")
@@ -160,7 +162,7 @@ def _resolve_target(spec: str, target: str) -> tuple[type, str, str]:
         raise PolicyError(spec, "expected MODULE:CLASS or FILE.py:CLASS")
     attr = attr.strip()
     if where.endswith(".py") or "/" in where or "\\" in where:
-        mod = _load_file(spec, where)
+        mod = load_file(spec, where)
         origin = f"file {where}"
     else:
         mod = _load_module(spec, where)
@@ -202,8 +204,6 @@ def resolve_policy(spec: str) -> PolicyInfo:
     `PolicyError` (one line) for an unknown name, a missing file or module, a missing attribute, an
     object that is not a `Scheduler` subclass, or an exception raised while importing the user's code.
     """
-    POLICIES = {**_BUILT_IN, **THREE_PHASE_POLICIES}
-
     spec = str(spec).strip()
     if not spec:
         raise PolicyError("''", "empty policy name")
@@ -230,8 +230,6 @@ def resolve_policy(spec: str) -> PolicyInfo:
 def all_policies() -> tuple[list[PolicyInfo], list[str]]:
     """(every built-in policy then every entry point of `ENTRY_POINT_GROUP`, sorted by name; the one-line
     errors of the entry points that failed to load)."""
-    POLICIES = {**_BUILT_IN, **THREE_PHASE_POLICIES}
-
     infos = [PolicyInfo(n, n, POLICIES[n], "built-in") for n in sorted(POLICIES)]
     errors = []
     for name in sorted(_entry_points()):
@@ -245,18 +243,21 @@ def all_policies() -> tuple[list[PolicyInfo], list[str]]:
     return infos, errors
 
 
+def check_named_options(spec: str, options: dict) -> None:
+    """`options.check_options` for the policy `spec` names (a campaign row's, a study column's): PolicyError if
+    it cannot be resolved, OptionError for a bad option."""
+    from .options import check_options
+    check_options(resolve_policy(spec).policy, options, label=spec)
+
+
 def make_scheduler(name: str, platform: Platform, *, seed: int = 0, **options) -> Scheduler:
     """Build the scheduler of policy `name` for `platform`.
 
-    `options` are passed to the factory (for the profile-based policies: ``period`` [s] and
-    ``overdue_grace`` [s], see `ProfileScheduler`; for the plan policies also ``alpha``,
-    ``cooling_rate``, ``cooling_steps``, ``temperature_steps``, ``exhaustive_limit``, ``native``,
-    see `PlanScheduler`). `seed` seeds the policy's private `random.Random` (the only source of
-    randomness). `name` may also be an entry point of ``burstbuffer.policies``, ``MODULE:CLASS`` or
-    ``FILE.py:CLASS`` (`resolve_policy`). Raises `PolicyError` (a ValueError,
-    one line) if `name` cannot be resolved; the factory raises TypeError/ValueError on bad options.
+    `options` are the policy's options (its class's ``declared_options``, listed by ``burstbuffer policies
+    NAME``), passed to its ``build``; `seed` seeds the policy's private `random.Random` (the only source of
+    randomness). `name` may be a built-in name, an entry point of ``burstbuffer.policies``, ``MODULE:CLASS`` or
+    ``FILE.py:CLASS`` (`resolve_policy`). Raises `PolicyError` (a ValueError, one line) if `name` cannot be
+    resolved; the policy raises TypeError/ValueError on bad options (unchecked here: a run checks them once,
+    `burstbuffer.spec.make_spec`).
     """
-    factory = _BUILT_IN.get(name) or THREE_PHASE_POLICIES.get(name)
-    if factory is None:
-        factory = resolve_policy(name).factory
-    return factory(platform, seed=seed, **options)
+    return resolve_policy(name).policy.build(platform, seed=seed, **options)

@@ -32,9 +32,10 @@ class SlurmBB(Cerberus):
     """
 
     name = "slurm-bb"
+    declared_options = ()
 
     def __init__(self, platform, *, seed: int = 0):
-        super().__init__(platform, seed=seed)
+        super().__init__(platform, seed=seed, phases="one")   # one BB amount per job: its own decide uses it
         self.node_end: dict[str, float] = {}     # running job → expected node release [s] (start + walltime)
 
     def nodes_released(self, job_id: str, now: float) -> None:

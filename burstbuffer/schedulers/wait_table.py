@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-import numpy as np
+from ..lazy import lazy
+
+#: numpy, imported with the first table (declaring the policies that keep one costs no numpy)
+np = lazy("numpy", globals(), "np")
 
 #: the fixed reason names of docs/wait-reasons.md; a policy's own reasons are added when first seen
 BASE_REASONS = ("Resources", "BurstBufferResources", "Priority", "Reservation")

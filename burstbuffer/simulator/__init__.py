@@ -11,7 +11,8 @@ Modules: `cli` (options); `server` (`Simulator`: reads the inputs, starts SimGri
 around one `state.SimState` shared by `loop` (the event loop and the exchange with the scheduler), `handlers`
 (the scheduler's requests) and `execution` (the jobs as SimGrid activities); `platform_loader` (a platform
 read by `burstbuffer.platforms.simgrid_xml` → SimGrid), `workload` (jobs and profiles), `protocol` (wire
-format), `outputs` (jobs.csv, schedule.csv). The simulator imports `burstbuffer.platforms`, never the reverse.
+format), `outputs` (jobs.csv, schedule.csv), `events` (Batsim's external events), `batexec` (``--no-sched``),
+`energy` (``-E``). The simulator imports `burstbuffer.platforms`, never the reverse.
 This package imports SimGrid only when a simulation runs.
 """
 from __future__ import annotations

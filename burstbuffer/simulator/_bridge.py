@@ -8,7 +8,7 @@ request-reply sends, waiters and killers' reports are C++ actors too, twins of `
 
 A ~230-line pybind11 extension against ``libsimgrid-dev`` (``native/simbridge.cpp``), compiled on first use
 with the system's C++ compiler (``$CXX``, else ``c++``) and cached like the plan engine
-(`schedulers._cbuild.compile_file_cached`; `load_extension` also builds the energy module, `energy`).
+(`cbuild.compile_file_cached`; `load_extension` also builds the energy module, `energy`).
 
 `load()` returns the module or raises `NativeUnavailable` (no compiler, no SimGrid or pybind11 headers,
 disabled by ``BURSTBUFFER_NATIVE=0``). Which core runs: `burstbuffer.simulator.server.select_core`.
@@ -24,7 +24,7 @@ import functools
 import os
 import sys
 
-from ..schedulers._cbuild import NativeUnavailable, compile_file_cached
+from ..cbuild import NativeUnavailable, compile_file_cached
 
 #: the C++ sources of the simulator's compiled modules (package data: burstbuffer/simulator/native/)
 NATIVE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "native")
@@ -71,7 +71,7 @@ def _first_error(stderr: str) -> str:
 
 def load_extension(source: str, stem: str, libs: tuple[str, ...] = ("-lsimgrid",)):
     """The pybind11 module compiled from ``native/SOURCE`` (linked with `libs`; built on its first use,
-    cached as ``STEM_<tag>`` by `_cbuild.compile_file_cached`, which a start whose source did not change
+    cached as ``STEM_<tag>`` by `cbuild.compile_file_cached`, which a start whose source did not change
     answers from a stamp, without reading the source), imported. Raises NativeUnavailable when it cannot
     be built (one line: why), OSError when the source is missing."""
     import importlib.machinery  # noqa: PLC0415

@@ -1,14 +1,21 @@
 """burstbuffer simulate (or python -m burstbuffer.simulator): the embedded simulator's command line.
 
-Options follow Batsim 4's (batsim --help; docs/protocol.md): -p PLATFORM -w WORKLOAD [-w ...] [-e PREFIX]
-[-s ENDPOINT] [-r HOSTS:ROLE ...] [--enable-dynamic-jobs] [--acknowledge-dynamic-jobs]
-[--enable-profile-reuse] [--forward-profiles-on-submission] [-E] [-q], and this simulator's own
-[--network-model exact|ring|random-ring|uncontended] (docs/io-model.md §5; exact is Batsim's). As with Batsim, start the
-scheduler first (it binds its REP socket), then this process connects to it.
+Every option of "batsim --help" (Batsim 4.2.1) is accepted with Batsim's meaning, so that a "batsim"
+command line runs as it is (docs/batsim.md has the table): -p PLATFORM [-w WORKLOAD ...] [--events FILE ...]
+[-e PREFIX] [-s ENDPOINT] [-m NAME] [-r HOSTS:ROLE ...] [-E] [--mmax N] [--mmax-workload]
+[--enable-dynamic-jobs] [--acknowledge-dynamic-jobs] [--enable-profile-reuse]
+[--forward-profiles-on-submission] [--forward-unknown-events] [--enable-compute-sharing]
+[--disable-storage-sharing] [--sched-cfg STR | --sched-cfg-file FILE] [--sg-cfg NAME:VALUE ...]
+[--sg-log OPTION ...] [--disable-schedule-tracing] [--disable-machine-state-tracing] [-v LEVEL] [-q]
+[--redis-hostname H] [--redis-port P] [--redis-prefix X] [--workflow-jobs-limit N]
+[--ignore-beyond-last-workflow] [--dump-execution-context] [--no-sched]. Refused with one line (exit 2): Redis
+(--enable-redis) and workflows (-W, --WS). This simulator's own: --network-model, --core,
+--timeout, --dump-platform, --route. --version and --simgrid-version print a version and exit. As with Batsim, start the scheduler first (it binds its REP socket),
+then this process connects to it.
 
-Exit status: 0 done; 2 bad input (missing or malformed platform/workload file, bad option), with one line
-'burstbuffer simulate: error: FILE: ITEM: REASON'; 1 the scheduler broke the protocol (one line saying
-how, as Batsim aborts) or the simulation deadlocked.
+Exit status: 0 done; 2 bad input (missing or malformed platform/workload/events file, bad option, an option
+this simulator does not support), with one line 'burstbuffer simulate: error: FILE: ITEM: REASON'; 1 the
+scheduler broke the protocol (one line saying how, as Batsim aborts) or the simulation deadlocked.
 """
 from __future__ import annotations
 
@@ -20,9 +27,12 @@ import sys
 
 from .. import cliargs
 from ..errors import InputError
+from ..platforms.simgrid_xml import DEFAULT_MASTER_HOST
 from .network import NETWORK_MODELS
 
 PROG = "burstbuffer simulate"
+#: Batsim's --verbosity levels
+VERBOSITY = ("quiet", "network-only", "information", "debug")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -30,6 +40,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-p", "--platform", required=True, help="SimGrid platform XML (e.g. platforms/dragonfly96.xml)")
     p.add_argument("-w", "--workload", action="append", default=[], metavar="WORKLOAD",
                    help="Batsim workload JSON; repeatable (workloads w0, w1, ...)")
+    p.add_argument("--events", action="append", default=[], metavar="EVENTS_FILE",
+                   help="external events, one JSON object a line (machine_unavailable, machine_available; "
+                        "others with --forward-unknown-events); repeatable (docs/batsim.md)")
+    p.add_argument("--forward-unknown-events", action="store_true",
+                   help="forward events of unknown types to the scheduler (NOTIFY); ignored without --events")
+    p.add_argument("-W", "--workflow", action="append", default=[], metavar="WORKFLOW_FILE",
+                   help="Batsim's workflows: not supported (refused)")
+    p.add_argument("--WS", "--workflow-start", action="append", nargs=2, default=[],
+                   metavar=("CUT_WORKFLOW_FILE", "START_TIME"), dest="workflow_start",
+                   help="Batsim's cut workflows: not supported (refused)")
+    p.add_argument("--workflow-jobs-limit", type=cliargs.nonneg_int, default=0, metavar="N",
+                   help="Batsim's limit of concurrent workflow jobs: no effect without workflows [default: 0]")
+    p.add_argument("--ignore-beyond-last-workflow", action="store_true",
+                   help="Batsim's: no effect without workflows")
+    p.add_argument("--mmax", type=cliargs.nonneg_int, default=0, metavar="N",
+                   help="keep only the first N compute machines (0: all) [default: 0]")
+    p.add_argument("--mmax-workload", action="store_true",
+                   help="keep only as many compute machines as the largest 'nb_res' of the workloads (with "
+                        "--mmax: the smaller of both)")
     p.add_argument("-e", "--export", default="out", metavar="PREFIX",
                    help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv, PREFIX_machine_states.csv "
                         "[default: out]")
@@ -40,8 +69,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-r", "--add-role-to-hosts", action="append", default=[], metavar="HOSTS:ROLE",
                    help="give ROLE (storage, compute_node, master) to the comma-separated HOSTS; repeatable. "
                         "Without it, the cluster's 'storage_nodes' zone property names the storage nodes")
-    p.add_argument("-m", "--master-host", default="master", metavar="NAME",
-                   help="master host if no host has role=master [default: master]")
+    p.add_argument("-m", "--master-host", default=DEFAULT_MASTER_HOST, metavar="NAME",
+                   help="host given the master role, else a host with role=master [default: %(default)s]")
     p.add_argument("--enable-dynamic-jobs", action="store_true",
                    help="let the scheduler register jobs and profiles (REGISTER_JOB/REGISTER_PROFILE)")
     p.add_argument("--acknowledge-dynamic-jobs", action="store_true",
@@ -54,7 +83,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="allow several jobs on one compute node at a time")
     p.add_argument("--disable-storage-sharing", action="store_true",
                    help="forbid several jobs on one storage node at a time")
-    p.add_argument("--sched-cfg", default="", metavar="STRING", help="string forwarded as config.sched-config")
+    cfg = p.add_mutually_exclusive_group()
+    cfg.add_argument("--sched-cfg", default="", metavar="STRING", help="string forwarded as config.sched-config")
+    cfg.add_argument("--sched-cfg-file", default=None, metavar="FILE",
+                     help="as --sched-cfg, the string being the whole content of FILE")
+    p.add_argument("--no-sched", action="store_true",
+                   help="no scheduler: every job starts at t=0 on machines 0 to res-1, as Batsim's option does "
+                        "(PREFIX_jobs.csv gets no row; docs/batsim.md)")
+    p.add_argument("--enable-redis", action="store_true", help="Batsim's Redis: not supported (refused)")
+    p.add_argument("--redis-hostname", default="127.0.0.1", metavar="HOST",
+                   help="only passed on in SIMULATION_BEGINS' config (no Redis) [default: 127.0.0.1]")
+    p.add_argument("--redis-port", type=int, default=6379, metavar="PORT",
+                   help="only passed on in SIMULATION_BEGINS' config (no Redis) [default: 6379]")
+    p.add_argument("--redis-prefix", default="default", metavar="PREFIX",
+                   help="only passed on in SIMULATION_BEGINS' config (no Redis) [default: default]")
     p.add_argument("--sg-cfg", action="append", default=[], metavar="NAME:VALUE",
                    help="a SimGrid configuration option (as SimGrid's --cfg=NAME:VALUE, e.g. "
                         "network/optim:Full); repeatable. It comes after this simulator's own (host/model:ptask_L07, "
@@ -83,11 +125,44 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "PREFIX_pstate_changes.csv (docs/batsim.md)")
     p.add_argument("--disable-machine-state-tracing", action="store_true",
                    help="do not write PREFIX_machine_states.csv (as Batsim's option)")
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("--disable-schedule-tracing", action="store_true",
+                   help="Batsim's: no Pajé trace (PREFIX_schedule.trace); this simulator never writes one")
+    p.add_argument("-v", "--verbosity", choices=VERBOSITY, default="information",
+                   help="quiet (errors only), network-only (and every message exchanged with the scheduler), "
+                        "information (and a summary), debug (both) [default: information]")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors (--verbosity quiet)")
+    p.add_argument("--dump-execution-context", action="store_true",
+                   help="print the execution context as Batsim does (one JSON object: socket endpoint, Redis, "
+                        "export prefix, external scheduler) and exit")
+    p.add_argument("--version", action=_Print, text=_version, help="print the simulator's version and exit")
+    p.add_argument("--simgrid-version", action=_Print, text=_simgrid_version,
+                   help="print the version of SimGrid it runs on and exit")
     p.add_argument("--dump-platform", action="store_true",
                    help="print the resources (JSON, as SIMULATION_BEGINS lists them) and exit; no workload needed")
     p.add_argument("--route", action="append", default=[], metavar="SRC,DST",
                    help="with --dump-platform: also print the route (links, latency) from host SRC to DST")
+
+
+class _Print(argparse.Action):
+    """An option that prints `text()` and exits 0 (Batsim's --version, --simgrid-version)."""
+
+    def __init__(self, option_strings, dest, text, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+        self.text = text
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(self.text())
+        parser.exit(0)
+
+
+def _version() -> str:
+    from ..version import __version__
+    return f"burstbuffer {__version__} (Batsim 4.2.1's command line and protocol)"
+
+
+def _simgrid_version() -> str:
+    from .server import import_simgrid
+    return import_simgrid(True).simgrid_version
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -104,11 +179,60 @@ def register(subparsers) -> argparse.ArgumentParser:
 _SG_LOG = r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*\.(thres|threshold|fmt|layout|app|appender|add|additivity):.+$"
 
 
+#: Batsim options this simulator refuses (argparse dest → the reason given)
+UNSUPPORTED = {
+    "enable_redis": ("--enable-redis", "Redis is not supported: the scheduler gets everything through the "
+                                       "protocol's messages (run without --enable-redis)"),
+    "workflow": ("-W/--workflow", "Batsim's workflows are not supported"),
+    "workflow_start": ("--WS/--workflow-start", "Batsim's workflows are not supported"),
+}
+
+
+def refuse_unsupported(ns: argparse.Namespace) -> None:
+    """InputError naming the first option of `UNSUPPORTED` that `ns` sets."""
+    for dest, (opt, reason) in UNSUPPORTED.items():
+        if getattr(ns, dest, None):
+            raise InputError(opt, "option", f"not supported by this simulator: {reason}")
+
+
+def execution_context(ns: argparse.Namespace) -> str:
+    """Batsim's ``--dump-execution-context`` output (batsim.cpp, main): one compact JSON object."""
+    return json.dumps({"socket_endpoint": ns.socket_endpoint, "redis_enabled": bool(ns.enable_redis),
+                       "redis_hostname": ns.redis_hostname, "redis_port": ns.redis_port,
+                       "redis_prefix": ns.redis_prefix, "export_prefix": ns.export,
+                       "external_scheduler": not ns.no_sched}, separators=(",", ":"), ensure_ascii=False)
+
+
+def sched_config(ns: argparse.Namespace) -> str:
+    """The string SIMULATION_BEGINS' ``config.sched-config`` carries: --sched-cfg, else the content of
+    --sched-cfg-file (InputError if it cannot be read), else ""."""
+    path = getattr(ns, "sched_cfg_file", None)
+    if ns.sched_cfg or path is None:
+        return ns.sched_cfg
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, "--sched-cfg-file", f"cannot be read ({exc.__class__.__name__})") from None
+
+
+def verbosity(ns: argparse.Namespace) -> str:
+    """The verbosity level: --verbosity, quiet if -q."""
+    return "quiet" if getattr(ns, "quiet", False) else getattr(ns, "verbosity", "information")
+
+
 def config_from_args(ns: argparse.Namespace):
     """argparse namespace → SimConfig. Raises InputError for a --sg-cfg that is not NAME:VALUE or an
     --sg-log that is not CATEGORY.SETTING:VALUE (SimGrid's own syntax, checked here because SimGrid aborts
-    on it; an unknown option name or a bad value is SimGrid's to reject: `server.Simulator.run`)."""
+    on it; an unknown option name or a bad value is SimGrid's to reject: `server.Simulator.run`), an
+    unreadable --sched-cfg-file, --enable-profile-reuse without --enable-dynamic-jobs, or an option this
+    simulator refuses (`UNSUPPORTED`)."""
     from .server import SimConfig
+
+    refuse_unsupported(ns)
+    if ns.enable_profile_reuse and not ns.enable_dynamic_jobs:   # Batsim refuses it too (batsim.cpp)
+        raise InputError("--enable-profile-reuse", "option", "profile reuse is enabled but dynamic registration "
+                                                             "is not (add --enable-dynamic-jobs)")
 
     for c in getattr(ns, "sg_cfg", []):
         if not re.match(r"^[A-Za-z0-9_/-]+:.*$", c):
@@ -124,11 +248,17 @@ def config_from_args(ns: argparse.Namespace):
                      dynamic_jobs=ns.enable_dynamic_jobs, ack_dynamic_jobs=ns.acknowledge_dynamic_jobs,
                      profile_reuse=ns.enable_profile_reuse, forward_profiles=ns.forward_profiles_on_submission,
                      compute_sharing=ns.enable_compute_sharing, storage_sharing=not ns.disable_storage_sharing,
-                     sched_config=ns.sched_cfg, quiet=ns.quiet, timeout=ns.timeout,
+                     sched_config=sched_config(ns), quiet=verbosity(ns) in ("quiet", "network-only"),
+                     log_messages=verbosity(ns) in ("network-only", "debug"), timeout=ns.timeout,
                      network_model=ns.network_model, core=getattr(ns, "core", None),
                      machine_states=not getattr(ns, "disable_machine_state_tracing", False),
                      energy=getattr(ns, "energy", False), sg_cfg=list(getattr(ns, "sg_cfg", [])),
-                     sg_log=list(getattr(ns, "sg_log", [])))
+                     sg_log=list(getattr(ns, "sg_log", [])), events=list(getattr(ns, "events", [])),
+                     forward_unknown_events=getattr(ns, "forward_unknown_events", False),
+                     max_machines=getattr(ns, "mmax", 0), max_machines_by_workload=getattr(ns, "mmax_workload", False),
+                     redis_hostname=getattr(ns, "redis_hostname", "127.0.0.1"),
+                     redis_port=getattr(ns, "redis_port", 6379), redis_prefix=getattr(ns, "redis_prefix", "default"),
+                     no_sched=getattr(ns, "no_sched", False))
 
 
 def dump_platform(ns: argparse.Namespace) -> dict:
@@ -159,12 +289,14 @@ def run_args(ns: argparse.Namespace, transport=None) -> int:
     link to the scheduler, if not the one ``-s`` names (`server.Simulator.run`)."""
     from .server import EXIT_PROTOCOL, SimulationError, Simulator
 
+    quiet = verbosity(ns) in ("quiet", "network-only")
     try:
+        if getattr(ns, "dump_execution_context", False):
+            print(execution_context(ns))
+            return 0
         if ns.dump_platform:
             print(json.dumps(dump_platform(ns), indent=1))
             return 0
-        if not ns.workload:
-            raise InputError("-w", "workload", "at least one workload file is needed")
         sim = Simulator(config_from_args(ns))
         # SimGrid keeps the main thread in C++ while actors run: let Ctrl-C end the process at once.
         try:
@@ -180,13 +312,16 @@ def run_args(ns: argparse.Namespace, transport=None) -> int:
         from ..jsonvalues import excerpt
         print(f"{PROG}: simulation stopped: {excerpt(str(exc), 2000)}", file=sys.stderr)
         tb = getattr(exc, "traceback_text", None)
-        if tb and not ns.quiet:
+        if tb and not quiet:
             sys.stderr.write(tb)
         return EXIT_PROTOCOL
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
-    if not ns.quiet:
+    if not quiet and getattr(ns, "no_sched", False):
+        print(f"{PROG}: --no-sched: every job run at t=0 without a scheduler (no job rows, as Batsim), simulated "
+              f"until t={res.end_time:f} s; outputs {res.jobs_csv}, {res.schedule_csv}", file=sys.stderr)
+    elif not quiet:
         print(f"{PROG}: {res.nb_jobs} jobs ({res.nb_success} succeeded, {res.nb_killed} killed or failed, "
               f"{res.nb_rejected} rejected), simulated until t={res.end_time:f} s, {res.nb_messages} messages, "
               f"wall {res.wall_time:.2f} s (scheduler {res.scheduling_time:.2f} s), CPU {res.cpu_time:.2f} s; "

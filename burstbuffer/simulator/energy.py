@@ -377,8 +377,6 @@ class Energy:
     def start_switch(self, mid: int, target: int, during: str, after: str, virtual: int) -> None:
         st = self.st
         ms = st.mstate[mid]
-        if st.states is not None:
-            st.states.moved(ms.state, during)
         ms.set_state(during, st.now)
         sw = Switch(mid, target, after)
         self.nb_switching += 1
@@ -392,8 +390,6 @@ class Energy:
         self.nat.set_pstate(sw.mid, virtual)
         st.sg.this_actor.execute(1)
         self.nat.set_pstate(sw.mid, sw.target)
-        if st.states is not None:
-            st.states.moved(ms.state, sw.state)
         ms.set_state(sw.state, st.now)
         post_to_server(st, sw)
 

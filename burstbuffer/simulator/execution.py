@@ -49,7 +49,7 @@ def machines_release(st: SimState, job: Job, now: float | None = None) -> None:
     for mid in job.alloc_ids:
         ms = mstate[mid]
         ms.jobs.discard(job)
-        if not ms.jobs:
+        if not ms.jobs and ms.state != "unavailable":   # an unavailable one stays so (events)
             ms.set_state("idle", now)
     if st.states is not None:
         st.states.job_ended(now, job.alloc_ids, mstate)
@@ -130,7 +130,26 @@ def job_body(st: SimState, job: Job, host) -> None:
     if st.energy is not None:
         st.energy.job_started(job)
     ret = run_profile(st, job, job.profile, remaining)
+    if st.cfg.no_sched:
+        end_unheard(st, job, ret)
+        return
     end_job(st, job, ret, st.now)
+
+
+def end_unheard(st: SimState, job: Job, ret: int) -> None:
+    """--no-sched (`batexec`): the end of `job` without a message (there is no server); its task cancelled if
+    it was left running at its walltime (its actor ends now). After the last job, the parked job actors are
+    let go and the simulation ends."""
+    end_job(st, job, ret, st.now, put=False)
+    if job.orphan is not None:
+        job.orphan.cancel()
+        job.orphan = None
+    st.nb_executing -= 1
+    st.batexec_left -= 1
+    if st.batexec_left == 0:
+        st.end_ack = True
+        st.end_clock = st.now
+        release_workers(st)
 
 
 def end_job(st: SimState, job: Job, ret: int, t: float, put: bool = True) -> None:
@@ -418,13 +437,17 @@ def uncontended_flops(st: SimState, alloc: list[int], hosts: list, cpu: float, c
     return [s * seconds for s in speeds]
 
 
-def job_progress(st: SimState, job: Job) -> dict:
+def job_progress(st: SimState, job: Job) -> tuple[dict, bool]:
+    """(The progress of running `job` as JOB_KILLED reports it, Batsim's ``compute_job_progress``; whether
+    the job is in a parallel task now, which Batsim's ``cancel_ptask`` would cancel)."""
     node = {"profile_name": (job.current_profile or job.profile).name}
     act = job.activity
     frac = 0.0
+    in_ptask = False
     if job.actor == BRIDGED and act is not None:
         if job.program is None:                          # one parallel task (`start_exec`)
             frac = 1.0 - float(st.bridge.exec_remaining_ratio(act))
+            in_ptask = True
         else:                                            # a program: where its actor is
             stack, leaf, kind, start = st.bridge.where(act)
             if leaf >= 0:
@@ -432,11 +455,13 @@ def job_progress(st: SimState, job: Job) -> dict:
                 node["profile_name"] = prof.name
                 if kind == _EXEC:
                     frac = 1.0 - float(st.bridge.exec_remaining_ratio(act))
+                    in_ptask = True
                 elif kind == _SLEEP and float(prof.data["delay"]) > 0:
                     frac = (st.now - start) / float(prof.data["delay"])
             job.composed_stack = [(job.program[i][0], k) for i, k in stack]
         absorb(st)
     elif job.activity_kind == "exec" and act is not None:
+        in_ptask = True
         try:
             frac = 1.0 - float(act.remaining_ratio)
         except Exception:  # noqa: BLE001 (an activity already gone)
@@ -446,7 +471,7 @@ def job_progress(st: SimState, job: Job) -> dict:
     node["progress"] = min(max(frac, 0.0), 1.0)
     for prof, index in reversed(job.composed_stack):
         node = {"profile_name": prof.name, "current_task_index": index, "current_task": node}
-    return node
+    return node, in_ptask
 
 
 def kill_jobs(st: SimState, to_kill: list[Job]) -> tuple[dict, list[Job]]:
@@ -456,7 +481,7 @@ def kill_jobs(st: SimState, to_kill: list[Job]) -> tuple[dict, list[Job]]:
     for job in to_kill:
         if job.state != "RUNNING":
             continue
-        progress[job.id] = job_progress(st, job)
+        progress[job.id], in_ptask = job_progress(st, job)
         if job.state != "RUNNING":      # it ended meanwhile (bridged core: `absorb`)
             continue
         if job.actor == BRIDGED:
@@ -468,7 +493,9 @@ def kill_jobs(st: SimState, to_kill: list[Job]) -> tuple[dict, list[Job]]:
         st.nb_executing -= 1
         job.actor = job.activity = None
         job.state = "COMPLETED_KILLED"
-        job.return_code = -2  # Batsim's code of a job killed by the scheduler
+        # Batsim's killer_process: a running parallel task is cancelled, and the job's executor ends it with
+        # -2; otherwise (a delay) the executor is killed and the job keeps its initial -1 (jobs.hpp)
+        job.return_code = -2 if in_ptask else -1
         machines_release(st, job)
         if st.energy is not None:
             st.energy.job_ended(job)

@@ -5,8 +5,8 @@ NOTIFY, CHANGE_JOB_STATE, TO_JOB_MSG, SET_RESOURCE_STATE and QUERY.
 Each ``ev_<type>(st, i, data)`` checks event `i`'s `data` as Batsim checks it (a violation raises
 `SimulationError`, one line) and applies it to the state `st`; starting and killing the job actors is
 `execution`'s. `HANDLERS` maps each event type to its handler. SET_RESOURCE_STATE and QUERY are `energy`'s
-with ``-E``; without it they stop the simulation, as Batsim does without energy. Not reproduced: resource
-state changes (unavailable machines).
+with ``-E``; without it they stop the simulation, as Batsim does without energy. Machines made unavailable
+by external events are `events`'.
 """
 from __future__ import annotations
 
@@ -141,9 +141,18 @@ def ev_execute_job(st: SimState, i: int, data) -> None:
                     f"{ms.m.kind} machines is disabled")
     if st.energy is not None:
         st.energy.check_allocation(job, alloc, data["alloc"])
+    start_job(st, job, alloc, ids, text, mapping, storage_mapping)
+    dispatch(st, job, st.mstate[ids[0]].host)
+
+
+def start_job(st: SimState, job: Job, alloc, ids, text: str, mapping=None, storage_mapping=None) -> None:
+    """`job` starts now on machines `ids` (`alloc` as a ProcSet, `text` as Batsim prints it), with its
+    executors' `mapping` (None: one per machine) and `storage_mapping`: it is running, its machines
+    computing, a machine-states row written (Batsim's ``update_machines_on_job_run``). Its actor is the
+    caller's to start (`execution.dispatch`)."""
     job.state = "RUNNING"
     job.allocation, job.alloc_ids, job.alloc_text = alloc, ids, text
-    job.storage_mapping = storage_mapping
+    job.storage_mapping = {} if storage_mapping is None else storage_mapping
     job.mapping = mapping
     job.starting_time = LD(st.now)
     st.nb_running += 1
@@ -155,7 +164,6 @@ def ev_execute_job(st: SimState, i: int, data) -> None:
         ms.jobs.add(job)
     if st.states is not None:
         st.states.job_started(now, ids, mstate)
-    dispatch(st, job, mstate[ids[0]].host)
 
 
 def ev_reject_job(st: SimState, i: int, data) -> None:

@@ -16,10 +16,12 @@ Batsim's rules kept (its ``server.cpp``, ``protocol.cpp``):
 """
 from __future__ import annotations
 
+import sys
 import time
 
 from ..jsonvalues import excerpt
 from . import jsonnumbers, masters
+from .events import occurred
 from .execution import absorb, release_workers
 from .handlers import HANDLERS, killing_done
 from .protocol import dumps, is_number
@@ -35,7 +37,8 @@ _REPLY_TYPES = frozenset(("EXECUTE_JOB", "REJECT_JOB", "KILL_JOB", "CALL_ME_LATE
 
 def plan_submissions(st: SimState) -> None:
     """Start the static jobs' submitters (Batsim's job submitters, `masters.submitter`), one per workload,
-    before the server (Batsim creates them first)."""
+    then the external events' (`masters.event_submitter`), one per events file, before the server (Batsim
+    creates them in that order)."""
     for name in st.static_names:
         wl = st.workloads[name]
         jobs = sorted(wl.jobs.values(), key=lambda j: (j.subtime, j.id))
@@ -43,6 +46,10 @@ def plan_submissions(st: SimState) -> None:
         st.submitted_upto[name] = 0
         st.submitters_left += 1
         masters.submitter(st, name, jobs)
+    for name, evs in st.event_lists.items():
+        st.events_upto[name] = 0
+        st.event_submitters_left += 1
+        masters.event_submitter(st, name, [e.timestamp for e in evs])
 
 
 def serve(st: SimState) -> None:
@@ -78,7 +85,7 @@ def mailbox_empty(st: SimState) -> bool:
 
 
 def finished(st: SimState) -> bool:
-    return (st.submitters_left == 0
+    return (st.submitters_left == 0 and st.event_submitters_left == 0
             and (not st.cfg.dynamic_jobs or st.registration_finished)
             and st.nb_completed == st.nb_submitted and st.nb_running == 0 and st.nb_waiters == 0
             and st.nb_killers == 0
@@ -91,7 +98,7 @@ def next_message(st: SimState):
     energy switch) or a master-host actor's (a tuple, `masters`). Under the bridged core, what its job actors
     did during the get is applied right after it (`execution.absorb`). A server that would wait for a
     message no actor can send stops the simulation (`deadlock_reason`)."""
-    if (st.sched_ready and st.submitters_left == 0 and st.nb_waiters == 0 and st.nb_killers == 0
+    if (st.sched_ready and st.submitters_left == 0 and st.event_submitters_left == 0 and st.nb_waiters == 0 and st.nb_killers == 0
             and st.nb_executing == 0 and mailbox_empty(st)):
         raise SimulationError(deadlock_reason(st))
     payload = st.sg.Mailbox.by_name(masters.SERVER).get()  # Batsim's receive_message: by name, then get
@@ -118,9 +125,13 @@ def send(st: SimState) -> None:
     st.out = []
     st.sched_ready = False
     st.nb_messages += 1
+    if st.cfg.log_messages:
+        print(f"[{now:f}] [network/INFO] Sending '{text}'", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     reply = st.transport.request(text, st.nb_messages)
     st.sched_time += time.perf_counter() - t0
+    if st.cfg.log_messages:
+        print(f"[{now:f}] [network/INFO] Received '{reply}'", file=sys.stderr, flush=True)
     # Jobs that ended in the message just sent are forgotten now (Batsim's jobs_to_be_deleted).
     if st.to_delete:
         for job in st.to_delete:
@@ -205,8 +216,16 @@ def handle(st: SimState, payload) -> None:
     elif kind == "KILLED":
         st.nb_killers -= 1
         killing_done(st, *payload[1:])
+    elif kind == "EVENTS":
+        _, name, upto = payload
+        occurred(st, st.event_lists[name][st.events_upto[name]:upto + 1])
+        st.events_upto[name] = upto + 1
     elif kind == "HELLO":
         pass
+    elif kind == "EVENTS_BYE":
+        st.event_submitters_left -= 1
+        if st.event_submitters_left == 0:
+            st.append(st.now, "NOTIFY", {"type": "no_more_external_event_to_occur"})
     elif kind == "BYE":
         st.submitters_left -= 1
         st.to_submit.pop(payload[1], None)
@@ -242,11 +261,11 @@ def simulation_begins(st: SimState) -> dict:
         "allow_compute_sharing": bool(c.compute_sharing),
         "allow_storage_sharing": bool(c.storage_sharing),
         "config": {
-            "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
-            "redis-prefix": "default", "profiles-forwarded-on-submission": bool(c.forward_profiles),
+            "redis-enabled": False, "redis-hostname": c.redis_hostname, "redis-port": c.redis_port,
+            "redis-prefix": c.redis_prefix, "profiles-forwarded-on-submission": bool(c.forward_profiles),
             "dynamic-jobs-enabled": bool(c.dynamic_jobs), "dynamic-jobs-acknowledged": bool(c.ack_dynamic_jobs),
-            "profile-reuse-enabled": bool(c.profile_reuse), "sched-config": c.sched_config,
-            "forward-unknown-events": False,
+            "profile-reuse-enabled": bool(c.dynamic_jobs and c.profile_reuse), "sched-config": c.sched_config,
+            "forward-unknown-events": bool(c.forward_unknown_events and c.events),
         },
         "compute_resources": [x.to_json() for x in m.compute],
         "storage_resources": [x.to_json() for x in m.storage],

@@ -6,6 +6,8 @@ sleeps Batsim's code makes, so that the server receives Batsim's messages at Bat
   then, for each job in (subtime, id) order, if its subtime is after the current submission date (the clock
   as a long double), the jobs gathered so far are sent in one message and the actor sleeps
   ``double(subtime - current)``, then takes the clock as the new current date; the last group; a bye.
+- `event_submitter`: one per events file (``event_submitter.cpp``, ``static_event_submitter_process``): the
+  submitter's steps over the events' timestamps.
 - `at_times`: the request-reply actor's part after the exchange with the scheduler (``protocol.cpp``,
   ``send_message_at_time``): for each event of the reply, a sleep until its timestamp if it is ahead of the
   clock, then the message; then SCHED_READY at the reply's ``now``. A killer's report (``killer_process``,
@@ -45,7 +47,20 @@ def submitter(st: SimState, name: str, jobs: list) -> None:
                            [j.subtime for j in jobs], hello, groups, bye)
 
 
-def _submitter_body(st: SimState, subtimes: list[float], hello, groups: list, bye) -> None:
+def event_submitter(st: SimState, name: str, dates: list[float]) -> None:
+    """Start the event submitter of events file `name` (``we0``, ...) on the master host; `dates`: its events'
+    timestamps [s], in order. Its messages: ``("HELLO", name)``, ``("EVENTS", name, i)`` (the events gathered
+    so far, up to the i-th), ``("EVENTS_BYE", name)``."""
+    hello, bye = ("HELLO", name), ("EVENTS_BYE", name)
+    groups = [("EVENTS", name, i) for i in range(len(dates))]
+    if st.bridge is not None:
+        st.bridge.submitter(f"event_submitter_{name}", dates, hello, groups, bye)
+    else:
+        st.sg.Actor.create(f"event_submitter_{name}", st.master_host, st.guarded, _submitter_body, st,
+                           dates, hello, groups, bye, False)
+
+
+def _submitter_body(st: SimState, subtimes: list[float], hello, groups: list, bye, jobs: bool = True) -> None:
     sg = st.sg
     put(st, hello)
     current = LD(sg.Engine.clock)
@@ -57,7 +72,7 @@ def _submitter_body(st: SimState, subtimes: list[float], hello, groups: list, by
             last = -1
             sg.this_actor.sleep_for(float(LD(subtime) - current))
             current = LD(sg.Engine.clock)
-        if i == 0 and st.energy is not None:
+        if i == 0 and jobs and st.energy is not None:
             st.energy.first_job_submitted()  # read by Batsim's submitter at its first job
         last = i
     if last >= 0:

@@ -20,7 +20,8 @@ when several jobs start or end then, as Batsim — with the number of machines i
 ``%g``. Without energy no machine sleeps or switches: those columns are 0. As Batsim 4.2.1 counts (machines.cpp:
 the idle count starts at the number of *compute* machines, and every machine's change of state moves one
 between the counts), a storage machine running a job (data staging, a checkpoint) counts as computing and
-lowers the idle count: nb_idle + nb_computing is always the number of compute machines.
+lowers the idle count: nb_idle + nb_computing is the number of compute machines but for the sleeping and
+switching ones (``-E``, in their own columns) and the unavailable ones (external events, in no column).
 """
 from __future__ import annotations
 
@@ -128,48 +129,30 @@ MACHINE_STATES_COLUMNS = ("time", "nb_sleeping", "nb_switching_on", "nb_switchin
 
 
 class MachineStatesWriter:
-    """Streams ``PREFIX_machine_states.csv`` (module docstring); `nb_machines` is the number of compute machines
-    (Batsim's initial idle count).
+    """Streams ``PREFIX_machine_states.csv`` (module docstring): `counts` is the number of machines in each
+    state, kept by the machines (`state.machine_counts`, `state.MachineState.set_state`).
 
-    `job_started(now, alloc, mstate)` after the machines of `alloc` were given the job (its `jobs` sets
-    updated), `job_ended(now, alloc, mstate)` after they were released: each writes one row, as Batsim's
-    `update_machines_on_job_run` / `_end` do. A machine (compute or storage) counts as computing while its `jobs`
-    set is not empty.
-
-    With energy (``-E``, `energy`): `moved(old, new)` moves one machine between idle and the sleeping and
-    switching states (no row), `row(now)` writes one; the idle count is what the other counts leave.
+    `job_started(now, alloc, mstate)` after the machines of `alloc` were given the job, `job_ended(now,
+    alloc, mstate)` after they were released, and `row(now)` (energy's switches) each write one row of the
+    counts, as Batsim's `update_machines_on_job_run` / `_end` do.
     """
 
-    def __init__(self, path: str, nb_machines: int):
+    def __init__(self, path: str, counts: dict[str, int]):
         self.path = path
         self.f = open(path, "w", encoding="utf-8", newline="")
         self.f.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
-        self.nb_machines = nb_machines
-        self.computing = 0
-        self.powered = {"sleeping": 0, "switching_on": 0, "switching_off": 0}
+        self.counts = counts
 
-    def _row(self, now: float) -> None:
-        p = self.powered
-        self.f.write("%g,%d,%d,%d,%d,%d\n" % (now, p["sleeping"], p["switching_on"], p["switching_off"],
-                                              self.nb_machines - self.computing - sum(p.values()),
-                                              self.computing))
-
-    row = _row
-
-    def moved(self, old: str, new: str) -> None:
-        """One machine went from state `old` to `new` (idle, sleeping, switching_on, switching_off)."""
-        if old in self.powered:
-            self.powered[old] -= 1
-        if new in self.powered:
-            self.powered[new] += 1
+    def row(self, now: float) -> None:
+        c = self.counts
+        self.f.write("%g,%d,%d,%d,%d,%d\n" % (now, c["sleeping"], c["switching_on"], c["switching_off"],
+                                              c["idle"], c["computing"]))
 
     def job_started(self, now: float, alloc, mstate) -> None:
-        self.computing += sum(1 for mid in alloc if len(mstate[mid].jobs) == 1)
-        self._row(now)
+        self.row(now)
 
     def job_ended(self, now: float, alloc, mstate) -> None:
-        self.computing -= sum(1 for mid in alloc if not mstate[mid].jobs)
-        self._row(now)
+        self.row(now)
 
     def close(self) -> None:
         self.f.close()

@@ -25,7 +25,10 @@ def load_into_engine(engine, spec: PlatformSpec) -> str:
         try:
             engine.load_platform(spec.path)
         except Exception as exc:  # SimGrid raises RuntimeError("Parse error at FILE:LINE: ...")
-            raise InputError(spec.path, "SimGrid", str(exc).splitlines()[0]) from None
+            # (an empty message when SimGrid's text is not UTF-8, e.g. its parser quoting a byte-order mark)
+            lines = str(exc).splitlines()
+            raise InputError(spec.path, "SimGrid", lines[0] if lines else "SimGrid's XML parser refuses the "
+                             "file (a byte-order mark, or a character that is not UTF-8?)") from None
         return "xml"
     _ApiBuilder(engine, spec).build()
     return "api"

@@ -9,8 +9,9 @@ first allocated host, which does what Batsim's ``execute_job_process`` does. The
 (`execution`). This module reads the inputs, starts
 SimGrid and the ZeroMQ socket, runs the server actor and writes the outputs (`Simulator`).
 
-Energy (``-E``): `energy`. Not reproduced: Redis, SMPI/trace-replay profiles, external events, workflows,
-``additional_io_job``, resource state changes (docs/batsim-fidelity.md).
+Energy (``-E``): `energy`; external events (``--events``): `events`; ``--no-sched``: `batexec`. Not
+reproduced: Redis, SMPI/trace-replay profiles, workflows, ``additional_io_job`` (docs/batsim.md,
+docs/batsim-fidelity.md).
 """
 from __future__ import annotations
 
@@ -18,13 +19,14 @@ import os
 import sys
 import time
 
-from .. import __version__
+from ..version import __version__
 from ..errors import InputError
-from ..platforms.simgrid_xml import parse_platform, parse_roles_option, resolve_machines
+from ..platforms.simgrid_xml import Machines, parse_platform, parse_roles_option, resolve_machines
+from .events import check_machines, load_events
 from .loop import deadlock_reason, plan_submissions, serve
 from .outputs import JobsWriter, MachineStatesWriter
 from .platform_loader import load_into_engine
-from .state import EXIT_PROTOCOL, MachineState, SimConfig, SimResult, SimState, SimulationError
+from .state import EXIT_PROTOCOL, MachineState, SimConfig, SimResult, SimState, SimulationError, machine_counts
 from .workload import Workload, load_workload
 
 __all__ = ["EXIT_PROTOCOL", "SimConfig", "SimResult", "SimulationError", "Simulator", "import_simgrid"]
@@ -111,6 +113,27 @@ def select_core(st: SimState):
         return None
 
 
+def machine_limit(cfg: SimConfig, workloads: list[Workload]) -> int | None:
+    """The number of compute machines to keep (Batsim's ``load_workloads_and_workflows``), None for all:
+    ``--mmax N`` (N > 0), ``--mmax-workload`` (the largest ``nb_res`` of the workloads), both (the smaller)."""
+    if cfg.max_machines_by_workload:
+        most = max((w.nb_res for w in workloads if w.nb_res is not None), default=-1)
+        return min(cfg.max_machines, most) if cfg.max_machines > 0 else most
+    return cfg.max_machines if cfg.max_machines > 0 else None
+
+
+def limited(machines: Machines, n: int, source: str) -> Machines:
+    """`machines` with only the first `n` compute machines (ids 0..n-1), the storage machines numbered after
+    them (Batsim's ``Machines::create_machines``). InputError if the platform has fewer than `n`."""
+    if n <= 0 or n > len(machines.compute):
+        raise InputError(source, "--mmax", f"impossible to compute on M={n} machines: only "
+                                           f"{len(machines.compute)} compute machines are described in the platform")
+    kept = Machines(machines.compute[:n], list(machines.storage), machines.master)
+    for i, m in enumerate(kept.all):
+        m.id = i
+    return kept
+
+
 class Simulator:
     """One simulation. Construction reads and checks the inputs (raises InputError); `run()` simulates
     against the scheduler listening on `config.socket` and writes the outputs; it returns a `SimResult`
@@ -121,14 +144,24 @@ class Simulator:
         self.cfg = config
         spec = parse_platform(config.platform)
         machines = resolve_machines(spec, parse_roles_option(config.roles), config.master)
-        if not config.workloads:
-            raise InputError("-w", "workload", "at least one workload file is needed")
         workloads: dict[str, Workload] = {}
         for i, path in enumerate(config.workloads):
             workloads[f"w{i}"] = load_workload(path, f"w{i}")
+        limit = machine_limit(config, list(workloads.values()))
+        if limit is not None:
+            machines = limited(machines, limit, spec.path)
+        event_lists = {}
+        for i, path in enumerate(config.events):
+            evs = load_events(path, config.forward_unknown_events)
+            check_machines(path, evs, len(machines.all))
+            event_lists[f"we{i}"] = evs
         self.state = SimState(cfg=config, spec=spec, machines=machines, workloads=workloads,
                               static_names=list(workloads),
                               gc_profiles=not (config.dynamic_jobs and config.profile_reuse))
+        self.state.event_lists = event_lists
+        if config.no_sched:
+            from . import batexec  # noqa: PLC0415
+            batexec.check(self.state)
         self.power = None
         if config.energy:
             from . import energy  # noqa: PLC0415
@@ -150,7 +183,7 @@ class Simulator:
         nat = None
         if self.power is not None:
             from . import energy  # noqa: PLC0415
-            from ..schedulers._cbuild import NativeUnavailable  # noqa: PLC0415
+            from ..cbuild import NativeUnavailable  # noqa: PLC0415
             try:
                 nat = energy.load_native()
             except (NativeUnavailable, OSError) as exc:
@@ -158,8 +191,8 @@ class Simulator:
                                                  f"which cannot be built: {exc}") from None
             # the plugin warns of every host without wattage (the master): noise here
             args.append("--log=host_energy.thres:critical")
-        # energy runs on the actor core (a switch is an actor, as in Batsim)
-        st.bridge = select_core(st) if nat is None else None
+        # energy and --no-sched run on the actor core (a switch is an actor, as in Batsim; no server)
+        st.bridge = select_core(st) if nat is None and not st.cfg.no_sched else None
         if st.bridge is not None:
             # one Python actor only: the cheapest context factory runs (thread: SimGrid's Python default).
             # Given to the engine's constructor: the factory is made then (a later set_config is ignored).
@@ -177,8 +210,9 @@ class Simulator:
         st.loader = load_into_engine(engine, st.spec)
         hosts = {h.name: h for h in engine.all_hosts}
         st.mstate = []
+        counts = machine_counts(len(st.machines.compute))
         for m in st.machines.all:
-            ms = MachineState(m)
+            ms = MachineState(m, counts)
             ms.host = hosts[m.name]
             st.mstate.append(ms)
         st.master_host = hosts[st.machines.master.name]
@@ -192,21 +226,26 @@ class Simulator:
         st.jobs_csv, st.schedule_csv = f"{prefix}_jobs.csv", f"{prefix}_schedule.csv"
         st.writer = JobsWriter(st.jobs_csv)
         if st.cfg.machine_states:
-            st.states = MachineStatesWriter(f"{prefix}_machine_states.csv", len(st.machines.compute))
+            st.states = MachineStatesWriter(f"{prefix}_machine_states.csv", counts)
         if nat is not None:
             from .energy import Energy  # noqa: PLC0415
             st.energy = Energy(st, nat, self.power, prefix)
         st.error = None
         from .transport import connect  # noqa: PLC0415
 
-        st.transport = connect(st.cfg) if transport is None else transport
-        st.listen = st.bridge.listen if st.bridge is not None else mailbox_listen()
-        plan_submissions(st)  # the submitters first, then the server (Batsim's order)
-        sg.Actor.create("server", st.master_host, st.guarded, serve, st)
+        if st.cfg.no_sched:
+            from . import batexec  # noqa: PLC0415
+            batexec.launch(st)      # no scheduler, no server
+        else:
+            st.transport = connect(st.cfg) if transport is None else transport
+            st.listen = st.bridge.listen if st.bridge is not None else mailbox_listen()
+            plan_submissions(st)  # the submitters first, then the server (Batsim's order)
+            sg.Actor.create("server", st.master_host, st.guarded, serve, st)
         try:
             engine.run()
         finally:
-            st.transport.close()
+            if st.transport is not None:
+                st.transport.close()
             st.writer.close()
             if st.states is not None:
                 st.states.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..platforms.simgrid_xml import Machines, PlatformSpec
+from ..platforms.simgrid_xml import DEFAULT_MASTER_HOST, Machines, PlatformSpec
 from ..records import Record
 from .longdouble import LD  # noqa: F401 (the simulator's parts take it from here)
 from .protocol import event
@@ -37,21 +37,27 @@ class SimConfig(Record):
     docs/reliability.md). network_model: how a
     homogeneous parallel task's all-to-all becomes flows (`network.NETWORK_MODELS`; "exact" is Batsim's).
     core: how jobs run (`server.select_core`, docs/simulator-core.md). energy: Batsim's ``-E`` (`energy`;
-    docs/batsim.md)."""
+    docs/batsim.md). The other fields: the Batsim options named beside them."""
 
     _fields = ("platform", "workloads", "export_prefix", "socket", "roles", "master", "dynamic_jobs",
                "ack_dynamic_jobs", "profile_reuse", "forward_profiles", "compute_sharing", "storage_sharing",
                "sched_config", "quiet", "timeout", "network_model", "heartbeat_timeout", "disconnect_grace",
-               "core", "machine_states", "energy", "sg_cfg", "sg_log")
+               "core", "machine_states", "energy", "sg_cfg", "sg_log", "events", "forward_unknown_events",
+               "max_machines", "max_machines_by_workload", "redis_hostname", "redis_port", "redis_prefix",
+               "log_messages", "no_sched")
 
     def __init__(self, platform: str, workloads: list[str], export_prefix: str = "out",
-                 socket: str = "tcp://localhost:28000", roles: list[str] | None = None, master: str = "master",
+                 socket: str = "tcp://localhost:28000", roles: list[str] | None = None,
+                 master: str = DEFAULT_MASTER_HOST,
                  dynamic_jobs: bool = False, ack_dynamic_jobs: bool = False, profile_reuse: bool = False,
                  forward_profiles: bool = False, compute_sharing: bool = False, storage_sharing: bool = True,
                  sched_config: str = "", quiet: bool = False, timeout: float | None = None,
                  network_model: str = "exact", heartbeat_timeout: float = 30.0, disconnect_grace: float = 2.0,
                  core: str | None = None, machine_states: bool = True, energy: bool = False,
-                 sg_cfg: list[str] | None = None, sg_log: list[str] | None = None):
+                 sg_cfg: list[str] | None = None, sg_log: list[str] | None = None, events: list[str] | None = None,
+                 forward_unknown_events: bool = False, max_machines: int = 0, max_machines_by_workload: bool = False,
+                 redis_hostname: str = "127.0.0.1", redis_port: int = 6379, redis_prefix: str = "default",
+                 log_messages: bool = False, no_sched: bool = False):
         self.platform = platform
         self.workloads = workloads
         self.export_prefix = export_prefix
@@ -80,6 +86,21 @@ class SimConfig(Record):
         #: SimGrid options given as Batsim's --sg-cfg NAME:VALUE and --sg-log OPTION, after this simulator's own
         self.sg_cfg = [] if sg_cfg is None else sg_cfg
         self.sg_log = [] if sg_log is None else sg_log
+        #: external events files (Batsim's --events; `events`), and whether events of unknown types are
+        #: forwarded to the scheduler (--forward-unknown-events)
+        self.events = [] if events is None else events
+        self.forward_unknown_events = forward_unknown_events
+        #: Batsim's --mmax (0: no limit) and --mmax-workload: the compute machines kept (`server.machine_limit`)
+        self.max_machines = max_machines
+        self.max_machines_by_workload = max_machines_by_workload
+        #: Batsim's --redis-hostname/-port/-prefix: only passed on in SIMULATION_BEGINS' config (no Redis here)
+        self.redis_hostname = redis_hostname
+        self.redis_port = redis_port
+        self.redis_prefix = redis_prefix
+        #: print every message exchanged with the scheduler on stderr (Batsim's network-only and debug verbosity)
+        self.log_messages = log_messages
+        #: Batsim's --no-sched: every job at t=0 on machines 0..res-1, no scheduler (`batexec`)
+        self.no_sched = no_sched
 
 
 class SimResult(Record):
@@ -106,22 +127,42 @@ class SimResult(Record):
         self.platform_loader = platform_loader
 
 
+#: Batsim's machine states (machines.hpp), as its outputs name them
+MACHINE_STATES = ("sleeping", "switching_on", "switching_off", "idle", "computing", "unavailable")
+
+
+def machine_counts(nb_compute: int) -> dict[str, int]:
+    """The number of machines in each state at the start, as Batsim counts them (machines.cpp): every
+    compute machine idle, the storage machines in no count (one that computes moves from idle to
+    computing all the same)."""
+    counts = dict.fromkeys(MACHINE_STATES, 0)
+    counts["idle"] = nb_compute
+    return counts
+
+
 class MachineState:
-    """One Batsim resource during the run: its `Machine`, SimGrid host, state ("idle"/"computing") since
-    `last` [s], the jobs on it and the time spent in each state [s]."""
+    """One Batsim resource during the run: its `Machine`, SimGrid host, state (one of `MACHINE_STATES`)
+    since `last` [s], the jobs on it and the time spent in each state [s]. `counts`: the number of
+    machines in each state (`machine_counts`), shared by all machines and kept by `set_state`."""
 
-    __slots__ = ("m", "state", "last", "jobs", "time_in", "host")
+    __slots__ = ("m", "state", "last", "jobs", "time_in", "host", "counts")
 
-    def __init__(self, machine):
+    def __init__(self, machine, counts: dict[str, int] | None = None):
         self.m = machine
         self.state = "idle"
         self.last = 0.0
         self.jobs: set = set()
         self.time_in: dict[str, float] = {}
         self.host = None
+        self.counts = {} if counts is None else counts
 
     def set_state(self, new: str, now: float) -> None:
-        self.time_in[self.state] = self.time_in.get(self.state, 0.0) + (now - self.last)
+        old = self.state
+        self.time_in[old] = self.time_in.get(old, 0.0) + (now - self.last)
+        if old != new:
+            counts = self.counts
+            counts[old] = counts.get(old, 0) - 1
+            counts[new] = counts.get(new, 0) + 1
         self.state = new
         self.last = now
 
@@ -140,7 +181,7 @@ class SimState(Record):
                  "out", "sched_ready", "end_sent", "end_ack", "nb_submitted", "nb_completed", "nb_running",
                  "nb_waiters", "nb_executing", "registration_finished", "nb_messages", "sched_time", "end_clock",
                  "nb_killers", "to_submit", "submitted_upto", "to_delete", "idle_workers", "nb_workers",
-                 "submitters_left", "ring_alone", "bridge", "keyed", "next_key", "host_index", "energy")
+                 "submitters_left", "batexec_left", "event_lists", "events_upto", "event_submitters_left", "ring_alone", "bridge", "keyed", "next_key", "host_index", "energy")
     _fields = __slots__
     __eq__ = object.__eq__
     __hash__ = object.__hash__
@@ -188,6 +229,10 @@ class SimState(Record):
         self.idle_workers: dict = {}    # host -> parked job actors on it (moving one costs a simcall)
         self.nb_workers = 0             # job actors created (execution.MAX_WORKERS)
         self.submitters_left = 0
+        self.batexec_left = 0           # --no-sched: jobs not ended yet (`batexec`)
+        self.event_lists: dict = {}     # events file name (we0, ...) -> its events (`events.load_events`)
+        self.events_upto: dict = {}     # events file name -> how many of its events occurred
+        self.event_submitters_left = 0
         self.ring_alone: dict = {}      # (allocation, bytes per pair) -> network.ring_alone (uncontended)
         # the bridged core (execution.start_bridged; None: the actor core)
         self.bridge: Any = None         # the compiled bridge module (simulator._bridge)

@@ -163,7 +163,7 @@ def load_native():
 def connect(cfg: SimConfig):
     """The transport to the scheduler at ``cfg.socket``: a pipe pair's for ``fd://OUT,IN``; else ZeroMQ's,
     the compiled one when its module can be built (or is), else pyzmq's. InputError on a bad endpoint."""
-    from ..schedulers._cbuild import NativeUnavailable  # noqa: PLC0415
+    from ..cbuild import NativeUnavailable  # noqa: PLC0415
 
     try:
         fds = pipelink.parse_endpoint(cfg.socket)

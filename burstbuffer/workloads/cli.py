@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .. import cliargs
 from ..errors import InputError
+from ..platforms.simgrid_xml import xml_text
 from ..platforms.units import parse_bytes
 from .batsim_json import load_workload, write_workload
 from .split import split_workload, write_parts
@@ -69,7 +70,7 @@ def platform_params(path: str | Path) -> dict[str, int]:
             raise InputError(str(p), "platform", f"not a number: {exc}") from None
         return out
     try:
-        root = ET.fromstring(text.encode())
+        root = ET.fromstring(xml_text(text.encode()))
     except ET.ParseError as exc:
         raise InputError(str(p), "platform", f"invalid XML: {exc}") from None
 

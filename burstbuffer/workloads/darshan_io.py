@@ -14,7 +14,7 @@ MPI-IO calls reach the file system through POSIX calls, which Darshan also recor
 are summed.
 
 The model choice (per matched job of the workload, `n` = its compute nodes ``res``, `p` = its number of
-compute phases, `io_aware.nb_phases`):
+compute phases, `phases.nb_phases`):
 
     io_stage_in   = read / n                          (the input is staged in before the job runs)
     io_checkpoint = written / (n · p)                 (each of the p − 1 checkpoints, and its drain ...)
@@ -144,7 +144,7 @@ class DarshanResult:
 def apply_darshan(doc: dict, logs: list[LogIO]) -> DarshanResult:
     """Set the io_* fields of the profiles of `doc` (a validated workload document, changed in place) for the jobs
     whose id (as a string) a log names (module docstring)."""
-    from ..io_model.io_aware import nb_phases
+    from .phases import nb_phases
     per_job: dict[str, list[LogIO]] = {}
     for log in logs:
         per_job.setdefault(log.jobid, []).append(log)

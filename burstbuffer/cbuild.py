@@ -1,5 +1,6 @@
-"""Building the project's small C engines (plan-α's, the BBSched GA's) on first use: the C source
-(``burstbuffer/schedulers/native/*.c``, read by `c_source`) compiled
+"""Building the project's compiled code on first use — the policies' small C engines (plan-α's, the BBSched GA's,
+EASY's pass) and the simulator's modules — in a module of its own that both use: the C source (a package's
+``native/*.c``, read by `c_source`) compiled
 with the system's ``cc`` (or ``$CC``) into a shared library cached under ``$BURSTBUFFER_CACHE_DIR``,
 ``$XDG_CACHE_HOME/burstbuffer`` or ``~/.cache/burstbuffer``, keyed by the source, the compiler, the flags
 and the machine, then loaded with ctypes. ``BURSTBUFFER_NATIVE=0`` disables every engine (each keeps a
@@ -18,10 +19,10 @@ from pathlib import Path
 CFLAGS = ("-O2", "-std=c99", "-ffp-contract=off", "-shared", "-fPIC")
 
 
-def c_source(name: str) -> str:
-    """The text of the C source `name` shipped in ``burstbuffer/schedulers/native/`` (package data)."""
+def c_source(package: str, name: str) -> str:
+    """The text of the C source `name` shipped in `package`'s ``native/`` folder (package data)."""
     from importlib.resources import files
-    return files("burstbuffer.schedulers").joinpath("native", name).read_text()
+    return files(package).joinpath("native", name).read_text()
 
 
 class NativeUnavailable(Exception):
@@ -158,13 +159,14 @@ def build(source: str, stem: str, libs: tuple[str, ...] = ()) -> ctypes.CDLL:
 class NativeLibrary:
     """One of the package's C libraries, built and loaded on its first use, once per process.
 
-    `source`: the file name under ``schedulers/native/`` (`c_source`); `stem`, `libs`: as `build`;
+    `source`: the file name under `package`'s ``native/`` (`c_source`); `stem`, `libs`: as `build`;
     `declare(lib)`: sets the functions' ctypes signatures. `get()` returns the loaded library, or None
     when it cannot be built; `reason` then says why in one line (None while it is available or untried).
     `reset()` forgets both (the next `get()` tries again)."""
 
-    def __init__(self, source: str, stem: str, libs: tuple[str, ...] = (), declare=None):
+    def __init__(self, source: str, stem: str, libs: tuple[str, ...] = (), declare=None, *, package: str):
         self.source, self.stem, self.libs, self.declare = source, stem, libs, declare
+        self.package = package
         self.lib: ctypes.CDLL | None = None
         self.reason: str | None = None
 
@@ -174,7 +176,7 @@ class NativeLibrary:
         if self.lib is not None or self.reason is not None:
             return self.lib
         try:
-            lib = build(c_source(self.source), self.stem, self.libs)
+            lib = build(c_source(self.package, self.source), self.stem, self.libs)
             if self.declare is not None:
                 self.declare(lib)
             self.lib = lib
