@@ -220,7 +220,6 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
     whole = summ[summ["scope"] == "whole"]
     # the scopes run like the whole workload: "whole" and the study's extra workloads (e.g. S1-S4)
     extra = [sc for sc in summ["scope"].unique() if sc != "whole" and not str(sc).startswith("part-")]
-    judged = summ[summ["scope"].isin(["whole", *extra])]
     from .study import StudyData
     data = StudyData(rep, jobs, summ, specs, results, out, figs)
     rep.h(1, "The paper's claims beside the measurements")
@@ -228,15 +227,13 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         note = study.whole_scope_note(manifest) if study.whole_scope_note else None
         if note:
             rep.p(note)
-        rows = study.claim_rows(data) if study.claim_rows else (judged if extra else whole)
     else:
         rep.p("No whole-workload run: only the claims about the parts are judged.")
-        rows = summ.iloc[0:0]
     regime = study.regime(data) if study.regime else []
     mode = manifest.get("mode", "real")
     cj = _with_nodes(jobs, specs, results)
     # every claim judged three ways: on the runs, with its control in place of its treatment, and reversed
-    by_mode = {m: evaluate(study.claims, rows, pm, jobs=cj, mode=m, regime=regime) for m in MODES}
+    by_mode = {m: evaluate(study.claims, cj, mode=m, regime=regime) for m in MODES}
     verdicts = by_mode[mode]
     controls = {m: vs for m, vs in by_mode.items() if m != mode}
     if mode != "real":
