@@ -38,8 +38,8 @@ CASES = {
     "orders": (30, _crowd, ["--policies", _ORDERS, "--model", "alloc-only"]),
     "backfilling": (30, _crowd, []),
     "bbsched": (20, _bb_everywhere, ["--policies", "bbsched,bbsched-naive,bbsched/w10"]),
-    "three-phase": (15, None, ["--policies", "sjf-bb/io-aware,sjf-bb/three-phase,cerberus/three-phase,"
-                                             "cerberus-paper/three-phase"]),
+    "three-phase": (15, None, ["--policies", "cerberus/three-phase,fcfs-easy/io-aware,sjf-bb/io-aware,"
+                                             "plan-2/io-aware"]),
 }
 
 
