@@ -31,6 +31,10 @@ def table(out: Path, short: bool = False, doc: bool = False) -> str:
         intro = [f"Measured by `burstbuffer {' '.join(words)}` (whole workload: {m.get('whole_label')}; "
                  f"parts: {m.get('parts_label')}; model {m.get('model')}, seed {m.get('seed')}); verdict: {mode} run.",
                  ""]
+        if m.get("missing"):                                    # --report-only before every run finished
+            intro += [f"**Partial**: judged on the runs finished so far; {len(m['missing'])} not finished yet "
+                      f"({', '.join(m['missing'][:8])}{', …' if len(m['missing']) > 8 else ''}): their claims "
+                      "are not measured. Rerun the same command to finish them.", ""]
         head = ["id", "claim", "where", "asserts", "verdict", "placebo", "reversed", "band (its reason)",
                 "noise floor", "by how much"]
         rows = [[v["id"], v["claim"], v["source"], v.get("asserts", ""),

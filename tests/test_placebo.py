@@ -100,3 +100,17 @@ def _verdict_table():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def test_a_partial_table_says_so(tmp_path):
+    """--report-only before every run finished: the docs table says which runs are missing."""
+    (tmp_path / "verdicts.json").write_text(json.dumps([
+        {"id": "x", "claim": "a beats b", "source": "§1", "measured": "needs b on whole", "verdict": "not measured",
+         "by_how_much": "", "asserts": "difference", "mode": "real", "verdict_placebo": "not measured",
+         "verdict_reverse": "not measured", "band": "a vs b: [1, 2] %", "noise": ""}]))
+    (tmp_path / "manifest.json").write_text(json.dumps({"command": "x reproduce --jobs all --output o", "missing":
+                                                        ["whole/b", "part-00/b"], "whole_label": "all"}))
+    doc = _verdict_table().table(tmp_path, doc=True)
+    assert "**Partial**" in doc and "2 not finished yet (whole/b, part-00/b)" in doc
+    assert "Measured by `burstbuffer reproduce --jobs all`" in doc and "Regime checks: none" in doc
+    assert "| x | a beats b | §1 | difference | not measured | not measured | not measured | a vs b: [1, 2] % |" in doc
