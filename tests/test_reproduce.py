@@ -133,6 +133,7 @@ def test_report_only_simulates_nothing(reproduced, capsys):
     assert "report only: 6 of 7 runs finished" in capsys.readouterr().out
     assert not marker.exists()
     assert "not finished yet: part-01/sjf-bb" in (out / "report.md").read_text()
+    assert json.loads((out / "manifest.json").read_text())["missing"] == ["part-01/sjf-bb"]   # what it was made from
     assert set(pd.read_csv(out / "summary.csv").scope + "/" + pd.read_csv(out / "summary.csv").policy) == {
         "whole/fcfs", "whole/sjf-bb", "part-00/fcfs", "part-00/sjf-bb", "part-01/fcfs"}
 
