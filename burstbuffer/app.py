@@ -19,7 +19,7 @@ from .batsim.protocol import (CallMeLater, Event, JobCompleted, ProtocolError, J
                               NotifyBatsim, RejectJob, RequestedCall, SimulationBegins, SimulationEnds,
                               UnknownEvent)
 from .errors import InputError
-from .guards import DecisionGuard
+from .guards import DecisionGuard, run_hook
 from .io_model.base import JobModel
 from .metrics.definitions import (JOBS_CSV_COLUMNS, THREE_PHASE_COLUMNS, WAIT_COLUMNS, WAIT_REASONS,
                                   bounded_slowdown, runtime, stretch, turnaround_time, wait_reason_category,
@@ -156,6 +156,18 @@ class SchedulerApp:
 
     # ------------------------------------------------------------------ events
     def on_event(self, ts: float, ev: Event, out: Outbox) -> None:
+        """React to one event: the policy's hooks run here, under `guards.run_hook` (the decision timeout, its
+        exits turned into faults)."""
+        run_hook(self._on_event, (ts, ev, out), self.policy_label or getattr(self.scheduler, "name", "?"), ts,
+                 self.decision_timeout)
+
+    def after_events(self, now: float, out: Outbox) -> None:
+        """The policy's decisions after a message's events (`_after_events`; `DecisionGuard` bounds them), its
+        exits turned into faults (`guards.run_hook`)."""
+        run_hook(self._after_events, (now, out), self.policy_label or getattr(self.scheduler, "name", "?"), now,
+                 None)
+
+    def _on_event(self, ts: float, ev: Event, out: Outbox) -> None:
         self.last_event_time = ts
         if isinstance(ev, JobCompleted):
             self._completed(ev, ts, out)
@@ -174,9 +186,11 @@ class SchedulerApp:
         elif isinstance(ev, JobKilled):
             self._executing.difference_update(ev.job_ids)   # the JOB_COMPLETED, if any, carries the final state
         elif isinstance(ev, UnknownEvent):
-            if ev.type not in self.unknown_events:   # logged once per type, then ignored
-                logging.getLogger("burstbuffer").warning("ignoring unknown Batsim event type %r (t=%g)", ev.type, ts)
-            self.unknown_events.append(ev.type)
+            from .jsonvalues import excerpt
+            kind = excerpt(ev.type, 80)             # a peer's text: quoted bounded, kept bounded
+            if kind not in self.unknown_events:   # logged once per type, then ignored
+                logging.getLogger("burstbuffer").warning("ignoring unknown Batsim event type '%s' (t=%g)", kind, ts)
+            self.unknown_events.append(kind)
 
     def _begins(self, data: dict) -> None:
         if self.platform is not None:
@@ -299,7 +313,7 @@ class SchedulerApp:
             self.on_progress(self.ended, len(self.records))
 
     # ------------------------------------------------------------------ decisions
-    def after_events(self, now: float, out: Outbox) -> None:
+    def _after_events(self, now: float, out: Outbox) -> None:
         sched = self.scheduler
         if sched is None:
             return
@@ -367,22 +381,29 @@ class SchedulerApp:
         columns, `queue` and `priority` (at start, "" if none), and only then: other runs' files are
         unchanged (docs/orders-and-queues.md). Under a job model with phases (three-phase) the
         `THREE_PHASE_COLUMNS` come last (docs/io-model.md §3)."""
-        extra = list(self.scheduler.extra_job_columns or []) if self.scheduler is not None else []
-        phases = self.job_model.stages_separately                  # three-phase: the phases' columns last
         tmp = f"{path}.tmp"
         with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(JOBS_CSV_COLUMNS) + extra
-                               + (list(THREE_PHASE_COLUMNS) if phases else []))
+            w = csv.DictWriter(f, fieldnames=self.jobs_csv_columns())
             w.writeheader()
             for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
-                row = rec.row()
-                if mark_unfinished and not row["final_state"]:
-                    row["final_state"] = "PENDING" if rec.start is None else "RUNNING"
-                if extra:
-                    q, prio = rec.facts
-                    row["queue"] = q
-                    row["priority"] = "" if prio is None else f"{prio:.9g}"
-                if phases:
-                    row.update(rec.phase_row())
-                w.writerow(row)
+                w.writerow(self.job_row(rec, mark_unfinished))
         os.replace(tmp, path)
+
+    def jobs_csv_columns(self) -> list[str]:
+        """The columns of jobs.csv (`write_jobs_csv`)."""
+        extra = list(self.scheduler.extra_job_columns or []) if self.scheduler is not None else []
+        return (list(JOBS_CSV_COLUMNS) + extra
+                + (list(THREE_PHASE_COLUMNS) if self.job_model.stages_separately else []))
+
+    def job_row(self, rec: JobRecord, mark_unfinished: bool) -> dict:
+        """The jobs.csv row of `rec` (`write_jobs_csv`)."""
+        row = rec.row()
+        if mark_unfinished and not row["final_state"]:
+            row["final_state"] = "PENDING" if rec.start is None else "RUNNING"
+        if self.scheduler is not None and self.scheduler.extra_job_columns:
+            q, prio = rec.facts
+            row["queue"] = q
+            row["priority"] = "" if prio is None else f"{prio:.9g}"
+        if self.job_model.stages_separately:
+            row.update(rec.phase_row())
+        return row

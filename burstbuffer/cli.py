@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import cliargs
 from .version import __version__
-from .errors import InputError
+from .errors import EXIT_TIMEOUT, InputError, TimedOut
 
 #: Subsystems that add their own subcommands through `register(subparsers)`: subcommand → (module, the
 #: one-line help its `register` gives, repeated here so that `burstbuffer --help` lists every subcommand
@@ -34,7 +34,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .metrics.summary import print_summary
     from .runner import run_spec
     from .signals import Interrupted, interruptible
-    spec = spec_from_args(args, job_model=args.model, seed=args.seed)
+    spec = spec_from_args(args, job_model=args.model, seed=args.seed, timeout=args.timeout)
     out = Path(args.output) if args.output else Path("out") / spec.label
     header = f"policy {spec.label}, model {args.model}, workload {args.workload}, platform {args.platform}"
     outputs = (f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv, "
@@ -287,6 +287,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
+    except TimedOut as exc:             # a time limit ended the run (its outputs written): 124, as timeout(1)
+        print(f"burstbuffer: {excerpt(str(exc), 2000)}", file=sys.stderr)
+        return EXIT_TIMEOUT
     except InputError as exc:
         print(f"burstbuffer: {excerpt(str(exc), 2000)}", file=sys.stderr)
         return 2

@@ -92,14 +92,6 @@ def cpu(text: str) -> str | int:
 
 def input_file(path: str | Path, what: str) -> Path:
     """`path` as a Path if it is a readable regular file, else InputError naming why (not found, a folder,
-    not a regular file such as /dev/null, unreadable)."""
-    p = Path(path)
-    if not p.exists():
-        raise InputError(str(p), what, "file not found")
-    if p.is_dir():
-        raise InputError(str(p), what, "is a folder, not a file")
-    if not p.is_file():
-        raise InputError(str(p), what, "not a regular file")
-    if not os.access(p, os.R_OK):
-        raise InputError(str(p), what, "not readable")
-    return p
+    not a regular file such as /dev/null, unreadable, too large): `burstbuffer.fileio.check_input`."""
+    from .fileio import check_input
+    return check_input(path, what)

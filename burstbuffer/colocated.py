@@ -12,14 +12,22 @@ in `pipelink` frames of pickled tuples:
 - ``("progress", done, total)``: jobs started or rejected so far, at most every `PROGRESS_PERIOD` s and last;
 - ``("log", level, text)``: a record of the ``burstbuffer`` logger (a warning of the scheduler's);
 - ``("alive",)``: at least every `ALIVE_PERIOD` s while messages flow (the parent's silence timeout);
+- ``("jobs", columns, rows, run_info, sizes)``: the jobs.csv rows of the jobs whose record changed, at most every
+  `MIRROR_PERIOD` s (`JobsMirror`), with run.json's content once the platform is known: what the parent writes
+  itself when the child cannot (killed, stopped, stuck, exited without its outcome);
+- ``("stuck", text)``: the policy outlived its limit in code that never returned to Python (`guards.Watchdog`);
+  the child exits at once;
 - ``("end", Outcome)``: last, once the outputs are written.
 
 What `run` reports is what it reports over pipes: a signal (SIGINT, SIGTERM, SIGHUP; blocked in the child
 and looked for at every message) ends the simulation at the next message, the outputs written and unfinished
 jobs marked; the policy's faults, protocol violations and the run's wall-clock limit end it likewise, and the
 parent raises them; the simulator's own errors are its one-line error in ``simulator.log``, as over pipes.
-A SimGrid abort kills the child: its jobs.csv is then not written, and the parent names the jobs being
-started from a shared page the child keeps up to date (`StartedPage`).
+A SimGrid abort kills the child: the parent then names the jobs being started from a shared page the child
+keeps up to date (`StartedPage`). Whenever the child ends without writing its outputs (an abort, SIGKILL, a
+SIGSTOP that outlives the silence limit, a policy stuck in C code or calling ``os._exit``), the parent writes
+jobs.csv (unfinished jobs marked), run.json and bb_occupancy.csv from the rows the child last reported
+(`Supervisor.write_seen`): the jobs seen up to at most `MIRROR_PERIOD` s before the end.
 """
 from __future__ import annotations
 
@@ -35,7 +43,7 @@ import time
 from dataclasses import dataclass
 
 from . import pipelink
-from .batsim.loop import BatsimDied, Exchange, run_timed_out
+from .batsim.loop import BatsimDied, Exchange, SimulatorTimedOut, run_timed_out
 from .signals import SIGNALS, Interrupted
 
 #: the least time between two progress frames [s]
@@ -44,6 +52,8 @@ PROGRESS_PERIOD = 0.1
 ALIVE_PERIOD = 1.0
 #: the size of the shared page with the jobs being started [bytes]
 PAGE = 4096
+#: the most time between two reports of the jobs' rows while messages flow [s]
+MIRROR_PERIOD = 0.5
 
 
 @dataclass
@@ -141,6 +151,38 @@ class Reporter:
             self.pending = None
 
 
+class JobsMirror:
+    """The child's side of the parent's copy of jobs.csv: `frame()` is the ``jobs`` frame of the records of
+    `session`'s application changed since the last one (None if nothing changed, or if the last frame is not
+    `MIRROR_PERIOD` s old unless `force`)."""
+
+    def __init__(self, session):
+        self.session, self.app = session, session.app
+        self.seen: dict[str, tuple] = {}
+        self.at = 0.0
+        self.info = None
+
+    def frame(self, force: bool = False) -> tuple | None:
+        now = time.monotonic()
+        if not force and now - self.at < MIRROR_PERIOD:
+            return None
+        self.at = now
+        app, seen, rows = self.app, self.seen, []
+        for jid, rec in app.records.items():
+            key = (rec.start, rec.end, rec.state, rec.reason, rec.wait_reason, rec.nodes_start, rec.nodes_end,
+                   rec.staged_at)
+            if seen.get(jid) != key:
+                seen[jid] = key
+                rows.append(((rec.job.subtime, jid), app.job_row(rec, True)))
+        info = None
+        if self.info is None and app.platform is not None:
+            from .metrics.runinfo import run_info  # noqa: PLC0415
+            info = self.info = run_info(app.platform, self.session.spec.text, self.session.spec.job_model)
+        if not rows and info is None:
+            return None
+        return ("jobs", app.jobs_csv_columns(), rows, info, self.session.sizes())
+
+
 class _Relay(logging.Handler):
     """The ``burstbuffer`` logger's records, sent to the parent."""
 
@@ -163,7 +205,7 @@ class CallTransport:
     """
 
     def __init__(self, session, *, check_protocol: bool, deadline: float | None, run_timeout: float | None,
-                 reporter: Reporter, page: StartedPage | None):
+                 reporter: Reporter, page: StartedPage | None, mirror: JobsMirror | None = None):
         from .simulator.state import SimulationError  # noqa: PLC0415
 
         self.SimulationError = SimulationError
@@ -175,7 +217,7 @@ class CallTransport:
             from .batsim.conformance import ConformanceChecker  # noqa: PLC0415
             self.checker = ConformanceChecker()
         self.deadline, self.run_timeout = deadline, run_timeout
-        self.reporter, self.page = reporter, page
+        self.reporter, self.page, self.mirror = reporter, page, mirror
         self.failure: BaseException | None = None
         self.cpu = 0.0
         self._started = self.app.last_started
@@ -211,6 +253,10 @@ class CallTransport:
             self._started = started
             if self.page is not None:
                 self.page.write(started)
+        if self.mirror is not None:
+            frame = self.mirror.frame()
+            if frame is not None:
+                self.reporter.send(*frame)
         self.reporter.tick()
         return answer.decode()
 
@@ -225,6 +271,12 @@ class Supervisor:
 
     def __init__(self, fd: int, progress):
         self.fd, self.progress = fd, progress
+        self.columns: list[str] | None = None          # the child's last ``jobs`` frames (`write_seen`)
+        self.rows: dict[tuple, dict] = {}
+        self.info: dict | None = None
+        self.sizes: tuple = (None, None)
+        self.stuck: str | None = None
+        self.seen_written = False
         self.buffer = bytearray()
         self.ready = pipelink.readable(fd)
         self.log = logging.getLogger("burstbuffer")
@@ -244,7 +296,14 @@ class Supervisor:
                 raise BatsimDied(f"unreadable report from the simulation: {type(exc).__name__}: {exc}") from None
             if kind == "end":
                 return True, rest[0]
-            if kind == "progress":
+            if kind == "jobs":
+                self.columns = rest[0]
+                self.rows.update(rest[1])
+                self.info = rest[2] or self.info
+                self.sizes = rest[3]
+            elif kind == "stuck":
+                self.stuck = rest[0]
+            elif kind == "progress":
                 self.progress(*rest)
             elif kind == "log":
                 self.log.log(rest[0], "%s", rest[1])
@@ -267,7 +326,7 @@ class Supervisor:
             if not self.ready(timeout):
                 if draining:
                     return None
-                raise BatsimDied(f"no message from the simulator for {timeout:g} s")
+                raise SimulatorTimedOut(f"no message from the simulator for {timeout:g} s")
             held = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
             try:
                 chunk = os.read(self.fd, 1 << 16)
@@ -276,6 +335,31 @@ class Supervisor:
                 signal.pthread_sigmask(signal.SIG_SETMASK, held)
             if not chunk:
                 return None
+
+
+    def write_seen(self, output) -> bool:
+        """jobs.csv (the rows last reported, in submission order, unfinished jobs marked RUNNING or PENDING),
+        run.json (once the platform was reported) and bb_occupancy.csv in the folder `output`, for a child that
+        could not write them. False if the child reported no job (nothing is written then). Once."""
+        if self.seen_written or self.columns is None:
+            return self.seen_written
+        import csv  # noqa: PLC0415
+        import io  # noqa: PLC0415
+        from pathlib import Path  # noqa: PLC0415
+
+        from .fileio import atomic_write_text  # noqa: PLC0415
+        from .metrics.runinfo import write_run_json  # noqa: PLC0415
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=self.columns)
+        w.writeheader()
+        w.writerows(self.rows[k] for k in sorted(self.rows))
+        atomic_write_text(Path(output) / "jobs.csv", buf.getvalue())
+        if self.info is not None:
+            write_run_json(Path(output) / "run.json", None, "", "", info=self.info)
+            from .session import write_tables  # noqa: PLC0415
+            write_tables(Path(output))
+        self.seen_written = True
+        return True
 
 
 def child_command(session_args: dict, simulator_argv: list[str], report_fd: int, page_fd: int) -> list[str]:
@@ -321,8 +405,18 @@ def main(argv: list[str] | None = None) -> int:
         session = SchedulerSession(**args, progress=False, on_progress=reporter.progress)
         session.app.decision_timeout = timeout
         deadline = None if run_timeout is None else time.monotonic() + run_timeout
+        mirror = JobsMirror(session)
         transport = CallTransport(session, check_protocol=check_protocol, deadline=deadline,
-                                  run_timeout=run_timeout, reporter=reporter, page=page)
+                                  run_timeout=run_timeout, reporter=reporter, page=page, mirror=mirror)
+
+        def stuck(line: str) -> None:      # the watchdog's thread; the main one is stuck in the policy's C code
+            frame = mirror.frame(force=True)
+            if frame is not None:
+                reporter.send(*frame)
+            reporter.send("stuck", line)
+
+        from .guards import on_stuck  # noqa: PLC0415
+        on_stuck(stuck)
         sim_args = ns.simulator[1:] if ns.simulator[:1] == ["--"] else ns.simulator
         try:
             rc = cli.run_args(cli.parse_args(sim_args), transport=transport)

@@ -1,6 +1,15 @@
 """The one error type the user sees: a one-line message naming the file, the item and the reason."""
 
 
+#: exit status of a run ended by one of its time limits (as coreutils' ``timeout``; docs/reliability.md)
+EXIT_TIMEOUT = 124
+
+
+class TimedOut(Exception):
+    """Mixed into the errors of a run ended by a time limit (a decision, the simulator's silence, the run's
+    wall clock, the loading of a policy): the CLI prints the one line and exits with `EXIT_TIMEOUT`."""
+
+
 class InputError(Exception):
     """Bad input (workload, platform, option).
 

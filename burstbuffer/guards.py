@@ -14,16 +14,68 @@ the policy for its decisions. It
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import os
+import sys
 import threading
 import time
+from typing import Callable
 
 from .batsim.protocol import ProtocolError
+from .errors import EXIT_TIMEOUT, TimedOut
 
 
 class SchedulerFault(ProtocolError):
     """The policy broke a rule or failed while deciding: one line, ``policy NAME at t=T: WHAT``. The CLI
     prints it and exits with status 1; a campaign records the run as failed and goes on."""
+
+
+class DecisionTimedOut(SchedulerFault, TimedOut):
+    """A call into the policy outlived the decision timeout (exit 124, `errors.EXIT_TIMEOUT`)."""
+
+
+class PolicyExit(SystemExit):
+    """Raised instead of ending the process when the policy calls ``os._exit`` (`refused_exit`)."""
+
+
+def refused_exit(status: int = 0) -> None:
+    """What ``os._exit`` is while the policy's hooks run (`app.SchedulerApp.on_event`, `after_events`): a
+    `PolicyExit`, so that the run ends as a failed run with its outputs, never as a process gone silently."""
+    raise PolicyExit(f"os._exit({status})")
+
+
+def exit_fault(name: str, now: float, exc: SystemExit) -> SchedulerFault:
+    """The `SchedulerFault` of a policy `name` that called ``sys.exit`` or ``os._exit`` at time `now`: a run
+    whose policy exits failed (exit status 1), it did not succeed."""
+    what = exc.code if isinstance(exc, PolicyExit) else f"sys.exit({exc.code!r})"
+    return SchedulerFault(f"policy {name} at t={now:g}: the policy called {what}: the run cannot go on")
+
+
+def run_hook(fn, args: tuple, name: str, now: float, limit: float | None):
+    """`fn(*args)`, a call into the policy's code (its construction, submit, job_ended, ... hooks; `decide` has
+    `DecisionGuard`): under the watchdog when `limit` [s] is not None (SchedulerFault after `limit` s, the
+    process ended if stuck in C code, `Watchdog`), with ``os._exit`` refused and ``sys.exit`` a
+    SchedulerFault (`exit_fault`)."""
+    exit_ = os._exit
+    os._exit = refused_exit
+    try:
+        if limit is None:
+            return fn(*args)
+        _WATCHDOG.arm(limit, lambda: f"policy {name} at t={now:g}: handling an event took longer than {limit:g} s "
+                                     "(decision timeout)")
+        try:
+            return fn(*args)
+        finally:
+            if _WATCHDOG.disarm():
+                raise DecisionTimeout
+    except DecisionTimeout:
+        raise DecisionTimedOut(f"policy {name} at t={now:g}: handling an event took longer than {limit:g} s "
+                             "(decision timeout): the policy is stuck or too slow") from None
+    except SystemExit as exc:
+        raise exit_fault(name, now, exc) from None
+    finally:
+        os._exit = exit_
 
 
 class DecisionTimeout(BaseException):
@@ -40,8 +92,11 @@ def _set_async_exc(thread_id: int, exc) -> None:
 class Watchdog:
     """One daemon thread that raises `DecisionTimeout` in the armed thread once its deadline passes.
 
-    `arm(limit)` (in the thread to watch) / `disarm()`: cheap (a lock, no thread per decision); the watcher
-    wakes every `period` s. A decision stuck in C code is interrupted when it returns to Python.
+    `arm(limit, what, status)` (in the thread to watch) / `disarm()`: cheap (a lock, no thread per decision);
+    the watcher wakes every `period` s. A decision stuck in C code is interrupted when it returns to Python;
+    one that has not returned `STUCK_GRACE` s after its deadline (a C-level sleep, a blocking call) is
+    ended by the watcher itself: the handler set by `on_stuck` (the run's: write what it can) is called with
+    the line `what`, then the process exits with `status`.
     `disarm()` returns True when the deadline had passed (the caller raises then); a pending
     asynchronous exception is cleared, so none escapes after the guarded block.
     """
@@ -53,12 +108,15 @@ class Watchdog:
         self._deadline = 0.0
         self._fired = False
         self._thread: threading.Thread | None = None
+        self._what, self._status, self._ended = "", 1, False
 
-    def arm(self, limit: float) -> None:
+    def arm(self, limit: float, what: str | Callable[[], str] = "a decision outlived its limit",
+            status: int = EXIT_TIMEOUT) -> None:
         with self._lock:
             self._target = threading.get_ident()
             self._deadline = time.monotonic() + limit
             self._fired = False
+            self._what, self._status = what, status
             if self._thread is None:
                 self._thread = threading.Thread(target=self._watch, name="burstbuffer-watchdog", daemon=True)
                 self._thread.start()
@@ -74,10 +132,58 @@ class Watchdog:
     def _watch(self) -> None:
         while True:
             time.sleep(self.period)
+            stuck = None
             with self._lock:
-                if self._target is not None and not self._fired and time.monotonic() > self._deadline:
+                now = time.monotonic()
+                if self._target is not None and not self._fired and now > self._deadline:
                     self._fired = True
                     _set_async_exc(self._target, DecisionTimeout)
+                elif (self._target is not None and self._fired and not self._ended
+                      and now > self._deadline + STUCK_GRACE):
+                    self._ended = True
+                    stuck = (self._what, self._status)
+            if stuck is not None:
+                _end_stuck(*stuck)
+
+
+#: [s] how long past its deadline a watched call may stay in code that never returns to Python before the
+#: watchdog ends the process (`Watchdog`)
+STUCK_GRACE = 5.0
+_EXIT = os._exit            # the real one (`refused_exit` stands in for it while the policy's hooks run)
+_ON_STUCK: list[Callable[[str], None]] = []
+
+
+def on_stuck(handler: Callable[[str], None] | None) -> None:
+    """Set (None: clear) what the watchdog calls, in its own thread, before it ends a process whose watched
+    call is stuck: `handler(line)` writes the run's outputs and reports `line` (`runner`, `colocated`)."""
+    _ON_STUCK[:] = [handler] if handler is not None else []
+
+
+def _end_stuck(what, status: int) -> None:
+    line = f"{what() if callable(what) else what}; stuck in code that does not return to Python, stopped {STUCK_GRACE:g} s later"
+    try:
+        for handler in _ON_STUCK:
+            handler(line)
+        print(f"burstbuffer: {line}", file=sys.stderr, flush=True)
+    finally:
+        _EXIT(status)
+
+
+@contextlib.contextmanager
+def bounded(limit: float | None, what: str, status: int = EXIT_TIMEOUT):
+    """Run the block under the watchdog: DecisionTimeout (raised in the block) after `limit` s (None: no
+    limit), the process ended with the line `what` and `status` if the block is stuck in C code
+    (`Watchdog`). The caller turns DecisionTimeout into its own error (e.g. an InputError for a policy whose
+    import does not finish)."""
+    if limit is None:
+        yield
+        return
+    _WATCHDOG.arm(limit, what, status)
+    try:
+        yield
+    finally:
+        if _WATCHDOG.disarm():
+            raise DecisionTimeout
 
 
 _WATCHDOG = Watchdog()
@@ -133,17 +239,19 @@ class DecisionGuard:
         self.decision_timeout = decision_timeout
         self.ledger = BBLedger(getattr(platform, "bb_capacity", {}) or {}, getattr(platform, "names", {}))
 
-    def fault(self, now: float, what: str) -> SchedulerFault:
-        return SchedulerFault(f"policy {self.name} at t={now:g}: {what}")
+    def fault(self, now: float, what: str, kind: type[SchedulerFault] = SchedulerFault) -> SchedulerFault:
+        return kind(f"policy {self.name} at t={now:g}: {what}")
 
     def decide(self, sched, now: float, records: dict) -> list:
         """`sched.decide(now)` as a list, each decision checked against the BB capacity (a decision of a
         job already holding BB, a Start after its StageIn, replaces its holding). SchedulerFault if the
-        policy raises, outlives `decision_timeout` or over-fills a BB node."""
+        policy raises, outlives `decision_timeout`, returns anything but `Start`/`StageIn`/`StageOut` decisions
+        of jobs of `records`, or over-fills a BB node."""
         limit = self.decision_timeout
         try:
             if limit is not None:
-                _WATCHDOG.arm(limit)
+                _WATCHDOG.arm(limit, lambda: str(self.fault(now, f"a decision took longer than {limit:g} s "
+                                                                 "(decision timeout)")))
             try:
                 decisions = list(sched.decide(now))
             finally:
@@ -151,11 +259,19 @@ class DecisionGuard:
                     raise DecisionTimeout
         except DecisionTimeout:
             raise self.fault(now, f"a decision took longer than {limit:g} s (decision timeout): the policy "
-                                  "is stuck or too slow") from None
+                                  "is stuck or too slow", DecisionTimedOut) from None
         except Exception as exc:   # noqa: BLE001 - the policy's own bug: one line, outputs kept
             msg = " ".join(str(exc).split())
             raise self.fault(now, f"decide raised {type(exc).__name__}: {msg[:300]}") from None
+        from .schedulers.base import StageIn, StageOut, Start
         for d in decisions:
+            if not isinstance(d, (Start, StageIn, StageOut)):
+                from .jsonvalues import excerpt
+                raise self.fault(now, f"decide returned {excerpt(d, 60)} ({type(d).__name__}), not a Start, StageIn "
+                                      "or StageOut")
+            if getattr(d.job, "id", None) not in records:
+                raise self.fault(now, f"decide returned a decision for {excerpt(getattr(d.job, 'id', d.job), 60)}, "
+                                      "not a job of this run")
             job = getattr(d, "job", None)
             alloc = getattr(d, "bb_per_storage", None)
             if job is None or alloc is None:

@@ -12,13 +12,18 @@ import argparse
 import inspect
 import json
 
-from .errors import InputError
+from .errors import InputError, TimedOut
 
 __all__ = ["POLICY_HELP", "add_policy_arguments", "flag_options", "spec_from_args"]
 
 #: help text of every --policy option
 POLICY_HELP = ("scheduling policy: a name (`burstbuffer policies` lists them), MODULE:CLASS or FILE.py:CLASS "
                "(a burstbuffer.schedulers.Scheduler subclass, docs/writing-a-policy.md)")
+
+
+class PolicyLoadTimedOut(InputError, TimedOut):
+    """Loading (importing, building with its options) a user's policy outlived ``--timeout``: one line, exit
+    124 (`errors.EXIT_TIMEOUT`)."""
 
 
 def flag_options() -> list[tuple[object, list[str], object]]:
@@ -70,13 +75,15 @@ def add_policy_arguments(p: argparse.ArgumentParser, *, default: str | None = No
                            help=_help(opt, names, dflt))
 
 
-def spec_from_args(args: argparse.Namespace, *, job_model: str, seed: int):
+def spec_from_args(args: argparse.Namespace, *, job_model: str, seed: int, timeout: float | None = None):
     """The run's `SchedulerSpec` from ``--policy`` (resolved here, once), the flag aliases (those the parser
     has, `add_policy_arguments`) and ``--policy-option NAME=VALUE`` (repeatable; VALUE read as JSON, else a
     string): the one place where command-line options become a policy's options (`burstbuffer.spec.make_spec`
     checks them). InputError (one line, exit 2): ``--policy-option: NAME=VALUE: REASON`` or ``--FLAG: VALUE:
     REASON``, for a pair without ``=``, an option given twice, a name the policy does not take or a bad value;
-    ``--policy: SPEC: REASON`` for a policy that cannot be resolved or needs another job model."""
+    ``--policy: SPEC: REASON`` for a policy that cannot be resolved or needs another job model, or whose import
+    and construction on the probe platform take longer than `timeout` s (None: no limit; under the watchdog,
+    `guards.bounded`: the process ends with that line if they are stuck in C code, docs/reliability.md §2)."""
     from .schedulers.options import value_text
     from .spec import make_spec
     flags: dict = {}
@@ -103,9 +110,18 @@ def spec_from_args(args: argparse.Namespace, *, job_model: str, seed: int):
             value = json.loads(text)
         except ValueError:
             value = text
+        except RecursionError:
+            raise InputError("--policy-option", name, "the value is nested too deeply") from None
         put(options, name, value, "--policy-option", f"{name}={text}")
-    return make_spec(args.policy, options=options, flag_options=flags, job_model=job_model, seed=seed,
-                     sources=sources)
+    from .guards import DecisionTimeout, bounded
+    slow = PolicyLoadTimedOut("--policy", args.policy, f"loading and building the policy took longer than {timeout:g} s "
+                                               "(--timeout)") if timeout is not None else None
+    try:       # the user's file is imported and built here (docs/reliability.md §2)
+        with bounded(timeout, str(slow)):
+            return make_spec(args.policy, options=options, flag_options=flags, job_model=job_model, seed=seed,
+                             sources=sources)
+    except DecisionTimeout:
+        raise slow from None
 
 
 #: the lines of docs/policy-options.md between which `options_page` stands

@@ -21,10 +21,11 @@ from .cliargs import input_file
 from .batsim.loop import BatsimDied
 from .batsim.transport import PipeReplySocket
 from .errors import InputError
+from .fileio import OutputLock, output_dir
 from .io_model.registry import model_names
 from .metrics.summary import Summary
 from .session import RunFolder, SchedulerSession, check_protocol_default, write_tables
-from .signals import Interrupted, die_with_parent
+from .signals import SIGNALS, Interrupted, die_with_parent
 from .spec import SchedulerSpec, make_spec
 from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
@@ -127,6 +128,17 @@ def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, 
         raise InputError("--link", link, f"unknown link (choose from {', '.join(LINKS)})")
     input_file(workload, "workload")
     input_file(platform, "platform")
+    with OutputLock(output_dir(output)):          # one writer per output folder (docs/reliability.md §5)
+        return _run_locked(spec, workload, platform, output, bb_capacity=bb_capacity, storage=storage,
+                           progress=progress, timeout=timeout, check_protocol=check_protocol,
+                           on_progress=on_progress, cpu=cpu, network_model=network_model,
+                           run_timeout=run_timeout, energy=energy, link=link)
+
+
+def _run_locked(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, *, bb_capacity, storage,
+                progress, timeout, check_protocol, on_progress, cpu, network_model, run_timeout, energy,
+                link) -> RunResult:
+    """`run_spec` once its inputs are checked and its output folder locked."""
     core = resolve_cpu(cpu)
     total = len(load_workload(workload, require_bb=False).jobs)     # the workload checked, its jobs counted
     output = Path(output)
@@ -187,6 +199,8 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
             _stop(proc)
             if outcome is not None and outcome.written:
                 exc.result = _reported(session, outcome, t0)
+            elif supervisor.write_seen(session.output):
+                exc.result = _seen(session, supervisor, t0)
             raise
         rc = proc.wait(timeout=60)
     except BaseException:
@@ -195,9 +209,19 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
     finally:
         if session.bar is not None:
             session.bar.close()
+        if outcome is None or not outcome.written:     # the child could not write them: the parent does
+            _stop(proc)
+            try:
+                supervisor.wait(0.0, draining=True)      # the frames it sent before it ended
+            except (BatsimDied, OSError):
+                pass
+            supervisor.write_seen(session.output)
         pipelink.close(report_in)
         started = page.read()
         page.close()
+    if supervisor.stuck is not None:
+        from .guards import DecisionTimedOut
+        raise DecisionTimedOut(supervisor.stuck)
     if outcome is not None and outcome.error is not None:
         error = outcome.error
         if isinstance(error, Interrupted) and outcome.written:
@@ -210,6 +234,14 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
     if outcome is None or not outcome.written:
         raise BatsimDied("the simulation ended without reporting its outcome (simulator.log may say why)")
     return _reported(session, outcome, t0)
+
+
+def _seen(session: RunFolder, supervisor: colocated.Supervisor, t0: float) -> RunResult:
+    """The RunResult of a run whose parent wrote jobs.csv from what the child reported (`Supervisor.write_seen`)."""
+    from .metrics.summary import summarize_csv
+
+    return RunResult(summarize_csv(str(session.jobs_csv), *supervisor.sizes), session.jobs_csv,
+                     time.perf_counter() - t0, 0, None)
 
 
 def _write_tables(session: RunFolder, outcome: colocated.Outcome) -> None:
@@ -250,6 +282,8 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
     finally:
         os.close(msg_out)              # the simulator's ends: its pipe ends when it does
         os.close(ans_in)
+    from .guards import on_stuck
+    on_stuck(lambda line: session.finish())   # a policy stuck in C code: the watchdog writes the outputs, exits 124
     try:
         messages = session.loop(sock, alive=lambda: proc.poll() is None, timeout=timeout,
                                 check_protocol=check_protocol, run_timeout=run_timeout)
@@ -259,6 +293,10 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
         if rc is None:
             _stop(proc)
             raise
+        if rc < 0 and signal.Signals(-rc) in SIGNALS:   # stopped from outside, as the in-process child reports it
+            stop = Interrupted(-rc)
+            stop.result = RunResult(session.summary(), session.jobs_csv, time.perf_counter() - t0, session.messages)
+            raise stop from None
         _simulator_failed(rc, log_path, session.app.last_started)
         raise exc
     except Interrupted as exc:
@@ -270,6 +308,7 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
         _stop(proc)
         raise
     finally:
+        on_stuck(None)
         sock.close()
     if rc != 0:
         _simulator_failed(rc, log_path, session.app.last_started)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import cliargs
-from .errors import InputError
+from .errors import EXIT_TIMEOUT, InputError, TimedOut
 
 DEFAULT_SOCKET = "tcp://127.0.0.1:28000"
 #: Seconds a lost Batsim connection may take to come back before Batsim is taken for dead.
@@ -116,6 +116,9 @@ def serve_spec(spec, output: Path, *, socket: str = DEFAULT_SOCKET, bb_capacity:
     from .session import SchedulerSession
     from .signals import Interrupted, interruptible
 
+    from .fileio import OutputLock, check_ipc_endpoint, output_dir
+    check_ipc_endpoint(socket, "--socket")
+    lock = OutputLock(output_dir(output)).__enter__()   # one writer per output folder, until this returns
     total = None
     if workload is not None:
         cliargs.input_file(workload, "workload")
@@ -127,21 +130,25 @@ def serve_spec(spec, output: Path, *, socket: str = DEFAULT_SOCKET, bb_capacity:
         raise InputError("--socket", socket, f"cannot bind ({exc})") from None
     t0 = time.perf_counter()
     status, message = 0, ""
+    from .guards import on_stuck
+    on_stuck(lambda line: session.finish())   # a policy stuck in C code: its outputs written, then exit 124
     with interruptible():
         try:
             if on_listen is not None:
                 on_listen(session)
             session.loop(sock, alive=sock.peer_alive, timeout=timeout, check_protocol=check_protocol)
         except BatsimDied as exc:
-            status, message = 1, str(exc)
+            status, message = (EXIT_TIMEOUT if isinstance(exc, TimedOut) else 1), str(exc)
             if not sock.peer_alive():
                 message = "Batsim closed its connection before SIMULATION_ENDS (did it exit?)"
-        except ProtocolError as exc:
-            status, message = 1, str(exc)
+        except ProtocolError as exc:     # a policy's fault included (guards.SchedulerFault, DecisionTimedOut)
+            status, message = (EXIT_TIMEOUT if isinstance(exc, TimedOut) else 1), str(exc)
         except Interrupted as exc:
             status, message = exc.status, f"interrupted by {exc}; outputs so far written"
         finally:
+            on_stuck(None)
             sock.close()
+            lock.__exit__()
     wall = time.perf_counter() - t0
     return ServeOutcome(RunResult(session.summary(), session.jobs_csv, wall, session.messages), status, message)
 
@@ -182,7 +189,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         handler.setFormatter(logging.Formatter("burstbuffer serve: %(message)s"))
         log.addHandler(handler)
         log.propagate = False
-    spec = spec_from_args(args, job_model=args.model, seed=args.seed)
+    timeout = args.timeout if args.timeout and args.timeout > 0 else None
+    spec = spec_from_args(args, job_model=args.model, seed=args.seed, timeout=timeout)
     out = Path(args.output) if args.output else Path("out") / spec.label
     platform = args.platform or str(DEFAULT_PLATFORM)
     if args.platform:
@@ -200,7 +208,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         print(f"  (platform: {platform_note}; storage hosts from {hosts_from}; docs/batsim.md)",
               flush=True)
 
-    timeout = args.timeout if args.timeout and args.timeout > 0 else None
     res = serve_spec(spec, out, socket=args.socket, bb_capacity=args.bb_capacity,
                 workload=args.workload, timeout=timeout, progress=not args.quiet and sys.stderr.isatty(),
                 check_protocol=True if args.check_protocol else None, on_listen=listening)

@@ -13,6 +13,9 @@ import copy
 import csv
 import io
 import json
+import re
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -242,3 +245,167 @@ def test_mutated_workloads_run_end_to_end(w, model):
             assert len(ids) == len(set(ids)) == len(w["jobs"])
         else:
             assert err.strip().count("\n") == 0
+
+
+# ------------------------------------------------------------------ the CLI's other inputs (docs/reliability.md §7)
+#: Hostile TOML values (every TOML type, out-of-range numbers, nesting).
+TOML_VALUES = st.sampled_from(['""', '"x"', '"fcfs"', '"wfp"', "-1", "0", "1", "0.5", "1e308", "-1e308", "inf", "nan",
+                               "true", "false", "[]", "[1]", '["a"]', "{}", "{a = 1}", "{a = [1]}",
+                               "9223372036854775807", "[[[[[[1]]]]]]", "1979-05-27"])
+
+
+def _toml(entries: list[tuple[str, str]]) -> str:
+    return "".join(f"{k} = {v}\n" for k, v in entries)
+
+
+def _untouched(folder: Path) -> dict:
+    """{path: (size, mtime)} of everything under `folder` (to show a command wrote nothing but its output)."""
+    return {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
+
+
+def _one_line_or_ok(rc: int, err: str, ok=(0,)) -> None:
+    assert rc in (*ok, 2), err
+    assert "Traceback" not in err
+    if rc == 2:
+        assert err.strip().count("\n") == 0 and err.startswith("burstbuffer"), err
+
+
+@st.composite
+def queue_files(draw) -> str:
+    keys = ["name", "min_procs", "max_procs", "min_walltime", "max_walltime", "max_share", "order", "backfill",
+            "route", "extra"]
+    head = _toml([("order", draw(TOML_VALUES))]) if draw(st.booleans()) else ""
+    tables = []
+    for i in range(draw(st.integers(0, 3))):
+        entries = [("name", f'"q{i}"')] + [(k, draw(TOML_VALUES))
+                                           for k in draw(st.lists(st.sampled_from(keys), max_size=3, unique=True))]
+        tables.append("[[queue]]\n" + _toml(entries))
+    return head + "\n".join(tables)
+
+
+@fuzz(0.3)
+@given(queue_files())
+def test_hostile_queue_files_run_or_are_refused_in_one_line(text):
+    """`run --queues`: refused before the run (exit 2, one line) or run; nothing written outside --output."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        q = tmp / "q.toml"
+        q.write_text(text)
+        wl = tmp / "w.json"
+        wl.write_text(json.dumps(_base_workload(3)))
+        before = _untouched(tmp)
+        rc, err = _cli(["run", "-q", "--cpu", "off", "--timeout", "60", "--policy", "fcfs-bb", "--workload", str(wl),
+                        "--queues", str(q), "--output", str(tmp / "out")])
+        _one_line_or_ok(rc, err)
+        assert {p: v for p, v in _untouched(tmp).items() if tmp / "out" not in p.parents and p != tmp / "out"} \
+            == before
+
+
+@st.composite
+def campaign_files(draw, workload: str) -> str:
+    camp = [("models", '["alloc-only"]'), ("seeds", "[0]")]
+    for k in draw(st.lists(st.sampled_from(["models", "seeds", "timeout", "run-timeout", "platform", "name",
+                                            "network-model", "extra"]), max_size=2, unique=True)):
+        camp = [(a, b) for a, b in camp if a != k] + [(k, draw(TOML_VALUES))]
+    pol = [("name", '"fcfs"')] + [(k, draw(TOML_VALUES)) for k in draw(st.lists(
+        st.sampled_from(["name", "label", "options", "extra"]), max_size=2, unique=True))]
+    wl = [("file", json.dumps(workload))] + [(k, draw(TOML_VALUES)) for k in draw(st.lists(
+        st.sampled_from(["label", "jobs", "min-res", "parts", "bb-scenario", "bb-seed"]), max_size=2, unique=True))]
+    ex = [(k, draw(TOML_VALUES)) for k in draw(st.lists(st.sampled_from(["policy", "workload", "model", "seed"]),
+                                                        max_size=2, unique=True))]
+    text = "[campaign]\n" + _toml(camp) + "\n[[policy]]\n" + _toml(pol) + "\n[[workload]]\n" + _toml(wl)
+    return text + ("\n[[exclude]]\n" + _toml(ex) if ex else "")
+
+
+@fuzz(1)
+@given(st.data())
+def test_hostile_campaign_files_load_or_are_refused_in_one_line(data):
+    """The campaign reader `sweep` uses: a Campaign or one InputError line, never another exception."""
+    from burstbuffer.reproduce.sweep import load_campaign
+    with tempfile.TemporaryDirectory() as tmp:
+        wl = Path(tmp) / "w.json"
+        wl.write_text(json.dumps(_base_workload(3)))
+        p = Path(tmp) / "c.toml"
+        p.write_text(data.draw(campaign_files(str(wl))))
+        try:
+            load_campaign(p)
+        except InputError as exc:
+            assert "\n" not in str(exc)
+
+
+SACCT_FIELDS = st.sampled_from(["", "x", "-1", "0", "nan", "inf", "1e400", "99999999999999999999", "UNLIMITED",
+                                "99999999999999999999-00", "2026-13-45T99:99:99", "cpu=4,bb/datawarp=1e400G",
+                                "bb/datawarp=99999999999999999999P", "bb/x=", "1-2:3:4:5", "٣", "|", "\x00"])
+
+
+@fuzz(1)
+@given(st.lists(st.tuples(st.integers(0, 9), SACCT_FIELDS), min_size=1, max_size=4))
+def test_hostile_sacct_dumps_convert_or_are_refused_in_one_line(changes):
+    row = ["1", "2026-01-01T00:00:00", "2026-01-01T00:01:00", "2026-01-01T01:00:00", "60", "1", "4", "COMPLETED",
+           "cpu=4,bb/datawarp=1G", "cpu=4"]
+    for i, v in changes:
+        row[i] = v
+    text = ("JobIDRaw|Submit|Start|End|TimelimitRaw|NNodes|NCPUS|State|ReqTRES|AllocTRES\n" + "|".join(row) + "\n"
+            + "2|2026-01-01T00:00:00|2026-01-01T00:01:00|2026-01-01T01:00:00|60|1|4|COMPLETED|cpu=4|cpu=4\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "s.txt"
+        p.write_text(text)
+        rc, err = _cli(["workload", "from-sacct", str(p), "-o", str(Path(tmp) / "out" / "w.json")])
+        _one_line_or_ok(rc, err)
+        assert {q.name for q in Path(tmp).iterdir()} <= {"s.txt", "out"}
+
+
+#: Hostile attribute values of a platform.
+XML_VALUES = st.sampled_from(["", "x", "-1", "0", "nan", "inf", "1e400", "1e400B", "7", "99999999999999999999",
+                              "1Gf,", ",", "1e308:1:1", "-5:1:1", "1:2", "0-x", "1e400Bps"])
+
+
+@fuzz(0.2)
+@given(st.lists(st.tuples(st.sampled_from(["speed", "pstate", "core", "wattage_per_state", "wattage_off",
+                                           "sleep_pstates", "bandwidth", "latency", "bb"]), XML_VALUES),
+                min_size=1, max_size=3, unique_by=lambda c: c[0]), st.integers(0, 150))
+def test_hostile_platforms_load_or_are_refused_in_one_line(changes, depth):
+    """`simulate -E --dump-platform` over the energy test platform with hostile values and nesting (a process
+    each: SimGrid is set up once per process)."""
+    text = (ROOT / "tests" / "data" / "energy4.xml").read_text()
+    for what, v in changes:
+        if what in ("speed", "pstate", "bandwidth", "latency"):
+            text = re.sub(rf'{what}="[^"]*"', f'{what}="{v}"', text, count=1)
+        elif what == "core":
+            text = text.replace('<host id="host0"', f'<host id="host0" core="{v}"', 1)
+        elif what == "bb":
+            text = text.replace('<zone id="root" routing="Full">',
+                                f'<zone id="root" routing="Full"><prop id="burst_buffer_capacity" value="{v}"/>', 1)
+        else:
+            text = re.sub(rf'(id="{what}" value=")[^"]*"', rf"\g<1>{v}\"", text, count=1)
+    head, sep, tail = text.partition('<zone id="root" routing="Full">')
+    text = head + '<zone id="d" routing="Full">' * depth + sep + tail.replace("</platform>",
+                                                                            "</zone>" * depth + "</platform>")
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "p.xml"
+        p.write_text(text)
+        proc = subprocess.run([sys.executable, "-m", "burstbuffer", "simulate", "-E", "-p", str(p), "--dump-platform"],
+                              capture_output=True, text=True, timeout=120)
+        rc, err = proc.returncode, proc.stderr
+        assert "Traceback" not in err
+        assert rc in (0, 2), err
+        if rc == 2:
+            assert err.strip().count("\n") == 0, err
+
+
+@fuzz(0.2)
+@given(st.sampled_from(["order", "reservation_depth", "queues", "order_params", "walltime_factor", "period",
+                        "staging", "nope"]),
+       st.one_of(JSON_VALUES.map(json.dumps), st.sampled_from(["[" * 3000 + "]" * 3000, '{"queue":[{"name":5}]}',
+                                                              '{"path": 5}', "1e400", "NaN", "-Infinity"])))
+def test_hostile_policy_options_run_or_are_refused_in_one_line(name, value):
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        wl = tmp / "w.json"
+        wl.write_text(json.dumps(_base_workload(3)))
+        before = _untouched(tmp)
+        rc, err = _cli(["run", "-q", "--cpu", "off", "--timeout", "60", "--workload", str(wl), "--output",
+                        str(tmp / "out"), "--policy-option", f"{name}={value}"])
+        _one_line_or_ok(rc, err)
+        assert {p: v for p, v in _untouched(tmp).items() if tmp / "out" not in p.parents and p != tmp / "out"} \
+            == before

@@ -13,6 +13,7 @@ import math
 import time
 from typing import Callable, Protocol
 
+from ..errors import TimedOut
 from .protocol import (CallMeLater, Decision, Event, EventText, ExecuteJob, ProtocolError, SimulationEnds, decision_of,
                        decode, encode)
 
@@ -89,9 +90,13 @@ class BatsimDied(Exception):
     """The simulator stopped talking (timeout or dead process)."""
 
 
-def run_timed_out(run_timeout: float) -> BatsimDied:
+class SimulatorTimedOut(BatsimDied, TimedOut):
+    """The simulator said nothing for the silence limit, or the run outlived its wall-clock limit (exit 124)."""
+
+
+def run_timed_out(run_timeout: float) -> SimulatorTimedOut:
     """The error of a run that outlived its wall-clock limit `run_timeout` [s] (docs/reliability.md)."""
-    return BatsimDied(f"the run took longer than its wall-clock limit of {run_timeout:g} s (run timeout)")
+    return SimulatorTimedOut(f"the run took longer than its wall-clock limit of {run_timeout:g} s (run timeout)")
 
 
 def peer_error(message: str, strict: bool) -> None:
@@ -181,7 +186,7 @@ def run_loop(transport, handler: Handler, *, alive: Callable[[], bool] | None = 
             if alive is not None and not alive():
                 raise BatsimDied("the simulator process exited before SIMULATION_ENDS") from None
             if timeout is not None and time.monotonic() - silent_since > timeout:
-                raise BatsimDied(f"no message from Batsim for {timeout:g} s") from None
+                raise SimulatorTimedOut(f"no message from Batsim for {timeout:g} s") from None
             over_time()
             continue
         if deadline is not None:

@@ -40,11 +40,17 @@ def colour(policy: str):
 
 
 def _save(fig, folder: Path, name: str) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
+    from ..errors import InputError
+    from ..fileio import output_dir
     paths = [folder / f"{name}.png", folder / f"{name}.svg"]
-    fig.savefig(paths[0], dpi=130, bbox_inches="tight")
-    fig.savefig(paths[1], bbox_inches="tight")
-    plt.close(fig)
+    try:
+        output_dir(folder, "--output")
+        fig.savefig(paths[0], dpi=130, bbox_inches="tight")
+        fig.savefig(paths[1], bbox_inches="tight")
+    except OSError as exc:
+        raise InputError(str(folder), "--output", f"cannot write the figures ({exc.strerror or exc})") from None
+    finally:
+        plt.close(fig)
     return paths
 
 

@@ -8,10 +8,16 @@ import json
 from pathlib import Path
 
 
-def write_run_json(path: Path, platform, policy: str, model: str) -> None:
-    """`run.json` for `plot`: policy, model and the platform (`Platform`) as the scheduler saw it."""
-    doc = {"policy": policy, "model": model, "compute": str(platform.compute),
-           "bb_capacity": {str(k): int(v) for k, v in sorted(platform.bb_capacity.items())},
-           "names": {str(k): v for k, v in sorted(platform.names.items())
-                     if k in platform.bb_capacity}}
+def run_info(platform, policy: str, model: str) -> dict:
+    """What `run.json` holds: policy, model and the platform (`Platform`) as the scheduler saw it (JSON values)."""
+    return {"policy": policy, "model": model, "compute": str(platform.compute),
+            "bb_capacity": {str(k): int(v) for k, v in sorted(platform.bb_capacity.items())},
+            "names": {str(k): v for k, v in sorted(platform.names.items())
+                      if k in platform.bb_capacity}}
+
+
+def write_run_json(path: Path, platform, policy: str, model: str, *, info: dict | None = None) -> None:
+    """`run.json` for `plot`: `run_info(platform, policy, model)`, or `info` as it gave it (then `platform` is
+    not used: `run`'s parent writes what its child reported)."""
+    doc = info if info is not None else run_info(platform, policy, model)
     Path(path).write_text(json.dumps(doc, indent=1) + "\n")

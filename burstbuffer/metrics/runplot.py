@@ -89,9 +89,12 @@ def load_run(run_dir: str | Path) -> RunData:
     path = run_dir / "jobs.csv"
     if not path.is_file():
         raise InputError(str(run_dir), "jobs.csv", "no such file: not a run folder")
+    from ..fileio import open_input
+    from .tidy import CSV_MISSING
     try:
-        jobs = pd.read_csv(path, dtype={"job_id": str, "allocated_resources": str, "bb_allocation": str,
-                                        "final_state": str})
+        with open_input(path, "jobs.csv") as f:
+            jobs = pd.read_csv(f, dtype={"job_id": str, "allocated_resources": str, "bb_allocation": str,
+                                         "final_state": str}, **CSV_MISSING)
     except (OSError, ValueError) as exc:
         raise InputError(str(path), "table", f"unreadable ({exc})") from None
     need = {"submission_time", "starting_time", "finish_time", "final_state", "allocated_resources",
@@ -106,6 +109,14 @@ def load_run(run_dir: str | Path) -> RunData:
         raise InputError(str(path), "table", str(exc)) from None
     if "bb_allocation" not in jobs:
         jobs["bb_allocation"] = ""
+    for i, a in enumerate(jobs["allocated_resources"]):
+        try:
+            if isinstance(a, str) and a.strip():
+                ProcSet.from_str(a)
+        except ValueError:
+            from ..jsonvalues import excerpt
+            raise InputError(str(path), f"row {i + 1}, column allocated_resources",
+                             f"{excerpt(a, 40)} is not a set of resource ids (e.g. 0-3 8)") from None
     meta, label = run_dir / "run.json", run_dir.name
     if meta.is_file():
         try:

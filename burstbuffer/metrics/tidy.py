@@ -27,6 +27,11 @@ METRIC_COLUMNS = ["job_id", "submission_time", "starting_time", "finish_time", "
 TIME_COLUMNS = ("submission_time", "starting_time", "finish_time")
 
 
+#: How the jobs-table readers read cells: only an empty cell is missing; ``nan``, ``NA`` written out stay
+#: text, so that `check_times` refuses them instead of taking them for "never started".
+CSV_MISSING = {"keep_default_na": False, "na_values": [""]}
+
+
 def check_times(df: pd.DataFrame, columns=TIME_COLUMNS) -> None:
     """ValueError naming the first row (1-based, after the header) and column of `columns` whose cell is
     neither empty nor a finite number (text, ``inf``, ``nan`` written out), quoting a short excerpt."""
@@ -50,8 +55,11 @@ def load_jobs(path: str | Path, bb_per_node: dict | None = None) -> pd.DataFrame
     Raises KeyError/ValueError (from pandas, `check_times` or `rebuild_original_jobs`) if it is not such a
     table (a time cell that is neither empty nor a finite number included).
     """
-    df = pd.read_csv(path, dtype={"job_id": str, "workload_name": str, "profile": str,
-                                  "allocated_resources": str, "metadata": str, "bb_allocation": str})
+    from ..fileio import open_input
+    with open_input(path, "jobs.csv") as f:
+        df = pd.read_csv(f, dtype={"job_id": str, "workload_name": str, "profile": str,
+                                   "allocated_resources": str, "metadata": str, "bb_allocation": str},
+                         **CSV_MISSING)
     missing = {"job_id", "submission_time", "starting_time", "finish_time", "final_state"} - set(df.columns)
     if missing:
         raise KeyError(f"missing column(s) {', '.join(sorted(missing))}")

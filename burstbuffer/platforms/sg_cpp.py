@@ -113,11 +113,15 @@ def dragonfly_cpp(p: DragonflyParams) -> str:
 def params_from_xml(path: str | Path) -> DragonflyParams | None:
     """The `DragonflyParams` of a platform XML written in the generator's form (`dragonfly_xml`), or None if the
     file has another form (then no plugin can be derived from it). Raises InputError if it is not XML."""
+    from ..fileio import read_input
     from .generator import dragonfly_xml
+    text = read_input(path, "platform", errors="replace")
     try:
-        root = ET.parse(str(path)).getroot()
-    except (ET.ParseError, OSError) as exc:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
         raise InputError(str(path), "platform", f"not a readable XML file ({exc})") from None
+    from .simgrid_xml import check_xml_depth
+    check_xml_depth(root, str(path))
     cl = root.find(".//cluster")
     if cl is None or cl.get("topology", "").upper() != "DRAGONFLY":
         return None
@@ -136,7 +140,6 @@ def params_from_xml(path: str | Path) -> DragonflyParams | None:
         same = dragonfly_xml(p, comment=False)
     except (ValueError, InputError):
         return None
-    text = Path(path).read_text()
     body = text[text.index("<platform"):] if "<platform" in text else ""
     return p if body.strip() == same[same.index("<platform"):].strip() else None
 
@@ -144,9 +147,10 @@ def params_from_xml(path: str | Path) -> DragonflyParams | None:
 def needs_plugin(path: str | Path) -> bool:
     """True if the platform XML routes through ``node_cluster_router`` inside a DRAGONFLY cluster (so it loads
     only in SimGrid ≤ 3.27)."""
+    from ..fileio import read_input
     try:
-        text = Path(path).read_text(errors="replace")
-    except OSError:
+        text = read_input(path, "platform", errors="replace")
+    except InputError:
         return False
     return 'topology="DRAGONFLY"' in text and "node_cluster_router" in text
 

@@ -23,7 +23,6 @@ Errors are `InputError` (one line: file, item, reason).
 """
 from __future__ import annotations
 
-import os
 import xml.etree.ElementTree as ET
 
 from ..errors import InputError
@@ -231,6 +230,20 @@ def _check_units(path: str, where: str, **values) -> None:
                 raise InputError(path, where, f"{key}: {exc}") from None
 
 
+#: The deepest element nesting a platform may have (a real one has a handful of levels; the readers recurse).
+MAX_XML_DEPTH = 100
+
+
+def check_xml_depth(top: ET.Element, path: str) -> None:
+    """InputError if an element of `top` is nested deeper than `MAX_XML_DEPTH` (walked without recursion)."""
+    stack = [(top, 1)]
+    while stack:
+        el, depth = stack.pop()
+        if depth > MAX_XML_DEPTH:
+            raise InputError(path, f"<{el.tag}>", f"nested too deeply (more than {MAX_XML_DEPTH} levels)")
+        stack.extend((c, depth + 1) for c in el)
+
+
 def xml_text(data: bytes) -> bytes:
     """`data` as SimGrid's XML reader (FleXML) takes it: white space before the ``<?xml ...?>`` declaration
     is skipped (several of Batsim 4.2.1's own platforms begin with a blank line; the XML standard, and
@@ -249,15 +262,14 @@ def parse_platform(path: str) -> PlatformSpec:
     Raises InputError if the file is missing, not XML, or malformed (missing id, bad unit, bad radical,
     duplicate host name, unknown gateway...).
     """
+    from ..fileio import read_input
     path = str(path)
-    if not os.path.isfile(path):
-        raise InputError(path, "platform", "file not found")
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_input(path, "platform", text=False)
     try:
         top = ET.fromstring(xml_text(data))
     except ET.ParseError as exc:
         raise InputError(path, "XML", f"not well-formed ({exc})") from None
+    check_xml_depth(top, path)
     if top.tag != "platform":
         raise InputError(path, f"<{top.tag}>", "the root element must be <platform>")
     zones = [e for e in top if e.tag in ("zone", "AS")]
@@ -292,7 +304,15 @@ def parse_platform(path: str) -> PlatformSpec:
                 if speed is None:
                     raise InputError(path, f"host {name!r}", "missing speed")
                 _check_units(path, f"host {name!r}", speed=speed)
-                h = HostSpec(name, speed, int(child.get("core", "1")), _props(child, path, f"host {name!r}"),
+                n_pstates = len(speed.split(","))
+                pstate = child.get("pstate", "0").strip()
+                if not pstate.isdigit() or int(pstate) >= n_pstates:   # SimGrid aborts on it
+                    raise InputError(path, f"host {name!r}", f"pstate={pstate!r}: not one of its {n_pstates} "
+                                                             f"pstates (0 to {n_pstates - 1})")
+                core = child.get("core", "1").strip()
+                if not core.isdigit() or int(core) < 1:
+                    raise InputError(path, f"host {name!r}", f"core={core!r}: expected an integer >= 1")
+                h = HostSpec(name, speed, int(core), _props(child, path, f"host {name!r}"),
                              dict(merged), zid)
                 add_host(h)
                 zone.items.append(h)

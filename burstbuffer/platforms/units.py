@@ -3,10 +3,12 @@
 
 Source: SimGrid's platform documentation (units of `speed`, `bandwidth`, `latency`). Sizes are bytes, speeds
 flop/s, bandwidths bytes/s (a `bps` suffix means bits/s, divided by 8), latencies seconds. A bare number is
-taken in the base unit (SimGrid warns but accepts it). Every parser raises ValueError naming the bad text.
+taken in the base unit (SimGrid warns but accepts it). Every parser raises ValueError naming the bad text,
+also for a value that is not finite (``1e400B``) or a size of `MAX_BYTES` or more.
 """
 from __future__ import annotations
 
+import math
 import re
 
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
@@ -14,19 +16,30 @@ _BYTES = {"": 1, "b": 1, "B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10
           "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 
 
+#: Sizes must be below 2^63 bytes (8 EiB; a signed 64-bit integer, as SimGrid and Batsim hold them).
+MAX_BYTES = 2 ** 63
+
+
+def _size(v: float, text) -> int:
+    if not math.isfinite(v) or not v < MAX_BYTES:
+        raise ValueError(f"size {text!r} is out of range (at most {MAX_BYTES - 1} bytes)")
+    return int(v)
+
+
 def parse_bytes(value: int | float | str) -> int:
     """Bytes from a number or a SimGrid-style size ("40GB" = 40·10^9, "4GiB" = 4·2^30).
 
-    Raises ValueError with the offending text if the value or the unit is not understood.
+    Raises ValueError with the offending text if the value or the unit is not understood, or if it is
+    negative, not finite or not below `MAX_BYTES`.
     """
     if isinstance(value, (int, float)):
         if value < 0:
             raise ValueError(f"negative size {value!r}")
-        return int(value)
+        return _size(value, value)
     m = _SIZE.match(str(value))
     if not m or m.group(2) not in _BYTES:
         raise ValueError(f"not a size in bytes: {value!r} (expected e.g. 40GB)")
-    return int(float(m.group(1)) * _BYTES[m.group(2)])
+    return _size(float(m.group(1)) * _BYTES[m.group(2)], value)
 
 
 _NUM = re.compile(r"^\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
@@ -43,7 +56,10 @@ def _split(text: str, what: str) -> tuple[float, str]:
     m = _NUM.match(str(text))
     if not m:
         raise ValueError(f"not a {what}: {text!r}")
-    return float(m.group(1)), m.group(2)
+    value = float(m.group(1))
+    if not math.isfinite(value):
+        raise ValueError(f"{what} {text!r} is out of range (not a finite number)")
+    return value, m.group(2)
 
 
 def _scaled(value: float, unit: str, base_units: tuple[str, ...], bits: tuple[str, ...], text: str,
@@ -59,7 +75,10 @@ def _scaled(value: float, unit: str, base_units: tuple[str, ...], bits: tuple[st
                 factor = _DEC[prefix]
             else:
                 break
-            return value * factor / (8.0 if base in bits else 1.0)
+            scaled = value * factor / (8.0 if base in bits else 1.0)
+            if not math.isfinite(scaled):
+                raise ValueError(f"{what} {text!r} is out of range (not a finite number)")
+            return scaled
     raise ValueError(f"unknown unit in {what} {text!r}")
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .. import cliargs
 from ..errors import InputError
-from ..fileio import atomic_write_text, output_dir
+from ..fileio import atomic_write_text, holding_output_lock, output_dir
 from ..signals import Interrupted, interruptible
 from .execute import RunSettings, execute, interrupted, read_marker, report_failed
 from .dask_engine import add_engine_arguments, check_engine_arguments, make_executor
@@ -234,4 +234,4 @@ def register(subparsers) -> None:
     ctl.add_argument("--reverse", action="store_true",
                      help="judge every claim with its treatment and control swapped: a directional claim must fail")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
-    r.set_defaults(func=reproduce)
+    r.set_defaults(func=holding_output_lock(reproduce))   # one writer per folder

@@ -42,6 +42,11 @@ _CLUSTER_KEYS = {"queue": "queue", "account": "account", "walltime": "walltime",
                  "local-directory": "local_directory", "log-directory": "log_directory",
                  "worker-extra-args": "worker_extra_args", "job-name": "job_name"}
 _SCALE_KEYS = ("minimum-jobs", "maximum-jobs")
+#: keys of the ``[cluster]`` table whose value is one string
+_TEXT_KEYS = ("queue", "account", "walltime", "memory", "python", "interface", "local-directory", "log-directory",
+              "job-name")
+#: the command each batch system submits its jobs with (``--cluster`` refuses to start without it)
+SUBMIT_COMMANDS = {"slurm": "sbatch", "pbs": "qsub", "sge": "qsub", "lsf": "bsub", "oar": "oarsub"}
 TMP_MARK = ".tmp-"
 #: a Dask scheduler address: [PROTOCOL://]HOST:PORT (HOST a name, an IPv4 address or [IPv6])
 _ADDRESS = re.compile(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?:[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]):[0-9]{1,5}")
@@ -118,7 +123,7 @@ def read_cluster_config(path: str | Path, kind: str) -> tuple[dict, dict]:
     scale = {"minimum-jobs": 0, "maximum-jobs": 1}
     for k, v in table.items():
         if k in _SCALE_KEYS:
-            if not isinstance(v, int) or v < 0:
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise InputError(str(p), k, "expected an integer >= 0")
             scale[k] = v
         elif k in _CLUSTER_KEYS:
@@ -128,8 +133,14 @@ def read_cluster_config(path: str | Path, kind: str) -> tuple[dict, dict]:
     for need in ("cores", "memory"):
         if _CLUSTER_KEYS[need] not in kwargs:
             raise InputError(str(p), need, "required")
-    if not isinstance(kwargs["cores"], int) or kwargs["cores"] < 1:
+    if not isinstance(kwargs["cores"], int) or isinstance(kwargs["cores"], bool) or kwargs["cores"] < 1:
         raise InputError(str(p), "cores", "expected an integer >= 1")
+    for k in _TEXT_KEYS:
+        if _CLUSTER_KEYS[k] in kwargs and not isinstance(kwargs[_CLUSTER_KEYS[k]], str):
+            raise InputError(str(p), k, "expected a string (e.g. memory = \"4GB\")")
+    procs = kwargs.get("processes")
+    if procs is not None and (not isinstance(procs, int) or isinstance(procs, bool) or procs < 1):
+        raise InputError(str(p), "processes", "expected an integer >= 1")
     kwargs.setdefault("processes", kwargs["cores"])      # one single-threaded worker per core
     for k in ("job_extra_directives", "job_script_prologue", "worker_extra_args"):
         if k in kwargs and not (isinstance(kwargs[k], list) and all(isinstance(x, str) for x in kwargs[k])):
@@ -139,12 +150,19 @@ def read_cluster_config(path: str | Path, kind: str) -> tuple[dict, dict]:
     return kwargs, scale
 
 
-def jobqueue_cluster(kind: str, config: str | Path):
+def jobqueue_cluster(kind: str, config: str | Path, *, check_submit: bool = False):
     """A dask-jobqueue cluster of batch system `kind` (a key of `CLUSTERS`) from the TOML file `config`
     (`read_cluster_config`), not yet scaled; and its scaling bounds. Its ``job_script()`` is the batch
-    script each worker job runs."""
+    script each worker job runs. `check_submit`: InputError unless the batch system's submit command
+    (`SUBMIT_COMMANDS`) is on the PATH (without it, the cluster would wait for workers for ever)."""
+    import shutil
+
     import dask_jobqueue
     kwargs, scale = read_cluster_config(config, kind)
+    submit = SUBMIT_COMMANDS.get(kind)
+    if check_submit and submit is not None and shutil.which(submit) is None:
+        raise InputError("--cluster", kind, f"{submit} is not on this host's PATH: run from a node that can "
+                                            "submit batch jobs")
     cls = getattr(dask_jobqueue, CLUSTERS[kind])
     return cls(**kwargs), scale
 
@@ -156,6 +174,24 @@ def _quiet(client):
     return client
 
 
+def read_scheduler_file(path: str | Path) -> str:
+    """The scheduler address in a Dask scheduler file (the JSON that ``dask scheduler --scheduler-file``
+    writes, its ``address``). InputError(path, "scheduler file", reason) for a file that cannot be read
+    (`fileio.read_input`) or is not one."""
+    import json
+    from ..fileio import MAX_CONFIG_BYTES, read_input
+    text = read_input(path, "scheduler file", limit=MAX_CONFIG_BYTES)
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        doc = None
+    address = doc.get("address") if isinstance(doc, dict) else None
+    if not isinstance(address, str) or not _ADDRESS.fullmatch(address):
+        raise InputError(str(path), "scheduler file", "not a Dask scheduler file (a JSON object with the "
+                                                      "scheduler's \"address\", e.g. tcp://HOST:PORT)")
+    return address
+
+
 def connect(*, address: str | None = None, scheduler_file: str | None = None, cluster: str | None = None,
             cluster_config: str | None = None, workers: int = 1):
     """(distributed.Client, cluster we own or None, pin) for the engine options: an existing scheduler
@@ -164,18 +200,18 @@ def connect(*, address: str | None = None, scheduler_file: str | None = None, cl
     single-threaded processes. `pin`: whether runs pin themselves to a core (the LocalCluster only).
     InputError for an unreachable scheduler or a missing scheduler file."""
     from distributed import Client, LocalCluster
-    if scheduler_file is not None and not Path(scheduler_file).is_file():
-        raise InputError(str(scheduler_file), "scheduler file", "file not found")
-    if address is not None or scheduler_file is not None:
+    if scheduler_file is not None:
+        address = read_scheduler_file(scheduler_file)
+    if address is not None:
         try:
-            client = Client(address, scheduler_file=scheduler_file, timeout="30s")
+            client = Client(address, timeout="30s")
         except (OSError, TimeoutError, ValueError) as exc:
             raise InputError(str(address or scheduler_file), "scheduler", f"cannot connect: {exc}") from None
         return _quiet(client), None, False
     if cluster is not None:
         if not cluster_config:
             raise InputError("--cluster", cluster, "needs --cluster-config FILE.toml")
-        jq, scale = jobqueue_cluster(cluster, cluster_config)
+        jq, scale = jobqueue_cluster(cluster, cluster_config, check_submit=True)
         jq.adapt(minimum_jobs=scale["minimum-jobs"], maximum_jobs=max(scale["maximum-jobs"], 1))
         return _quiet(Client(jq)), jq, False
     import dask

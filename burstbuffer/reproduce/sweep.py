@@ -51,7 +51,7 @@ from pathlib import Path
 from .. import cliargs
 from ..version import __version__
 from ..errors import InputError
-from ..fileio import output_dir, read_toml
+from ..fileio import holding_output_lock, output_dir, read_toml
 from ..jsonvalues import is_int, is_num
 from ..signals import Interrupted, interruptible
 from .execute import RunSettings, execute, interrupted, report_failed
@@ -216,8 +216,18 @@ def load_campaign(path: str | Path) -> Campaign:
         if dup:
             raise InputError(str(p), what, f"duplicate label(s) {', '.join(sorted(dup))}: set label = ...")
     exclude = tables["exclude"]
+    known = {"policy": [x[0] for x in policies], "workload": [x[0] for x in workloads], "model": models}
     for i, t in enumerate(exclude):
         _unknown(p, f"exclude[{i}]", t, _EXCLUDE)
+        for k, v in t.items():          # a key of the wrong type or naming nothing would exclude nothing
+            if k == "seed":
+                if not is_int(v) or v not in seeds:
+                    raise InputError(str(p), f"exclude[{i}].seed", f"{_excerpt(v)} is not one of the campaign's "
+                                                                   "seeds")
+            elif not isinstance(v, str) or not (v in known[k] or (k == "workload" and
+                                                                 v.partition("/part-")[0] in known[k])):
+                raise InputError(str(p), f"exclude[{i}].{k}", f"{_excerpt(v)} is not a {k} label of the campaign "
+                                                              f"(known: {', '.join(map(str, known[k]))})")
     return Campaign(p, policies, workloads, list(dict.fromkeys(models)), list(dict.fromkeys(seeds)), exclude,
                     platform, float(timeout), network_model, float(run_timeout))
 
@@ -234,8 +244,9 @@ def check_campaign_options(path: Path, item: str, policy: str, options: dict) ->
 
 
 def sha256_file(path: Path) -> str:
+    from ..fileio import open_input
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_input(path, "file") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -421,4 +432,4 @@ def register(subparsers) -> None:
     s.add_argument("--cpu", choices=("auto", "off"), default="auto",
                    help="auto: each local worker pins its runs to a CPU core of its own; off: no pinning")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    s.set_defaults(func=sweep)
+    s.set_defaults(func=holding_output_lock(sweep))   # one writer per folder

@@ -184,7 +184,10 @@ def queues_check(v) -> str | None:
     from .queues import QueueConfig, queue_config
     if not isinstance(v, (str, Path, dict, QueueConfig)):
         return f"expected a queue file (TOML path) or {{path = FILE, order = NAME}}, got {_kind(v)}"
-    queue_config(v)          # InputError (file, item, reason) for a bad file: it names the file itself
+    try:
+        queue_config(v)      # InputError (file, item, reason) for a bad file: it names the file itself
+    except ValueError as exc:
+        return str(exc)
     return None
 
 

@@ -142,13 +142,10 @@ def load_queues(path: str | Path, order_names: list[str] | None = None) -> Queue
     from .orders import ORDERS
     src = str(path)
     valid = order_names if order_names is not None else list(ORDERS)
+    from ..fileio import MAX_CONFIG_BYTES, read_input
+    text = read_input(path, "queues", limit=MAX_CONFIG_BYTES)
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
-        raise InputError(src, "queues", "file not found") from None
-    except OSError as exc:
-        raise InputError(src, "queues", f"cannot read it ({exc.strerror})") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(src, "TOML", str(exc)) from None
     except RecursionError:

@@ -75,11 +75,24 @@ class MachinePower:
     sleep: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
+#: The largest power a host may draw in any state [W]: beyond it, energies over a run leave the range of a
+#: double (SimGrid would take any double, and the run would fail on its first energy sum).
+MAX_WATTS = 1e9
+
+
 def _strtod_full(text: str) -> float:
     """SimGrid's xbt_str_parse_double: a number, leading blanks allowed, nothing after it."""
     if text != text.rstrip():
         raise ValueError(text)
     return float(text)
+
+
+def _watts(text: str) -> float:
+    """Watts of a power profile: `_strtod_full`, then a finite number in [0, MAX_WATTS] (ValueError else)."""
+    v = _strtod_full(text)
+    if not 0 <= v <= MAX_WATTS:          # also nan
+        raise ValueError(f"{text.strip()!r} is not a power in [0, {MAX_WATTS:g}] W")
+    return v
 
 
 _INT_PREFIX = re.compile(r"\s*([+-]?\d+)")
@@ -115,12 +128,18 @@ def check_platform(spec, machines) -> list[MachinePower]:
                 [_strtod_full(v) for v in vals]
             except ValueError:
                 bad(f"'wattage_per_state' of pstate {p} is {part.strip()!r}: not numbers")
+            try:
+                [_watts(v) for v in vals]
+            except ValueError as exc:
+                bad(f"'wattage_per_state' of pstate {p}: {exc}")
         off = h.props.get("wattage_off")
         if off is not None:
             try:
-                float(re.match(r"\s*[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?)", off).group(0))
+                w = float(re.match(r"\s*[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?)", off).group(0))
             except (AttributeError, ValueError):
                 bad(f"'wattage_off' is {off!r}: not a number")
+            if not 0 <= w <= MAX_WATTS:
+                bad(f"'wattage_off' is {off!r}: not a power in [0, {MAX_WATTS:g}] W")
         kinds: list[str | None] = [None] * n
         sleep: dict[int, tuple[int, int]] = {}
         sp = h.props.get("sleep_pstates")

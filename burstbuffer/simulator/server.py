@@ -222,7 +222,8 @@ class Simulator:
         prefix = st.cfg.export_prefix
         d = os.path.dirname(prefix)
         if d:
-            os.makedirs(d, exist_ok=True)
+            from ..fileio import output_dir  # noqa: PLC0415
+            output_dir(d, "-e")
         st.jobs_csv, st.schedule_csv = f"{prefix}_jobs.csv", f"{prefix}_schedule.csv"
         st.writer = JobsWriter(st.jobs_csv)
         if st.cfg.machine_states:

@@ -171,6 +171,8 @@ def connect(cfg: SimConfig):
         raise InputError("-s", cfg.socket, str(exc)) from None
     if fds is not None:
         return PipeTransport(cfg, *fds)
+    from ..fileio import check_ipc_endpoint  # noqa: PLC0415
+    check_ipc_endpoint(cfg.socket, "-s")
 
     try:
         module = load_native()

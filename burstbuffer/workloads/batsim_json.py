@@ -218,12 +218,8 @@ def load_workload(path: str | Path, *, require_bb: bool = True, simulated: bool 
     workload, a job or a profile.
     """
     source = str(path)
-    if not Path(path).is_file():
-        raise InputError(source, "workload", "file not found")
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(source, "file", getattr(exc, "strerror", None) or str(exc)) from None
+    from ..fileio import read_input
+    text = read_input(path, "workload")
     try:
         doc = loads(text)
     except json.JSONDecodeError as exc:

@@ -51,11 +51,9 @@ def platform_params(path: str | Path) -> dict[str, int]:
     list, ``burst_buffer_capacity``). Missing values are left out, for the options to supply.
     Raises InputError(path, item, reason) if the file cannot be read or parsed.
     """
+    from ..fileio import read_input
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(str(p), "file", exc.strerror or str(exc)) from None
+    text = read_input(p, "platform")
     out: dict[str, int] = {}
     if p.suffix.lower() in (".yaml", ".yml"):
         cfg = _flat_yaml(text)
@@ -63,16 +61,18 @@ def platform_params(path: str | Path) -> dict[str, int]:
             if "nb_res" in cfg:
                 out["nb_res"] = int(cfg["nb_res"])
             if "burst_buffer_capacity" in cfg:
-                out["bb_capacity"] = int(float(cfg["burst_buffer_capacity"]) * GB)
+                out["bb_capacity"] = parse_bytes(float(cfg["burst_buffer_capacity"]) * GB)
             if "num_groups" in cfg and "num_chassis" in cfg:
                 out["bb_nodes"] = int(cfg["num_groups"]) * int(cfg["num_chassis"])
         except ValueError as exc:
-            raise InputError(str(p), "platform", f"not a number: {exc}") from None
+            raise InputError(str(p), "platform", f"not a number in range: {exc}") from None
         return out
     try:
         root = ET.fromstring(xml_text(text.encode()))
     except ET.ParseError as exc:
         raise InputError(str(p), "platform", f"invalid XML: {exc}") from None
+    from ..platforms.simgrid_xml import check_xml_depth
+    check_xml_depth(root, str(p))
 
     def props(el: ET.Element) -> dict[str, str]:
         return {c.get("id"): c.get("value") for c in el if c.tag == "prop"}

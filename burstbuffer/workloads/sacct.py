@@ -135,20 +135,27 @@ def parse_duration(text: str) -> float | None:
     if not m:
         raise ValueError(s)
     days, a, b, c = m.groups()
+    if days is not None and len(days) > 15:   # beyond any clock (and a float's integers)
+        raise ValueError(f"{s} (out of range)")
     if days is not None:                      # D-HH[:MM[:SS]]
         h, mi, se = float(a), float(b or 0), float(c or 0)
-        return int(days) * 86400 + h * 3600 + mi * 60 + se
-    if c is not None:                         # HH:MM:SS
-        return float(a) * 3600 + float(b) * 60 + float(c)
-    if b is not None:                         # MM:SS
-        return float(a) * 60 + float(b)
-    return float(a) * 60                      # MM
+        v = int(days) * 86400 + h * 3600 + mi * 60 + se
+    elif c is not None:                       # HH:MM:SS
+        v = float(a) * 3600 + float(b) * 60 + float(c)
+    elif b is not None:                       # MM:SS
+        v = float(a) * 60 + float(b)
+    else:
+        v = float(a) * 60                     # MM
+    if not math.isfinite(v):
+        raise ValueError(f"{s} (out of range)")
+    return v
 
 
 def parse_bb_tres(text: str) -> int | None:
     """Bytes of the ``bb/<plugin>=<count>`` entries of a TRES string (``cpu=4,mem=8G,bb/datawarp=100G``),
     summed; None if there is none. Counts are MB with an optional K/M/G/T/P suffix in powers of 1024.
-    Raises ValueError for a bb entry that is not a number."""
+    Raises ValueError for a bb entry that is not a number or a total of `MAX_BYTES` or more."""
+    from ..platforms.units import MAX_BYTES
     total = None
     for part in text.split(","):
         name, _, count = part.strip().partition("=")
@@ -157,16 +164,18 @@ def parse_bb_tres(text: str) -> int | None:
         m = re.fullmatch(r"(\d+(?:\.\d+)?)([KMGTPE]?)", count.strip(), re.IGNORECASE)
         if not m:
             raise ValueError(f"{name}={count}")
-        total = (total or 0) + round(float(m.group(1)) * _SUFFIX[m.group(2).upper()])
+        v = float(m.group(1)) * _SUFFIX[m.group(2).upper()]
+        if not v < MAX_BYTES:             # also catches inf
+            raise ValueError(f"{name}={count} (out of range: at most {MAX_BYTES - 1} bytes)")
+        total = (total or 0) + round(v)
+        if total >= MAX_BYTES:
+            raise ValueError(f"{text} (out of range: at most {MAX_BYTES - 1} bytes in all)")
     return total
 
 
 def _open_text(path: str | Path) -> str:
-    source = str(path)
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(source, "file", exc.strerror or str(exc)) from None
+    from ..fileio import read_input
+    return read_input(path, "file", errors="replace")
 
 
 def read_sacct(path: str | Path, *, cores_per_node: int | None = None,

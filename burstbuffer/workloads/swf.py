@@ -119,14 +119,12 @@ def iter_swf(path: str | Path) -> Iterator[SWFRecord]:
     A name ending in ``.gz`` is read through gzip (the repository ships the KTH trace compressed).
     Raises InputError for an unreadable or corrupt file or a malformed line (file and line number named).
     """
+    import io
+    from ..fileio import open_input
     source = str(path)
-    try:
-        if source.endswith(".gz"):
-            f = gzip.open(path, "rt", encoding="utf-8", errors="replace")
-        else:
-            f = open(path, encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(source, "file", exc.strerror or str(exc)) from None
+    raw = open_input(path, "file")
+    f = io.TextIOWrapper(gzip.GzipFile(fileobj=raw) if source.endswith(".gz") else raw, encoding="utf-8",
+                         errors="replace")
     with f:
         lineno = 0
         try:
