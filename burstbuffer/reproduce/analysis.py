@@ -7,8 +7,8 @@ the per-job metrics of ``docs/metrics.md``: waiting time, turnaround, runtime [s
 `burstbuffer.metrics.tables.summary_table`), ``part_means.csv`` (per part and policy: means and means
 normalised by the study's reference policy), ``verdicts.json`` (one object per claim: the fields of
 `burstbuffer.metrics.verdicts.Verdict`, and ``verdict_real`` / ``verdict_placebo`` / ``verdict_reverse``, the
-claim's verdict in the modes other than the one asked; docs/verdicts.md), ``figures/``
-(PNG and SVG) and ``report.md`` / ``report.html``.
+claim's verdict in the modes other than the one asked; docs/verdicts.md), ``regime.json`` (the study's
+regime checks: name, ok, measured, needs), ``figures/`` (PNG and SVG) and ``report.md`` / ``report.html``.
 """
 from __future__ import annotations
 
@@ -220,7 +220,6 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
     whole = summ[summ["scope"] == "whole"]
     # the scopes run like the whole workload: "whole" and the study's extra workloads (e.g. S1-S4)
     extra = [sc for sc in summ["scope"].unique() if sc != "whole" and not str(sc).startswith("part-")]
-    judged = summ[summ["scope"].isin(["whole", *extra])]
     from .study import StudyData
     data = StudyData(rep, jobs, summ, specs, results, out, figs)
     rep.h(1, "The paper's claims beside the measurements")
@@ -228,15 +227,13 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         note = study.whole_scope_note(manifest) if study.whole_scope_note else None
         if note:
             rep.p(note)
-        rows = study.claim_rows(data) if study.claim_rows else (judged if extra else whole)
     else:
         rep.p("No whole-workload run: only the claims about the parts are judged.")
-        rows = summ.iloc[0:0]
     regime = study.regime(data) if study.regime else []
     mode = manifest.get("mode", "real")
     cj = _with_nodes(jobs, specs, results)
     # every claim judged three ways: on the runs, with its control in place of its treatment, and reversed
-    by_mode = {m: evaluate(study.claims, rows, pm, jobs=cj, mode=m, regime=regime) for m in MODES}
+    by_mode = {m: evaluate(study.claims, cj, mode=m, regime=regime) for m in MODES}
     verdicts = by_mode[mode]
     controls = {m: vs for m, vs in by_mode.items() if m != mode}
     if mode != "real":
@@ -269,6 +266,7 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         for e, v in zip(entries, vs):
             e[f"verdict_{m}"] = v.verdict
     (out / "verdicts.json").write_text(json.dumps(entries, indent=1, default=_json_num))
+    (out / "regime.json").write_text(json.dumps([asdict(r) for r in regime], indent=1, default=_json_num))
 
     fig_list = []
     if len(whole):
@@ -307,7 +305,7 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         rep.img(os.path.relpath(paths[0], out), caption)
     rep.h(1, "Files")
     rep.p("job_metrics.csv (one row per scope, policy and original job: waiting time, turnaround, runtime, "
-          "bounded slowdown [s]), summary.csv, part_means.csv, verdicts.json, figures/ (PNG and SVG), "
+          "bounded slowdown [s]), summary.csv, part_means.csv, verdicts.json, regime.json, figures/ (PNG and SVG), "
           "runs/<scope>/<policy>/ (each run's jobs.csv, batsim_jobs.csv, summary.json), manifest.json.")
     md, _ = rep.write(out)
     log(f"report: {md} and {out / 'report.html'}; figures in {figs}")
