@@ -69,11 +69,11 @@ docs: setup $(VENV)/.docs-installed
 
 # A study's verdict table for its docs page (docs/verdicts.md): `reproduce --study STUDY STUDY_ARGS` (nice'd; finished
 # runs in STUDY_OUT/STUDY-table are kept, so a second call only re-judges), then its verdicts beside the placebo and
-# reversed ones into docs/studies/verdicts/STUDY.md, which the study's page includes.
+# reversed ones into docs/studies/verdicts/STUDY.inc (Markdown), which the study's page includes.
 STUDY_OUT ?= out
 study-table: setup
 	nice -n 10 $(PY) -m burstbuffer reproduce --study $(STUDY) $(STUDY_ARGS) --output $(STUDY_OUT)/$(STUDY)-table -q
-	$(PY) benchmarks/verdict_table.py $(STUDY_OUT)/$(STUDY)-table --doc > docs/studies/verdicts/$(STUDY).md
+	$(PY) benchmarks/verdict_table.py $(STUDY_OUT)/$(STUDY)-table --doc > docs/studies/verdicts/$(STUDY).inc
 
 # The paper's table at the paper's scale: the whole KTH trace (28,453 jobs) and its 16 three-week parts, the eight
 # policies of §4.2 (hours of CPU: one whole-trace run of a policy takes minutes, plan-1 to plan-3 the longest).

@@ -4,10 +4,10 @@ show a study's verdicts: docs/bbsched-study.md, docs/three-phase-study.md).
     .venv/bin/python benchmarks/verdict_table.py out/bbsched-1000 [--short]
 
 Reads OUTPUT/verdicts.json (written by every `reproduce` run). --short: id, claim, verdict and by how much
-(without the measured column). --doc: the table of a study's docs page (docs/studies/verdicts/, `make
+(without the measured column). --doc: the table of a study's docs page (docs/studies/verdicts/NAME.inc, `make
 study-table`): id, claim, where, what it asserts, verdict, placebo, reversed, the bands with their reasons, the
-noise floor, and by how much, after a line naming the run (OUTPUT/manifest.json). Exit 2 with a one-line error
-when the file is missing or unreadable.
+noise floor, and by how much, after a line naming the run (OUTPUT/manifest.json) and the regime checks
+(OUTPUT/regime.json). Exit 2 with a one-line error when the file is missing or unreadable.
 """
 from __future__ import annotations
 
@@ -24,19 +24,30 @@ def table(out: Path, short: bool = False, doc: bool = False) -> str:
         m = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
         mode = verdicts[0].get("mode", "real") if verdicts else "real"
         words = str(m.get("command", "")).split()[1:]
-        if "--output" in words:                                 # where it was written says nothing of the run
-            i = words.index("--output")
-            del words[i:i + 2]
+        for flag, n in (("--output", 2), ("--workers", 2), ("--engine", 2), ("--report-only", 1), ("-q", 1)):
+            if flag in words:                                   # where and how fast: nothing of the results
+                i = words.index(flag)
+                del words[i:i + n]
         intro = [f"Measured by `burstbuffer {' '.join(words)}` (whole workload: {m.get('whole_label')}; "
                  f"parts: {m.get('parts_label')}; model {m.get('model')}, seed {m.get('seed')}); verdict: {mode} run.",
                  ""]
+        if m.get("missing"):                                    # --report-only before every run finished
+            intro += [f"**Partial**: judged on the runs finished so far; {len(m['missing'])} not finished yet "
+                      f"({', '.join(m['missing'][:8])}{', …' if len(m['missing']) > 8 else ''}): their claims "
+                      "are not measured. Rerun the same command to finish them.", ""]
         head = ["id", "claim", "where", "asserts", "verdict", "placebo", "reversed", "band (its reason)",
                 "noise floor", "by how much"]
         rows = [[v["id"], v["claim"], v["source"], v.get("asserts", ""),
                  *(v["verdict"] if m == mode else v.get(f"verdict_{m}", "") for m in ("real", "placebo", "reverse")),
                  v.get("band", ""), v.get("noise", ""), v["by_how_much"]] for v in verdicts]
-        if any(v.get("regime") for v in verdicts):
-            intro += ["Out of regime: " + "; ".join(next(v["regime"] for v in verdicts if v.get("regime"))), ""]
+        checks = json.loads((out / "regime.json").read_text(encoding="utf-8")) if (out / "regime.json").is_file() else []
+        if checks:
+            intro += ["Regime checks (a failed one: every claim out of regime):", "",
+                      "| check | measured | the source's regime needs | holds |", "| --- | --- | --- | --- |"]
+            intro += [f"| {esc(c['name'])} | {esc(c['measured'])} | {esc(c['needs'])} | {'yes' if c['ok'] else 'NO'} |"
+                      for c in checks] + [""]
+        else:
+            intro += ["Regime checks: none (the study declares none).", ""]
     elif short:
         head = ["id", "claim", "where", "verdict", "by how much"]
         rows = [[v["id"], v["claim"], v["source"], v["verdict"], v["by_how_much"]] for v in verdicts]

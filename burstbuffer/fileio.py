@@ -6,6 +6,7 @@ regular file only (a FIFO, a device such as /dev/zero, a folder is refused befor
 """
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from pathlib import Path
@@ -174,6 +175,17 @@ class OutputLock:
             self.fd = None
 
     __del__ = __exit__
+
+
+def holding_output_lock(command):
+    """`command(args)` (a subcommand writing into ``args.output``) run while this process holds `OutputLock` on
+    that folder (made by `output_dir`): a second command on the same folder is one line, exit 2, before it
+    writes anything (docs/reliability.md §5). The command's own call of `output_dir` finds the folder made."""
+    @functools.wraps(command)
+    def locked(args):
+        with OutputLock(output_dir(args.output)):
+            return command(args)
+    return locked
 
 
 def output_dir(path: str | Path, item: str = "--output") -> Path:

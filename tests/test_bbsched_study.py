@@ -191,7 +191,7 @@ def _waits(group, cut, n=200, seed=0, cuts=None):
 
 def _verdict(claim_id, jobs, mode="real", regime=()):
     c = next(c for c in B.CLAIMS if c.id == claim_id)
-    return evaluate([c], pd.DataFrame(), jobs=jobs, mode=mode, regime=regime)[0]
+    return evaluate([c], jobs, mode=mode, regime=regime)[0]
 
 
 def test_the_claims_name_treatment_control_and_the_papers_number():

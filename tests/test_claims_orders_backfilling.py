@@ -33,7 +33,7 @@ def _table(cols: dict[str, np.ndarray]) -> pd.DataFrame:
 
 
 def _one(claims, cid, jobs, mode="real"):
-    return evaluate([c for c in claims if c.id == cid], pd.DataFrame(), jobs=jobs, mode=mode)[0]
+    return evaluate([c for c in claims if c.id == cid], jobs, mode=mode)[0]
 
 
 def _both(lab_t: str, lab_c: str, t: np.ndarray, c: np.ndarray = BASE) -> dict:

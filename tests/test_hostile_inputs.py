@@ -162,6 +162,17 @@ def test_one_writer_per_output_folder(tmp_path, w8):
     assert cli(["run", "--workload", w8, "--output", out, "-q", "--cpu", "off"])[0] == 0
 
 
+def test_one_campaign_or_study_per_output_folder(tmp_path):
+    """sweep and reproduce write many runs into one folder: a second one there is refused before it writes."""
+    from burstbuffer.fileio import OutputLock
+    out = tmp_path / "o"
+    out.mkdir()
+    with OutputLock(out):
+        refused(["sweep", ROOT / "examples" / "campaign-small.toml", "--output", out, "-q"], "in use by another run")
+        refused(["reproduce", "--study", "orders", "--jobs", "5", "--output", out, "-q"], "in use by another run")
+    assert files(out) == set()
+
+
 # ---------------------------------------------------------------------------------------- numbers and depth
 def test_a_platform_nested_fifty_thousand_zones_deep(tmp_path, w8):
     n = 50_000

@@ -70,7 +70,7 @@ def test_claims_on_a_hand_made_per_job_table():
     claim fails and the one cerberus loses everywhere holds.
     Every claim cites a section the paper has and labels its number the project's own."""
     jobs = _jobs(MEANS)
-    v = {x.id: x for x in evaluate(CLAIMS, pd.DataFrame(), jobs=jobs)}
+    v = {x.id: x for x in evaluate(CLAIMS, jobs)}
     assert v["responsive-io"].verdict == REPRODUCED
     assert v["responsive-3p"].verdict == NOT
     assert [(d["control"], d["verdict"]) for d in v["responsive-3p"].conditions] == [
@@ -79,9 +79,9 @@ def test_claims_on_a_hand_made_per_job_table():
     assert v["performance"].verdict == NOT
     assert [d["verdict"] for d in v["three-phase-model"].conditions] == [REPRODUCED, NOT, REPRODUCED]
     assert all("cerberus-fcfs-24h" not in d["treatment"] + d["control"] for x in v.values() for d in x.conditions)
-    placebo = evaluate(CLAIMS, pd.DataFrame(), jobs=jobs, mode="placebo")
+    placebo = evaluate(CLAIMS, jobs, mode="placebo")
     assert all(x.verdict == NOT for x in placebo)              # the control against itself: inside the noise floor
-    reverse = {x.id: x.verdict for x in evaluate(CLAIMS, pd.DataFrame(), jobs=jobs, mode="reverse")}
+    reverse = {x.id: x.verdict for x in evaluate(CLAIMS, jobs, mode="reverse")}
     assert reverse["responsive-io"] == NOT and reverse["performance"] == REPRODUCED   # every io-aware run beats it
     assert all(("§1" in c.source and "§4" not in c.source) or "hypothesis" in c.source for c in CLAIMS)
     assert all(k.band.own for c in CLAIMS for k in c.conditions)
@@ -101,7 +101,7 @@ def test_a_job_one_column_rejects_is_in_no_column_s_means():
     same, left = common_jobs(jobs)
     assert sorted(same.job_id.unique()) == ["1", "2"]
     assert left == {"cerberus/three-phase": ["3", "4"], "sjf-bb/three-phase": ["4"]}
-    v = evaluate(CLAIMS, pd.DataFrame(), jobs=jobs)[0].conditions
+    v = evaluate(CLAIMS, jobs)[0].conditions
     d = next(d for d in v if d["control"] == "sjf-bb/three-phase")
     assert d["n"] == 2 and d["control_value"] == pytest.approx(0.5) and d["treatment_value"] == pytest.approx(1.5)
 

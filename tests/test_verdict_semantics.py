@@ -36,7 +36,7 @@ def _claim(*conds: Condition, cid: str = "c") -> Claim:
 
 
 def _one(claim: Claim, jobs: pd.DataFrame, mode: str = "real", regime=()):
-    return evaluate([claim], pd.DataFrame(), jobs=jobs, mode=mode, regime=regime)[0]
+    return evaluate([claim], jobs, mode=mode, regime=regime)[0]
 
 
 RNG = np.random.default_rng(7)
@@ -183,7 +183,7 @@ def test_regime_and_missing():
     assert v.verdict == MISSING and v.measured == "needs c on whole"
     assert _one(c, None).verdict == MISSING
     with pytest.raises(ValueError):
-        evaluate([c], pd.DataFrame(), jobs=jobs, mode="sideways")
+        evaluate([c], jobs, mode="sideways")
 
 
 def test_declarations_are_checked():
@@ -198,7 +198,14 @@ def test_declarations_are_checked():
     with pytest.raises(ValueError):
         Condition("a", "b", WAIT, BAND20, effect="vibes")
     with pytest.raises(ValueError):
-        Claim("x", "", "")                                              # neither conditions nor a rule
+        Claim("x", "", "")                                              # no condition
+    for bad in ("average", "q2", "qx"):
+        with pytest.raises(ValueError):
+            Metric("m", stat=bad)
+    with pytest.raises(ValueError):
+        Metric("m", over="weeks")
+    with pytest.raises(ValueError):
+        Metric("m", over="windows")                                     # windows need their values
     assert around(27, 0.25, "r").low == pytest.approx(20.25) and around(27, 0.25, "r").high == pytest.approx(33.75)
     assert "the project's own" in Band(1, 2, "no number in the paper", own=True).text(" %")
 

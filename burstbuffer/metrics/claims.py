@@ -24,17 +24,12 @@ Because every condition names its treatment and its control, `evaluate` can judg
 *placebo* (the control's runs in place of the treatment's: the simulator is deterministic for a given seed,
 so the control run again under the treatment's name is the control's run) or *reversed* (treatment and
 control swapped): a claim asserting a difference must then fail.
-
-Claims written before these semantics (a `measure` returning a `Measurement` judged by a rule,
-`AtLeast`, `Above`, `Within`, `AllHold`) are still evaluated until every study is converted; they have no
-treatment and control, so they are ``not measured`` under a placebo or a reversal.
 """
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable
 
 from ..lazy import lazy
 from .verdicts import (DIFFERENCE, MISSING, MODES, NO_DIFFERENCE, NOT, OUT_OF_REGIME, PARTLY, REPRODUCED,
@@ -45,16 +40,12 @@ pd = lazy("pandas")
 
 LOWER, HIGHER = "lower", "higher"
 
-#: The scopes a claim may be judged on: the whole workload (``summary_table`` rows of scope
-#: ``whole``, one per policy) or the parts (``part_means`` rows, one per part and policy).
-SCOPES = ("whole", "parts")
-
 
 # --- the verdict semantics (docs/verdicts.md) ------------------------------------------------------------
 @dataclass(frozen=True)
 class Band:
     """The magnitudes of an effect that reproduce a paper's number: [`low`, `high`] in the effect's unit
-    (`Effect`), both included. `reason`: why this band (e.g. "the paper rounds to whole percent; ± a third
+    (`EFFECTS`), both included. `reason`: why this band (e.g. "the paper rounds to whole percent; ± a third
     of the effect for a smaller machine"); `own`: True when the number is the project's own because the
     paper gives none (the report then says so). For a condition asserting no difference, the band is the
     equivalence band around the null."""
@@ -99,14 +90,14 @@ STATS = ("mean", "median", "max", "min", "sum")
 
 
 def _stat(name: str, resolve: bool = True):
-    """The statistic `name` over an array without NaN: mean, median, max, min, sum, q<p> (quantile p).
-    KeyError / ValueError for an unknown name; `resolve` False: only that check (numpy not imported: a
+    """The statistic `name` over an array without NaN: mean, median, max, min, sum, q<p> (quantile p,
+    0 ≤ p ≤ 1). ValueError for an unknown name; `resolve` False: only that check (numpy not imported: a
     claims table is built when a study module is imported)."""
-    if name.startswith("q"):
+    if name.startswith("q") and name[1:].replace(".", "", 1).isdigit() and 0 <= float(name[1:]) <= 1:
         q = float(name[1:])
         return (lambda a, axis=None: np.quantile(a, q, axis=axis)) if resolve else None
     if name not in STATS:
-        raise KeyError(name)
+        raise ValueError(f"statistic {name!r}: not one of {', '.join(STATS)}, q<p> (0 ≤ p ≤ 1)")
     return getattr(np, name) if resolve else None
 
 
@@ -143,7 +134,7 @@ class Metric:
         """Per-unit values of one column of the study (`rows`: its per-job rows in the condition's scopes):
         indexed by job_id (over jobs) or by scope (over parts; the statistic over each part's jobs)."""
         if self.values is not None:
-            return self.values(rows).astype(float)
+            return self.values(rows).astype(float).dropna()
         if self.select is not None and len(rows):
             rows = rows[np.asarray(self.select(rows), bool)]
         v = pd.to_numeric(rows[self.column], errors="coerce") / self.scale
@@ -309,81 +300,6 @@ class RegimeCheck:
     needs: str
 
 
-# --- rules written before these semantics (evaluated until every study is converted) ---------------------
-@dataclass(frozen=True)
-class Measurement:
-    """What a measure found. `measured`, `by_how_much`: the report's text. `value`: the number the
-    rule judges (NaN compares false: not reproduced). `partly_value`: the number the rule's weaker
-    bound judges, when it is another quantity (default: `value`). `count`: (k conditions that hold,
-    n conditions) for `AllHold`."""
-
-    measured: str
-    by_how_much: str
-    value: float = float("nan")
-    partly_value: float | None = None
-    count: tuple[int, int] | None = None
-
-
-class Rule(Protocol):
-    """Turns a measurement into one of ``reproduced``, ``partly``, ``not reproduced``."""
-
-    def verdict(self, m: Measurement) -> str: ...
-
-
-_OPS = {">=": operator.ge, ">": operator.gt}
-
-
-@dataclass(frozen=True)
-class Bound:
-    """Reproduced when ``value OP reproduced``, else partly when ``partly_value PARTLY_OP partly``,
-    else not reproduced. OP, PARTLY_OP: ``>=`` or ``>``."""
-
-    reproduced: float
-    partly: float
-    op: str = ">="
-    partly_op: str = ">"
-
-    def verdict(self, m: Measurement) -> str:
-        pv = m.value if m.partly_value is None else m.partly_value
-        if _OPS[self.op](m.value, self.reproduced):
-            return REPRODUCED
-        return PARTLY if _OPS[self.partly_op](pv, self.partly) else NOT
-
-
-def AtLeast(reproduced: float, partly: float) -> Bound:  # noqa: N802 - reads as a rule in the table
-    """Reproduced when value >= `reproduced`, partly when > `partly`."""
-    return Bound(reproduced, partly, ">=", ">")
-
-
-def Above(reproduced: float, partly: float) -> Bound:  # noqa: N802
-    """Reproduced when value > `reproduced`, partly when (partly_value) > `partly`."""
-    return Bound(reproduced, partly, ">", ">")
-
-
-@dataclass(frozen=True)
-class Within:
-    """Reproduced when ``abs(value − target) <= tol``, else partly when partly_value > `partly_above`."""
-
-    target: float
-    tol: float
-    partly_above: float = 0.0
-
-    def verdict(self, m: Measurement) -> str:
-        pv = m.value if m.partly_value is None else m.partly_value
-        if abs(m.value - self.target) <= self.tol:
-            return REPRODUCED
-        return PARTLY if pv > self.partly_above else NOT
-
-
-@dataclass(frozen=True)
-class AllHold:
-    """`Measurement.count` = (k, n): reproduced when k == n, not reproduced when k == 0, else partly."""
-
-    def verdict(self, m: Measurement) -> str:
-        k, n = m.count
-        return REPRODUCED if k == n else NOT if k == 0 else PARTLY
-
-
 @dataclass(frozen=True)
 class Claim:
     """One row of a claims table.
@@ -391,38 +307,21 @@ class Claim:
     id: short stable name (``verdicts.json``); text: the claim in words; source: where the paper states it
     (section, figures); paper_value: the paper's number, or ``qualitative``; conditions: its `Condition`s
     (treatment, control, metric, band, noise floor each), all of which must hold for ``reproduced``.
-
-    Rules written before docs/verdicts.md, kept until every study is converted: scope (``whole`` or
-    ``parts``: which table `measure` reads), policies (the policies it compares), measure ((table) →
-    `Measurement`, or None when it cannot be measured), rule (`AtLeast`, `Above`, `Within`, `AllHold`),
-    needs (what is missing when not measured, report text), missing_source."""
+    ValueError for a claim without conditions."""
 
     id: str
     text: str
     source: str
-    scope: str = "whole"
-    policies: tuple[str, ...] = ()
     paper_value: str = ""
-    measure: Callable[[pd.DataFrame], Measurement | None] | None = None
-    rule: Rule | None = None
-    needs: str = ""
-    missing_source: str | None = None
     conditions: tuple[Condition, ...] = ()
 
     def __post_init__(self):
-        if self.scope not in SCOPES:
-            raise ValueError(f"claim {self.id}: scope {self.scope!r} not in {SCOPES}")
-        if bool(self.conditions) == (self.measure is not None):
-            raise ValueError(f"claim {self.id}: give either conditions or a measure and a rule")
-        if self.measure is not None and self.rule is None:
-            raise ValueError(f"claim {self.id}: a measure needs its rule")
+        if not self.conditions:
+            raise ValueError(f"claim {self.id}: no condition (docs/verdicts.md)")
 
     @property
     def asserts(self) -> str:
-        """`DIFFERENCE` when a condition asserts one (or for a rule written before the conditions), else
-        `NO_DIFFERENCE`."""
-        if self.measure is not None:
-            return DIFFERENCE
+        """`DIFFERENCE` when a condition asserts one, else `NO_DIFFERENCE`."""
         return DIFFERENCE if any(c.asserts == DIFFERENCE for c in self.conditions) else NO_DIFFERENCE
 
 
@@ -554,44 +453,22 @@ def _judge_claim(c: Claim, jobs: "_Rows | None", mode: str) -> Verdict:
     return Verdict(c.text, c.source, measured, verdict, how, noise=noise, conditions=conds, **base)
 
 
-def evaluate(claims: list[Claim] | tuple[Claim, ...], whole: pd.DataFrame,
-             parts: pd.DataFrame | None = None, *, jobs: pd.DataFrame | None = None, mode: str = "real",
+def evaluate(claims: list[Claim] | tuple[Claim, ...], jobs: pd.DataFrame | None, mode: str = "real",
              regime: list[RegimeCheck] | tuple[RegimeCheck, ...] = ()) -> list[Verdict]:
     """One verdict per claim, in table order (docs/verdicts.md).
 
     `jobs`: the tidy per-job table of every run (columns scope, policy = column label, job_id, then
-    `burstbuffer.metrics.tidy.job_metrics`'s; ``seed`` for a `Seeds` noise floor): what claims with
-    conditions judge. `mode`: one of `MODES` (``placebo``: each condition's control in place of its
+    `burstbuffer.metrics.tidy.job_metrics`'s; ``seed`` for a `Seeds` noise floor; None or empty: every
+    claim ``not measured``). `mode`: one of `MODES` (``placebo``: each condition's control in place of its
     treatment; ``reverse``: the two swapped). `regime`: the study's `RegimeCheck`s; when one failed, every
-    measured claim is ``out of regime`` (its measurement still reported). ValueError for an unknown mode.
-
-    Rules written before the conditions read `whole` (``summary_table`` rows: columns ``policy``,
-    ``wait_h_mean`` [h], ``bsld_mean``, quantile columns ``wait_h_q<q>`` [h], ``wait_h_max`` [h]) or `parts`
-    (``part_means`` rows: ``scope``, ``policy``, ``wait_mean_h`` [h], ``bsld_mean``, ``wait_norm``,
-    ``bsld_norm``); in a placebo or a reversal they are ``not measured`` (no treatment and control). A claim
-    whose measure returns None is ``not measured`` with "needs …" as its measurement. Errors of a measure
-    propagate."""
+    measured claim is ``out of regime`` (its measurement still reported). ValueError for an unknown mode."""
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} not in {MODES}")
     failed = [f"{r.name}: {r.measured} (needs {r.needs})" for r in regime if not r.ok]
-    tables = {"whole": whole, "parts": parts if parts is not None else pd.DataFrame()}
-    rows = _Rows(jobs) if jobs is not None and not jobs.empty and any(c.conditions for c in claims) else None
+    rows = _Rows(jobs) if jobs is not None and not jobs.empty else None
     out = []
     for c in claims:
-        if c.conditions:
-            v = _judge_claim(c, rows, mode)
-        elif mode != "real":
-            v = Verdict(c.text, c.missing_source or c.source, "judged on the real runs only: this claim's rule "
-                        "names no treatment and control", MISSING, "", id=c.id, paper_value=c.paper_value,
-                        mode=mode)
-        else:
-            m = c.measure(tables[c.scope])
-            if m is None:
-                v = Verdict(c.text, c.missing_source or c.source, f"needs {c.needs}", MISSING, "",
-                            id=c.id, paper_value=c.paper_value)
-            else:
-                v = Verdict(c.text, c.source, m.measured, c.rule.verdict(m), m.by_how_much,
-                            id=c.id, paper_value=c.paper_value)
+        v = _judge_claim(c, rows, mode)
         if failed and v.verdict != MISSING:
             v.verdict, v.regime = OUT_OF_REGIME, failed
         out.append(v)

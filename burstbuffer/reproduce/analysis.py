@@ -7,8 +7,8 @@ the per-job metrics of ``docs/metrics.md``: waiting time, turnaround, runtime [s
 `burstbuffer.metrics.tables.summary_table`), ``part_means.csv`` (per part and policy: means and means
 normalised by the study's reference policy), ``verdicts.json`` (one object per claim: the fields of
 `burstbuffer.metrics.verdicts.Verdict`, and ``verdict_real`` / ``verdict_placebo`` / ``verdict_reverse``, the
-claim's verdict in the modes other than the one asked; docs/verdicts.md), ``figures/``
-(PNG and SVG) and ``report.md`` / ``report.html``.
+claim's verdict in the modes other than the one asked; docs/verdicts.md), ``regime.json`` (the study's
+regime checks: name, ok, measured, needs), ``figures/`` (PNG and SVG) and ``report.md`` / ``report.html``.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..metrics.claims import evaluate
-from ..metrics.report import NAN, VERDICT_HEADER, Report, verdict_rows
+from ..metrics.report import VERDICT_HEADER, Report, verdict_rows
 from ..metrics.verdicts import MODES, VERDICTS
 
 #: the report's column of the verdicts in each mode (docs/verdicts.md)
@@ -200,57 +200,6 @@ def _regime_table(rep: Report, jobs, summ, specs: list[RunSpec], reference: str)
                "idle while jobs wait"], body)
 
 
-#: The end of every "n/a" reason of a claim (what gives the claim its data).
-LARGER = "a larger workload (--jobs N) gives one"
-
-
-def degenerate(table) -> str | None:
-    """Why a claim's table cannot give the ratios and group means claims take, or None when it can: empty, every
-    mean waiting time 0 (``wait_h_mean`` of summary rows, ``wait_mean_h`` of part means), or a mean over an empty
-    group of jobs (NaN in a ``wait_*`` / ``bsld*`` column). The report's "n/a" text."""
-    cols = [c for c in getattr(table, "columns", ()) if str(c).startswith(("wait_", "bsld"))]
-    if not len(table) or not cols:
-        return f"n/a: no run of the workloads this claim compares; {LARGER}"
-    mean = "wait_h_mean" if "wait_h_mean" in cols else "wait_mean_h" if "wait_mean_h" in cols else None
-    if mean is not None and bool((table[mean].fillna(0) == 0).all()):
-        return ("n/a: no job waited (every mean waiting time is 0), so the ratio of waiting times the claim needs "
-                f"is 0/0; {LARGER}")
-    if bool(table[cols].isna().to_numpy().any()):
-        return f"n/a: a group of jobs the claim compares is empty on this workload; {LARGER}"
-    return None
-
-
-def judge(claims, rows, parts, **evaluate_options) -> list:
-    """`metrics.claims.evaluate` of `claims` on the summary `rows` and part means `parts`, where a claim that
-    cannot be measured on a degenerate table (`degenerate`: e.g. no job waited in a 50-job workload, so its
-    ratio is 0/0, or a group of jobs it compares is empty) is ``not measured`` with the reason, instead of a
-    traceback or a verdict on NaN. A measure's error on a table that is not degenerate propagates."""
-    from dataclasses import replace
-    why: dict[str, str] = {}
-
-    def guarded(c):
-        if c.measure is None:       # judged on its conditions (docs/verdicts.md), which say n/a themselves
-            return c
-
-        def measure(table):
-            try:
-                m = c.measure(table)
-            except (ArithmeticError, ValueError, KeyError, IndexError):
-                reason = degenerate(table)
-                if reason is None:
-                    raise
-                why[c.id] = reason      # 0/0, pandas' idxmax over all-NaN ratios, a pivot without the group
-                return None
-            if m is not None and NAN.search(m.measured):
-                why[c.id] = degenerate(table) or f"n/a: a group of jobs the claim compares is empty; {LARGER}"
-                return None
-            return m
-        return replace(c, measure=measure)
-
-    verdicts = evaluate([guarded(c) for c in claims], rows, parts, **evaluate_options)
-    return [replace(v, measured=why[c.id]) if c.id in why else v for c, v in zip(claims, verdicts)]
-
-
 def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, dict], manifest: dict,
             log=print) -> Path:
     """Tables, figures, verdicts and the report of `study` from the finished runs (`results`: key →
@@ -276,7 +225,6 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
     whole = summ[summ["scope"] == "whole"]
     # the scopes run like the whole workload: "whole" and the study's extra workloads (e.g. S1-S4)
     extra = [sc for sc in summ["scope"].unique() if sc != "whole" and not str(sc).startswith("part-")]
-    judged = summ[summ["scope"].isin(["whole", *extra])]
     from .study import StudyData
     data = StudyData(rep, jobs, summ, specs, results, out, figs)
     rep.h(1, "The paper's claims beside the measurements")
@@ -284,15 +232,13 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         note = study.whole_scope_note(manifest) if study.whole_scope_note else None
         if note:
             rep.p(note)
-        rows = study.claim_rows(data) if study.claim_rows else (judged if extra else whole)
     else:
         rep.p("No whole-workload run: only the claims about the parts are judged.")
-        rows = summ.iloc[0:0]
     regime = study.regime(data) if study.regime else []
     mode = manifest.get("mode", "real")
     cj = _with_nodes(jobs, specs, results)
     # every claim judged three ways: on the runs, with its control in place of its treatment, and reversed
-    by_mode = {m: judge(study.claims, rows, pm, jobs=cj, mode=m, regime=regime) for m in MODES}
+    by_mode = {m: evaluate(study.claims, cj, mode=m, regime=regime) for m in MODES}
     verdicts = by_mode[mode]
     controls = {m: vs for m, vs in by_mode.items() if m != mode}
     if mode != "real":
@@ -325,6 +271,7 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         for e, v in zip(entries, vs):
             e[f"verdict_{m}"] = v.verdict
     (out / "verdicts.json").write_text(json.dumps(entries, indent=1, default=_json_num))
+    (out / "regime.json").write_text(json.dumps([asdict(r) for r in regime], indent=1, default=_json_num))
 
     fig_list = []
     if len(whole):
@@ -363,7 +310,7 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         rep.img(os.path.relpath(paths[0], out), caption)
     rep.h(1, "Files")
     rep.p("job_metrics.csv (one row per scope, policy and original job: waiting time, turnaround, runtime, "
-          "bounded slowdown [s]), summary.csv, part_means.csv, verdicts.json, figures/ (PNG and SVG), "
+          "bounded slowdown [s]), summary.csv, part_means.csv, verdicts.json, regime.json, figures/ (PNG and SVG), "
           "runs/<scope>/<policy>/ (each run's jobs.csv, batsim_jobs.csv, summary.json), manifest.json.")
     md, _ = rep.write(out)
     log(f"report: {md} and {out / 'report.html'}; figures in {figs}")

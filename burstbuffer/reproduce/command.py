@@ -8,6 +8,7 @@
     part_means.csv           per part and policy: means and means normalised by the study's reference
     verdicts.json            the study's claims, one verdict each (--placebo, --reverse: the controls'
                              verdicts; docs/verdicts.md)
+    regime.json              the study's regime checks (one failed: every claim out of regime)
     figures/                 the study's figures (kopanski2021: fig03 … fig12), PNG and SVG
     report.md, report.html   claims vs measurements
     manifest.json            what was asked, run, skipped, failed, and the wall times
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from .. import cliargs
 from ..errors import InputError, require_simgrid
-from ..fileio import atomic_write_text, output_dir
+from ..fileio import atomic_write_text, holding_output_lock, output_dir
 from ..signals import Interrupted, interruptible
 from .execute import RunSettings, execute, interrupted, read_marker, report_failed
 from .dask_engine import add_engine_arguments, check_engine_arguments, make_executor
@@ -142,6 +143,7 @@ def reproduce(args) -> int:
         specs_done = [s for s in specs if s.key in results]
         manifest.update(runs_done_now=0, runs_kept=kept, run_wall_s=0.0,
                         history=_history(out), missing=[s.key for s in specs if s.key not in results])
+        atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=1))   # what the report was made from
         analyse(out, study, specs_done, results, manifest)
         return 0
     try:
@@ -225,7 +227,7 @@ def register(subparsers) -> None:
                    help="auto: each worker's scheduler and simulator share one CPU core of their own (they take "
                         "turns; twice as fast as unpinned on 2 cores); off: no pinning (default: auto)")
     r.add_argument("--report-only", action="store_true",
-                   help="simulate nothing: tables, figures and report from the runs finished so far")
+                   help="simulate nothing: tables, figures, report and manifest.json from the runs finished so far")
     ctl = r.add_mutually_exclusive_group()
     ctl.add_argument("--placebo", action="store_true",
                      help="judge every claim with its control's runs in place of its treatment's (same seeds; the "
@@ -234,4 +236,4 @@ def register(subparsers) -> None:
     ctl.add_argument("--reverse", action="store_true",
                      help="judge every claim with its treatment and control swapped: a directional claim must fail")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
-    r.set_defaults(func=reproduce)
+    r.set_defaults(func=holding_output_lock(reproduce))   # one writer per folder

@@ -92,7 +92,7 @@ class Study:
     name: the ``--study`` value; title: the report's title; description: one line for ``--help``;
     policies: the default ``--policies`` (registry names, report order); reference: the policy the part
     means are normalised by (`tables.part_means`); claims: the claims table
-    (`burstbuffer.metrics.claims.evaluate`); gantt: the extra Gantt run or None;
+    (`burstbuffer.metrics.claims.evaluate`, on the per-job table of the runs); gantt: the extra Gantt run or None;
     whole_figures(per-job metrics of the whole scope, figures folder) → figures;
     part_figures(part means, figures folder) → (figures, a note when they are left out or None);
     whole_scope_note(manifest) → a caveat paragraph before the claims, or None;
@@ -103,9 +103,7 @@ class Study:
     ``whole``
     (claims then see the summary rows of every such scope, column ``scope``);
     sections(`StudyData`) → figures: the study's own report sections, after the summary tables;
-    claim_rows(`StudyData`) → the table the claims judge instead of the summary rows (a study whose
-    metrics differ from `summary_table`'s, e.g. measured over a window of the trace, or the summary rows
-    with per-size-class columns); paper: the paper named in the claims table's header;
+    paper: the paper named in the claims table's header;
     regime(`StudyData`) → [`burstbuffer.metrics.claims.RegimeCheck`]: the checks that the runs are in the
     paper's regime (one failed: every claim ``out of regime``, docs/verdicts.md); None: no checks."""
 
@@ -122,7 +120,6 @@ class Study:
     variants: tuple[Variant, ...] = ()
     workloads: Callable[[Path, Path, int, Path], list[ExtraWorkload]] | None = None
     sections: Callable[[StudyData], list[Figure]] | None = None
-    claim_rows: Callable[[StudyData], pd.DataFrame] | None = None
     paper: str = "Kopanski & Rzadca 2021"
     regime: Callable[[StudyData], list[RegimeCheck]] | None = None
 

@@ -51,7 +51,7 @@ from pathlib import Path
 from .. import cliargs
 from ..version import __version__
 from ..errors import InputError
-from ..fileio import output_dir, read_toml
+from ..fileio import holding_output_lock, output_dir, read_toml
 from ..jsonvalues import is_int, is_num
 from ..signals import Interrupted, interruptible
 from .execute import RunSettings, execute, interrupted, report_failed
@@ -432,4 +432,4 @@ def register(subparsers) -> None:
     s.add_argument("--cpu", choices=("auto", "off"), default="auto",
                    help="auto: each local worker pins its runs to a CPU core of its own; off: no pinning")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    s.set_defaults(func=sweep)
+    s.set_defaults(func=holding_output_lock(sweep))   # one writer per folder

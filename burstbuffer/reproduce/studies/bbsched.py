@@ -119,7 +119,7 @@ def _capacities(data: StudyData) -> dict:
 
 
 def claim_rows(data: StudyData) -> pd.DataFrame:
-    """The paper's metrics (`bbsched_tables.paper_metrics`) of every workload scope: what the claims judge;
+    """The paper's metrics (`bbsched_tables.paper_metrics`) of every workload scope: the report's tables;
     also written to ``OUTPUT/paper_metrics.csv``."""
     caps = _capacities(data)
     j = data.jobs[data.jobs["scope"].isin(KTH_SCOPES)]
@@ -353,6 +353,6 @@ STUDY = Study(
     description="Fan et al., BBSched (HPDC'19), §4: BBSched and its 7 baselines on Cori-/Theta-like Original and "
                 "S1-S4 (§4.1, 3 seeds; KTH and KTH-S1..S4 beside), node/BB usage, wait, slowdown, Table 3, Fig. 6-11",
     policies=(), reference=BASELINE, claims=CLAIMS, variants=VARIANTS, workloads=derive_workloads,
-    sections=sections, claim_rows=claim_rows, whole_scope_note=whole_scope_note, paper="Fan et al. 2019",
+    sections=sections, whole_scope_note=whole_scope_note, paper="Fan et al. 2019",
     regime=regime,
 )

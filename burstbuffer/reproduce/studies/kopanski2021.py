@@ -143,6 +143,28 @@ def part_figures(pm: pd.DataFrame, figs: Path) -> tuple[list[tuple[list[Path], s
              "Fig. 12: mean bounded slowdown per part normalised by sjf-bb's (one dot per part)")], None
 
 
+#: the whole KTH trace as the paper converted it (§4.1: 28,453 jobs); a run on fewer jobs is not the paper's
+#: regime (the queue never reaches the whole trace's backlog)
+PAPER_JOBS = 28453
+#: the paper's parts (§4.2: 16 three-week parts)
+PAPER_PARTS = 16
+
+
+def regime(d) -> list:
+    """The regime checks (docs/verdicts.md): the whole workload is the whole KTH trace (at least
+    `PAPER_JOBS` jobs ran), and the parts, when run, are the paper's 16. `d`: `StudyData`."""
+    from ...metrics.claims import RegimeCheck
+    whole = d.jobs[d.jobs["scope"] == "whole"]
+    n = int(whole["job_id"].nunique()) if len(whole) else 0
+    checks = [RegimeCheck("workload", n >= PAPER_JOBS, f"{n} jobs",
+                          f"the whole KTH trace, {PAPER_JOBS:,} jobs (§4.1); the claims are about the whole trace")]
+    parts = sorted({s for s in d.jobs["scope"].astype(str) if s.startswith("part-")})
+    if parts:
+        checks.append(RegimeCheck("parts", len(parts) == PAPER_PARTS, f"{len(parts)} parts",
+                                  f"the paper's {PAPER_PARTS} three-week parts (§4.2)"))
+    return checks
+
+
 def whole_scope_note(manifest: dict) -> str | None:
     """The report's caveat when the whole-trace claims are judged on less than the whole KTH trace."""
     if manifest.get("jobs") == "all":
@@ -158,5 +180,5 @@ STUDY = Study(
                 "(Euro-Par 2021), §4.2: eight policies, the KTH trace and its 16 parts, Fig. 3 and 5-12, 11 claims",
     policies=POLICIES, reference=REFERENCE, claims=CLAIMS,
     gantt=GanttRun(policy="fcfs-easy", model="alloc-only", figure="fig03_gantt_fcfs_easy", label="Fig. 3"),
-    whole_figures=whole_figures, part_figures=part_figures, whole_scope_note=whole_scope_note,
+    whole_figures=whole_figures, part_figures=part_figures, whole_scope_note=whole_scope_note, regime=regime,
 )
