@@ -108,8 +108,6 @@ def reproduce(args) -> int:
     from ..schedulers import POLICIES
 
     check_engine_arguments(args)
-    if not args.report_only:
-        require_simgrid()
     study = get_study(getattr(args, "study", None) or DEFAULT_STUDY)
     out = output_dir(args.output)
     platform = Path(args.platform or DEFAULT_PLATFORM)
@@ -236,4 +234,10 @@ def register(subparsers) -> None:
     ctl.add_argument("--reverse", action="store_true",
                      help="judge every claim with its treatment and control swapped: a directional claim must fail")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
-    r.set_defaults(func=holding_output_lock(reproduce))   # one writer per folder
+    locked = holding_output_lock(reproduce)                # one writer per folder
+
+    def checked(args) -> int:
+        if not args.report_only:
+            require_simgrid()                              # before the folder and its lock are made
+        return locked(args)
+    r.set_defaults(func=checked)
