@@ -131,7 +131,7 @@ def make_workload(p: DragonflyParams, jobs: int, width: int, speedup: float, pat
     model = BBModel(bb_capacity=p.bb_capacity, bb_nodes=p.nb_bb_nodes)
     records = scale_records(iter_swf(KTH_SWF), width=width, speedup=speedup, days=days)
     conv = convert_records(records, name=f"kth-{jobs}-x{width}", nb_res=p.nb_compute, model=model, seed=seed,
-                           max_records=jobs, source=str(KTH_SWF))
+                           max_records=jobs, source=str(KTH_SWF), rule="artifact")
     w = conv.workload
     scale_com(w, width)   # `com` is bytes between each pair of hosts: keep each node's traffic as at width 1
     write_workload(path, w)

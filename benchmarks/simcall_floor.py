@@ -347,7 +347,7 @@ def floor_s(calls: dict[str, float], costs: dict[str, float]) -> float:
 
 
 def _subjobs(batsim_jobs: Path) -> int:
-    """Rows of a batsim_jobs.csv that ran (io-aware: the sub-jobs; the original jobs are REJECTED)."""
+    """Rows of a run's batsim_subjobs.csv that ran (io-aware: the sub-jobs; the original jobs are REJECTED)."""
     with open(batsim_jobs) as f:
         next(f)
         return sum(1 for line in f if ",REJECTED," not in line)
@@ -392,7 +392,7 @@ def count(args) -> dict:
         wall = time.perf_counter() - t
         runner.simulator_command = base
         data = json.loads(cfile.read_text())
-        subjobs = _subjobs(out / "batsim_jobs.csv")
+        subjobs = _subjobs(out / "batsim_subjobs.csv")
     c = data["counts"]
     messages = res.messages
     print(f"{args.policy}, io-aware, {args.workload}: {subjobs} sub-jobs, {messages} messages; run {wall:.1f} s "

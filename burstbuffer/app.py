@@ -103,6 +103,9 @@ class JobRecord:
                      bounded_slowdown=f"{bounded_slowdown(turn, run):.6f}")
         return r
 
+#: The scheduler's log (`burstbuffer.logs`: job submissions, starts and ends at debug).
+_LOG = logging.getLogger("burstbuffer")
+
 
 class SchedulerApp:
     """Handler of the decision loop (see `burstbuffer.batsim.loop.run_loop`).
@@ -260,9 +263,14 @@ class SchedulerApp:
         if reason is not None:
             rec.state, rec.reason = "REJECTED", reason
             out.add(RejectJob(job.id), ts)
+            if _LOG.isEnabledFor(logging.DEBUG):
+                _LOG.debug("t=%g job %s rejected: %s", ts, job.id, reason)
             self._ended()
             return
         self.scheduler.submit(job, ts)
+        if _LOG.isEnabledFor(logging.DEBUG):
+            _LOG.debug("t=%g job %s submitted: %d nodes, walltime %s s, bb %s B per node", ts, job.id, job.res,
+                       job.walltime, getattr(job, "bb", "?"))
         self._dirty = True
 
     def _completed(self, ev: JobCompleted, ts: float, out: Outbox) -> None:
@@ -301,6 +309,8 @@ class SchedulerApp:
         job_id, state = done
         rec = self.records[job_id]
         rec.end, rec.state = ts, state
+        if _LOG.isEnabledFor(logging.DEBUG):
+            _LOG.debug("t=%g job %s ended: %s", ts, job_id, state)
         if rec.nodes_start is not None and rec.nodes_end is None:   # ended on its nodes (killed, failed)
             rec.nodes_end = ts
         self.scheduler.job_ended(job_id, ts)
@@ -344,6 +354,9 @@ class SchedulerApp:
                     rec._close_wait(now)
                 rec.procs, rec.bb_alloc = start.procs, start.bb_per_storage
                 rec.nodes_start = now
+                if _LOG.isEnabledFor(logging.DEBUG):
+                    _LOG.debug("t=%g job %s started on nodes %s, BB %s", now, start.job.id, start.procs,
+                               start.bb_per_storage)
                 facts = sched.job_facts
                 if facts:
                     rec.facts = facts.pop(start.job.id, rec.facts)

@@ -36,12 +36,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .signals import Interrupted, interruptible
     spec = spec_from_args(args, job_model=args.model, seed=args.seed, timeout=args.timeout)
     out = Path(args.output) if args.output else Path("out") / spec.label
-    header = f"policy {spec.label}, model {args.model}, workload {args.workload}, platform {args.platform}"
+    workload = Path(args.workload)
+    shown = args.workload
+    if args.jobs is not None:
+        from .errors import require_simgrid
+        from .workloads.split import first_jobs
+        require_simgrid()                  # before the subset is written
+        from .data import input_path
+        src = input_path(args.workload, "workload")
+        out.mkdir(parents=True, exist_ok=True)
+        workload = first_jobs(src, args.jobs, out / f"workload-first-{args.jobs}.json")
+        shown = f"{args.workload} (first {args.jobs} jobs: {workload})"
+    header = f"policy {spec.label}, model {args.model}, workload {shown}, platform {args.platform}"
     outputs = (f"{out}/jobs.csv (per job), {out}/batsim_jobs.csv, {out}/batsim_schedule.csv, "
                f"{out}/batsim_machine_states.csv, {out}/bb_occupancy.csv")
     try:
         with interruptible():
-            res = run_spec(spec, Path(args.workload), Path(args.platform), out,
+            res = run_spec(spec, workload, Path(args.platform), out,
                       bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
                       timeout=args.timeout, cpu=args.cpu,
                       network_model=args.network_model, energy=args.energy, link=args.link)
@@ -99,6 +110,7 @@ def _cmd_policies(args: argparse.Namespace) -> int:
 def _cmd_metrics(args: argparse.Namespace) -> int:
     """Summary of one run's per-job table: ours, or a Batsim `_jobs.csv` (with sub-jobs
     ``w0%<id>`` of an I/O-aware run rebuilt per original job, docs/protocol.md)."""
+    from .metrics.runinfo import platform_size
     from .metrics.summary import summarize
     from .metrics.tidy import describe_lines, job_metrics, load_jobs
     from .platforms.units import parse_bytes
@@ -113,12 +125,17 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
         total_bb = parse_bytes(args.total_bb) if args.total_bb else None
     except ValueError as exc:
         raise InputError("--total-bb", str(args.total_bb), str(exc)) from None
+    seen = platform_size(path.parent) if args.nb_compute is None or total_bb is None else None
+    nb_compute = args.nb_compute or (seen[0] if seen else None)
+    total_bb = total_bb or (seen[1] if seen else None)
     try:
         jobs = load_jobs(path, bb)
-        s = summarize(jobs, args.nb_compute, total_bb)
+        s = summarize(jobs, nb_compute, total_bb)
         lines = describe_lines(job_metrics(jobs))
     except (KeyError, ValueError) as exc:
         raise InputError(str(path), "columns", f"not a Batsim jobs.csv ({exc})") from None
+    if jobs.attrs.get("layout_note"):
+        print(jobs.attrs["layout_note"])
     if "nb_subjobs" in jobs:
         print(f"Batsim sub-job table: {len(jobs)} original jobs rebuilt from "
               f"{int(jobs['nb_subjobs'].sum())} sub-jobs")
@@ -139,6 +156,9 @@ def _add_run(sub) -> None:
     add_policy_arguments(r, default="sjf-bb")
     r.add_argument("--workload", default=str(DEFAULT_WORKLOAD), metavar="FILE",
                    help="Batsim workload JSON (default: bundled workloads/kth-1000.json)")
+    r.add_argument("--jobs", type=cliargs.positive_int, metavar="N",
+                   help="run only the first N jobs of the workload (file order), written to "
+                        "OUTPUT/workload-first-N.json (default: all)")
     r.add_argument("--platform", default=str(DEFAULT_PLATFORM), metavar="FILE",
                    help="SimGrid platform XML (default: bundled platforms/dragonfly96.xml)")
     r.add_argument("--output", metavar="DIR", help="output folder (default: out/POLICY)")
@@ -210,9 +230,11 @@ def _add_policies(sub) -> None:
 def _add_metrics(sub) -> None:
     m = sub.add_parser("metrics", help="summarise a jobs.csv (ours or Batsim's _jobs.csv)")
     m.add_argument("jobs_csv", metavar="JOBS.csv")
-    m.add_argument("--nb-compute", type=cliargs.positive_int, help="number of processors, for the utilisation")
+    m.add_argument("--nb-compute", type=cliargs.positive_int,
+                   help="number of processors, for the utilisation (default: from run.json beside JOBS.csv, "
+                        "as `run` writes it)")
     m.add_argument("--total-bb", metavar="SIZE", help="total burst-buffer capacity (e.g. 480GB), for the "
-                                                      "BB utilisation")
+                                                      "BB utilisation (default: from run.json beside JOBS.csv)")
     m.add_argument("--workload", metavar="FILE",
                    help="the run's workload JSON: per-node BB requests for a Batsim table that lacks them")
     m.set_defaults(func=_cmd_metrics)
@@ -237,6 +259,12 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         description="Burst-buffer-aware batch scheduling (Kopanski & Rzadca, Euro-Par 2021) beside Batsim "
                     "or the embedded SimGrid simulator.")
     p.add_argument("--version", action="version", version=f"burstbuffer {__version__}")
+    from .logs import LEVELS
+    p.add_argument("--log-level", choices=LEVELS, default=None,
+                   help="log level of every command and the processes it starts (default: warning; at debug "
+                        "the scheduler's and the simulator's logs go to the console and simulator.log)")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="-v: --log-level info, -vv: --log-level debug")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     wanted = _wanted_command(argv)
     full = argv is None
@@ -263,10 +291,47 @@ def _wanted_command(argv: list[str] | None) -> str | None:
     """The subcommand `argv` names (its first argument not starting with ``-``), or None."""
     if argv is None:
         return None
+    skip = False
     for a in argv:
-        if not a.startswith("-"):
+        if skip:
+            skip = False
+        elif a == "--log-level":
+            skip = True
+        elif not a.startswith("-"):
             return a
     return None
+
+
+def _own_options(parser: argparse.ArgumentParser, command: str | None) -> set[str]:
+    """The option strings the subcommand `command` of `parser` defines (empty for none or an unknown one)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return {o for a in action.choices[command]._actions for o in a.option_strings}
+    return set()
+
+
+def _log_options_first(argv: list[str], own: set[str] = frozenset()) -> list[str]:
+    """`argv` with the options of every command (``--log-level LEVEL``, ``-v``, ``-vv``, ``--verbose``) moved
+    before the command, wherever they were given (``burstbuffer run -v`` as ``burstbuffer -v run``); nothing moved
+    after ``--``, nor an option the command defines itself (`own`: ``simulate -v`` is Batsim's ``--verbosity``)."""
+    front, rest, i = [], [], 0
+    while i < len(argv):
+        a = argv[i]
+        name = "-v" if a in ("-vv", "-vvv") else a.split("=", 1)[0]
+        if a == "--":
+            rest += argv[i:]
+            break
+        if name in own:
+            rest.append(a)
+        elif a in ("-v", "-vv", "-vvv", "--verbose") or a.startswith("--log-level="):
+            front.append(a)
+        elif a == "--log-level" and i + 1 < len(argv):
+            front += argv[i:i + 2]
+            i += 1
+        else:
+            rest.append(a)
+        i += 1
+    return front + rest
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -275,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     one_blas_thread()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
+    argv = _log_options_first(argv, _own_options(parser, _wanted_command(argv)))
     if not argv:
         parser.print_help()
         return 0
@@ -285,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from .logs import setup
+    setup(args.log_level or {0: None, 1: "info"}.get(args.verbose, "debug"))
     try:
         return int(args.func(args) or 0)
     except TimedOut as exc:             # a time limit ended the run (its outputs written): 124, as timeout(1)

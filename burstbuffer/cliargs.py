@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 from pathlib import Path
 from typing import NoReturn
 
@@ -17,10 +18,55 @@ from .errors import InputError
 
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line (``PROG: error: MESSAGE``), exit status 2. Subparsers
-    made with `add_subparsers` are of the same class."""
+    made with `add_subparsers` are of the same class.
+
+    An unknown option, an invalid choice or a missing argument adds what to do: the close matches among the
+    command's options or choices (``did you mean --jobs?``) on the error line, and a second line with the
+    usage of the command the words name (its first usage line and where its options are listed)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def _command(self) -> argparse.ArgumentParser:
+        """The (sub)command parser the words given to `parse_args` select (self when they name none)."""
+        p = self
+        for word in getattr(self, "_argv", ()):
+            subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+            if subs and word in subs[0].choices:
+                p = subs[0].choices[word]
+        return p
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        cmd = self._command()
+        hint, usage = suggest(message, cmd), ""
+        if message.startswith(("unrecognized arguments", "argument COMMAND", "argument ACTION",
+                               "the following arguments are required")) or "invalid choice" in message:
+            first = cmd.format_usage().splitlines()[0].rstrip()
+            more = " ..." if len(cmd.format_usage().strip().splitlines()) > 1 else ""
+            usage = f"{first}{more}  ({cmd.prog} --help lists every option)\n"
+        self.exit(2, f"{self.prog}: error: {message}{hint}\n{usage}")
+
+
+def suggest(message: str, parser: argparse.ArgumentParser) -> str:
+    """"; did you mean X?" for an argparse `message` about an unknown option (close matches among `parser`'s
+    option strings) or an invalid choice (close matches among the choices it lists); "" when none is close."""
+    import difflib
+    import re
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if m:
+        word, pool = m.group(1), [c.strip().strip("'") for c in m.group(2).split(",")]
+        close = difflib.get_close_matches(word, pool, n=2, cutoff=0.6)
+    elif message.startswith("unrecognized arguments:"):
+        pool = [o for a in parser._actions for o in a.option_strings]
+        close = []
+        for word in message.split(":", 1)[1].split():
+            if word.startswith("-"):
+                name = word.split("=", 1)[0]
+                close += [c for c in difflib.get_close_matches(name, pool, n=2, cutoff=0.6) if c not in close]
+    else:
+        return ""
+    return f"; did you mean {' or '.join(close)}?" if close else ""
 
 
 def _number(text: str, kind: type) -> float:
@@ -92,6 +138,7 @@ def cpu(text: str) -> str | int:
 
 def input_file(path: str | Path, what: str) -> Path:
     """`path` as a Path if it is a readable regular file, else InputError naming why (not found, a folder,
-    not a regular file such as /dev/null, unreadable, too large): `burstbuffer.fileio.check_input`."""
+    not a regular file such as /dev/null, unreadable, too large): `burstbuffer.fileio.check_input`.
+    `burstbuffer.data.input_path` also finds a bundled input by its bare name."""
     from .fileio import check_input
     return check_input(path, what)

@@ -389,6 +389,8 @@ def main(argv: list[str] | None = None) -> int:
     log = logging.getLogger("burstbuffer")
     log.addHandler(_Relay(reporter))
     log.propagate = False
+    from .logs import setup  # noqa: PLC0415
+    setup()                   # the parent's --log-level: records also in simulator.log (this process's stderr)
     args = pickle.loads(base64.b64decode(ns.session))
     check_protocol, timeout, run_timeout = args.pop("check_protocol"), args.pop("timeout"), args.pop("run_timeout")
     sys.path += [p for p in args.pop("sys_path") if p not in sys.path]   # the parent's: its policies' modules

@@ -22,3 +22,23 @@ class InputError(Exception):
 
     def __reduce__(self):   # pickled by its three parts (a run's child reports it to the parent)
         return (type(self), (self.source, self.item, self.reason))
+
+
+def simgrid_missing() -> InputError:
+    """The error of a simulation asked of a Python that cannot import SimGrid's bindings (module ``simgrid``):
+    one line naming this Python and the fix (docs/deployment.md §1: Debian's ``python3-simgrid`` and a virtual
+    environment made from Debian's Python with its packages)."""
+    import sys
+    return InputError(sys.executable, "simgrid",
+                      "SimGrid's Python bindings are not importable from this Python: install Debian's "
+                      "python3-simgrid (apt install python3-simgrid) and make the virtual environment from "
+                      "Debian's Python with its packages: /usr/bin/python3 -m venv --system-site-packages .venv "
+                      "(docs/deployment.md)")
+
+
+def require_simgrid() -> None:
+    """Raise `simgrid_missing` unless module ``simgrid`` can be found (looked up, not imported: called before a
+    run makes any output)."""
+    import importlib.util
+    if importlib.util.find_spec("simgrid") is None:
+        raise simgrid_missing()

@@ -17,12 +17,13 @@ from pathlib import Path
 
 from . import colocated, pipelink
 from .affinity import pinned, resolve_cpu
-from .cliargs import input_file
+from .data import input_path
 from .batsim.loop import BatsimDied
 from .batsim.transport import PipeReplySocket
-from .errors import InputError
+from .errors import InputError, require_simgrid
 from .fileio import OutputLock, output_dir
 from .io_model.registry import model_names
+from .metrics.batsim_csv import split_subjob_table
 from .metrics.summary import Summary
 from .session import RunFolder, SchedulerSession, check_protocol_default, write_tables
 from .signals import SIGNALS, Interrupted, die_with_parent
@@ -126,8 +127,9 @@ def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, 
     """
     if link not in LINKS:
         raise InputError("--link", link, f"unknown link (choose from {', '.join(LINKS)})")
-    input_file(workload, "workload")
-    input_file(platform, "platform")
+    workload = input_path(workload, "workload")
+    platform = input_path(platform, "platform")
+    require_simgrid()       # before any output is made
     with OutputLock(output_dir(output)):          # one writer per output folder (docs/reliability.md §5)
         return _run_locked(spec, workload, platform, output, bb_capacity=bb_capacity, storage=storage,
                            progress=progress, timeout=timeout, check_protocol=check_protocol,
@@ -256,6 +258,7 @@ def _reported(session: RunFolder, outcome: colocated.Outcome, t0: float) -> RunR
     from .metrics.summary import summarize_csv
 
     _write_tables(session, outcome)
+    split_subjob_table(session.output)
     return RunResult(summarize_csv(str(session.jobs_csv), *outcome.sizes), session.jobs_csv,
                      time.perf_counter() - t0, outcome.messages, outcome.scheduler_cpu)
 
@@ -312,5 +315,6 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
         sock.close()
     if rc != 0:
         _simulator_failed(rc, log_path, session.app.last_started)
+    split_subjob_table(output)
     wall = time.perf_counter() - t0
     return RunResult(session.summary(), session.jobs_csv, wall, messages)

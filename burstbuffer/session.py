@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,7 +48,7 @@ class RunFolder:
         except OSError as exc:
             raise InputError(str(output), "output folder", f"cannot create it ({exc.strerror})") from None
         self.bar = None
-        if progress:
+        if progress and sys.stderr.isatty():   # no carriage returns in a log file
             from tqdm import tqdm
             self.bar = tqdm(total=total, unit="job", desc=label, dynamic_ncols=True, leave=True)
         self.total = total

@@ -5,6 +5,7 @@ import sys
 import pandas as pd
 import pytest
 
+from burstbuffer.metrics.definitions import BATSIM_JOBS_COLUMNS
 from burstbuffer.runner import run
 from burstbuffer.schedulers.registry import any_model_names
 
@@ -45,7 +46,13 @@ def test_first_100_kth_jobs_complete_under_every_policy(policy, model, first_100
     assert (jobs.finish_time > jobs.starting_time).all()
     # the simulator's own Batsim-format outputs agree with the scheduler's accounting
     bat = pd.read_csv(res.jobs_csv.parent / "batsim_jobs.csv")
-    if model == "io-aware":   # Batsim lists the static jobs as REJECTED, then each sub-job (docs/protocol.md)
+    if model == "io-aware":   # Batsim lists the static jobs as REJECTED, then each sub-job (docs/protocol.md):
+        # that table is batsim_subjobs.csv; batsim_jobs.csv holds the user's jobs, jobs.csv's Batsim columns
+        assert list(bat.columns) == list(BATSIM_JOBS_COLUMNS) and len(bat) == 100
+        assert bat.job_id.tolist() == jobs.job_id.tolist()
+        assert bat.final_state.tolist() == jobs.final_state.tolist()
+        assert (bat.starting_time - jobs.starting_time).abs().max() == 0
+        bat = pd.read_csv(res.jobs_csv.parent / "batsim_subjobs.csv")
         static = bat[bat.workload_name == "w0"]
         assert len(static) == 100 and (static.final_state == "REJECTED").all()
         sub = bat[bat.workload_name != "w0"].copy()

@@ -171,7 +171,7 @@ LAYERS = (
     ("entry", ("burstbuffer", "burstbuffer.__main__")),
     ("studies", ("burstbuffer.reproduce",)),
     ("commands", ("burstbuffer.cli", "burstbuffer.serve", "burstbuffer.runner", "burstbuffer.colocated",
-                  "burstbuffer.pybatsim", "burstbuffer.policyargs")),
+                  "burstbuffer.pybatsim", "burstbuffer.policyargs", "burstbuffer.notebook")),
     ("session", ("burstbuffer.session", "burstbuffer.spec")),
     ("scheduler app", ("burstbuffer.app", "burstbuffer.guards")),
     ("job models", ("burstbuffer.io_model",)),

@@ -49,6 +49,19 @@ def small_run(tmp_path_factory):
     return tmp / "out"
 
 
+def test_io_aware_run_writes_the_users_jobs_for_evalys(small_run):
+    """An io-aware run's batsim_jobs.csv is the user's 15 jobs (what evalys loads first), as they ran; the
+    simulator's sub-job table, where Batsim shows each user job REJECTED, is batsim_subjobs.csv."""
+    from evalys.jobset import JobSet
+    js = JobSet.from_csv(str(small_run / "batsim_jobs.csv"))
+    jobs = pd.read_csv(small_run / "jobs.csv")
+    assert len(js.df) == len(jobs) == 15 and (js.df["final_state"] == "COMPLETED_SUCCESSFULLY").all()
+    assert sorted(js.df["starting_time"]) == sorted(jobs["starting_time"])
+    sub = pd.read_csv(small_run / "batsim_subjobs.csv")
+    assert (sub[sub.workload_name == "w0"].final_state == "REJECTED").sum() == 15
+    assert (sub.workload_name.str.contains("%")).sum() > 15
+
+
 def test_run_writes_machine_states_that_evalys_reads(small_run):
     from evalys.mstates import MachineStatesChanges
     path = small_run / "batsim_machine_states.csv"
@@ -57,7 +70,8 @@ def test_run_writes_machine_states_that_evalys_reads(small_run):
     raw = pd.read_csv(path)
     assert list(raw.columns) == ["time", "nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle",
                                  "nb_computing"]
-    bat = pd.read_csv(small_run / "batsim_jobs.csv")
+    sub = small_run / "batsim_subjobs.csv"     # an io-aware run: what Batsim ran are the sub-jobs
+    bat = pd.read_csv(sub if sub.is_file() else small_run / "batsim_jobs.csv")
     ran = bat[bat.final_state != "REJECTED"]
     assert len(raw) == 2 * len(ran)            # a row at each start and each end
     assert raw.time.is_monotonic_increasing and (raw.nb_computing >= 0).all()

@@ -102,7 +102,7 @@ def test_cores_same_on_kth_io_aware(tmp_path, monkeypatch, bridge_available):
         monkeypatch.setenv(CORE_ENV, core)
         run("sjf-bb", path, REPO / "platforms" / "dragonfly96.xml", tmp_path / core, model="io-aware",
             progress=False, timeout=300)
-        out[core] = (tmp_path / core / "batsim_jobs.csv").read_text()
+        out[core] = (tmp_path / core / "batsim_subjobs.csv").read_text()
     assert out["bridged"] == out["actors"]
     assert out["bridged"].count("\n") > 41   # the dynamic sub-jobs are there
 

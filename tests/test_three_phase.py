@@ -38,7 +38,7 @@ def _workload(tmp_path, jobs):
 def _phases(out):
     """{job id: {"compute": first compute start, "nodes_free": end of the last sub-job on compute nodes}} from
     Batsim's sub-job rows (data stagings have 2 resources: a BB node and the PFS)."""
-    bat = pd.read_csv(out / "batsim_jobs.csv")
+    bat = pd.read_csv(out / "batsim_subjobs.csv")
     sub = bat[bat.workload_name != "w0"].copy()
     sub["job"] = sub.workload_name.str.split("%").str[1].astype(int)
     on_nodes = sub[~sub.profile.str.startswith("data_staging")]

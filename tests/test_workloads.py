@@ -58,7 +58,7 @@ def ref_parts():
 
 @pytest.fixture(scope="module")
 def full(records):
-    return convert_records(records, name="KTH-SP2-1996-2.1-cln", seed=0)
+    return convert_records(records, name="KTH-SP2-1996-2.1-cln", seed=0, rule="artifact")
 
 
 def as_doc(w: Workload):
@@ -67,7 +67,8 @@ def as_doc(w: Workload):
 
 # --- SWF selection and the 1000-job workload --------------------------------------------------
 def test_1000_jobs_match_the_reference(records, ref1000):
-    conv = convert_records(records, name="KTH-SP2-1996-2.1-cln", from_job=15, max_records=1000, seed=0)
+    conv = convert_records(records, name="KTH-SP2-1996-2.1-cln", from_job=15, max_records=1000, seed=0,
+                           rule="artifact")
     doc = as_doc(conv.workload)
     assert keys(doc["jobs"]) == keys(ref1000["jobs"])          # ids, subtimes (first at 1), walltimes, res
     assert (doc["name"], doc["description"], doc["nb_res"]) == \
@@ -92,7 +93,7 @@ def test_whole_trace_counts(full, records):
     assert len(full.workload.jobs) == 28467
     assert dict(sel.ignored) == {"run time <= 0": 8, "requested processors <= 0": 1}
     assert full.oversized == 14                                   # > 96 processors: kept, rejected at run time
-    dropped = convert_records(records, name="kth", seed=0, drop_oversized=True)
+    dropped = convert_records(records, name="kth", seed=0, drop_oversized=True, rule="artifact")
     assert len(dropped.workload.jobs) == 28453                    # the paper's count (docs/workload.md)
     assert dropped.workload.jobs[0].subtime == 1
 
@@ -157,7 +158,8 @@ def test_parts_from_the_artifact_yaml_match_exactly(records, ref_parts):
     for k, ref in enumerate(ref_parts):
         y = (SPLIT / f"part-{k}.yaml").read_text()
         conv = convert_records(records, name="KTH-SP2-1996-2.1-cln", seed=k,
-                               from_job=_yaml_int(y, "from_job_number"), max_records=_yaml_int(y, "num_jobs"))
+                               from_job=_yaml_int(y, "from_job_number"), max_records=_yaml_int(y, "num_jobs"),
+                               rule="artifact")
         doc = as_doc(conv.workload)
         assert keys(doc["jobs"]) == keys(ref["jobs"]), k
         assert doc["description"] == ref["description"], k
@@ -294,7 +296,8 @@ def test_cli_from_swf_and_split(tmp_path, capsys, ref1000):
     p = _parser()
     out = tmp_path / "w.json"
     args = p.parse_args(["workload", "from-swf", str(SWF), "--output", str(out), "--jobs", "1000",
-                         "--from-job", "15", "--seed", "3", "--platform", str(REF / "dragonfly96.yaml")])
+                         "--from-job", "15", "--seed", "3", "--platform", str(REF / "dragonfly96.yaml"),
+                         "--artifact-selection"])
     assert args.func(args) == 0
     text = capsys.readouterr().out
     assert "kept 1000 of 1000 records" in text and "243 short" in text
@@ -355,7 +358,7 @@ def test_duplicate_job_number_is_an_error(tmp_path):
 def test_cli_from_swf_rescales_for_a_larger_machine(tmp_path, capsys):
     """`from-swf --width K --speedup S --days D` (issue 17, what benchmarks/bench_platform_scale.py runs on the
     10,800-host and Theta platforms): every job asks for K times its processors, is submitted S times faster
-    (times after the first, which stays at t = 1), sends com / K bytes per pair where the draw is otherwise
+    (times after the first, which stays at t = 0), sends com / K bytes per pair where the draw is otherwise
     the same, and --days keeps the records submitted within D days of the first after the speed-up."""
     p = _parser()
 
@@ -371,7 +374,7 @@ def test_cli_from_swf_rescales_for_a_larger_machine(tmp_path, capsys):
     same_draw = 0
     for a, b in zip(plain["jobs"], wide["jobs"]):
         assert b["res"] == 3 * a["res"]
-        assert (b["subtime"] - 1) * 2 == pytest.approx(a["subtime"] - 1, abs=1e-6)
+        assert b["subtime"] * 2 == pytest.approx(a["subtime"], abs=1e-6)
         pa, pb = plain["profiles"][a["profile"]], wide["profiles"][b["profile"]]
         if (pa["cpu"], pa["bb"]) == (pb["cpu"], pb["bb"]) and a["res"] > 1:   # one node: no com drawn
             assert pb["com"] == round(pa["com"] / 3)
@@ -379,7 +382,7 @@ def test_cli_from_swf_rescales_for_a_larger_machine(tmp_path, capsys):
     assert same_draw > 200
     cut = convert("cut.json", "--width", "3", "--speedup", "2", "--days", "0.5")
     assert 0 < len(cut["jobs"]) < len(wide["jobs"])
-    assert max(j["subtime"] for j in cut["jobs"]) - 1 <= 0.5 * 86400
+    assert max(j["subtime"] for j in cut["jobs"]) <= 0.5 * 86400
     assert cut["jobs"] == wide["jobs"][:len(cut["jobs"])]
     capsys.readouterr()
     with pytest.raises(SystemExit):

@@ -17,7 +17,7 @@ import os
 from importlib.resources import files
 from pathlib import Path
 
-__all__ = ["bundled", "checkout", "cache_dir", "generated_dir"]
+__all__ = ["bundled", "checkout", "cache_dir", "generated_dir", "input_path"]
 
 
 def bundled(*parts: str) -> Path:
@@ -50,3 +50,17 @@ def generated_dir() -> Path:
     else ``cache_dir("workloads")`` (not created)."""
     root = checkout()
     return root / "workloads" if root is not None else cache_dir("workloads")
+
+
+def input_path(path: str | Path, what: str) -> Path:
+    """`path` as a readable file (`burstbuffer.cliargs.input_file`: InputError naming why not), where a bare file
+    name that is not in the current folder but is one of the bundled inputs (``workloads/``, ``platforms/``) is
+    that bundled file: ``KTH-SP2-1996-2.1-cln.swf.gz`` or ``kth-1000.json`` need no site-packages path."""
+    from ..cliargs import input_file
+    p = Path(path)
+    if not p.exists() and p.name == str(path):
+        for folder in ("workloads", "platforms"):
+            if bundled(folder, p.name).is_file():
+                return bundled(folder, p.name)
+    return input_file(p, what)
+

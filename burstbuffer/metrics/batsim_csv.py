@@ -18,6 +18,46 @@ from .definitions import BATSIM_JOBS_COLUMNS, bounded_slowdown, runtime, turnaro
 _BAD_STATES = ("COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED", "COMPLETED_FAILED")
 
 
+#: Column names of the ``_jobs.csv`` layouts Batsim wrote before 3.0 → the 3.0-4.2 names (Batsim's changelog,
+#: 3.0.0: "requested_number_of_processors and allocated_processors renamed ... final_state and profile added";
+#: ``jobID``: Batsim 1.x, as in evalys' tests/batsim_out_jobs.csv).
+OLD_COLUMN_NAMES = {"jobID": "job_id", "requested_number_of_processors": "requested_number_of_resources",
+                    "allocated_processors": "allocated_resources", "turnAround_time": "turnaround_time"}
+
+
+def normalise_layout(jobs: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """`jobs` in the Batsim 3.0-4.2 layout, and a note saying what was translated ("" when nothing was).
+
+    Batsim 1.x-2.x tables (``jobID`` or ``job_id``, ``requested_number_of_processors``,
+    ``allocated_processors``, no ``final_state``; the layouts of evalys' examples and tests) get the 3.x names
+    (`OLD_COLUMN_NAMES`) and a ``final_state`` from ``success``: 1 → COMPLETED_SUCCESSFULLY; 0 → REJECTED when the
+    job has no start (empty or negative starting_time or execution_time; its times are then emptied), else
+    COMPLETED_KILLED (those versions did not say whether the walltime or the scheduler killed it). Raises
+    KeyError if neither ``final_state`` nor ``success`` is there."""
+    renamed = {c: OLD_COLUMN_NAMES[c] for c in jobs.columns if c in OLD_COLUMN_NAMES
+               and OLD_COLUMN_NAMES[c] not in jobs.columns}
+    notes = []
+    if renamed:
+        jobs = jobs.rename(columns=renamed)
+        notes.append("columns " + ", ".join(f"{a} as {b}" for a, b in renamed.items()))
+    if "final_state" not in jobs:
+        if "success" not in jobs:
+            raise KeyError("missing column(s) final_state (or success, in a Batsim table before 3.0)")
+        jobs = jobs.copy()
+        ok = pd.to_numeric(jobs["success"], errors="coerce") == 1
+        st = pd.to_numeric(jobs.get("starting_time"), errors="coerce")
+        ex = pd.to_numeric(jobs.get("execution_time", st), errors="coerce")
+        never = ~ok & (st.isna() | (st < 0) | ex.isna() | (ex < 0))
+        jobs["final_state"] = np.where(ok, "COMPLETED_SUCCESSFULLY", np.where(never, "REJECTED", "COMPLETED_KILLED"))
+        for c in ("starting_time", "execution_time", "finish_time", "waiting_time", "turnaround_time", "stretch"):
+            if c in jobs:
+                jobs[c] = jobs[c].astype(object).where(~never, "")
+        notes.append("final_state from success (1: completed; 0: rejected if it never started, else killed)")
+    if "workload_name" not in jobs:
+        jobs["workload_name"] = ""
+    return jobs, ("a Batsim table of a layout before 3.0: " + "; ".join(notes)) if notes else ""
+
+
 def is_subjob_csv(jobs: pd.DataFrame) -> bool:
     """True if `jobs` is a Batsim `_jobs.csv` whose original jobs ran as dynamic sub-jobs
     (some workload name has the form ``<static workload>%<job id>``)."""
@@ -97,3 +137,50 @@ def rebuild_original_jobs(jobs: pd.DataFrame, bb_per_node: dict | None = None) -
     out["bounded_slowdown"] = pd.Series(bounded_slowdown(out["turnaround_time"], run), index=out.index).where(ran)
     out["nb_subjobs"] = key.map(count).fillna(0).astype(int)
     return out.sort_values(["submission_time"], kind="stable").reset_index(drop=True)
+
+
+#: The name a run gives the simulator's sub-job table (an io-aware or three-phase run), `split_subjob_table`.
+SUBJOBS_CSV = "batsim_subjobs.csv"
+
+
+def split_subjob_table(run_dir) -> bool:
+    """In a run folder whose simulator's ``batsim_jobs.csv`` lists sub-jobs (an io-aware or three-phase run, the
+    user's jobs REJECTED as Batsim sees them), rename that table `SUBJOBS_CSV` and write ``batsim_jobs.csv`` with
+    one row per user job in Batsim's columns (``BATSIM_JOBS_COLUMNS``, copied from the run's jobs.csv;
+    ``consumed_energy`` the sum of its sub-jobs' when the simulator measured energy [J]), the table evalys'
+    ``JobSet.from_csv`` loads as the user's jobs (docs/run-outputs.md). True when it did; a folder
+    without sub-jobs or without jobs.csv is left as it is. Standard library only."""
+    import csv
+    import os
+    from pathlib import Path
+    run_dir = Path(run_dir)
+    bat, jobs = run_dir / "batsim_jobs.csv", run_dir / "jobs.csv"
+    if not bat.is_file() or not jobs.is_file():
+        return False
+    with open(bat, newline="") as f:
+        rows = csv.DictReader(f)
+        if "workload_name" not in (rows.fieldnames or ()) or not any("%" in r["workload_name"] for r in rows):
+            return False
+    energy: dict[tuple[str, str], float] = {}     # (workload, job id) → its sub-jobs' energy (simulate -E)
+    with open(bat, newline="") as f:
+        for r in csv.DictReader(f):
+            wl, _, job = r["workload_name"].partition("%")
+            try:
+                e = float(r.get("consumed_energy") or "nan")
+            except ValueError:
+                continue
+            if job and e >= 0:
+                energy[wl, job] = energy.get((wl, job), 0.0) + e
+    os.replace(bat, run_dir / SUBJOBS_CSV)
+    tmp = run_dir / "batsim_jobs.csv.tmp"
+    with open(jobs, newline="") as f, open(tmp, "w", newline="") as g:
+        w = csv.writer(g, lineterminator="\n")
+        w.writerow(BATSIM_JOBS_COLUMNS)
+        for r in csv.DictReader(f):
+            key = (r.get("workload_name", ""), r.get("job_id", ""))
+            if key in energy:
+                r["consumed_energy"] = f"{energy[key]:.6f}"
+            w.writerow([r.get(c, "") for c in BATSIM_JOBS_COLUMNS])
+    os.replace(tmp, bat)
+    return True
+

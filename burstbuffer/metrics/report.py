@@ -12,10 +12,15 @@ Verdicts: ``reproduced`` (the claim holds as stated, within the tolerance named 
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .verdicts import MISSING, NOT, PARTLY, REPRODUCED, Verdict  # noqa: F401 - re-exported
+
+
+#: A NaN written out in a table cell ("nan", "+nan", "nan %"), as Python formats one.
+NAN = re.compile(r"(?<![A-Za-z])[+-]?nan(?![A-Za-z])")
 
 
 # --- rendering -------------------------------------------------------------------------------------
@@ -34,7 +39,15 @@ class Report:
         self.blocks.append(("p", text))
 
     def table(self, header: list[str], rows: list[list]):
-        self.blocks.append(("table", header, [[str(c) for c in r] for r in rows]))
+        """A table; a cell holding a NaN (a mean over no job, a ratio of nothing) reads "n/a", and a note under
+        the table says so."""
+        cells = [[str(c) for c in r] for r in rows]
+        blank = [[bool(NAN.search(c)) for c in r] for r in cells]
+        self.blocks.append(("table", header, [["n/a" if b else c for c, b in zip(r, br)]
+                                              for r, br in zip(cells, blank)]))
+        if any(map(any, blank)):
+            self.p("n/a: no value on this workload (a mean over a group of jobs that is empty, or a ratio whose "
+                   "denominator is 0); a larger workload (--jobs N) gives one.")
 
     def img(self, path: str, caption: str):
         self.blocks.append(("img", path, caption))

@@ -21,3 +21,14 @@ def write_run_json(path: Path, platform, policy: str, model: str, *, info: dict 
     not used: `run`'s parent writes what its child reported)."""
     doc = info if info is not None else run_info(platform, policy, model)
     Path(path).write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def platform_size(run_dir: Path) -> tuple[int, int] | None:
+    """(compute nodes, total BB bytes) of the platform a run saw, from `run_dir`/run.json; None when the file is
+    absent or unreadable (a Batsim output folder has none)."""
+    from procset import ProcSet
+    try:
+        doc = json.loads((Path(run_dir) / "run.json").read_text())
+        return len(ProcSet.from_str(doc["compute"])), sum(int(v) for v in doc["bb_capacity"].values())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None

@@ -24,6 +24,7 @@ Step functions with more than `MAX_STEPS` changes (long runs) are drawn as their
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,6 +136,12 @@ def load_run(run_dir: str | Path) -> RunData:
     return RunData(jobs, ProcSet((0, top)) if top >= 0 else ProcSet(), {}, {}, label)
 
 
+def natural_key(name: str) -> tuple:
+    """Sort key reading the digit runs of `name` as numbers: node_9 < node_18 < node_108 (not node_108 < node_18
+    < node_9, the order of text)."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+
+
 def _bb_of(alloc: str) -> dict[int, int]:
     out: dict[int, int] = {}
     for tok in str(alloc).split():
@@ -176,7 +183,8 @@ def run_figure(run: RunData, *, max_jobs: int = GANTT_MAX_JOBS):
 
     # BB occupancy per storage node
     bb_rows = [(a, b, _bb_of(x)) for a, b, x in zip(s["start"], s["end"], s["bb_allocation"].fillna(""))]
-    nodes = sorted(set(run.bb_capacity) | {k for *_, d in bb_rows for k in d})
+    nodes = sorted(set(run.bb_capacity) | {k for *_, d in bb_rows for k in d},
+                   key=lambda n: natural_key(run.names.get(n, f"BB {n}")))      # node_9 before node_18
     per_node = {n: ([], [], []) for n in nodes}
     for a, b, d in bb_rows:
         for node, v in d.items():

@@ -6,6 +6,7 @@ job; `bb_per_node` optional). Times in seconds in the table, waiting times repor
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,15 @@ import pandas as pd
 from .definitions import TAU, bounded_slowdown, nodes_start, runtime, turnaround_time, waiting_time
 
 __all__ = ["Summary", "node_time", "print_summary", "summarize", "summarize_csv", "TAU", "bounded_slowdown"]
+
+
+#: Why the burst-buffer utilisation of a Batsim table is unknown (the `metrics` command's options supply it).
+BB_UNKNOWN = "BB sizes unknown: --total-bb SIZE and the run's --workload"
+
+
+def value_or_na(x: float, spec: str, unit: str = "", why: str = "no job started") -> str:
+    """``f"{x:{spec}}{unit}"``, or ``n/a (why)`` when `x` is NaN (a mean over no job, a ratio of nothing)."""
+    return f"n/a ({why})" if x != x else f"{x:{spec}}{unit}"
 
 
 @dataclass
@@ -30,19 +40,28 @@ class Summary:
     bb_utilisation: float   # Σ res·bb·execution_time / (total_bb · makespan); nan if unknown
 
     def lines(self) -> list[str]:
-        pct = lambda x: "n/a" if x != x else f"{100 * x:.1f} %"  # noqa: E731
+        """The summary as text; a value without data is "n/a (reason)", never nan."""
+        why = "no job started" if self.submitted else "no job"
+        none = f"n/a ({why})"
+        empty = self.makespan <= 0
+
+        def num(x: float, fmt: str, unit: str = "") -> str:
+            return value_or_na(x, fmt, unit, why)
+
+        def pct(x: float, unknown: str) -> str:
+            return f"{100 * x:.1f} %" if x == x else none if empty else f"n/a ({unknown})"
         return [
             f"jobs submitted         {self.submitted}",
             f"  completed            {self.completed}",
             f"  killed/failed        {self.killed}",
             f"  rejected             {self.rejected}",
             *( [f"  unfinished           {self.unfinished}"] if self.unfinished else [] ),
-            f"mean waiting time      {self.mean_waiting_h:.3f} h",
-            f"max waiting time       {self.max_waiting_h:.3f} h",
-            f"mean bounded slowdown  {self.mean_bounded_slowdown:.3f}  (tau = {TAU:.0f} s)",
+            f"mean waiting time      {num(self.mean_waiting_h, '.3f', ' h')}",
+            f"max waiting time       {num(self.max_waiting_h, '.3f', ' h')}",
+            f"mean bounded slowdown  {num(self.mean_bounded_slowdown, '.3f', f'  (tau = {TAU:.0f} s)')}",
             f"makespan               {self.makespan:.0f} s ({self.makespan / 86400:.2f} days)",
-            f"processor utilisation  {pct(self.cpu_utilisation)}",
-            f"burst-buffer util.     {pct(self.bb_utilisation)}",
+            f"processor utilisation  {pct(self.cpu_utilisation, 'number of processors unknown: --nb-compute N')}",
+            f"burst-buffer util.     {pct(self.bb_utilisation, BB_UNKNOWN)}",
         ]
 
     def __str__(self) -> str:
@@ -111,10 +130,31 @@ def print_summary(header: str, res, outputs: str) -> None:
     wall time and message count of `res` (a `burstbuffer.runner.RunResult`), and where the outputs are."""
     print(header)
     print(res.summary)
+    if res.summary.rejected:
+        _print_oversized(res.jobs_csv)
     _print_wait_reasons(res.jobs_csv)
     spent = f"; the scheduler's answers {res.scheduler_cpu:.1f} s of CPU" if res.scheduler_cpu is not None else ""
     print(f"wall time              {res.wall_time:.1f} s ({res.messages} protocol messages{spent})")
     print(f"outputs                {outputs}")
+
+
+def _print_oversized(jobs_csv) -> None:
+    """The rejected jobs that ask for more compute nodes than the run's platform (run.json) has, and how to
+    generate a platform that holds them."""
+    from ..platforms.generator import larger_platform_hint
+    from .runinfo import platform_size
+    size = platform_size(Path(jobs_csv).parent)
+    try:
+        jobs = pd.read_csv(jobs_csv, usecols=["final_state", "requested_number_of_resources"])
+    except (OSError, ValueError):
+        return
+    if size is None:
+        return
+    big = jobs[(jobs["final_state"] == "REJECTED") & (jobs["requested_number_of_resources"] > size[0])]
+    if len(big):
+        most = int(big["requested_number_of_resources"].max())
+        print(f"  {len(big)} rejected jobs ask for more than the platform's {size[0]} compute nodes (up to {most}); "
+              + larger_platform_hint(most))
 
 
 def _print_wait_reasons(jobs_csv) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .batsim_csv import is_subjob_csv, rebuild_original_jobs
+from .batsim_csv import is_subjob_csv, normalise_layout, rebuild_original_jobs
 from .stats import QUANTILES, mean_ci, quantiles
 from .definitions import TAU, bounded_slowdown, nodes_start, runtime, turnaround_time, waiting_time
 
@@ -50,19 +50,24 @@ def check_times(df: pd.DataFrame, columns=TIME_COLUMNS) -> None:
 
 
 def load_jobs(path: str | Path, bb_per_node: dict | None = None) -> pd.DataFrame:
-    """One row per original job (Batsim `_jobs.csv` columns) from a run's jobs table at `path`.
+    """One row per original job (Batsim `_jobs.csv` columns) from a run's jobs table at `path`: this project's
+    jobs.csv or a Batsim ``_jobs.csv`` of any layout 1.x-4.2 (older ones translated by
+    `batsim_csv.normalise_layout`, which says what it did in ``attrs["layout_note"]``).
 
     Raises KeyError/ValueError (from pandas, `check_times` or `rebuild_original_jobs`) if it is not such a
     table (a time cell that is neither empty nor a finite number included).
     """
     from ..fileio import open_input
     with open_input(path, "jobs.csv") as f:
-        df = pd.read_csv(f, dtype={"job_id": str, "workload_name": str, "profile": str,
-                                   "allocated_resources": str, "metadata": str, "bb_allocation": str},
+        df = pd.read_csv(f, dtype={"job_id": str, "jobID": str, "workload_name": str, "profile": str,
+                                   "allocated_resources": str, "allocated_processors": str, "metadata": str,
+                                   "bb_allocation": str},
                          **CSV_MISSING)
+    df, note = normalise_layout(df)
     missing = {"job_id", "submission_time", "starting_time", "finish_time", "final_state"} - set(df.columns)
     if missing:
         raise KeyError(f"missing column(s) {', '.join(sorted(missing))}")
+    df.attrs["layout_note"] = note
     check_times(df)
     if is_subjob_csv(df):
         return rebuild_original_jobs(df, bb_per_node)

@@ -267,3 +267,12 @@ def write_platform(p: DragonflyParams, path: str | Path) -> Path:
     text = dragonfly_xml(p)  # checks p before touching the disk
     path = Path(path)
     return atomic_write_text(path, text)
+
+
+def larger_platform_hint(nodes: int) -> str:
+    """What to run for a platform of the paper's shape (3 groups × 4 chassis × 3 routers, one BB node per chassis,
+    docs/platform.md) with at least `nodes` compute nodes: K nodes per router give 36 K − 12 compute nodes."""
+    k = max(3, -(-(nodes + 12) // 36))
+    return (f"for a platform with {36 * k - 12} compute nodes: burstbuffer platform dragonfly --groups 3 --chassis 4 "
+            f"--routers 3 --nodes-per-router {k} --output big.xml, then give --platform big.xml")
+

@@ -13,6 +13,7 @@ regime checks: name, ok, measured, needs), ``figures/`` (PNG and SVG) and ``repo
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import asdict
@@ -180,9 +181,13 @@ def _regime_table(rep: Report, jobs, summ, specs: list[RunSpec], reference: str)
         nodes = read_capacity(Path(spec.out), (0, 0))[0] if spec is not None else 0
         x = j[j["policy"] == pol]
         r = summ[(summ["scope"] == sc) & (summ["policy"] == pol)]
-        body.append([sc, pol, len(x), "n/a" if not nodes else f"{offered_load(x, nodes):.2f}",
+        one_instant = "n/a (every job submitted at once)"
+        load, queue = (offered_load(x, nodes) if nodes else math.nan), mean_queue(x)
+        body.append([sc, pol, len(x),
+                     "n/a (platform size unknown)" if not nodes else one_instant if load != load else f"{load:.2f}",
                      _pct_or_na(r["cpu_utilisation"].iloc[0]) if len(r) else "n/a",
-                     _pct_or_na(r["bb_utilisation"].iloc[0]) if len(r) else "n/a", f"{mean_queue(x):.3g}",
+                     _pct_or_na(r["bb_utilisation"].iloc[0]) if len(r) else "n/a",
+                     one_instant if queue != queue else f"{queue:.3g}",
                      _pct_or_na(idle_while_queued(x, nodes)) if nodes else "n/a"])
     if not body:
         return

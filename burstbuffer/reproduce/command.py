@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from .. import cliargs
-from ..errors import InputError
+from ..errors import InputError, require_simgrid
 from ..fileio import atomic_write_text, holding_output_lock, output_dir
 from ..signals import Interrupted, interruptible
 from .execute import RunSettings, execute, interrupted, read_marker, report_failed
@@ -234,4 +234,10 @@ def register(subparsers) -> None:
     ctl.add_argument("--reverse", action="store_true",
                      help="judge every claim with its treatment and control swapped: a directional claim must fail")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
-    r.set_defaults(func=holding_output_lock(reproduce))   # one writer per folder
+    locked = holding_output_lock(reproduce)                # one writer per folder
+
+    def checked(args) -> int:
+        if not args.report_only:
+            require_simgrid()                              # before the folder and its lock are made
+        return locked(args)
+    r.set_defaults(func=checked)

@@ -143,9 +143,11 @@ def describe(spec: RunSpec, info: dict) -> str:
     """One line on a finished (or failed) run, for the console."""
     if "error" in info:
         return f"FAILED {spec.key}: {info['error']} (see {spec.out}/error.txt)"
+    from ..metrics.summary import value_or_na
     sm = info["summary"]
-    return (f"done {spec.key}: {sm['submitted']} jobs, mean waiting time {sm['mean_waiting_h']:.3f} h, "
-            f"mean bounded slowdown {sm['mean_bounded_slowdown']:.3f}, wall {info['wall_time']:.0f} s")
+    return (f"done {spec.key}: {sm['submitted']} jobs, mean waiting time "
+            f"{value_or_na(sm['mean_waiting_h'], '.3f', ' h')}, mean bounded slowdown "
+            f"{value_or_na(sm['mean_bounded_slowdown'], '.3f')}, wall {info['wall_time']:.0f} s")
 
 
 class Executor(Protocol):

@@ -97,20 +97,15 @@ def whole_trace(work: Path) -> Path:
         if not KTH_SWF.is_file():
             raise InputError(str(KTH_SWF), "trace", "file not found (needed for --jobs all)")
         from ..workloads import convert_swf, write_workload
-        write_workload(path, convert_swf(KTH_SWF, name="KTH-SP2-1996-2.1-cln").workload)
+        write_workload(path, convert_swf(KTH_SWF, name="KTH-SP2-1996-2.1-cln", rule="artifact").workload)
     return path
 
 
 def subset(src: Path, n: int, dst: Path) -> Path:
-    """The first `n` jobs of `src` (by file order) written to `dst` (kept if already there)."""
-    from ..workloads import Workload, load_workload, write_workload
-    if dst.is_file() and njobs(dst) == min(n, njobs(src)):
-        return dst
-    w = load_workload(src, require_bb=False)
-    jobs = w.jobs[:n]
-    desc = f"first {len(jobs)} jobs of {src.name}"
-    write_workload(dst, Workload(w.name, desc, w.nb_res, jobs, {j.profile: w.profiles[j.profile] for j in jobs}))
-    return dst
+    """The first `n` jobs of `src` (by file order) written to `dst` (kept if already there):
+    `workloads.split.first_jobs`."""
+    from ..workloads.split import first_jobs
+    return first_jobs(src, n, dst, keep=True)
 
 
 def _parts_in(folder: Path) -> list[Path]:

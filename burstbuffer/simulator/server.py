@@ -20,7 +20,8 @@ import sys
 import time
 
 from ..version import __version__
-from ..errors import InputError
+from ..errors import InputError, simgrid_missing
+from ..logs import simgrid_threshold
 from ..platforms.simgrid_xml import Machines, parse_platform, parse_roles_option, resolve_machines
 from .events import check_machines, load_events
 from .loop import deadlock_reason, plan_submissions, serve
@@ -34,7 +35,8 @@ __all__ = ["EXIT_PROTOCOL", "SimConfig", "SimResult", "SimulationError", "Simula
 
 def import_simgrid(quiet: bool):
     """Import SimGrid's Python bindings, hiding the one INFO line its import prints on stderr; its libraries
-    bound lazily (`_bridge.lazily_bound`)."""
+    bound lazily (`_bridge.lazily_bound`). InputError (`errors.simgrid_missing`, the fix) when they are not
+    installed for this Python."""
     if "simgrid" in sys.modules:
         return sys.modules["simgrid"]
     import tempfile
@@ -47,14 +49,22 @@ def import_simgrid(quiet: bool):
         os.dup2(tmp.fileno(), 2)
         try:
             simgrid = lazily_bound(lambda: __import__("simgrid"))
+        except ModuleNotFoundError as exc:
+            if exc.name != "simgrid":
+                raise
+            missing = True
         except BaseException:
             os.dup2(saved, 2)
             tmp.seek(0)
             sys.stderr.write(tmp.read().decode(errors="replace"))
             raise
+        else:
+            missing = False
         finally:
             os.dup2(saved, 2)
             os.close(saved)
+    if missing:
+        raise simgrid_missing() from None
     return simgrid
 
 
@@ -179,7 +189,7 @@ class Simulator:
         sg = import_simgrid(st.cfg.quiet)
         st.sg = sg
         args = ["burstbuffer-simulate", "--cfg=host/model:ptask_L07",
-                "--log=root.thres:" + ("critical" if st.cfg.quiet else "warning")]
+                "--log=root.thres:" + simgrid_threshold(st.cfg.quiet)]
         nat = None
         if self.power is not None:
             from . import energy  # noqa: PLC0415

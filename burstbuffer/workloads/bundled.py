@@ -2,7 +2,7 @@
 
 ``ensure_kth_workload()`` returns ``workloads/kth-all.json`` (in a checkout; ``~/.cache/burstbuffer/workloads/``
 for an installed package), converting the bundled ``workloads/KTH-SP2-1996-2.1-cln.swf.gz`` first if the file is
-missing. The conversion is deterministic: the same seed gives the same bytes. It keeps every selected
+missing, by the paper artifact's rule (docs/workload.md §2). The conversion is deterministic: the same seed gives the same bytes. It keeps every selected
 record — 28,467 jobs, of which 14 ask for more than the paper's 96 compute nodes and are rejected (and
 counted) at run time (docs/README.md: valid jobs are never silently dropped). With ``drop_oversized=True`` it
 gives the paper's 28,453 jobs; the BB and communication draws then differ from the 14th-dropped job on, as
@@ -48,6 +48,6 @@ def ensure_kth_workload(path: str | Path = KTH_ALL, seed: int = 0, *, swf: str |
                          f"not found; {path.name} is converted from it (the Parallel Workloads Archive's "
                          "KTH-SP2-1996-2.1-cln.swf, shipped as workloads/KTH-SP2-1996-2.1-cln.swf.gz, "
                          "or named by BURSTBUFFER_KTH_SWF)")
-    conv = convert_swf(swf, nb_res=96, model=BBModel(), seed=seed, drop_oversized=drop_oversized)
+    conv = convert_swf(swf, nb_res=96, model=BBModel(), seed=seed, drop_oversized=drop_oversized, rule="artifact")
     write_workload(path, conv.workload)
     return path

@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from .. import cliargs
+from ..data import input_path
 from ..errors import InputError
 from ..platforms.simgrid_xml import xml_text
 from ..platforms.units import parse_bytes
@@ -156,9 +157,15 @@ def _cmd_from_swf(args: argparse.Namespace) -> int:
     model = BBModel(bb_capacity=params["bb_capacity"], bb_nodes=params["bb_nodes"],
                     distinct_bb=args.artifact_distinct_bb)
     t0 = time.perf_counter()
+    args.trace = str(input_path(args.trace, "trace"))
+    if args.artifact_selection and args.walltime_factor is not None:
+        raise InputError("--walltime-factor", str(args.walltime_factor),
+                         "the artifact's selection takes the requested time as the walltime; drop one of the two")
     conv = convert_swf(args.trace, name=args.name, nb_res=params["nb_res"], model=model, seed=args.seed,
                        from_job=args.from_job, max_records=args.jobs, drop_oversized=args.drop_oversized,
-                       width=args.width, speedup=args.speedup, days=args.days)
+                       width=args.width, speedup=args.speedup, days=args.days,
+                       rule="artifact" if args.artifact_selection else "archive",
+                       walltime_factor=args.walltime_factor)
     return _write_converted(args, conv, params, t0)
 
 
@@ -259,9 +266,13 @@ def register(subparsers) -> None:
 
     f = sub.add_parser("from-swf", help="convert an SWF trace (Parallel Workloads Archive)",
                        description="Convert an SWF trace to a Batsim workload with per-node burst-buffer "
-                                   "requests, compute and communication (docs/workload.md). Records with job number, "
-                                   "submit time, requested time, run time or requested processors <= 0 are "
-                                   "ignored (counted by reason); the first kept job is submitted at t = 1.")
+                                   "requests, compute and communication (docs/workload.md). Fields are read as the "
+                                   "SWF definition says: 0 is a value, -1 is missing; a record is ignored (counted "
+                                   "by reason) only when the job lacks a submit time, a run time, processors "
+                                   "(requested, else allocated) or a walltime (the requested time, or with "
+                                   "--walltime-factor F max(requested time, F x run time)); the first kept job is "
+                                   "submitted at t = 0. --artifact-selection applies the paper artifact's rules "
+                                   "instead (the bundled workloads).")
     f.add_argument("trace", metavar="TRACE.swf")
     f.add_argument("--output", "-o", required=True, metavar="W.json", help="workload file to write")
     f.add_argument("--jobs", type=cliargs.positive_int, metavar="N",
@@ -288,6 +299,18 @@ def register(subparsers) -> None:
     f.add_argument("--days", type=cliargs.positive_float, metavar="D",
                    help="keep only the records submitted within D days of the first, after --speedup "
                         "(e.g. 30: a month of the rescaled trace)")
+    wt = f.add_mutually_exclusive_group()
+    wt.add_argument("--walltime-factor", type=cliargs.positive_float, metavar="F",
+                    help="walltime = max(requested time, F x run time), as Batsim's converter "
+                         "(swf_to_batsim_workload_compute_only.py, F = 2 there); for traces without requested "
+                         "times (default: the requested time)")
+    wt.add_argument("--given-walltime-only", action="store_true",
+                    help="walltime = the trace's requested time; jobs without one are ignored and counted (the "
+                         "default; as Batsim's converter --given_walltime_only)")
+    f.add_argument("--artifact-selection", action="store_true",
+                   help="the paper artifact's rules (the bundled workloads and the studies): records whose job "
+                        "number, submit time, requested time, run time or requested processors is <= 0 are "
+                        "ignored, the first kept job is submitted at t = 1")
     f.add_argument("--artifact-distinct-bb", action="store_true",
                    help="lower bb by 1 byte while another job has the same (walltime, bb), as the paper's "
                         "artifact did")
@@ -301,7 +324,10 @@ def register(subparsers) -> None:
                                    "AllocTRES. A job's BB request is its bb/... TRES (ReqTRES, else AllocTRES) per "
                                    "node, else the paper's model (docs/workload.md); each profile's bb_source says "
                                    "which. Job steps, jobs cancelled before start and jobs not ended are dropped "
-                                   "and counted; then the SWF filters apply.")
+                                   "and counted; then the SWF rules apply. A job's simulated duration is not its "
+                                   "recorded run time: its compute comes from the paper's model (run time minus its "
+                                   "I/O phases at 1250 MB/s, at least 5 %% of it; docs/workload.md §4) and its I/O "
+                                   "phases are simulated.")
     c.add_argument("trace", metavar="FILE")
     c.add_argument("--output", "-o", required=True, metavar="W.json", help="workload file to write")
     c.add_argument("--cores-per-node", type=cliargs.positive_int, metavar="C",

@@ -7,9 +7,10 @@ Field mapping, checked against the paper's reference files (every job of
 Batsim             SWF
 =================  ========================================================================
 ``id``             job number (field 1), an int
-``subtime``        submit time (field 2) − first kept job's submit time + 1 (s)
-``walltime``       requested time (field 9, s)
-``res``            requested processors (field 8; not the allocated processors of field 5)
+``subtime``        submit time (field 2) − first kept job's submit time (s), + 1 with the artifact rule
+``walltime``       requested time (field 9, s); with a walltime factor F, max(requested time, F × run time)
+``res``            requested processors (field 8); the archive rule takes the allocated processors
+                   (field 5) when the requested ones are missing
 ``profile``        ``str(job number)``, one profile per job
 ``cpu/com/bb``     :class:`~burstbuffer.workloads.bb_model.BBModel` from requested time, run
                    time (field 4) and requested processors
@@ -70,8 +71,11 @@ class Conversion:
         lines.append(f"{len(w.jobs)} jobs written; {self.short_jobs} short (small walltime: 10 MB "
                      f"per node); {self.capacity_limited} with the BB request lowered to fit the BB nodes")
         if self.oversized:
-            lines.append(f"{self.oversized} jobs request more than nb_res = {w.nb_res} processors "
-                         "and can never run (kept: the scheduler rejects them)")
+            from ..platforms.generator import larger_platform_hint
+            most = max(j.res for j in w.jobs)
+            lines.append(f"{self.oversized} jobs request more than nb_res = {w.nb_res} processors (up to {most}) "
+                         "and can never run (kept: the scheduler rejects them); "
+                         + larger_platform_hint(most))
         return "\n".join(lines)
 
 
@@ -80,11 +84,12 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
                     from_job: int = 0, max_records: int | None = None,
                     drop_oversized: bool = False, source: str = "<swf>",
                     bb_given: dict[int, int] | None = None, bb_source: dict[int, str] | None = None,
-                    trace_kind: str = "swf") -> Conversion:
-    """Select SWF records (docs/workload.md filters and shift; see
-    :func:`~burstbuffer.workloads.swf.select_records` for `from_job` / `max_records`, which count
-    SWF records as the artifact's ``from_job_number`` / ``num_jobs`` do) and build the Batsim
-    workload with the BB model drawn under `seed`.
+                    trace_kind: str = "swf", rule: str = "archive",
+                    walltime_factor: float | None = None) -> Conversion:
+    """Select SWF records by `rule` (``"archive"``, the SWF definition, or ``"artifact"``, the paper
+    artifact's filters and shift; see :func:`~burstbuffer.workloads.swf.select_records` for `rule`,
+    `walltime_factor` and `from_job` / `max_records`, which count SWF records as the artifact's
+    ``from_job_number`` / ``num_jobs`` do) and build the Batsim workload with the BB model drawn under `seed`.
 
     The description is the artifact's: "<n> jobs from swf job number <first> to <last> inclusive" (`trace_kind`
     names the trace in it).
@@ -98,8 +103,9 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
     impossible parameters.
     """
     model = model or BBModel()
-    sel = select_records(records, from_job=from_job, max_records=max_records, source=source)
-    kept, subtimes = sel.kept, sel.subtimes
+    sel = select_records(records, from_job=from_job, max_records=max_records, source=source, rule=rule,
+                         walltime_factor=walltime_factor)
+    kept, subtimes, walls, procs = sel.kept, sel.subtimes, sel.walltimes, sel.procs
     seen: set[int] = set()
     for rec in kept:
         if rec.job_number in seen:
@@ -107,16 +113,16 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
         seen.add(rec.job_number)
     dropped: Counter = Counter()
     if drop_oversized:
-        keep = [i for i, r in enumerate(kept) if r.requested_processors <= nb_res]
+        keep = [i for i, p in enumerate(procs) if p <= nb_res]
         if len(keep) != len(kept):
             dropped[f"requested processors > nb_res ({nb_res})"] = len(kept) - len(keep)
-            # re-shift so the first remaining job is still submitted at t = 1
-            kept = [kept[i] for i in keep]
-            base = kept[0].submit_time - 1 if kept else 0
+            # re-shift so the first remaining job is still submitted at the rule's origin
+            kept, walls, procs = [kept[i] for i in keep], [walls[i] for i in keep], [procs[i] for i in keep]
+            base = kept[0].submit_time - sel.origin if kept else 0
             subtimes = [r.submit_time - base for r in kept]
-    wall = np.array([r.requested_time for r in kept], dtype=float)
+    wall = np.array(walls, dtype=float)
     run = np.array([r.run_time for r in kept], dtype=float)
-    res = np.array([r.requested_processors for r in kept], dtype=np.int64)
+    res = np.array(procs, dtype=np.int64)
     bb, cpu, com, limited = model.draw(wall, run, res, seed, details=True)
     short = wall <= model.short_walltime
     given = np.zeros(len(kept), dtype=bool)
@@ -127,9 +133,10 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
             cpu[given] = model.compute(run[given], bb[given], short[given])
             limited = limited & ~given
     jobs, profiles = [], {}
-    for rec, sub, b, c, m, g in zip(kept, subtimes, bb.tolist(), cpu.tolist(), com.tolist(), given.tolist()):
+    for rec, sub, w, n, b, c, m, g in zip(kept, subtimes, walls, procs, bb.tolist(), cpu.tolist(), com.tolist(),
+                                          given.tolist()):
         pname = str(rec.job_number)
-        jobs.append(WorkloadJob(rec.job_number, sub, rec.requested_time, int(rec.requested_processors), pname))
+        jobs.append(WorkloadJob(rec.job_number, sub, w, int(n), pname))
         profiles[pname] = {"type": "parallel_homogeneous", "cpu": c, "com": m, "bb": b}
         if bb_given is not None:
             profiles[pname]["bb_source"] = (bb_source or {}).get(rec.job_number, "trace") if g else "model"
@@ -142,8 +149,8 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
 
 def scale_records(records: Iterable[SWFRecord], *, width: int = 1, speedup: float = 1.0,
                   days: float | None = None) -> Iterable[SWFRecord]:
-    """A trace rescaled for a larger machine (issue 17; `benchmarks/bench_platform_scale.py`): every record's
-    requested processors × `width` (unknown ones, <= 0, left as they are), its submission time / `speedup`,
+    """A trace rescaled for a larger machine (`benchmarks/bench_platform_scale.py`): every record's
+    requested and allocated processors × `width` (unknown ones, <= 0, left as they are), its submission time / `speedup`,
     and with `days` only the records submitted within that many days of the first one, after the speed-up
     (the iteration stops at the first later one). Raises ValueError for width < 1 or speedup <= 0."""
     if width < 1 or not speedup > 0:
@@ -156,6 +163,8 @@ def scale_records(records: Iterable[SWFRecord], *, width: int = 1, speedup: floa
         yield replace(
             rec, requested_processors=rec.requested_processors * width if rec.requested_processors > 0
             else rec.requested_processors,
+            allocated_processors=rec.allocated_processors * width if rec.allocated_processors > 0
+            else rec.allocated_processors,
             submit_time=rec.submit_time / speedup if speedup != 1 else rec.submit_time)
 
 

@@ -76,3 +76,20 @@ def write_parts(parts: list[Workload], folder: str | Path) -> list[Path]:
     """Write ``part-<k>.json`` for each part into `folder` (created), atomically; return the paths."""
     folder = Path(folder)
     return [write_workload(folder / f"part-{k}.json", p) for k, p in enumerate(parts)]
+
+
+def first_jobs(src: str | Path, n: int, dst: str | Path, *, keep: bool = False) -> Path:
+    """The first `n` jobs of the Batsim workload `src` (file order), with their profiles, written to `dst`
+    (with `keep`, a `dst` that already holds min(n, all) jobs is kept as is); returns `dst`. The description says which jobs these
+    are; submission times are unchanged. Raises InputError for an unreadable workload (`load_workload`)."""
+    from .batsim_json import load_workload
+    dst = Path(dst)
+    if keep and dst.is_file() and len(load_workload(dst, require_bb=False).jobs) == min(
+            n, len(load_workload(src, require_bb=False).jobs)):
+        return dst
+    w = load_workload(src, require_bb=False)
+    jobs = w.jobs[:n]
+    desc = f"first {len(jobs)} jobs of {Path(src).name}"
+    write_workload(dst, Workload(w.name, desc, w.nb_res, jobs, {j.profile: w.profiles[j.profile] for j in jobs}))
+    return dst
+

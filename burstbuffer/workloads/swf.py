@@ -2,10 +2,18 @@
 
 An SWF trace is text: header/comment lines start with ``;``; every other non-blank line is one
 job record of 18 whitespace-separated numeric fields, ``-1`` meaning "unknown"
-(https://www.cs.huji.ac.il/labs/parallel/workload/swf.html). docs/workload.md adds the selection the
-paper's artifact applies before converting a trace to a Batsim workload: records whose job
-number, submit time, requested time, run time or requested processors is ≤ 0 are ignored, and
-submit times are shifted so that the first kept job is submitted at t = 1.
+(https://www.cs.huji.ac.il/labs/parallel/workload/swf.html). Two rules turn records into jobs
+(docs/workload.md §2):
+
+- ``"archive"`` (the default): the format's definition. 0 is a time (the first job of most archive traces is
+  submitted at t = 0), −1 is "missing". A record is ignored only when a field the job needs is missing: the
+  submit time, the run time, the processors (the requested processors, else the allocated ones) or the
+  walltime (the requested time; with a walltime factor F, max(requested time, F × run time) as Batsim's
+  ``swf_to_batsim_workload_compute_only.py``). Submit times are shifted so that the first kept job is
+  submitted at t = 0.
+- ``"artifact"``: the paper artifact's converter, which the studies and the bundled workloads use: records
+  whose job number, submit time, requested time, run time or requested processors is ≤ 0 are ignored, and
+  submit times are shifted so that the first kept job is submitted at t = 1.
 
 Every bad line raises :class:`~burstbuffer.errors.InputError` naming the file and the line.
 """
@@ -28,7 +36,10 @@ SWF_FIELDS = (
     "preceding_job", "think_time",
 )
 
-#: docs/workload.md filters, in the order the artifact tests them: (field, reason counted when it is ≤ 0).
+#: The ways records become jobs (module docstring): the SWF definition's, and the paper artifact's.
+RULES = ("archive", "artifact")
+
+#: The artifact rule's filters, in the order the artifact tests them: (field, reason counted when it is ≤ 0).
 FILTERS = (
     ("job_number", "job number <= 0"),
     ("submit_time", "submit time <= 0"),
@@ -147,18 +158,32 @@ class Selection:
 
     Attributes:
         kept: the kept records, in file order.
-        subtimes: per kept record, its submit time shifted so the first kept job is at t = 1
-            (seconds; docs/workload.md, the artifact's ``submit_time - (first_submit_time - 1)``).
-        ignored: reason → number of records ignored for it (docs/workload.md filters).
+        subtimes: per kept record, its submit time shifted so the first kept job is at t = `origin`
+            (seconds; the artifact's ``submit_time - (first_submit_time - 1)`` with origin 1).
+        walltimes: per kept record, its walltime (s): the requested time, or what the walltime factor gives.
+        procs: per kept record, its processors: the requested ones, or (archive rule, requested missing) the
+            allocated ones.
+        ignored: reason → number of records ignored for it.
+        filled: what → number of kept records with a field filled from another (e.g. processors from the
+            allocated ones).
         scanned: number of records examined (kept + ignored), after `from_job`.
         skipped: number of records before `from_job` (not examined).
+        origin: the first kept job's submit time (0 archive rule, 1 artifact rule).
+        rule: the rule applied (`RULES`).
+        hint: what to do when records were ignored for a missing field an option can supply ("" if none).
     """
 
     kept: list[SWFRecord] = field(default_factory=list)
     subtimes: list[int | float] = field(default_factory=list)
+    walltimes: list[int | float] = field(default_factory=list)
+    procs: list[int] = field(default_factory=list)
     ignored: Counter = field(default_factory=Counter)
+    filled: Counter = field(default_factory=Counter)
     scanned: int = 0
     skipped: int = 0
+    origin: int = 0
+    rule: str = "archive"
+    hint: str = ""
 
     @property
     def nb_ignored(self) -> int:
@@ -167,33 +192,86 @@ class Selection:
     def summary(self) -> str:
         """One line: "kept K of S records (ignored I: reason n, …)"."""
         why = ", ".join(f"{r}: {n}" for r, n in sorted(self.ignored.items()))
+        filled = ", ".join(f"{r}: {n}" for r, n in sorted(self.filled.items()))
         return (f"kept {len(self.kept)} of {self.scanned} records"
                 + (f" (ignored {self.nb_ignored}: {why})" if self.ignored else " (none ignored)")
-                + (f"; {self.skipped} records before the first job number asked for" if self.skipped else ""))
+                + (f"; {filled}" if filled else "")
+                + (f"; {self.skipped} records before the first job number asked for" if self.skipped else "")
+                + (f"; {self.hint}" if self.hint else ""))
 
 
 def ignore_reason(rec: SWFRecord) -> str | None:
-    """The docs/workload.md reason to ignore `rec` (first failing filter, artifact order), or None to keep it."""
+    """The artifact rule's reason to ignore `rec` (first failing filter, artifact order), or None to keep it."""
     for name, reason in FILTERS:
         if getattr(rec, name) <= 0:
             return reason
     return None
 
 
+#: The hint given when records lack a requested time and no walltime factor was given.
+WALLTIME_HINT = ("give --walltime-factor F for walltime = max(requested time, F x run time), "
+                 "F = 2 in Batsim's converter")
+
+
+def archive_job(rec: SWFRecord, walltime_factor: float | None = None
+                ) -> tuple[str | None, int | float, int, tuple[str, ...]]:
+    """A record read by the SWF definition: (reason to ignore it or None, walltime s, processors, fields filled).
+
+    −1 is "missing" and 0 a value (SWF definition, Parallel Workloads Archive). Ignored when the submit time or
+    the run time is missing, when neither the requested (field 8) nor the allocated processors (field 5) are
+    > 0, or when no walltime > 0 results: the requested time (field 9), or with `walltime_factor` F
+    max(requested time, F × run time) (Batsim's ``swf_to_batsim_workload_compute_only.py``, its
+    ``--job_walltime_factor``). `filled` names the fields taken from another (empty if none).
+    """
+    if rec.job_number < 0:
+        return "job number missing", 0, 0, ()
+    if rec.submit_time < 0:
+        return "submit time missing", 0, 0, ()
+    if rec.run_time < 0:
+        return "run time missing", 0, 0, ()
+    filled = []
+    procs = rec.requested_processors
+    if procs <= 0:
+        if rec.allocated_processors <= 0:
+            return "processors missing (requested and allocated)", 0, 0, ()
+        procs = rec.allocated_processors
+        filled.append("processors from the allocated ones (requested missing)")
+    if int(procs) != procs:
+        return "processors not an integer", 0, 0, ()
+    wall = rec.requested_time if rec.requested_time > 0 else 0
+    if walltime_factor is not None:
+        wall = max(wall, walltime_factor * rec.run_time)
+        if wall != rec.requested_time:
+            filled.append("walltime from the walltime factor (requested time missing or shorter)")
+    if isinstance(wall, float) and wall.is_integer():
+        wall = int(wall)
+    if wall <= 0:
+        return ("requested time missing" if walltime_factor is None else "walltime <= 0 (no requested time, "
+                "run time 0)"), 0, 0, ()
+    return None, wall, int(procs), tuple(filled)
+
+
 def select_records(records: Iterable[SWFRecord], *, from_job: int = 0,
-                   max_records: int | None = None, source: str = "<swf>") -> Selection:
-    """Apply the filters and time shift of docs/workload.md to SWF records.
+                   max_records: int | None = None, source: str = "<swf>", rule: str = "archive",
+                   walltime_factor: float | None = None) -> Selection:
+    """Turn SWF records into jobs by `rule` (module docstring; docs/workload.md §2).
 
     Records with job number < `from_job` are skipped. Then at most `max_records` records are
     examined (kept *or* ignored — the artifact's ``num_jobs`` counts SWF records, so
     ``from_job=K, max_records=N`` selects the records numbered K … K+N−1 of a trace whose job
-    numbers are consecutive); each is ignored if its job number, submit time, requested time,
-    run time or requested processors is ≤ 0 (counted by reason), else kept. Submit times are
-    shifted so that the first kept record is submitted at t = 1 s. Raises InputError(source, "line N", …)
-    if a kept record is submitted before the previous kept one (the SWF standard orders records by
-    submit time; a shifted time would otherwise be negative).
+    numbers are consecutive). Rule ``"archive"``: a record is ignored when a field the job needs is missing
+    (:func:`archive_job`; `walltime_factor` F gives walltime = max(requested time, F × run time)); the first
+    kept record is submitted at t = 0 s. Rule ``"artifact"``: ignored if its job number, submit time, requested
+    time, run time or requested processors is ≤ 0 (counted by reason); the first kept record is submitted at
+    t = 1 s. Raises ValueError for an unknown rule, a walltime factor ≤ 0 or one given with the artifact rule;
+    InputError(source, "line N", …) if a kept record is submitted before the previous kept one (the SWF
+    standard orders records by submit time; a shifted time would otherwise be negative).
     """
-    sel = Selection()
+    if rule not in RULES:
+        raise ValueError(f"unknown SWF rule {rule!r} (one of {', '.join(RULES)})")
+    if walltime_factor is not None and (rule == "artifact" or not walltime_factor > 0):
+        raise ValueError("a walltime factor must be > 0 and goes with the archive rule, not the artifact's")
+    sel = Selection(origin=1 if rule == "artifact" else 0, rule=rule)
     first_submit = None
     for rec in records:
         if rec.job_number < from_job:
@@ -202,15 +280,23 @@ def select_records(records: Iterable[SWFRecord], *, from_job: int = 0,
         if max_records is not None and sel.scanned >= max_records:
             break
         sel.scanned += 1
-        why = ignore_reason(rec)
+        if rule == "artifact":
+            why, wall, procs, filled = ignore_reason(rec), rec.requested_time, rec.requested_processors, ()
+        else:
+            why, wall, procs, filled = archive_job(rec, walltime_factor)
         if why is not None:
             sel.ignored[why] += 1
             continue
+        sel.filled.update(filled)
         if first_submit is None:
             first_submit = rec.submit_time
         elif rec.submit_time < sel.kept[-1].submit_time:
             raise InputError(source, f"line {rec.line}", f"submit_time {rec.submit_time} is earlier than the previous "
                              f"job's {sel.kept[-1].submit_time} (SWF records must be in submission order)")
         sel.kept.append(rec)
-        sel.subtimes.append(rec.submit_time - first_submit + 1)
+        sel.subtimes.append(rec.submit_time - first_submit + sel.origin)
+        sel.walltimes.append(wall)
+        sel.procs.append(int(procs))
+    if sel.ignored.get("requested time missing"):
+        sel.hint = WALLTIME_HINT
     return sel

@@ -145,16 +145,10 @@ def gd_summary(decisions: pd.DataFrame) -> dict:
 
 
 def read_capacity(run_dir: Path, default: tuple[int, int]) -> tuple[int, int]:
-    """(compute nodes, total BB bytes) of a run from its ``run.json`` (the platform as the scheduler saw
-    it, `metrics.runplot`), `default` when it is absent or unreadable."""
-    import json
-
-    from procset import ProcSet
-    try:
-        doc = json.loads((Path(run_dir) / "run.json").read_text())
-        return len(ProcSet.from_str(doc["compute"])), sum(int(v) for v in doc["bb_capacity"].values())
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return default
+    """(compute nodes, total BB bytes) of a run from its ``run.json`` (`metrics.runinfo.platform_size`),
+    `default` when it is absent or unreadable."""
+    from ...metrics.runinfo import platform_size
+    return platform_size(run_dir) or default
 
 
 # --- figures -------------------------------------------------------------------------------------------
