@@ -82,26 +82,48 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _cmd_policies(args: argparse.Namespace) -> int:
-    """`burstbuffer policies [SPEC]`: name, origin, description and options of each policy."""
+    """`burstbuffer policies [SPEC]`: name, origin, description and options of each policy. Listing them all,
+    an option several policies declare alike (same type, default and meaning) is described once, first, and
+    each policy names the shared options it takes before its own."""
     from .schedulers.resolve import all_policies, policy_info
     if args.spec:
         infos, errors = [policy_info(args.spec)], []
     else:
         infos, errors = all_policies()
     from .schedulers.options import describe
-    for n, i in enumerate(infos):
+    rows = [describe(i.policy) for i in infos]
+    counts: dict[tuple, int] = {}
+    for r in rows:
+        for row in r:
+            counts[row] = counts.get(row, 0) + 1
+    shared = [] if args.spec else [row for row in counts if counts[row] > 1]
+
+    def show(row):
+        name, kind, default, meaning = row
+        print(f"    {name}: {kind}" + (f", default {default}" if default else ""))
+        print(f"        {meaning or '(its docstring does not say)'}")
+
+    if shared:
+        print("options several policies share (--policy-option NAME=VALUE; each policy below names those it takes):")
+        for row in shared:
+            show(row)
+        print()
+    for n, (i, r) in enumerate(zip(infos, rows)):
         origin = "" if i.origin == "built-in" else f" [{i.origin}]"
         if n:
             print()
         print(f"{i.spec}  {i.description or '(no description)'}{origin}")
-        rows = describe(i.policy)
-        if not rows:
+        if not r:
             print("    options: none")
             continue
-        print("    options (--policy-option NAME=VALUE):")
-        for name, kind, default, meaning in rows:
-            print(f"    {name}: {kind}" + (f", default {default}" if default else ""))
-            print(f"        {meaning or '(its docstring does not say)'}")
+        common = [row[0] for row in r if row in shared]
+        own = [row for row in r if row not in shared]
+        if common:
+            print(f"    shared options: {', '.join(common)}")
+        if own:
+            print("    options (--policy-option NAME=VALUE):" if not common else "    its own options:")
+            for row in own:
+                show(row)
     for e in errors:
         print(f"burstbuffer: --policy: {e}", file=sys.stderr)
     return 0

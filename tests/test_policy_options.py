@@ -289,7 +289,21 @@ def test_policies_lists_all_with_their_options(capsys):
     out = capsys.readouterr().out
     for p in BUILT_IN:
         assert any(ln.startswith(p + "  ") for ln in out.splitlines()), p
-    assert out.count("window: int >= 1, default 20") == 10       # the ten window policies
+    assert out.count("window: int >= 1, default 20") == 1        # shared by the ten window policies: said once
+    lines = out.splitlines()
+    described = [ln.strip() for ln in lines if ln.startswith("    ") and not ln.startswith("        ")
+                 and ": " in ln and not ln.strip().startswith(("shared options:", "options:"))]
+    assert len(described) == len(set(described)), "an option described twice"
+    from burstbuffer.schedulers.options import describe
+    for p in BUILT_IN:           # each policy's shared + own options are exactly its declared ones
+        at = next(i for i, ln in enumerate(lines) if ln.startswith(p + "  "))
+        block = lines[at + 1:next((j for j in range(at + 1, len(lines)) if not lines[j].strip()), len(lines))]
+        shared = next((ln.split(":", 1)[1] for ln in block if ln.strip().startswith("shared options:")), "")
+        own = [ln.strip().split(":", 1)[0] for ln in block
+               if ln.startswith("    ") and not ln.startswith("        ") and ": " in ln
+               and not ln.strip().startswith(("shared options:", "options", "its own options"))]
+        names = [n.strip() for n in shared.split(",") if n.strip()] + own
+        assert sorted(names) == sorted(r[0] for r in describe(POLICIES[p])), p
 
 
 def test_option_error_is_one_line():

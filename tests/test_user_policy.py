@@ -155,12 +155,13 @@ def test_policies_lists_builtins_and_entry_points(user_pkg):
     i = names.index("greedy-wide")
     row = [ln for ln in lines if ln.startswith("greedy-wide")][0]
     assert "Start every job that fits, widest first" in row and "entry point of userpols" in row
-    opts = lines[lines.index(row) + 1: lines.index(row) + 4]
-    assert [ln.strip() for ln in opts] == ["options (--policy-option NAME=VALUE):", "reverse: bool, default true",
-                                           "(its docstring does not say)"], opts
+    opts = lines[lines.index(row) + 1: lines.index(row) + 5]
+    assert [ln.strip() for ln in opts] == ["shared options: period, staging", "its own options:",
+                                           "reverse: bool, default true", "(its docstring does not say)"], opts
     plan1 = lines[lines.index([ln for ln in lines if ln.startswith("plan-1 ")][0]):]
     plan1 = plan1[:next(k for k, ln in enumerate(plan1) if not ln)]
-    assert "    cooling_rate: float in (0, 1], default 0.9" in plan1 and not any("alpha" in ln for ln in plan1[1:])
+    assert "cooling_rate" in plan1[1] and not any("alpha" in ln for ln in plan1[1:])     # shared: said once, above
+    assert "    cooling_rate: float in (0, 1], default 0.9" in lines[:lines.index(plan1[0])]
     # the broken entry point: one line on stderr, the listing still complete
     assert r.stderr.count("\n") == 1 and "broken" in r.stderr and "nothere" in r.stderr
     assert names[i + 1:] == [], "entry points come after the built-in policies"
