@@ -11,6 +11,17 @@ import logging
 import os
 import sys
 
+#: The environment variable that draws progress bars when stderr is not a terminal too (``always``).
+PROGRESS_ENV = "BURSTBUFFER_PROGRESS"
+
+
+def progress_bar(wanted: bool) -> bool:
+    """Whether to draw a progress bar a command wants (`wanted`, i.e. not ``-q``): only on a terminal, so that
+    a log file gets no carriage returns, unless ``$BURSTBUFFER_PROGRESS`` is ``always`` (a terminal emulated
+    by a test, a log meant to show it)."""
+    return bool(wanted) and (sys.stderr.isatty() or os.environ.get(PROGRESS_ENV, "").strip().lower() == "always")
+
+
 #: The environment variable holding the level for child processes.
 LEVEL_ENV = "BURSTBUFFER_LOG_LEVEL"
 #: The levels, most verbose first.

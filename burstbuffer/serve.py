@@ -209,7 +209,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
               flush=True)
 
     res = serve_spec(spec, out, socket=args.socket, bb_capacity=args.bb_capacity,
-                workload=args.workload, timeout=timeout, progress=not args.quiet and sys.stderr.isatty(),
+                workload=args.workload, timeout=timeout, progress=not args.quiet,
                 check_protocol=True if args.check_protocol else None, on_listen=listening)
     print_summary(f"policy {spec.label}, model {args.model}, served on {args.socket}", res.result,
                   f"{out}/jobs.csv (per job); Batsim's own at its -e prefix")

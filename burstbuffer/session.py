@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +16,7 @@ from .app import SchedulerApp
 from .batsim.conformance import CheckedTransport
 from .batsim.loop import run_loop
 from .errors import InputError
+from .logs import progress_bar
 from .spec import SchedulerSpec
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class RunFolder:
         except OSError as exc:
             raise InputError(str(output), "output folder", f"cannot create it ({exc.strerror})") from None
         self.bar = None
-        if progress and sys.stderr.isatty():   # no carriage returns in a log file
+        if progress_bar(progress):   # no carriage returns in a log file
             from tqdm import tqdm
             self.bar = tqdm(total=total, unit="job", desc=label, dynamic_ncols=True, leave=True)
         self.total = total

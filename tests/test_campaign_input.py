@@ -108,7 +108,8 @@ def test_gantt_jobs_zero_means_no_gantt(tmp_path):
     assert args.gantt_jobs == 0
 
 
-def test_sweep_progress_bar_says_sweep(tmp_path, capfd):
+def test_sweep_progress_bar_says_sweep(tmp_path, capfd, monkeypatch):
+    monkeypatch.setenv("BURSTBUFFER_PROGRESS", "always")        # stderr is not a terminal here
     f = _campaign(tmp_path, '[campaign]\nmodels = ["alloc-only"]\n' + BASE_POLICY + BASE_WORKLOAD)
     assert main(["sweep", str(f), "--output", str(tmp_path / "o"), "--engine", "local", "--workers", "1",
                  "--cpu", "off"]) == 0

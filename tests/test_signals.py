@@ -43,9 +43,10 @@ def _alive(pid: int) -> bool:
 def _start_run(out: Path, link: str = "in-process", **popen) -> tuple[subprocess.Popen, int, bytes]:
     """A `burstbuffer run` of the bundled 1000 jobs over `link`; returns it once its simulator child runs and
     its progress bar shows jobs started, with the child's PID and the stderr read so far."""
+    env = dict(os.environ, BURSTBUFFER_PROGRESS="always")      # the bar on a pipe too (logs.progress_bar)
     proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "run", "--cpu", "off", "--workload",
                              str(KTH1000), "--output", str(out), "--link", link], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=ROOT, **popen)
+                            stderr=subprocess.PIPE, cwd=ROOT, env=env, **popen)
     seen = b""
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:

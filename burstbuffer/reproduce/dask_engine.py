@@ -18,7 +18,6 @@ marker returns it without simulating again (a resubmitted task that had in fact 
 from __future__ import annotations
 
 import os
-import sys
 import re
 import shutil
 import time
@@ -29,6 +28,7 @@ from typing import Callable, Sequence
 
 from ..errors import InputError
 from ..fileio import read_toml
+from ..logs import progress_bar
 from ..signals import Interrupted
 from .execute import RunSettings, describe, read_marker, run_one
 from .runs import RunSpec
@@ -256,7 +256,7 @@ class DaskExecutor:
             futures[f] = s
         keys = {f.key for f in futures}
         bar = None
-        if self.progress and sys.stderr.isatty():   # else one line per finished run: no carriage returns in logs
+        if progress_bar(self.progress):   # else one line per finished run: no carriage returns in logs
             from tqdm import tqdm
             bar = tqdm(total=total, initial=kept, unit="run", desc=self.desc, dynamic_ncols=True, leave=True)
         say = (lambda m: bar.write(m)) if bar is not None else self.log

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import sys
 import queue as queue_mod
 import signal
 import time
@@ -17,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 from ..affinity import resolve_cpu
+from ..logs import progress_bar
 from ..signals import Interrupted
 from .execute import RunSettings, describe, run_one
 from .runs import RunSpec
@@ -116,11 +116,11 @@ class LocalPoolExecutor:
         """See `burstbuffer.reproduce.execute.Executor.run`."""
         workers = self.workers
         ctx = mp.get_context("spawn")
-        q = ctx.Queue() if self.progress and sys.stderr.isatty() else None
+        q = ctx.Queue() if progress_bar(self.progress) else None
         bars: dict[str, object] = {}
         slots: dict[str, int] = {}
         overall = None
-        if self.progress and sys.stderr.isatty():   # else one line per finished run: no carriage returns in logs
+        if progress_bar(self.progress):   # else one line per finished run: no carriage returns in logs
             from tqdm import tqdm
             overall = tqdm(total=total, initial=kept, unit="run", desc=self.desc, position=0,
                            dynamic_ncols=True, leave=True)
