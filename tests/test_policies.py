@@ -239,6 +239,8 @@ def test_registry():
         make_scheduler("easy", plat)
     listed = str(err.value).split("choose from ", 1)[1]
     assert all(name in listed.split(", ") for name in policy_names())   # every registered name is offered
+    with pytest.raises(ValueError, match=r"did you mean sjf-bb\? choose from"):    # a close name is suggested
+        make_scheduler("sjf-b", plat)
     with pytest.raises(ValueError):
         make_scheduler("fcfs", plat, period=0)
 

@@ -220,8 +220,11 @@ def resolve_policy(spec: str) -> PolicyInfo:
         cls = _check_class(spec, obj, f"entry point {ep.value}")
         return PolicyInfo(spec, _safe(spec), cls, f"entry point of {dist}")
     if not is_spec(spec):
+        import difflib
         names = sorted(POLICIES) + sorted(eps)
-        raise PolicyError(spec, f"unknown policy (choose from {', '.join(names)}, or give MODULE:CLASS or "
+        close = difflib.get_close_matches(spec, names, n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise PolicyError(spec, f"unknown policy ({hint}choose from {', '.join(names)}, or give MODULE:CLASS or "
                                 "FILE.py:CLASS; `burstbuffer policies` lists them)")
     cls, name, origin = _resolve_target(spec, spec)
     return PolicyInfo(spec, _label_of(cls, name), cls, origin)
