@@ -379,29 +379,20 @@ def test_a_hang_while_the_policy_is_built_is_bounded(tmp_path, w8):
     assert rc == 124 and len(err) == 1 and "took longer than 2 s" in err[0], err
 
 
-def _start(out: Path, *extra) -> tuple[subprocess.Popen, int, int]:
-    """A `run` of the bundled 1000 KTH jobs, its stderr a terminal (the progress bar is drawn only on one); returns
-    it, its child's PID and the terminal's reading end once the bar shows 20 jobs done and the child has reported
-    its rows since (`colocated.MIRROR_PERIOD`), long before the run ends."""
-    import fcntl
-    import pty
-    import struct
-    import termios
+def _start(out: Path, *extra) -> tuple[subprocess.Popen, int]:
+    """A `run` of the bundled 1000 KTH jobs with its progress bar on its stderr pipe (`logs.progress_bar`); returns
+    it and its child's PID once the bar shows 20 jobs done and the child has reported its rows since
+    (`colocated.MIRROR_PERIOD`), long before the run ends."""
     wl = write_subset(out.parent / "w1000.json", 1000)
-    tty, tty_run = pty.openpty()
-    fcntl.ioctl(tty_run, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))    # 120 columns: a bar is drawn
     proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "run", "--cpu", "off", "--workload", wl,
-                             "--output", out, *extra], stdout=subprocess.DEVNULL, stderr=tty_run, cwd=ROOT)
-    os.close(tty_run)
+                             "--output", out, *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT,
+                            env=dict(os.environ, BURSTBUFFER_PROGRESS="always"))
     seen = b""
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([tty], [], [], 0.5)
+        ready, _, _ = select.select([proc.stderr], [], [], 0.5)
         if ready:
-            try:
-                chunk = os.read(tty, 65536)
-            except OSError:                  # EIO: the run closed the terminal (it ended)
-                chunk = b""
+            chunk = os.read(proc.stderr.fileno(), 65536)
             if not chunk:
                 break
             seen += chunk
@@ -409,31 +400,9 @@ def _start(out: Path, *extra) -> tuple[subprocess.Popen, int, int]:
                     for k in (t / "children").read_text().split()]
             if kids and re.search(rb"\s([2-9]\d|[1-9]\d\d)/1000", seen):      # tqdm: "… | 120/1000"
                 time.sleep(2 * MIRROR_PERIOD)
-                return proc, kids[0], tty
+                return proc, kids[0]
     proc.kill()
-    os.close(tty)
     pytest.fail("the run never got going: " + seen[-300:].decode(errors="replace"))
-
-
-def _finish(proc: subprocess.Popen, tty: int) -> str:
-    """What the run `_start` began writes on its terminal until it ends; waits for it."""
-    seen = b""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([tty], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(tty, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-        elif proc.poll() is not None:
-            break
-    os.close(tty)
-    proc.wait(timeout=60)
-    return seen.decode(errors="replace").replace("\r", "\n")
 
 
 @pytest.mark.slow
@@ -441,9 +410,11 @@ def _finish(proc: subprocess.Popen, tty: int) -> str:
 def test_the_parent_writes_the_jobs_seen_when_the_child_cannot(tmp_path, how):
     """SIGKILL or a SIGSTOP outliving the silence limit once left only batsim_*.csv and simulator.log."""
     out = tmp_path / "o"
-    proc, child, tty = _start(out, "--timeout", "2")
+    proc, child = _start(out, "--timeout", "2")
     os.kill(child, signal.SIGKILL if how == "kill" else signal.SIGSTOP)
-    lines = [ln for ln in _finish(proc, tty).splitlines() if ln.startswith("burstbuffer")]
+    _, stderr = proc.communicate(timeout=120)
+    lines = [ln for ln in stderr.decode(errors="replace").replace("\r", "\n").splitlines()
+             if ln.startswith("burstbuffer")]
     assert proc.returncode == (124 if how == "stop" else 1) and len(lines) == 1, lines   # 124: the silence limit
     assert {"jobs.csv", "run.json", "bb_occupancy.csv"} <= files(out)
     rows = list(csv.DictReader((out / "jobs.csv").open()))
@@ -455,8 +426,8 @@ def test_the_parent_writes_the_jobs_seen_when_the_child_cannot(tmp_path, how):
 @pytest.mark.slow
 def test_pipes_report_a_child_stopped_by_sigterm_as_143(tmp_path):
     out = tmp_path / "o"
-    proc, child, tty = _start(out, "--link", "pipes")
+    proc, child = _start(out, "--link", "pipes")
     os.kill(child, signal.SIGTERM)
-    err = _finish(proc, tty)
-    assert proc.returncode == 143, err
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr
     assert "jobs.csv" in files(out)
