@@ -1,5 +1,11 @@
+import csv
 import json
 import os
+import re
+import select
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +53,59 @@ def write_subset(path: Path, n: int, *, edit=None) -> Path:
         edit(w)
     path.write_text(json.dumps(w))
     return path
+
+
+def edit_jobs_csv(run: Path, row: int, column: str, value: str) -> Path:
+    """`run`'s jobs.csv with the cell (`row`, counted from 0 below the header, `column`) set to `value`
+    (a hostile output for the commands that read one back); returns `run`."""
+    rows = list(csv.DictReader((run / "jobs.csv").open()))
+    rows[row][column] = value
+    with (run / "jobs.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return run
+
+
+def children(pid: int) -> list[int]:
+    """The PIDs of `pid`'s children (every thread's), [] once it is gone."""
+    kids: list[int] = []
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return kids
+    for task in tasks:
+        try:
+            kids += [int(k) for k in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return kids
+
+
+def start_run(out: Path, *extra, min_done: int = 1, **popen) -> tuple[subprocess.Popen, int, bytes]:
+    """A `burstbuffer run` of the bundled 1000 KTH jobs into `out` (`extra`: more arguments; `popen`: Popen's, stdout DEVNULL unless given), its progress bar
+    on its stderr pipe (BURSTBUFFER_PROGRESS=always, `logs.progress_bar`); returns it once its simulator child
+    runs and the bar shows at least `min_done` jobs done, with the child's PID and the stderr read so far
+    (the test fails if that takes 3 minutes)."""
+    env = dict(os.environ, BURSTBUFFER_PROGRESS="always")
+    proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "run", "--cpu", "off", "--workload", str(KTH1000),
+                             "--output", str(out), *map(str, extra)], stderr=subprocess.PIPE, cwd=ROOT,
+                            env=env, **{"stdout": subprocess.DEVNULL, **popen})
+    seen = b""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stderr], [], [], 0.5)
+        if ready:
+            chunk = os.read(proc.stderr.fileno(), 65536)
+            if not chunk:
+                break
+            seen += chunk
+            kids = children(proc.pid)
+            done = [int(n) for n in re.findall(rb"\s(\d+)/1000", seen)]     # tqdm: "sjf-bb: 12%| | 120/1000"
+            if kids and done and max(done) >= min_done:
+                return proc, kids[0], seen
+    proc.kill()
+    pytest.fail("the run never got going: " + seen[-300:].decode(errors="replace"))
 
 
 @pytest.fixture

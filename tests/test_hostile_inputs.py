@@ -12,8 +12,6 @@ import csv
 import io
 import json
 import os
-import re
-import select
 import signal
 import subprocess
 import sys
@@ -26,7 +24,7 @@ from burstbuffer.cli import main
 from burstbuffer.colocated import MIRROR_PERIOD
 from burstbuffer.errors import InputError
 
-from .conftest import DATA, KTH1000, PLATFORM, write_subset
+from .conftest import DATA, PLATFORM, edit_jobs_csv, start_run, write_subset
 
 ROOT = Path(__file__).resolve().parents[1]
 SWF = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -249,13 +247,7 @@ def test_an_exclusion_that_excludes_nothing_is_refused(tmp_path, campaign, exclu
 def _edited_run(tmp_path, w8, column, value) -> Path:
     run = tmp_path / "run"
     assert cli(["run", "--workload", w8, "--output", run, "-q", "--cpu", "off"])[0] == 0
-    rows = list(csv.DictReader((run / "jobs.csv").open()))
-    rows[2][column] = value
-    with (run / "jobs.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    return run
+    return edit_jobs_csv(run, 2, column, value)
 
 
 def test_a_start_time_written_nan_is_refused_not_dropped(tmp_path, w8):
@@ -380,29 +372,11 @@ def test_a_hang_while_the_policy_is_built_is_bounded(tmp_path, w8):
 
 
 def _start(out: Path, *extra) -> tuple[subprocess.Popen, int]:
-    """A `run` of the bundled 1000 KTH jobs with its progress bar on its stderr pipe (`logs.progress_bar`); returns
-    it and its child's PID once the bar shows 20 jobs done and the child has reported its rows since
-    (`colocated.MIRROR_PERIOD`), long before the run ends."""
-    wl = write_subset(out.parent / "w1000.json", 1000)
-    proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "run", "--cpu", "off", "--workload", wl,
-                             "--output", out, *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT,
-                            env=dict(os.environ, BURSTBUFFER_PROGRESS="always"))
-    seen = b""
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stderr], [], [], 0.5)
-        if ready:
-            chunk = os.read(proc.stderr.fileno(), 65536)
-            if not chunk:
-                break
-            seen += chunk
-            kids = [int(k) for t in Path(f"/proc/{proc.pid}/task").iterdir()
-                    for k in (t / "children").read_text().split()]
-            if kids and re.search(rb"\s([2-9]\d|[1-9]\d\d)/1000", seen):      # tqdm: "… | 120/1000"
-                time.sleep(2 * MIRROR_PERIOD)
-                return proc, kids[0]
-    proc.kill()
-    pytest.fail("the run never got going: " + seen[-300:].decode(errors="replace"))
+    """`conftest.start_run` once the bar shows 20 jobs done and the child has reported its rows since
+    (`colocated.MIRROR_PERIOD`), long before the run ends: it and its child's PID."""
+    proc, child, _ = start_run(out, *extra, min_done=20)
+    time.sleep(2 * MIRROR_PERIOD)
+    return proc, child
 
 
 @pytest.mark.slow

@@ -4,30 +4,18 @@ from __future__ import annotations
 import csv
 import os
 import re
-import select
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from .conftest import KTH1000
+from .conftest import start_run
 
 pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _children(pid: int) -> list[int]:
-    kids: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            kids += [int(k) for k in (task / "children").read_text().split()]
-        except OSError:
-            pass
-    return kids
 
 
 def _alive(pid: int) -> bool:
@@ -41,26 +29,8 @@ def _alive(pid: int) -> bool:
 
 
 def _start_run(out: Path, link: str = "in-process", **popen) -> tuple[subprocess.Popen, int, bytes]:
-    """A `burstbuffer run` of the bundled 1000 jobs over `link`; returns it once its simulator child runs and
-    its progress bar shows jobs started, with the child's PID and the stderr read so far."""
-    env = dict(os.environ, BURSTBUFFER_PROGRESS="always")      # the bar on a pipe too (logs.progress_bar)
-    proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "run", "--cpu", "off", "--workload",
-                             str(KTH1000), "--output", str(out), "--link", link], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=ROOT, env=env, **popen)
-    seen = b""
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stderr], [], [], 0.5)
-        if ready:
-            chunk = os.read(proc.stderr.fileno(), 65536)
-            if not chunk:
-                break
-            seen += chunk
-            kids = _children(proc.pid)
-            if kids and re.search(rb"\s[1-9]\d*/1000", seen):     # tqdm: "sjf-bb: 12%| | 120/1000"
-                return proc, kids[0], seen
-    proc.kill()
-    pytest.fail("the run never got going: " + seen[-300:].decode(errors="replace"))
+    """`conftest.start_run` over `link`, its stdout on a pipe."""
+    return start_run(out, "--link", link, stdout=subprocess.PIPE, **popen)
 
 
 @pytest.mark.parametrize("sig, link, to", [(signal.SIGTERM, "in-process", "run"), (signal.SIGINT, "in-process", "run"),

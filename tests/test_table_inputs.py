@@ -2,7 +2,6 @@
 items 7 and 8), instead of a traceback or a makespan of inf."""
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 from pathlib import Path
@@ -10,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from burstbuffer.cli import main
+
+from .conftest import edit_jobs_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,13 +28,7 @@ def run_dir(tmp_path_factory):
 
 def _corrupt(run_dir: Path, dst: Path, column: str, value: str) -> Path:
     shutil.copytree(run_dir, dst)
-    rows = list(csv.DictReader((dst / "jobs.csv").open()))
-    rows[1][column] = value
-    with (dst / "jobs.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    return dst
+    return edit_jobs_csv(dst, 1, column, value)
 
 
 @pytest.mark.parametrize("column, value", [("finish_time", "inf"), ("starting_time", "bogus"),
