@@ -322,8 +322,18 @@ def test_platform_params_yaml_and_xml(tmp_path):
       <host id="a" speed="1Gf"/><host id="b" speed="1Gf"/><host id="c" speed="1Gf"/>
       <host id="bb0" speed="1Gf"><prop id="role" value="storage"/><prop id="burst_buffer_capacity" value="8GB"/></host>
       <host id="pfs" speed="0"><prop id="role" value="storage"/></host>
-      <host id="master" speed="0"/></zone></platform>""")
+      <host id="master_host" speed="1Gf"/></zone></platform>""")
     assert platform_params(x) == {"nb_res": 3, "bb_nodes": 1, "bb_capacity": 8 * 10**9}
+    # read as the simulator reads it: a BB node by the storage_nodes list, a capacity on its zone, no master
+    x.write_text("""<platform version="4.1"><zone id="z" routing="Full">
+      <prop id="storage_nodes" value="bb0,bb1"/><prop id="burst_buffer_capacity" value="2GB"/>
+      <host id="a" speed="1Gf"/><host id="bb0" speed="1Gf"/><host id="bb1" speed="1Gf"/>
+      <host id="pfs" speed="0"><prop id="role" value="storage"/></host>
+      <host id="master_host" speed="1Gf"/></zone></platform>""")
+    assert platform_params(x) == {"nb_res": 1, "bb_nodes": 2, "bb_capacity": 2 * 10**9}
+    x.write_text(x.read_text().replace("master_host", "head"))
+    with pytest.raises(InputError, match="no master host"):
+        platform_params(x)
 
 
 from hypothesis import given, settings, strategies as st  # noqa: E402

@@ -19,6 +19,12 @@ PAPER_DRAGONFLY = (3, 4, 3, 3)
 _NODE_RE = re.compile(r"^(?P<prefix>.*?)(?P<num>\d+)(?P<suffix>\D*)$")
 
 
+def is_pfs(name: str, properties: dict[str, str]) -> bool:
+    """True for the storage host that is the parallel file system, not a burst-buffer node: the host named
+    ``pfs``, or one with the property ``role=pfs`` or ``pfs=1``/``true`` (docs/platform.md)."""
+    return name == "pfs" or properties.get("role") == "pfs" or properties.get("pfs") in ("1", "true")
+
+
 @dataclass(frozen=True)
 class Dragonfly:
     """Dragonfly shape (SimGrid `topo_parameters` "G,_;C,_;R,_;N" → G, C, R, N).
@@ -142,7 +148,7 @@ class Platform:
             props = r.get("properties") or {}
             zprops = r.get("zone_properties") or {}
             rid = int(r["id"])
-            if r["name"] == "pfs" or props.get("role") == "pfs" or props.get("pfs") in ("1", "true"):
+            if is_pfs(r["name"], props):
                 pfs = rid
                 continue
             cap = props.get("burst_buffer_capacity") or zprops.get("burst_buffer_capacity")

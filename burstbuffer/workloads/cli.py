@@ -14,13 +14,11 @@ from __future__ import annotations
 import argparse
 import re
 import time
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from .. import cliargs
 from ..data import input_path
 from ..errors import InputError
-from ..platforms.simgrid_xml import xml_text
 from ..platforms.units import parse_bytes
 from .batsim_json import load_workload, write_workload
 from .split import split_workload, write_parts
@@ -47,10 +45,12 @@ def platform_params(path: str | Path) -> dict[str, int]:
     """{nb_res, bb_nodes, bb_capacity (bytes)} of a platform description.
 
     Accepts the artifact's YAML (``nb_res``, ``burst_buffer_capacity`` in GB, ``num_groups`` ×
-    ``num_chassis`` BB nodes, e.g. reference/dragonfly96.yaml) or a SimGrid XML whose hosts or
-    zones carry the properties this project uses (``role=storage`` hosts or a ``storage_nodes``
-    list, ``burst_buffer_capacity``). Missing values are left out, for the options to supply.
-    Raises InputError(path, item, reason) if the file cannot be read or parsed.
+    ``num_chassis`` BB nodes, e.g. reference/dragonfly96.yaml) or a SimGrid XML, read as the simulator
+    reads it (`burstbuffer.platforms.simgrid_xml.resolve_machines`: Batsim 4.2.1's master, compute and
+    storage hosts): the BB nodes are its storage hosts but the PFS (`burstbuffer.platforms.model.is_pfs`),
+    their capacity the smallest ``burst_buffer_capacity`` (host or zone property). Missing values are left
+    out, for the options to supply. Raises InputError(path, item, reason) if the file cannot be read or
+    parsed, or is a platform the simulator refuses (e.g. no master host).
     """
     from ..fileio import read_input
     p = Path(path)
@@ -68,52 +68,15 @@ def platform_params(path: str | Path) -> dict[str, int]:
         except ValueError as exc:
             raise InputError(str(p), "platform", f"not a number in range: {exc}") from None
         return out
-    try:
-        root = ET.fromstring(xml_text(text.encode()))
-    except ET.ParseError as exc:
-        raise InputError(str(p), "platform", f"invalid XML: {exc}") from None
-    from ..platforms.simgrid_xml import check_xml_depth
-    check_xml_depth(root, str(p))
-
-    def props(el: ET.Element) -> dict[str, str]:
-        return {c.get("id"): c.get("value") for c in el if c.tag == "prop"}
-
-    hosts: dict[str, tuple[float, dict[str, str]]] = {}
-    caps: list[str] = []
-    storage_names: set[str] = set()
-
-    def walk(el: ET.Element, inherited: dict[str, str]) -> None:
-        pr = {**inherited, **props(el)}
-        if "storage_nodes" in props(el):
-            storage_names.update(s.strip() for s in props(el)["storage_nodes"].split(",") if s.strip())
-        if el.tag == "host":
-            speed = el.get("speed", "1")
-            hosts[el.get("id", "")] = (0.0 if re.match(r"^\s*0(\.0*)?\s*[A-Za-z]*$", speed) else 1.0, pr)
-        elif el.tag == "cluster":
-            pre, suf = el.get("prefix", ""), el.get("suffix", "")
-            for part in el.get("radical", "").split(","):
-                a, _, b = part.partition("-")
-                if a.strip():
-                    for k in range(int(a), int(b or a) + 1):
-                        hosts[f"{pre}{k}{suf}"] = (1.0, pr)
-        for child in el:
-            if child.tag != "prop":
-                walk(child, pr)
-
-    try:
-        walk(root, {})
-    except ValueError as exc:
-        raise InputError(str(p), "cluster", f"bad radical: {exc}") from None
-    storage = {h for h, (_, pr) in hosts.items() if pr.get("role") == "storage" and h != "pfs"} | \
-        (storage_names & set(hosts))
-    for h in storage:
-        if "burst_buffer_capacity" in hosts[h][1]:
-            caps.append(hosts[h][1]["burst_buffer_capacity"])
-    compute = [h for h, (speed, pr) in hosts.items()
-               if speed > 0 and h not in storage and pr.get("role") not in ("master", "storage")]
-    if storage:
-        out["bb_nodes"] = len(storage)
-        out["nb_res"] = len(compute)
+    from ..platforms.model import is_pfs
+    from ..platforms.simgrid_xml import parse_platform, resolve_machines
+    machines = resolve_machines(parse_platform(str(p)))
+    bbs = [m for m in machines.storage if not is_pfs(m.name, m.properties)]
+    if bbs:
+        out["bb_nodes"] = len(bbs)
+        out["nb_res"] = len(machines.compute)
+    caps = [c for m in bbs for c in [m.properties.get("burst_buffer_capacity")
+                                     or m.zone_properties.get("burst_buffer_capacity")] if c is not None]
     if caps:
         try:
             out["bb_capacity"] = min(parse_bytes(c) for c in caps)
