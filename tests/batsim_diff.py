@@ -16,6 +16,7 @@ import atexit
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -205,6 +206,39 @@ def compare_jobs(a: Run, b: Run) -> list[str]:
         if any(ra[j].get(k) != rb[j].get(k) for k in JOB_FIELDS):
             diff.append(j)
     return diff
+
+
+def shared_machines(run: Run) -> set[int]:
+    """The machines on which two jobs of `run`'s `_jobs.csv` ran at the same time (data staging on a storage
+    node, ``--no-sched``): which of them Batsim's Pajé trace shows there depends on its heap addresses."""
+    spans: dict[int, list[tuple[float, float]]] = {}
+    for r in run.jobs:
+        if not r.get("allocated_resources"):
+            continue
+        start, end = float(r["starting_time"]), float(r["finish_time"])
+        for part in r["allocated_resources"].split():
+            lo, _, hi = part.partition("-")
+            for m in range(int(lo), int(hi or lo) + 1):
+                spans.setdefault(m, []).append((start, end))
+    shared = set()
+    for m, iv in spans.items():
+        iv.sort()
+        if any(b[0] < a[1] for a, b in zip(iv, iv[1:])):
+            shared.add(m)
+    return shared
+
+
+def paje_lines(run: Run, skip: set[int] = frozenset()) -> list[str]:
+    """`run`'s ``_schedule.trace``, its lines but the job colours (Batsim shuffles them with
+    std::random_device) and the machine-state lines of the machines in `skip` (`shared_machines`)."""
+    out = []
+    for line in Path(run.prefix + "_schedule.trace").read_text().splitlines():
+        if line.startswith("5 j"):
+            line = re.sub(r'"[0-9.]+ [0-9.]+ [0-9.]+"$', '"colour"', line)
+        m = re.match(r"6 \S+ machine_state m(\d+) ", line)
+        if not (m and int(m.group(1)) in skip):
+            out.append(line)
+    return out
 
 
 def pybatsim_cmd(scheduler: str, options: dict | None = None) -> list[str]:

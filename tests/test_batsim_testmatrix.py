@@ -5,7 +5,8 @@ writes it). The inputs are Batsim's own (tests/data/batsim-4.2.1/platforms, work
 
 Compared byte for byte: ``_jobs.csv`` and ``_machine_states.csv``; with ``--energy`` also
 ``_pstate_changes.csv`` and ``_consumed_energy.csv``; and every cell of ``_schedule.csv`` but the simulator's
-version and its two wall-clock times (`WALL_CLOCK`). Every protocol
+version and its two wall-clock times (`WALL_CLOCK`); the Pajé trace ``_schedule.trace`` line for line but the
+job colours Batsim draws at random (`batsim_diff.paje_lines`). Every protocol
 message is compared too (tests/batsim_diff.py's proxy). Then each family's own check, as Batsim's test does it:
 
 - ``test_simple``: the basic algorithms (fcfs_fast, easy_bf_fast, filler) on the small platform with the small
@@ -100,6 +101,8 @@ def run_case(tmp: Path, platform: str | Path, workload: str, algo: str, options:
     for suffix in files:
         a, b = Path(real.prefix + suffix).read_bytes(), Path(emb.prefix + suffix).read_bytes()
         assert a == b, f"{suffix} differs:\n{a.decode()[:1500]}\n!=\n{b.decode()[:1500]}"
+    skip = B.shared_machines(real)
+    assert B.paje_lines(real, skip) == B.paje_lines(emb, skip), "_schedule.trace differs"
     sa, sb = (dict(zip(*csv.reader(open(run.prefix + "_schedule.csv")))) for run in (real, emb))
     assert {k: v for k, v in sa.items() if k not in WALL_CLOCK} == {k: v for k, v in sb.items() if k not in WALL_CLOCK}
     assert real.jobs, "no job ran"

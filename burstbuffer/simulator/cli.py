@@ -60,7 +60,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="keep only as many compute machines as the largest 'nb_res' of the workloads (with "
                         "--mmax: the smaller of both)")
     p.add_argument("-e", "--export", default="out", metavar="PREFIX",
-                   help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv, PREFIX_machine_states.csv "
+                   help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv, PREFIX_machine_states.csv, PREFIX_schedule.trace "
                         "[default: out]")
     p.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000", metavar="ENDPOINT",
                    help="the scheduler's ZeroMQ REP endpoint to connect to, or fd://OUT,IN: a pipe pair inherited "
@@ -126,7 +126,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--disable-machine-state-tracing", action="store_true",
                    help="do not write PREFIX_machine_states.csv (as Batsim's option)")
     p.add_argument("--disable-schedule-tracing", action="store_true",
-                   help="Batsim's: no Pajé trace (PREFIX_schedule.trace); this simulator never writes one")
+                   help="do not write the Pajé trace PREFIX_schedule.trace (as Batsim's option)")
     p.add_argument("-v", "--verbosity", choices=VERBOSITY, default="information",
                    help="quiet (errors only), network-only (and every message exchanged with the scheduler), "
                         "information (and a summary), debug (both) [default: information]")
@@ -258,7 +258,8 @@ def config_from_args(ns: argparse.Namespace):
                      max_machines=getattr(ns, "mmax", 0), max_machines_by_workload=getattr(ns, "mmax_workload", False),
                      redis_hostname=getattr(ns, "redis_hostname", "127.0.0.1"),
                      redis_port=getattr(ns, "redis_port", 6379), redis_prefix=getattr(ns, "redis_prefix", "default"),
-                     no_sched=getattr(ns, "no_sched", False))
+                     no_sched=getattr(ns, "no_sched", False),
+                     schedule_trace=not getattr(ns, "disable_schedule_tracing", False))
 
 
 def dump_platform(ns: argparse.Namespace) -> dict:

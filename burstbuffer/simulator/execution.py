@@ -53,6 +53,8 @@ def machines_release(st: SimState, job: Job, now: float | None = None) -> None:
             ms.set_state("idle", now)
     if st.states is not None:
         st.states.job_ended(now, job.alloc_ids, mstate)
+    if st.paje is not None:
+        st.paje.job_ended(now, job.alloc_ids, mstate, job)
     job.runtime = LD(now) - job.starting_time
     if job.runtime == 0:
         job.runtime = LD("1e-5")
@@ -164,6 +166,8 @@ def end_job(st: SimState, job: Job, ret: int, t: float, put: bool = True) -> Non
         job.state = "COMPLETED_WALLTIME_REACHED"
     job.return_code = ret
     job.activity = None
+    if ret < 0 and st.paje is not None:     # Batsim's executor: a kill event for -1 (walltime) and -2
+        st.paje.job_killed(t, job)
     machines_release(st, job, t)
     if st.energy is not None:
         st.energy.job_ended(job)
@@ -496,6 +500,8 @@ def kill_jobs(st: SimState, to_kill: list[Job]) -> tuple[dict, list[Job]]:
         # Batsim's killer_process: a running parallel task is cancelled, and the job's executor ends it with
         # -2; otherwise (a delay) the executor is killed and the job keeps its initial -1 (jobs.hpp)
         job.return_code = -2 if in_ptask else -1
+        if in_ptask and st.paje is not None:    # the executor ends it (-2) and traces the kill; a killed
+            st.paje.job_killed(st.now, job)     # actor (a delay) traces none
         machines_release(st, job)
         if st.energy is not None:
             st.energy.job_ended(job)

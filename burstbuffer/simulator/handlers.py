@@ -164,6 +164,8 @@ def start_job(st: SimState, job: Job, alloc, ids, text: str, mapping=None, stora
         ms.jobs.add(job)
     if st.states is not None:
         st.states.job_started(now, ids, mstate)
+    if st.paje is not None:
+        st.paje.job_started(now, ids, mstate, job)
 
 
 def ev_reject_job(st: SimState, i: int, data) -> None:

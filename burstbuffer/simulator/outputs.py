@@ -22,6 +22,17 @@ the idle count starts at the number of *compute* machines, and every machine's c
 between the counts), a storage machine running a job (data staging, a checkpoint) counts as computing and
 lowers the idle count: nb_idle + nb_computing is the number of compute machines but for the sleeping and
 switching ones (``-E``, in their own columns) and the unavailable ones (external events, in no column).
+
+``PREFIX_schedule.trace`` (`PajeWriter`, Batsim's PajeTracer; ``simulate`` writes it unless
+``--disable-schedule-tracing``, as Batsim): a Pajé trace of which job each machine computes — Batsim 4.2.1's
+header, one container per compute and storage machine (``m<id>``), every machine waiting at the start, a
+``machine_state`` line per machine when a job becomes the one it shows (a job starts on it, or the job it
+showed ends and another still runs there) and a waiting line when its last job ends, kill events (``kk`` on
+the killer, ``km`` per machine) for a job that reaches its walltime or whose parallel task the scheduler
+kills, and the containers destroyed at the end; times ``%f``. A machine computing several jobs shows the
+first created (Batsim shows the first in its set of job pointers: jobs are created in the order of the
+workload files, dynamic ones when they are registered). Batsim draws each job's colour from 64 hues shuffled by ``std::random_device``, so two Batsim runs
+differ there; the colours here are the same hues, unshuffled (every other byte is Batsim's).
 """
 from __future__ import annotations
 
@@ -155,4 +166,120 @@ class MachineStatesWriter:
         self.row(now)
 
     def close(self) -> None:
+        self.f.close()
+
+
+#: Batsim 4.2.1's Pajé event numbers (export.hpp, PajeTracer's enum) and header (export.cpp, initialize)
+_PAJE_IDS = dict(define_container_type=1, create_container=2, destroy_container=3, define_state_type=4,
+                 define_entity_value=5, set_state=6, define_event_type=7, new_event=8, define_variable_type=9,
+                 set_variable=10)
+_PAJE_DEFS = (
+    ("PajeDefineContainerType", "define_container_type", ("% Type string", "% Alias string", "% Name string"), ""),
+    ("PajeCreateContainer", "create_container", ("% Time date ", "% Type string  ", "% Alias string ",
+                                                  "% Name string   ", "% Container string  "), ""),
+    ("PajeDestroyContainer", "destroy_container", ("% Time date", "% Name string ", "% Type string"), ""),
+    ("PajeDefineStateType", "define_state_type", ("% Alias string ", "% Type string ", "% Name string "), ""),
+    ("PajeDefineEntityValue", "define_entity_value", ("% Alias string  ", "% Type string  ", "% Name string  ",
+                                                      "% Color color "), ""),
+    ("PajeSetState", "set_state", ("% Time date  ", "% Type string  ", "% Container string  ",
+                                   "% Value string  "), " "),
+    ("PajeDefineEventType", "define_event_type", ("% Type string", "% Alias string", "% Name string"), ""),
+    ("PajeNewEvent", "new_event", ("% Time date", "% Type string", "% Container string", "% Value string"), ""),
+    ("PajeDefineVariableType", "define_variable_type", ("% Type string", "% Alias string", "% Name string",
+                                                        "% Color string"), ""),
+    ("PajeSetVariable", "set_variable", ("% Time date", "% Type string", "% Container string",
+                                         "% Value double"), ""),
+)
+
+
+def _paje_colors(n: int = 64) -> list[str]:
+    """Batsim's `n` job colours (PajeTracer::generate_colors: hues i·360/n at full saturation and value,
+    ``"%lf %lf %lf"``), in hue order."""
+    out = []
+    for i in range(n):
+        h = i * (360.0 / n) / 60
+        k = int(h // 1)
+        f = h - k
+        q, t = 1 - f, f
+        r, g, b = [(1, t, 0), (q, 1, 0), (0, 1, t), (0, q, 1), (t, 0, 1), (1, 0, q)][min(k, 5)]
+        out.append('"%f %f %f"' % (r, g, b))
+    return out
+
+
+class PajeWriter:
+    """Streams ``PREFIX_schedule.trace`` (module docstring). `machines`: (id, name) of every compute and
+    storage machine in id order; `now`: the start time [s]; `jobs`: the jobs known at the start, in the order
+    they were created (the workload files' order; a job not among them ranks after them, in the order it
+    starts). `job_started` after the machines of a job were
+    given it, `job_ended` after they were released (`mstate`: the simulator's `state.MachineState` list,
+    whose ``jobs`` sets are then up to date), `job_killed` before they are released, `close` at the end."""
+
+    def __init__(self, path: str, machines: list[tuple[int, str]], now: float = 0.0, jobs=()):
+        self.path = path
+        self.f = open(path, "w", encoding="utf-8", newline="")
+        self.ids = [i for i, _ in machines]
+        self.colors = _paje_colors()
+        self.values: dict[str, str] = {}       # job id -> its entity value (j<id>)
+        self.rank: dict[str, int] = {j.id: k for k, j in enumerate(jobs)}    # job id -> its creation order
+        I = _PAJE_IDS  # noqa: E741
+        w = self.f.write
+        for name, key, fields, end in _PAJE_DEFS:
+            w(f"%EventDef {name} {I[key]}\n" + "".join(x + "\n" for x in fields) + f"%EndEventDef{end}\n\n")
+        c, e, v = I["define_container_type"], I["define_event_type"], I["define_variable_type"]
+        w(f'# Container types creation\n{c} 0 root_ct "Machines"\n{c} root_ct machine_ct "Machine"\n'
+          f'{c} 0 scheduler_ct "Scheduler"\n{c} scheduler_ct killer_ct "Killer"\n\n')
+        w(f'# Event types creation\n{e} killer_ct kk "Job kill"\n{e} machine_ct km "Job kill"\n\n')
+        w(f'# Variable types creation\n{v} scheduler_ct vu_vt "Utilization" "0.0 0.5 0.0"\n\n')
+        cc, t = I["create_container"], "%f" % now
+        w(f'# Containers creation\n{cc} {t} root_ct root "Machines" 0\n')
+        for i, name in machines:
+            w(f'{cc} {t} machine_ct m{i} "{name}" root\n')
+        w(f'{cc} {t} scheduler_ct sc "Scheduler" 0\n{cc} {t} killer_ct k "Killer" sc\n\n')
+        w(f'# States creation\n{I["define_state_type"]} machine_state machine_ct "Machine state"\n\n')
+        dv = I["define_entity_value"]
+        w(f'# Creation of the different values the machine state can be\n{dv} w machine_state "Waiting" '
+          f'"0.0 0.0 0.0"\n{dv} l machine_state "Launching" "0.3 0.3 0.3"\n\n# Begin of events\n')
+        for i in self.ids:
+            w(f"{I['set_state']} {t} machine_state m{i} w\n")
+
+    def _value(self, job) -> str:
+        v = self.values.get(job.id)
+        if v is None:
+            v = self.values[job.id] = f"j{job.id}"
+            self.f.write(f'{_PAJE_IDS["define_entity_value"]} {v} machine_state "{job.id}" '
+                         f'{self.colors[(len(self.values) - 1) % len(self.colors)]}\n')
+        return v
+
+    def _top(self, jobs):
+        return min(jobs, key=lambda j: self.rank[j.id])
+
+    def job_started(self, now: float, alloc, mstate, job) -> None:
+        self.rank.setdefault(job.id, len(self.rank))
+        t = "%f" % now
+        for mid in alloc:
+            if self._top(mstate[mid].jobs) is job:
+                self.f.write(f"{_PAJE_IDS['set_state']} {t} machine_state m{mid} {self._value(job)}\n")
+
+    def job_ended(self, now: float, alloc, mstate, job) -> None:
+        t, r = "%f" % now, self.rank[job.id]
+        for mid in alloc:
+            ms = mstate[mid]
+            if not ms.jobs:
+                if ms.state != "unavailable":
+                    self.f.write(f"{_PAJE_IDS['set_state']} {t} machine_state m{mid} w\n")
+            else:
+                top = self._top(ms.jobs)
+                if r < self.rank[top.id]:          # it was the job shown: the next one is now
+                    self.f.write(f"{_PAJE_IDS['set_state']} {t} machine_state m{mid} {self._value(top)}\n")
+
+    def job_killed(self, now: float, job) -> None:
+        t, n = "%f" % now, _PAJE_IDS["new_event"]
+        self.f.write(f'{n} {t} kk k "{job.id}"\n' + "".join(f'{n} {t} km m{mid} "{job.id}"\n'
+                                                            for mid in job.alloc_ids))
+
+    def close(self, now: float) -> None:
+        t, d = "%f" % now, _PAJE_IDS["destroy_container"]
+        self.f.write("\n# End of events, containers destruction\n" + "".join(f"{d} {t} m{i} machine_ct\n"
+                                                                             for i in self.ids)
+                     + f"{d} {t} root root_ct\n")
         self.f.close()

@@ -25,7 +25,7 @@ from ..logs import simgrid_threshold
 from ..platforms.simgrid_xml import Machines, parse_platform, parse_roles_option, resolve_machines
 from .events import check_machines, load_events
 from .loop import deadlock_reason, plan_submissions, serve
-from .outputs import JobsWriter, MachineStatesWriter
+from .outputs import JobsWriter, MachineStatesWriter, PajeWriter
 from .platform_loader import load_into_engine
 from .state import EXIT_PROTOCOL, MachineState, SimConfig, SimResult, SimState, SimulationError, machine_counts
 from .workload import Workload, load_workload
@@ -238,6 +238,9 @@ class Simulator:
         st.writer = JobsWriter(st.jobs_csv)
         if st.cfg.machine_states:
             st.states = MachineStatesWriter(f"{prefix}_machine_states.csv", counts)
+        if st.cfg.schedule_trace:
+            st.paje = PajeWriter(f"{prefix}_schedule.trace", [(ms.m.id, ms.m.name) for ms in st.mstate], st.now,
+                                 [j for w in st.workloads.values() for j in w.jobs.values()])
         if nat is not None:
             from .energy import Energy  # noqa: PLC0415
             st.energy = Energy(st, nat, self.power, prefix)
@@ -260,6 +263,8 @@ class Simulator:
             st.writer.close()
             if st.states is not None:
                 st.states.close()
+            if st.paje is not None:
+                st.paje.close(st.now)
             if st.energy is not None:
                 st.energy.close()
         if st.error is not None:

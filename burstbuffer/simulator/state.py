@@ -44,7 +44,7 @@ class SimConfig(Record):
                "sched_config", "quiet", "timeout", "network_model", "heartbeat_timeout", "disconnect_grace",
                "core", "machine_states", "energy", "sg_cfg", "sg_log", "events", "forward_unknown_events",
                "max_machines", "max_machines_by_workload", "redis_hostname", "redis_port", "redis_prefix",
-               "log_messages", "no_sched")
+               "log_messages", "no_sched", "schedule_trace")
 
     def __init__(self, platform: str, workloads: list[str], export_prefix: str = "out",
                  socket: str = "tcp://localhost:28000", roles: list[str] | None = None,
@@ -57,7 +57,7 @@ class SimConfig(Record):
                  sg_cfg: list[str] | None = None, sg_log: list[str] | None = None, events: list[str] | None = None,
                  forward_unknown_events: bool = False, max_machines: int = 0, max_machines_by_workload: bool = False,
                  redis_hostname: str = "127.0.0.1", redis_port: int = 6379, redis_prefix: str = "default",
-                 log_messages: bool = False, no_sched: bool = False):
+                 log_messages: bool = False, no_sched: bool = False, schedule_trace: bool = False):
         self.platform = platform
         self.workloads = workloads
         self.export_prefix = export_prefix
@@ -101,6 +101,9 @@ class SimConfig(Record):
         self.log_messages = log_messages
         #: Batsim's --no-sched: every job at t=0 on machines 0..res-1, no scheduler (`batexec`)
         self.no_sched = no_sched
+        #: PREFIX_schedule.trace, Batsim's Pajé trace (`outputs.PajeWriter`; `simulate` unless
+        #: --disable-schedule-tracing, as Batsim)
+        self.schedule_trace = schedule_trace
 
 
 class SimResult(Record):
@@ -177,7 +180,7 @@ class SimState(Record):
 
     __slots__ = ("cfg", "spec", "machines", "workloads", "static_names", "gc_profiles",
                  "sg", "engine", "loader", "mstate", "master_host", "listen", "jobs_csv", "schedule_csv", "writer",
-                 "states", "error", "transport",
+                 "states", "paje", "error", "transport",
                  "out", "sched_ready", "end_sent", "end_ack", "nb_submitted", "nb_completed", "nb_running",
                  "nb_waiters", "nb_executing", "registration_finished", "nb_messages", "sched_time", "end_clock",
                  "nb_killers", "to_submit", "submitted_upto", "to_delete", "idle_workers", "nb_workers",
@@ -206,6 +209,7 @@ class SimState(Record):
         self.schedule_csv = ""
         self.writer: Any = None
         self.states: Any = None         # outputs.MachineStatesWriter, or None (--disable-machine-state-tracing)
+        self.paje: Any = None           # outputs.PajeWriter, or None (SimConfig.schedule_trace)
         self.error: BaseException | None = None
         self.transport: Any = None      # the link to the scheduler (`transport.connect`)
         # the protocol's state
