@@ -83,10 +83,10 @@ def children(pid: int) -> list[int]:
 
 
 def start_run(out: Path, *extra, min_done: int = 1, **popen) -> tuple[subprocess.Popen, int, bytes]:
-    """A `burstbuffer run` of the bundled 1000 KTH jobs into `out` (`extra`: more arguments; `popen`: Popen's, stdout DEVNULL unless given), its progress bar
-    on its stderr pipe (BURSTBUFFER_PROGRESS=always, `logs.progress_bar`); returns it once its simulator child
-    runs and the bar shows at least `min_done` jobs done, with the child's PID and the stderr read so far
-    (the test fails if that takes 3 minutes)."""
+    """A `burstbuffer run` of the bundled 1000 KTH jobs into `out` (`extra`: more arguments; `popen`: Popen's
+    keywords, stdout DEVNULL unless given), its progress bar on its stderr pipe (BURSTBUFFER_PROGRESS=always,
+    `logs.progress_bar`); returns it once its simulator child runs and the bar shows at least `min_done` jobs
+    done, with the child's PID and the stderr read so far (the test fails if that takes 3 minutes)."""
     env = dict(os.environ, BURSTBUFFER_PROGRESS="always")
     proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "run", "--cpu", "off", "--workload", str(KTH1000),
                              "--output", str(out), *map(str, extra)], stderr=subprocess.PIPE, cwd=ROOT,

@@ -25,6 +25,12 @@ def is_pfs(name: str, properties: dict[str, str]) -> bool:
     return name == "pfs" or properties.get("role") == "pfs" or properties.get("pfs") in ("1", "true")
 
 
+def bb_capacity_text(properties: dict[str, str], zone_properties: dict[str, str]) -> str | None:
+    """A storage host's ``burst_buffer_capacity`` as written (e.g. "40GB"): its own property, else its
+    zone's; None when neither has one (docs/platform.md)."""
+    return properties.get("burst_buffer_capacity") or zone_properties.get("burst_buffer_capacity")
+
+
 @dataclass(frozen=True)
 class Dragonfly:
     """Dragonfly shape (SimGrid `topo_parameters` "G,_;C,_;R,_;N" → G, C, R, N).
@@ -151,7 +157,7 @@ class Platform:
             if is_pfs(r["name"], props):
                 pfs = rid
                 continue
-            cap = props.get("burst_buffer_capacity") or zprops.get("burst_buffer_capacity")
+            cap = bb_capacity_text(props, zprops)
             if cap is not None:
                 try:
                     bb[rid] = parse_bytes(cap)

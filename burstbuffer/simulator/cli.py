@@ -60,8 +60,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="keep only as many compute machines as the largest 'nb_res' of the workloads (with "
                         "--mmax: the smaller of both)")
     p.add_argument("-e", "--export", default="out", metavar="PREFIX",
-                   help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv, PREFIX_machine_states.csv, PREFIX_schedule.trace "
-                        "[default: out]")
+                   help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv, PREFIX_machine_states.csv, "
+                        "PREFIX_schedule.trace [default: out]")
     p.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000", metavar="ENDPOINT",
                    help="the scheduler's ZeroMQ REP endpoint to connect to, or fd://OUT,IN: a pipe pair inherited "
                         "from the parent, messages written to OUT, answers read from IN (`burstbuffer run`'s "

@@ -30,9 +30,10 @@ header, one container per compute and storage machine (``m<id>``), every machine
 showed ends and another still runs there) and a waiting line when its last job ends, kill events (``kk`` on
 the killer, ``km`` per machine) for a job that reaches its walltime or whose parallel task the scheduler
 kills, and the containers destroyed at the end; times ``%f``. A machine computing several jobs shows the
-first created (Batsim shows the first in its set of job pointers: jobs are created in the order of the
-workload files, dynamic ones when they are registered). Batsim draws each job's colour from 64 hues shuffled by ``std::random_device``, so two Batsim runs
-differ there; the colours here are the same hues, unshuffled (every other byte is Batsim's).
+first created (Batsim shows the first in its set of job pointers, which follows heap addresses; jobs are
+created in the order of the workload files, dynamic ones when they are registered). Batsim draws each job's
+colour from 64 hues shuffled by ``std::random_device``, so two Batsim runs differ there; the colours here are
+the same hues, unshuffled (every other byte is Batsim's).
 """
 from __future__ import annotations
 
@@ -210,9 +211,9 @@ class PajeWriter:
     """Streams ``PREFIX_schedule.trace`` (module docstring). `machines`: (id, name) of every compute and
     storage machine in id order; `now`: the start time [s]; `jobs`: the jobs known at the start, in the order
     they were created (the workload files' order; a job not among them ranks after them, in the order it
-    starts). `job_started` after the machines of a job were
-    given it, `job_ended` after they were released (`mstate`: the simulator's `state.MachineState` list,
-    whose ``jobs`` sets are then up to date), `job_killed` before they are released, `close` at the end."""
+    starts). `job_started` after the machines of a job were given it, `job_ended` after they were released
+    (`mstate`: the simulator's `state.MachineState` list, whose ``jobs`` sets are then up to date),
+    `job_killed` before they are released, `close` at the end."""
 
     def __init__(self, path: str, machines: list[tuple[int, str]], now: float = 0.0, jobs=()):
         self.path = path

@@ -68,15 +68,14 @@ def platform_params(path: str | Path) -> dict[str, int]:
         except ValueError as exc:
             raise InputError(str(p), "platform", f"not a number in range: {exc}") from None
         return out
-    from ..platforms.model import is_pfs
+    from ..platforms.model import bb_capacity_text, is_pfs
     from ..platforms.simgrid_xml import parse_platform, resolve_machines
     machines = resolve_machines(parse_platform(str(p)))
     bbs = [m for m in machines.storage if not is_pfs(m.name, m.properties)]
     if bbs:
         out["bb_nodes"] = len(bbs)
         out["nb_res"] = len(machines.compute)
-    caps = [c for m in bbs for c in [m.properties.get("burst_buffer_capacity")
-                                     or m.zone_properties.get("burst_buffer_capacity")] if c is not None]
+    caps = [c for c in (bb_capacity_text(m.properties, m.zone_properties) for m in bbs) if c is not None]
     if caps:
         try:
             out["bb_capacity"] = min(parse_bytes(c) for c in caps)
