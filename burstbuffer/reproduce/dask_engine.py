@@ -330,6 +330,37 @@ def check_engine_arguments(args) -> None:
         raise InputError("--cluster-config", args.cluster_config, "needs --cluster")
 
 
+def _worker_processes() -> list:
+    """The processes this process started itself, but for multiprocessing's resource tracker: a
+    LocalCluster's worker processes (psutil.Process list)."""
+    import psutil
+    try:
+        kids = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return []
+    out = []
+    for k in kids:
+        try:
+            if "resource_tracker" not in " ".join(k.cmdline()):
+                out.append(k)
+        except psutil.Error:
+            pass
+    return out
+
+
+def _reap(procs: list, grace: float = 20.0) -> None:
+    """Wait up to `grace` seconds for the processes `procs` (psutil) to end, then kill the survivors and
+    wait for them: afterwards none of them writes anything."""
+    import psutil
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    for p in alive:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(alive, timeout=5)
+
+
 def make_executor(args, workers: int, *, pin: bool, progress: bool, desc: str, log=print):
     """(executor, close) for the parsed engine options `args`: a `LocalPoolExecutor` or a `DaskExecutor`
     (prints the Dask dashboard address); `close()` shuts down what was started here."""
@@ -348,11 +379,13 @@ def make_executor(args, workers: int, *, pin: bool, progress: bool, desc: str, l
     def close():
         """Shut down the client and the cluster we started; with our LocalCluster, also its scratch folder
         and the temporary run directories its killed workers left (no task of ours runs any more)."""
+        workers = _worker_processes() if getattr(cluster, "burstbuffer_scratch", None) else []
         try:
             client.close()
         finally:
             if cluster is not None:
                 cluster.close()
+                _reap(workers)       # a worker still winding down a run would write into its directory
                 scratch = getattr(cluster, "burstbuffer_scratch", None)
                 if scratch:
                     shutil.rmtree(scratch, ignore_errors=True)
