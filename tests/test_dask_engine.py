@@ -304,3 +304,50 @@ def test_campaign_network_model_is_part_of_the_run(campaign, tmp_path):
     bad.write_text(text.replace("timeout = 120", 'timeout = 120\nnetwork-model = "star"'))
     with pytest.raises(InputError, match="campaign.network-model"):
         load_campaign(bad)
+
+
+# A worker process that dies at once, leaving behind a child (its run's simulator) that writes into the run's
+# temporary directory a moment later: what a LocalCluster's worker and its simulator do after a signal.
+_LATE_WRITER = r"""
+import subprocess, sys
+tmp = sys.argv[1]
+subprocess.Popen([sys.executable, "-c",
+                  "import os, sys, time; time.sleep(1.0); os.makedirs(sys.argv[1], exist_ok=True); "
+                  "open(os.path.join(sys.argv[1], 'jobs.csv'), 'w').write('job_id\\n')", tmp])
+print("started", flush=True)
+sys.stdin.read()                 # until the test has looked at the process tree
+"""
+
+
+def test_the_engine_waits_for_every_process_of_its_cluster_before_removing_temporary_runs(tmp_path):
+    """`make_executor`'s close: the processes the LocalCluster started (workers and their simulators) are
+    reaped before the temporary run directories are removed, so a late write leaves nothing behind; the
+    survivors of the grace period are killed, so the close never hangs."""
+    from burstbuffer.reproduce.dask_engine import TMP_MARK, _reap, _worker_processes, remove_leftovers
+    from types import SimpleNamespace
+    spec = SimpleNamespace(out=str(tmp_path / "runs" / "abc"))      # remove_leftovers reads .out only
+    tmp = tmp_path / "runs" / f".abc{TMP_MARK}1-0000"
+    tmp.mkdir(parents=True)
+    child = subprocess.Popen([sys.executable, "-c", _LATE_WRITER, str(tmp)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE)
+    assert child.stdout.readline().strip() == b"started"
+    import psutil
+    mine = {child.pid, *(k.pid for k in psutil.Process(child.pid).children(recursive=True))}
+    procs = [p for p in _worker_processes() if p.pid in mine]   # (not other tests' processes)
+    assert len(procs) == len(mine) == 2                         # the worker and its simulator
+    child.stdin.close()
+    child.wait()                                          # the worker is gone, its simulator is not
+    _reap(procs)
+    remove_leftovers([spec])
+    time.sleep(1.5)                                       # time for any late writer to write
+    assert not list((tmp_path / "runs").iterdir())
+    # a process that outlives the grace period is killed, and the close goes on
+    stuck = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, "
+                                                    "signal.SIG_IGN); time.sleep(60)"])
+    t0 = time.monotonic()
+    _reap([p for p in _worker_processes() if p.pid == stuck.pid], grace=0.5)
+    took = time.monotonic() - t0
+    stuck.wait(timeout=5)                 # (already reaped by _reap: Popen cannot see its status any more)
+    assert 0.5 <= took < 5
+    with pytest.raises(ProcessLookupError):
+        os.kill(stuck.pid, 0)

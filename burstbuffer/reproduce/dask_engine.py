@@ -343,6 +343,8 @@ def _worker_processes() -> list:
         try:
             if "resource_tracker" not in " ".join(k.cmdline()):
                 out.append(k)
+        except psutil.ZombieProcess:
+            out.append(k)            # ended, not yet waited for: waiting reaps it
         except psutil.Error:
             pass
     return out
