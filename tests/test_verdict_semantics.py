@@ -171,6 +171,33 @@ def test_seed_spread():
         Seeds(2)
 
 
+def test_over_seeds_judges_job_conditions_on_the_spread_and_the_others_on_the_first_seed():
+    """`reproduce --seeds N`: a condition pairing jobs is judged on the spread over the seeds (a seed going
+    the other way fails it, the placebo and the reversal fail it); one over parts keeps its bootstrap, on
+    the runs of the first seed only (the other seeds' rows would otherwise pair as duplicates)."""
+    from burstbuffer.metrics.claims import over_seeds
+    jobs_cond = _cond()
+    parts_cond = _cond(metric=PART_MEAN, effect="share", scope="parts", band=Band(60, 100, "most of the parts"))
+    claims = over_seeds([_claim(jobs_cond, cid="jobs"), _claim(parts_cond, cid="parts")])
+    assert isinstance(claims[0].conditions[0].noise, Seeds) and isinstance(claims[1].conditions[0].noise, Paired)
+    assert isinstance(jobs_cond.noise, Paired)                                     # the study's own is kept
+
+    def table(factors, n_better):
+        return pd.concat([pd.concat([_jobs({"t": list(BASE * f), "c": list(BASE)}, seed=s),
+                                     _parts(nb).assign(seed=s)])
+                          for s, (f, nb) in enumerate(zip(factors, n_better))])
+    good = evaluate(claims, table((0.8, 0.82, 0.78), (8, 2, 2)))
+    assert good[0].verdict == REPRODUCED and "3 seeds" in good[0].conditions[0]["noise"]
+    assert good[0].conditions[0]["value"] == pytest.approx(100 * (1 - (0.8 + 0.82 + 0.78) / 3))
+    # the parts condition sees seed 0 only (8 of 10 better; seeds 1 and 2 have 2 of 10)
+    assert good[1].verdict == REPRODUCED and good[1].conditions[0]["value"] == pytest.approx(80.0)
+    assert "seed 0" in good[1].conditions[0]["noise"]
+    assert evaluate(claims, table((0.8, 0.82, 0.78), (2, 8, 8)))[1].verdict == NOT
+    assert evaluate(claims, table((0.8, 1.1, 0.8), (8, 8, 8)))[0].verdict == NOT       # one seed the other way
+    for mode in ("placebo", "reverse"):
+        assert [v.verdict for v in evaluate(claims, table((0.8, 0.82, 0.78), (8, 8, 8)), mode)] == [NOT, NOT]
+
+
 def test_regime_and_missing():
     c = _claim(_cond())
     jobs = _jobs({"t": list(BASE * 0.8), "c": list(BASE)})

@@ -28,7 +28,7 @@ control swapped): a claim asserting a difference must then fail.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..lazy import lazy
@@ -394,6 +394,14 @@ def judge(cond: Condition, jobs, mode: str = "real") -> dict:
         out.update(n=len(per), treatment_value=float(np.mean(tv)), control_value=float(np.mean(cv)))
         out["noise"] = cd.noise.text(len(per), cd.metric.over)
     else:
+        first = None
+        if "seed" in rows.jobs:      # runs of several seeds: a bootstrap judges those of the first one
+            common = set(rt["seed"]) & set(rc["seed"])
+            if not common:
+                out["why"] = f"no seed common to {t_label} and {c_label} on {cd.scope}"
+                return out
+            first = min(common)
+            rt, rc = rt[rt["seed"] == first], rc[rc["seed"] == first]
         t, c = _pair(cd, rt, rc, tj, cj)
         if not (len(t) and len(c)):
             out["why"] = f"no {cd.metric.over} paired between {t_label} and {c_label} on {cd.scope}"
@@ -405,6 +413,8 @@ def judge(cond: Condition, jobs, mode: str = "real") -> dict:
         out["noise"] = (cd.noise.text(len(t), cd.metric.over) if cd.paired else
                         f"bootstrap over {len(t)} and {len(c)} jobs (unpaired: two classes), {cd.noise.resamples} "
                         f"resamples, {100 * cd.noise.level:g} % interval")
+        if first is not None:
+            out["noise"] += f" (the runs of seed {first})"
     out.update(value=value, interval=[lo, hi])
     null = cd.null
     if value != value:
@@ -451,6 +461,16 @@ def _judge_claim(c: Claim, jobs: "_Rows | None", mode: str) -> Verdict:
                     f"(interval {_g(d['interval'][0])} to {_g(d['interval'][1])}): {d['verdict']}, {d['why']}"
                     for d in conds)
     return Verdict(c.text, c.source, measured, verdict, how, noise=noise, conditions=conds, **base)
+
+
+def over_seeds(claims: list[Claim] | tuple[Claim, ...], min_seeds: int = 3) -> list[Claim]:
+    """`claims` with the noise floor of every condition that pairs jobs (`Condition.paired`, a metric over
+    jobs) the spread over at least `min_seeds` seeds (`Seeds`) in place of the one it states: what
+    `reproduce --seeds N` (N >= 3) judges them by (docs/verdicts.md). The other conditions (over parts, or
+    comparing classes of jobs) keep their bootstrap, on the runs of the first seed (`judge`)."""
+    def spread(d: Condition) -> Condition:
+        return replace(d, noise=Seeds(min_seeds)) if d.paired and d.metric.over == "jobs" else d
+    return [replace(c, conditions=tuple(spread(d) for d in c.conditions)) for c in claims]
 
 
 def evaluate(claims: list[Claim] | tuple[Claim, ...], jobs: pd.DataFrame | None, mode: str = "real",

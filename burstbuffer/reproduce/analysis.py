@@ -20,7 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..errors import InputError
-from ..metrics.claims import evaluate
+from ..metrics.claims import evaluate, over_seeds
 from ..metrics.report import VERDICT_HEADER, Report, verdict_rows
 from ..metrics.verdicts import MODES, VERDICTS
 
@@ -30,23 +30,28 @@ from .runs import RunSpec
 from .study import Study
 
 
-def collect(specs: list[RunSpec], results: dict[str, dict]):
+def collect(specs: list[RunSpec], results: dict[str, dict], *, replicates: bool = False, seed: int = 0):
     """(tidy per-job table of the finished runs but the Gantt run: columns scope, policy, then
-    `burstbuffer.metrics.tidy.job_metrics`'s; {(scope, policy): run summary + wall_time [s] + cpu_time})."""
+    `burstbuffer.metrics.tidy.job_metrics`'s; {(scope, policy): run summary + wall_time [s] + cpu_time}).
+    The runs of the plan's own seed only; with `replicates`, those of every seed (`RunSpec.replicate`), the
+    table then with a ``seed`` column (a run's seed, else the plan's `seed`) for the seed-spread noise floor."""
     import pandas as pd
 
     from ..metrics.tidy import job_metrics, load_jobs
     frames, sums = [], {}
     for s in specs:
         info = results.get(s.key)
-        if not info or "error" in info or s.scope == "gantt":
+        if not info or "error" in info or s.scope == "gantt" or (s.replicate and not replicates):
             continue
         m = job_metrics(load_jobs(Path(s.out) / "jobs.csv"))
         m.insert(0, "policy", s.column or s.policy)
         m.insert(0, "scope", s.scope)
+        if replicates:
+            m["seed"] = seed if s.seed is None else s.seed
         frames.append(m)
-        sums[(s.scope, s.column or s.policy)] = {**info["summary"], "wall_time": info["wall_time"],
-                                     "cpu_time": info.get("cpu_time")}
+        if not s.replicate:
+            sums[(s.scope, s.column or s.policy)] = {**info["summary"], "wall_time": info["wall_time"],
+                                                     "cpu_time": info.get("cpu_time")}
     jobs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return jobs, sums
 
@@ -150,6 +155,12 @@ def _with_nodes(jobs, specs: list[RunSpec], results: dict[str, dict]):
     return jobs.assign(nodes=[nodes.get(k, 0) for k in key])
 
 
+def _seeds(specs: list[RunSpec], manifest: dict) -> list[int]:
+    """The seeds of the plan's runs, in order."""
+    base = manifest.get("seed", 0)
+    return sorted({base if s.seed is None else s.seed for s in specs if s.scope != "gantt"})
+
+
 def _json_num(x):
     """json.dumps' fallback: numpy scalars as Python numbers."""
     return x.item() if hasattr(x, "item") else str(x)
@@ -236,9 +247,16 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         rep.p("No whole-workload run: only the claims about the parts are judged.")
     regime = study.regime(data) if study.regime else []
     mode = manifest.get("mode", "real")
-    cj = _with_nodes(jobs, specs, results)
+    claims, cj = study.claims, _with_nodes(jobs, specs, results)
+    seeds = 1 + max((s.replicate for s in specs), default=0)
+    if seeds >= 3:      # every condition judged on the spread over the seeds (docs/verdicts.md, "Noise floors")
+        claims = over_seeds(claims)
+        cj = _with_nodes(collect(specs, results, replicates=True, seed=manifest.get("seed", 0))[0], specs, results)
+        rep.p(f"Every claim is judged over {seeds} seeds ({', '.join(map(str, _seeds(specs, manifest)))}): its "
+              "effect is the mean of the per-seed effects, its noise floor their spread; the tables and figures "
+              f"below are those of seed {manifest.get('seed', 0)}.")
     # every claim judged three ways: on the runs, with its control in place of its treatment, and reversed
-    by_mode = {m: evaluate(study.claims, cj, mode=m, regime=regime) for m in MODES}
+    by_mode = {m: evaluate(claims, cj, mode=m, regime=regime) for m in MODES}
     verdicts = by_mode[mode]
     controls = {m: vs for m, vs in by_mode.items() if m != mode}
     if mode != "real":

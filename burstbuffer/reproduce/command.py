@@ -116,6 +116,8 @@ def reproduce(args) -> int:
     queues_note = None
     if getattr(args, "queues", None):
         study, queues_note = with_queue_file(study, args.policies, args.queues)
+    if args.seeds == 2:
+        raise InputError("--seeds", "2", "a seed spread needs at least 3 seeds (or 1: the stated noise floors)")
     plan = plan_runs(study, args, out, POLICIES)
     check_study_options(study, plan.specs)
     if queues_note:
@@ -126,7 +128,7 @@ def reproduce(args) -> int:
                 "workload": str(plan.whole) if plan.whole else None, "whole_label": plan.whole_label,
                 "parts": [str(p) for p in plan.parts], "parts_label": plan.parts_label,
                 "policies": plan.policies, "skipped": plan.skipped, "model": args.model, "platform": str(platform),
-                "seed": args.seed, "workers": workers, "engine": args.engine, "notes": plan.notes,
+                "seed": args.seed, "seeds": args.seeds, "workers": workers, "engine": args.engine, "notes": plan.notes,
                 "mode": verdict_mode(args)}
     print(f"reproduce: {len(specs)} runs ({len(plan.policies)} {'columns' if study.variants else 'policies'}, "
           f"{len({s.scope for s in specs if s.scope != 'gantt'})} workload(s)"
@@ -214,6 +216,10 @@ def register(subparsers) -> None:
     r.add_argument("--platform", metavar="FILE", help="SimGrid platform (default: the bundled Dragonfly)")
     r.add_argument("--model", default="io-aware", choices=MODELS, help="job model (default: io-aware)")
     r.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every policy (default: 0)")
+    r.add_argument("--seeds", type=cliargs.positive_int, default=1, metavar="N",
+                   help="run every column under N seeds (--seed, --seed + 1, ...; N = 1 or at least 3) and judge "
+                        "every claim on the spread over them (docs/verdicts.md); tables and figures show --seed's "
+                        "runs (default: 1)")
     r.add_argument("--gantt-jobs", type=cliargs.nonneg_int, default=3500, metavar="N",
                    help="Fig. 3: fcfs-easy, alloc-only, on the first N jobs of the workload (default 3500; 0: no)")
     r.add_argument("--timeout", type=cliargs.positive_float, default=600.0, metavar="S",

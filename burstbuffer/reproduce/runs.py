@@ -10,7 +10,7 @@ run (Kopanski & Rzadca, Euro-Par 2021, §4.2, Fig. 3). A run's directory is
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..data import bundled
@@ -32,7 +32,8 @@ class RunSpec:
     `options` (the policy's options as canonical JSON, "" for none) and `label` (its key). `column`: the
     study variant's label (`burstbuffer.reproduce.study.Variant`) when it is not the policy's name: the run's
     name in the study's tables. `platform`: a SimGrid file for this run instead of the plan's (`RunSettings`;
-    "" for the plan's)."""
+    "" for the plan's). `replicate`: 0 for a run of the plan's own seed, k > 0 for its k-th replicate
+    under another seed (`reproduce --seeds`; `replicate_seeds`)."""
 
     scope: str
     policy: str
@@ -45,6 +46,7 @@ class RunSpec:
     label: str = ""
     column: str = ""
     platform: str = ""
+    replicate: int = 0
 
     @property
     def key(self) -> str:
@@ -204,6 +206,20 @@ def _entry_point_names() -> set[str]:
     return {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
+def replicate_seeds(specs: list[RunSpec], seeds: int, seed: int, runs: Path) -> list[RunSpec]:
+    """The replicates of `specs` that make `seeds` seeds in all (docs/verdicts.md, "Noise floors"): each spec
+    again under seeds s + 1 … s + seeds − 1, s its own seed (else the plan's `seed`), into
+    ``runs/seed-S/SCOPE/NAME``; `RunSpec.replicate` k = 1 … seeds − 1. Empty when `seeds` is 1."""
+    out = []
+    for k in range(1, seeds):
+        for s in specs:
+            sd = (seed if s.seed is None else s.seed) + k
+            rel = Path(s.out).relative_to(runs)
+            out.append(replace(s, seed=sd, out=str(runs / f"seed-{sd}" / rel), label=f"seed-{sd}/{s.key}",
+                               replicate=k))
+    return out
+
+
 # --- the plan ----------------------------------------------------------------------------------------
 def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
     """The runs of `study` for the command line `args` (``policies`` — a comma-separated list or None for
@@ -273,6 +289,7 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
                                  str(runs / scope / name), n, options=opts, label=f"{scope}/{col}" if col else "",
                                  column=col, seed=ex.seed if ex is not None else None,
                                  platform=str(Path(ex.platform).resolve()) if ex is not None and ex.platform else ""))
+    specs += replicate_seeds(specs, getattr(args, "seeds", 1) or 1, getattr(args, "seed", 0) or 0, runs)
     gantt_src = whole if whole is not None else (parts[0] if parts else None)
     g = study.gantt
     if g is not None and args.gantt_jobs > 0 and gantt_src is not None:
