@@ -231,7 +231,9 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
     first ``args.gantt_jobs`` jobs (of the whole workload, else of the first part). A study with
     `Study.variants` runs its variants (policy + options + model) instead, each in a folder named by its
     label, and a study with `Study.workloads` also runs every variant on the workloads it derives from the
-    whole one (scopes beside ``whole``); a variant with `Variant.scopes` runs on those scopes only. InputError as `select_workloads`."""
+    whole one (scopes beside ``whole``); a variant with `Variant.scopes` runs on those scopes only. With
+    ``args.seeds`` N > 1, every run but the Gantt one again under N − 1 other seeds (`replicate_seeds`).
+    InputError as `select_workloads`."""
     work = out / "workloads"
     work.mkdir(parents=True, exist_ok=True)
     policies, skipped = [], []
