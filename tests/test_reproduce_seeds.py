@@ -1,4 +1,4 @@
-"""`burstbuffer reproduce --seeds N`: every column runs under N seeds (docs/verdicts.md, "Noise floors"), the
+"""`burstbuffer reproduce --seeds N`: every column runs under N seeds (docs/verdicts.md, "The noise floor"), the
 claims pairing jobs are judged on the spread over the seeds (the mean of the per-seed effects), the tables
 and figures stay those of `--seed`'s runs, and 2 seeds are refused (no spread)."""
 import json

@@ -249,7 +249,7 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
     mode = manifest.get("mode", "real")
     claims, cj = study.claims, _with_nodes(jobs, specs, results)
     seeds = 1 + max((s.replicate for s in specs), default=0)
-    if seeds >= 3:      # every condition judged on the spread over the seeds (docs/verdicts.md, "Noise floors")
+    if seeds >= 3:      # every condition judged on the spread over the seeds (docs/verdicts.md, "The noise floor")
         claims = over_seeds(claims)
         cj = _with_nodes(collect(specs, results, replicates=True, seed=manifest.get("seed", 0))[0], specs, results)
         rep.p(f"Every claim is judged over {seeds} seeds ({', '.join(map(str, _seeds(specs, manifest)))}): its "
@@ -329,7 +329,8 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
     rep.h(1, "Files")
     rep.p("job_metrics.csv (one row per scope, policy and original job: waiting time, turnaround, runtime, "
           "bounded slowdown [s]), summary.csv, part_means.csv, verdicts.json, regime.json, figures/ (PNG and SVG), "
-          "runs/<scope>/<policy>/ (each run's jobs.csv, batsim_jobs.csv, summary.json), manifest.json.")
+          "runs/<scope>/<policy>/ (each run's jobs.csv, batsim_jobs.csv, summary.json; with --seeds, the other "
+          "seeds' runs in runs/seed-S/<scope>/<policy>/), manifest.json.")
     md, _ = rep.write(out)
     log(f"report: {md} and {out / 'report.html'}; figures in {figs}")
     return md

@@ -331,8 +331,8 @@ def check_engine_arguments(args) -> None:
 
 
 def _worker_processes() -> list:
-    """The processes this process started itself, but for multiprocessing's resource tracker: a
-    LocalCluster's worker processes (psutil.Process list)."""
+    """Every descendant of this process but multiprocessing's resource tracker (psutil.Process list): a
+    LocalCluster's worker processes and the simulators they run."""
     import psutil
     try:
         kids = psutil.Process().children(recursive=True)

@@ -207,7 +207,7 @@ def _entry_point_names() -> set[str]:
 
 
 def replicate_seeds(specs: list[RunSpec], seeds: int, seed: int, runs: Path) -> list[RunSpec]:
-    """The replicates of `specs` that make `seeds` seeds in all (docs/verdicts.md, "Noise floors"): each spec
+    """The replicates of `specs` that make `seeds` seeds in all (docs/verdicts.md, "The noise floor"): each spec
     again under seeds s + 1 … s + seeds − 1, s its own seed (else the plan's `seed`), into
     ``runs/seed-S/SCOPE/NAME``; `RunSpec.replicate` k = 1 … seeds − 1. Empty when `seeds` is 1."""
     out = []
