@@ -194,6 +194,9 @@ def test_over_seeds_judges_job_conditions_on_the_spread_and_the_others_on_the_fi
     assert "seed 0" in good[1].conditions[0]["noise"]
     assert evaluate(claims, table((0.8, 0.82, 0.78), (2, 8, 8)))[1].verdict == NOT
     assert evaluate(claims, table((0.8, 1.1, 0.8), (8, 8, 8)))[0].verdict == NOT       # one seed the other way
+    # the band is two-sided on the mean over the seeds: too large and too small are partly
+    assert evaluate(claims, table((0.5, 0.52, 0.48), (8, 8, 8)))[0].verdict == PARTLY
+    assert evaluate(claims, table((0.95, 0.96, 0.94), (8, 8, 8)))[0].verdict == PARTLY
     for mode in ("placebo", "reverse"):
         assert [v.verdict for v in evaluate(claims, table((0.8, 0.82, 0.78), (8, 8, 8)), mode)] == [NOT, NOT]
 

@@ -196,15 +196,8 @@ _PAJE_DEFS = (
 def _paje_colors(n: int = 64) -> list[str]:
     """Batsim's `n` job colours (PajeTracer::generate_colors: hues i·360/n at full saturation and value,
     ``"%lf %lf %lf"``), in hue order."""
-    out = []
-    for i in range(n):
-        h = i * (360.0 / n) / 60
-        k = int(h // 1)
-        f = h - k
-        q, t = 1 - f, f
-        r, g, b = [(1, t, 0), (q, 1, 0), (0, 1, t), (0, q, 1), (t, 0, 1), (1, 0, q)][min(k, 5)]
-        out.append('"%f %f %f"' % (r, g, b))
-    return out
+    import colorsys
+    return ['"%f %f %f"' % colorsys.hsv_to_rgb(i / n, 1.0, 1.0) for i in range(n)]
 
 
 class PajeWriter:
