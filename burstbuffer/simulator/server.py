@@ -103,6 +103,42 @@ CORES = ("auto", "actors", "bridged")
 DEFAULT_CORE = "auto"
 
 
+#: the least stack of an actor [KiB] (SimGrid's ``contexts/stack-size``; its default, a Python thread's usual
+#: one): the server actor runs Python code, the scheduler's too under ``run``'s in-process link
+#: (`burstbuffer.colocated`), and the actor core's job actors run Python, all on their actor's stack
+MIN_STACK_KIB = 8192
+#: the least guard of an actor's stack [pages] (``contexts/guard-size``; SimGrid's default): an overflow is a
+#: segmentation fault, never a write into the memory below the stack
+MIN_GUARD_PAGES = 1
+#: the configuration options of an actor's stack, with their floors
+STACK_OPTIONS = {"contexts/stack-size": MIN_STACK_KIB, "contexts/guard-size": MIN_GUARD_PAGES}
+
+
+def stack_config(platform_config: dict[str, str], sg_cfg: list[str], path: str) -> list[str]:
+    """The ``--cfg`` arguments raising the stack options (`STACK_OPTIONS`) a platform's ``<config>`` sets
+    (`platform_config`, `PlatformSpec.config`) below their floors to the floors: SimGrid takes an option given
+    on the command line over the platform's. Batsim's ``energy_platform_homogeneous_no_net_128.xml`` asks
+    16 KiB stacks without a guard page, enough for Batsim's C++ actors, not for Python code (it overflowed
+    into the heap below the stack). The simulation is the same: a stack holds no simulated state. Raises
+    InputError for a value that is not an integer, or a --sg-cfg (`sg_cfg`) below a floor."""
+    out = []
+    for name, floor in STACK_OPTIONS.items():
+        given = [c.partition(":")[2] for c in sg_cfg if c.partition(":")[0] == name]
+        where = ("--sg-cfg", f"{name}:{given[-1]}") if given else (path, f"<config> {name}")
+        value = given[-1] if given else platform_config.get(name)
+        if value is None:
+            continue
+        try:
+            n = int(value)
+        except ValueError:
+            raise InputError(*where, f"{value!r} is not an integer") from None
+        if n < floor:
+            if given:
+                raise InputError(*where, f"at least {floor}: the simulator's actors run Python code")
+            out.append(f"--cfg={name}:{floor}")
+    return out
+
+
 def select_core(st: SimState):
     """The compiled bridge if the bridged core runs, else None (the actor core). "auto" and "bridged" run it
     when the bridge is available (built, or buildable: "bridged" says so on stderr when it is not); it runs
@@ -165,6 +201,7 @@ class Simulator:
             evs = load_events(path, config.forward_unknown_events)
             check_machines(path, evs, len(machines.all))
             event_lists[f"we{i}"] = evs
+        self.stack_args = stack_config(spec.config, config.sg_cfg, spec.path)
         self.state = SimState(cfg=config, spec=spec, machines=machines, workloads=workloads,
                               static_names=list(workloads),
                               gc_profiles=not (config.dynamic_jobs and config.profile_reuse))
@@ -189,7 +226,7 @@ class Simulator:
         sg = import_simgrid(st.cfg.quiet)
         st.sg = sg
         args = ["burstbuffer-simulate", "--cfg=host/model:ptask_L07",
-                "--log=root.thres:" + simgrid_threshold(st.cfg.quiet)]
+                "--log=root.thres:" + simgrid_threshold(st.cfg.quiet), *self.stack_args]
         nat = None
         if self.power is not None:
             from . import energy  # noqa: PLC0415
