@@ -221,8 +221,8 @@ class SchedulerApp:
             self.job_model.stage_out_decided = True
         self.dynamic_jobs = bool(cfg.get("dynamic-jobs-enabled", False))
 
-    def _job(self, ev: JobSubmitted) -> tuple[Job, str]:
-        """The job request of a JOB_SUBMITTED and its workload name. The job object is checked by the
+    def _job(self, ev: JobSubmitted) -> tuple[Job, str, dict]:
+        """The job request of a JOB_SUBMITTED, its workload name and its profile object. The job object is checked by the
         workload rules (`burstbuffer.workloads.batsim_rules.check_job`, docs/workload.md); a walltime of
         −1 (none) becomes +inf, the profile's ``bb`` (bytes per node) the request's `bb`, the job's ``bb_in``,
         ``bb_run``, ``bb_out`` its phase amounts (derived from the profile where absent, `phase_bb`).
@@ -248,7 +248,7 @@ class SchedulerApp:
                 self.profiles_without_bb.add((workload, pname))
         except (TypeError, ValueError) as exc:
             raise InputError("JOB_SUBMITTED", ev.job_id, f"bad job description ({exc})") from None
-        return job, workload
+        return job, workload, profile
 
     def _submitted(self, ev: JobSubmitted, ts: float, out: Outbox) -> None:
         if self.scheduler is None:
@@ -256,10 +256,10 @@ class SchedulerApp:
         if ev.job_id in self.records:
             peer_error(f"JOB_SUBMITTED at t={ts:g} for job {ev.job_id}, which was already submitted", self.strict_peer)
             return
-        job, workload = self._job(ev)
+        job, workload, profile = self._job(ev)
         rec = JobRecord(job, workload)
         self.records[job.id] = rec
-        reason = self.scheduler.can_ever_fit(job)
+        reason = self.job_model.cannot_carry(profile) or self.scheduler.can_ever_fit(job)
         if reason is not None:
             rec.state, rec.reason = "REJECTED", reason
             out.add(RejectJob(job.id), ts)
