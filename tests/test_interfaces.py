@@ -73,7 +73,7 @@ def test_the_protocol_check_fails_on_a_missing_or_different_method():
     assert mismatches(OddStart) == ["signature of start"]
     assert set(_members(JobModel)) == {"name", "uses_dynamic_jobs", "begin", "start", "on_completed", "flush",
                                        "busy", "stages_separately", "hold_shape", "stage_in", "take_phase_events",
-                                       "stage_out", "stage_out_decided"}
+                                       "stage_out", "stage_out_decided", "cannot_carry"}
 
 
 def test_registry_names_and_factories():
