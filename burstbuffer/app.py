@@ -394,13 +394,15 @@ class SchedulerApp:
         columns, `queue` and `priority` (at start, "" if none), and only then: other runs' files are
         unchanged (docs/orders-and-queues.md). Under a job model with phases (three-phase) the
         `THREE_PHASE_COLUMNS` come last (docs/io-model.md §3)."""
+        from .fileio import open_output, removing_on_error
         tmp = f"{path}.tmp"
-        with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=self.jobs_csv_columns())
-            w.writeheader()
-            for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
-                w.writerow(self.job_row(rec, mark_unfinished))
-        os.replace(tmp, path)
+        with removing_on_error(tmp):           # a full disk leaves neither a half table nor the temporary file
+            with open_output(tmp, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=self.jobs_csv_columns())
+                w.writeheader()
+                for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
+                    w.writerow(self.job_row(rec, mark_unfinished))
+            os.replace(tmp, path)
 
     def jobs_csv_columns(self) -> list[str]:
         """The columns of jobs.csv (`write_jobs_csv`)."""

@@ -21,7 +21,7 @@ from .data import input_path
 from .batsim.loop import BatsimDied
 from .batsim.transport import PipeReplySocket
 from .errors import InputError, require_simgrid
-from .fileio import OutputLock, output_dir
+from .fileio import OutputLock, open_output, output_dir, refuse_links
 from .io_model.registry import model_names
 from .metrics.batsim_csv import split_subjob_table
 from .metrics.summary import Summary
@@ -131,6 +131,7 @@ def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, 
     platform = input_path(platform, "platform")
     require_simgrid()       # before any output is made
     with OutputLock(output_dir(output)):          # one writer per output folder (docs/reliability.md §5)
+        refuse_links(output)                      # nothing written through a link (docs/reliability.md §5)
         return _run_locked(spec, workload, platform, output, bb_capacity=bb_capacity, storage=storage,
                            progress=progress, timeout=timeout, check_protocol=check_protocol,
                            on_progress=on_progress, cpu=cpu, network_model=network_model,
@@ -179,7 +180,7 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
     log_path = session.output / "simulator.log"
     try:
         cmd = colocated.child_command(args, simulator_argv, report_out, page.fd)
-        with open(log_path, "wb") as log:
+        with open_output(log_path, "wb") as log:
             # die_with_parent: a `run` killed outright (SIGKILL) never leaves the simulation running
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
                                     pass_fds=(report_out, page.fd))
@@ -275,7 +276,7 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
     cmd = simulator_argv(pipelink.endpoint(msg_out, ans_in))
     log_path = output / "simulator.log"
     try:
-        with open(log_path, "wb") as log:
+        with open_output(log_path, "wb") as log:
             # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
                                     pass_fds=(msg_out, ans_in))
