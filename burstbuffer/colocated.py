@@ -87,8 +87,8 @@ class StartedPage:
         if self.map is None:
             self.map = mmap.mmap(self.fd, PAGE)
         data = ", ".join(ids).encode()
-        if len(data) > PAGE - 4:
-            data = data[:data.rfind(b", ", 0, PAGE - 4)]
+        if len(data) > PAGE - 4:                # the ids that fit whole (none if the first does not)
+            data = data[:max(0, data.rfind(b", ", 0, PAGE - 4))]
         self.map[:4 + len(data)] = len(data).to_bytes(4, "little") + data
 
     def read(self) -> list[str]:
@@ -362,6 +362,27 @@ class Supervisor:
         return True
 
 
+def _spec_blob(spec) -> bytes:
+    """`spec` pickled; a spec whose policy class cannot be pickled (a class made with ``type()``, whose name is
+    not where its module holds it) travels as the ``--policy`` text it was resolved from and its other fields,
+    and the child resolves the text again (`_load_spec`)."""
+    try:
+        return pickle.dumps(spec)
+    except Exception:  # noqa: BLE001 (pickle raises PicklingError, AttributeError, TypeError...)
+        from dataclasses import astuple  # noqa: PLC0415
+        return pickle.dumps(("resolve", spec.text, *astuple(spec)[1:]))
+
+
+def _load_spec(blob: bytes):
+    """The child's `SchedulerSpec` from `_spec_blob`'s bytes."""
+    spec = pickle.loads(blob)
+    if isinstance(spec, tuple) and spec[:1] == ("resolve",):
+        from .schedulers.resolve import policy_info  # noqa: PLC0415
+        from .spec import SchedulerSpec  # noqa: PLC0415
+        spec = SchedulerSpec(policy_info(spec[1]).policy, *spec[2:])
+    return spec
+
+
 def child_command(session_args: dict, simulator_argv: list[str], report_fd: int, page_fd: int) -> list[str]:
     """The child's argv: ``python -m burstbuffer.colocated`` with `session_args` (`SchedulerSession`'s arguments:
     spec, output and its keyword arguments, plus check_protocol, timeout, run_timeout and sys_path, the parent's module search path) and the
@@ -369,7 +390,7 @@ def child_command(session_args: dict, simulator_argv: list[str], report_fd: int,
     burstbuffer.simulator``). Raises pickle's error if an argument cannot be pickled."""
     # the spec pickled apart: its policy class may live in a module of the parent's search path, which the child
     # adds before it unpickles the spec
-    args = {**session_args, "spec": pickle.dumps(session_args["spec"])}
+    args = {**session_args, "spec": _spec_blob(session_args["spec"])}
     blob = base64.b64encode(pickle.dumps(args)).decode()
     return [sys.executable, "-m", "burstbuffer.colocated", "--report-fd", str(report_fd), "--page-fd",
             str(page_fd), "--session", blob, "--", *simulator_argv]
@@ -403,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
     page = StartedPage(ns.page_fd)
     rc = 1
     try:
-        args["spec"] = pickle.loads(args["spec"])
+        args["spec"] = _load_spec(args["spec"])
         session = SchedulerSession(**args, progress=False, on_progress=reporter.progress)
         session.app.decision_timeout = timeout
         deadline = None if run_timeout is None else time.monotonic() + run_timeout
