@@ -411,6 +411,14 @@ def main(argv: list[str] | None = None) -> int:
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
         return 128 + 13                 # as a process killed by SIGPIPE
+    except OSError as exc:
+        from .errors import EXIT_DISK_FULL, is_disk_full
+        if not is_disk_full(exc):
+            raise
+        where = f"{excerpt(exc.filename, 200)}: " if exc.filename else ""
+        print(f"burstbuffer: {where}cannot write the outputs: {exc.strerror} (the file system is full or over "
+              "quota): outputs incomplete", file=sys.stderr)
+        return EXIT_DISK_FULL
     except Exception as exc:  # BatsimDied, a protocol error and the like: one line, no traceback
         from .batsim.loop import BatsimDied
         from .batsim.protocol import ProtocolError

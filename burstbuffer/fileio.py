@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-from .errors import InputError
+from .errors import InputError, is_disk_full
 from .jsonvalues import excerpt
 
 
@@ -174,7 +174,7 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
             os.unlink(tmp)
         except OSError:
             pass
-        if isinstance(exc, OSError):
+        if isinstance(exc, OSError) and not is_disk_full(exc):     # a full disk is not bad input (EXIT_DISK_FULL)
             raise InputError(str(path), "file", exc.strerror or str(exc)) from None
         raise
     return path

@@ -6,6 +6,7 @@ the same messages as over Batsim's ZeroMQ socket, at a fraction of the CPU per m
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -20,7 +21,7 @@ from .affinity import pinned, resolve_cpu
 from .data import input_path
 from .batsim.loop import BatsimDied
 from .batsim.transport import PipeReplySocket
-from .errors import InputError, require_simgrid
+from .errors import InputError, is_disk_full, require_simgrid
 from .fileio import OutputLock, open_output, output_dir, refuse_links
 from .io_model.registry import model_names
 from .metrics.batsim_csv import split_subjob_table
@@ -130,12 +131,24 @@ def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, 
     workload = input_path(workload, "workload")
     platform = input_path(platform, "platform")
     require_simgrid()       # before any output is made
-    with OutputLock(output_dir(output)):          # one writer per output folder (docs/reliability.md §5)
+    with OutputLock(output_dir(output)), _naming_full_disk(output):   # one writer per folder (reliability.md §5)
         refuse_links(output)                      # nothing written through a link (docs/reliability.md §5)
         return _run_locked(spec, workload, platform, output, bb_capacity=bb_capacity, storage=storage,
                            progress=progress, timeout=timeout, check_protocol=check_protocol,
                            on_progress=on_progress, cpu=cpu, network_model=network_model,
                            run_timeout=run_timeout, energy=energy, link=link)
+
+
+@contextlib.contextmanager
+def _naming_full_disk(output: Path):
+    """A full file system's OSError (`errors.is_disk_full`) raised in the block names the output folder when it
+    names no file (a stream's write), for the CLI's one line (exit `errors.EXIT_DISK_FULL`)."""
+    try:
+        yield
+    except OSError as exc:
+        if not is_disk_full(exc) or exc.filename:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(output)) from None
 
 
 def _run_locked(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, *, bb_capacity, storage,
