@@ -146,6 +146,7 @@ class SchedulerApp:
         self.strict_peer = False
         #: Batsim job ids of the EXECUTE_JOBs of the last answer that had any (named if the simulator aborts)
         self.last_started: list[str] = []
+        self.ended_ids: list[str] = []          # the original jobs that ended, in the order they ended
         #: (workload, profile) of the submitted jobs whose profile has no ``bb`` field (treated as 0 B)
         self.profiles_without_bb: set[tuple[str, str]] = set()
         # The policy is consulted only after a message that changed its inputs (a submission, a job
@@ -313,6 +314,7 @@ class SchedulerApp:
             _LOG.debug("t=%g job %s ended: %s", ts, job_id, state)
         if rec.nodes_start is not None and rec.nodes_end is None:   # ended on its nodes (killed, failed)
             rec.nodes_end = ts
+        self.ended_ids.append(job_id)      # the run's parent is told of ended jobs at once (`colocated.JobsMirror`)
         self.scheduler.job_ended(job_id, ts)
         self._dirty = True
         self._ended()

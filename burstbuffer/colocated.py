@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import itertools
 import logging
 import mmap
 import os
@@ -52,8 +53,10 @@ PROGRESS_PERIOD = 0.1
 ALIVE_PERIOD = 1.0
 #: the size of the shared page with the jobs being started [bytes]
 PAGE = 4096
-#: the most time between two reports of the jobs' rows while messages flow [s]
+#: the most time between two reports of every job's row while messages flow [s]
 MIRROR_PERIOD = 0.5
+#: the most time between a job's submission, start or end and its row's report to the parent [s]
+REPORT_PERIOD = 0.05
 
 
 @dataclass
@@ -153,27 +156,53 @@ class Reporter:
 
 class JobsMirror:
     """The child's side of the parent's copy of jobs.csv: `frame()` is the ``jobs`` frame of the records of
-    `session`'s application changed since the last one (None if nothing changed, or if the last frame is not
-    `MIRROR_PERIOD` s old unless `force`)."""
+    `session`'s application changed since the last one, or None if nothing changed. Every record is looked at
+    once the last full frame is `MIRROR_PERIOD` s old (or with `force`); in between, at most every
+    `REPORT_PERIOD` s, only the jobs submitted, started (`SchedulerApp.last_started`) or ended
+    (`SchedulerApp.ended_ids`) since: the parent has every job seen, and every finished one, within
+    `REPORT_PERIOD` s, whenever the child dies."""
 
     def __init__(self, session):
         self.session, self.app = session, session.app
         self.seen: dict[str, tuple] = {}
         self.at = 0.0
         self.info = None
+        self.n_ended = self.n_records = 0     # app.ended_ids and app.records already reported
+        self.started = None                   # app.last_started already reported
+        self.partial_at = 0.0
+
+    def _changed(self, jid: str, rec, rows: list) -> None:
+        key = (rec.start, rec.end, rec.state, rec.reason, rec.wait_reason, rec.nodes_start, rec.nodes_end,
+               rec.staged_at)
+        if self.seen.get(jid) != key:
+            self.seen[jid] = key
+            rows.append(((rec.job.subtime, jid), self.app.job_row(rec, True)))
 
     def frame(self, force: bool = False) -> tuple | None:
         now = time.monotonic()
+        app, rows = self.app, []
+        ended = app.ended_ids
+        records = app.records
         if not force and now - self.at < MIRROR_PERIOD:
-            return None
+            started = app.last_started
+            if self.info is None or now - self.partial_at < REPORT_PERIOD or (
+                    len(ended) == self.n_ended and len(records) == self.n_records and started is self.started):
+                return None
+            self.partial_at = now
+            for jid in ended[self.n_ended:]:
+                self._changed(jid, records[jid], rows)
+            for jid in itertools.islice(records, self.n_records, None):
+                self._changed(jid, records[jid], rows)
+            if started is not self.started:
+                for jid in started:
+                    if jid in records:
+                        self._changed(jid, records[jid], rows)
+            self.n_ended, self.n_records, self.started = len(ended), len(records), started
+            return ("jobs", app.jobs_csv_columns(), rows, None, self.session.sizes()) if rows else None
         self.at = now
-        app, seen, rows = self.app, self.seen, []
+        self.n_ended, self.n_records, self.started = len(ended), len(records), app.last_started
         for jid, rec in app.records.items():
-            key = (rec.start, rec.end, rec.state, rec.reason, rec.wait_reason, rec.nodes_start, rec.nodes_end,
-                   rec.staged_at)
-            if seen.get(jid) != key:
-                seen[jid] = key
-                rows.append(((rec.job.subtime, jid), app.job_row(rec, True)))
+            self._changed(jid, rec, rows)
         info = None
         if self.info is None and app.platform is not None:
             from .metrics.runinfo import run_info  # noqa: PLC0415
@@ -396,6 +425,72 @@ def child_command(session_args: dict, simulator_argv: list[str], report_fd: int,
             str(page_fd), "--session", blob, "--", *simulator_argv]
 
 
+#: the simulator's endpoint in the argv the parent gives a pipes child: replaced by the pipes' ``fd://OUT,IN``
+PIPE_ENDPOINT = "fd://PIPES"
+
+
+class ReportingSocket:
+    """A pipes child's link to its simulator (`transport.PipeReplySocket` `sock`) that reports to the parent
+    after each answer, as `CallTransport` does: the jobs being started (`page`), the rows of jobs that ended or
+    changed (`mirror`), a frame at least every `ALIVE_PERIOD` s (`reporter`)."""
+
+    def __init__(self, sock, app, reporter: Reporter, page: StartedPage, mirror: JobsMirror):
+        self.recv, self._send = sock.recv, sock.send
+        self.app, self.reporter, self.page, self.mirror = app, reporter, page, mirror
+        self._started = None
+
+    def send(self, raw: bytes) -> None:
+        self._send(raw)
+        started = self.app.last_started
+        if started is not self._started:
+            self._started = started
+            self.page.write(started)
+        frame = self.mirror.frame()
+        if frame is not None:
+            self.reporter.send(*frame)
+        self.reporter.tick()
+
+
+def _pipes_main(args: dict, simulator: list[str], reporter: Reporter, page: StartedPage, *, check_protocol: bool,
+                timeout, run_timeout) -> int:
+    """The child of ``run --link pipes``: the scheduler here, the simulator in a child of this process over a
+    pipe each way (`runner._over_pipes`), reporting to the parent as the in-process child does. SIGINT, SIGTERM
+    and SIGHUP end the run with its outputs written (`signals.interruptible`). Exit status 0, else 1."""
+    from .runner import _over_pipes  # noqa: PLC0415
+    from .session import SchedulerSession  # noqa: PLC0415
+    from .signals import interruptible  # noqa: PLC0415
+
+    outcome, session = Outcome(scheduler_cpu=None), None
+    argv = simulator[1:] if simulator[:1] == ["--"] else simulator
+    try:
+        with interruptible():
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
+            args["spec"] = _load_spec(args["spec"])
+            session = SchedulerSession(**args, progress=False, on_progress=reporter.progress)
+            mirror = JobsMirror(session)
+
+            def stuck(line: str) -> None:      # the watchdog's thread: outputs written, then the line
+                session.finish(tables=False)
+                frame = mirror.frame(force=True)
+                if frame is not None:
+                    reporter.send(*frame)
+                reporter.send("stuck", line)
+
+            try:
+                outcome.messages = _over_pipes(
+                    session, lambda endpoint: [endpoint if a == PIPE_ENDPOINT else a for a in argv],
+                    timeout=timeout, check_protocol=check_protocol, run_timeout=run_timeout,
+                    report=lambda sock: ReportingSocket(sock, session.app, reporter, page, mirror), stuck=stuck)
+            finally:
+                outcome.messages = outcome.messages or session.messages
+                reporter.flush()
+                outcome.sizes, outcome.written = session.sizes(), session.finished
+    except BaseException as exc:  # noqa: BLE001 (reported to the parent, which raises it)
+        outcome.error = portable(exc)
+    reporter.send("end", outcome)
+    return 1 if outcome.error is not None else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """The child (module docstring). Exit status: the simulator's (0, 2 bad input, 1 stopped), 1 if the
     scheduler ended the simulation."""
@@ -414,7 +509,11 @@ def main(argv: list[str] | None = None) -> int:
     setup()                   # the parent's --log-level: records also in simulator.log (this process's stderr)
     args = pickle.loads(base64.b64decode(ns.session))
     check_protocol, timeout, run_timeout = args.pop("check_protocol"), args.pop("timeout"), args.pop("run_timeout")
+    link = args.pop("link", "in-process")
     sys.path += [p for p in args.pop("sys_path") if p not in sys.path]   # the parent's: its policies' modules
+    if link == "pipes":
+        return _pipes_main(args, ns.simulator, reporter, StartedPage(ns.page_fd), check_protocol=check_protocol,
+                           timeout=timeout, run_timeout=run_timeout)
     from .affinity import one_blas_thread  # noqa: PLC0415
     from .session import SchedulerSession  # noqa: PLC0415
     from .simulator import cli  # noqa: PLC0415

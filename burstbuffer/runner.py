@@ -57,7 +57,7 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.kill()
 
 
-def _simulator_failed(rc: int, log_path: Path, started: list[str] | None = None) -> None:
+def _simulator_failed(rc: int, log_path: Path, started: list[str] | None = None, who: str = "simulator") -> None:
     """Raise the simulator's own one-line error: InputError for bad input (status 2), else BatsimDied.
 
     A simulator killed by a signal (negative `rc`, e.g. SimGrid's abort on an error of its own) is reported
@@ -75,9 +75,12 @@ def _simulator_failed(rc: int, log_path: Path, started: list[str] | None = None)
             name = signal.Signals(-rc).name
         except ValueError:
             name = f"signal {-rc}"
-        what = critical.split("/CRITICAL]", 1)[1].strip() if critical else last
-        when = critical.split("]", 1)[0].lstrip("[") if critical and critical.startswith("[") else "?"
         jobs = f" while executing {', '.join(started)}" if started else ""
+        if critical is None:
+            raise BatsimDied(f"{who} was killed by {name}{jobs}: the run cannot go on (a crash in native code, "
+                             "or a kill from outside); the jobs seen are in jobs.csv")
+        what = critical.split("/CRITICAL]", 1)[1].strip()
+        when = critical.split("]", 1)[0].lstrip("[") if critical.startswith("[") else "?"
         raise BatsimDied(f"simulator aborted ({name}) at t={when}{jobs}: SimGrid: {what}")
     raise BatsimDied(f"simulator exited with status {rc}: {last}")
 
@@ -167,26 +170,26 @@ def _run_locked(spec: SchedulerSpec, workload: Path, platform: Path, output: Pat
                                  network_model=network_model, energy=energy)
 
     with pinned(core):
-        if link == "pipes":
-            session = SchedulerSession(spec, output, bb_capacity=bb_capacity, total=total, progress=progress,
-                                       platform_source=str(platform), on_progress=on_progress)
-            return _over_pipes(session, simulator_argv, timeout=timeout, check_protocol=check_protocol,
-                               run_timeout=run_timeout)
-        # the parent keeps the folder and the progress; the child builds the scheduler from the spec
+        # the parent keeps the folder and the progress; a child builds the scheduler from the spec and runs it,
+        # with the simulator in its process (in-process) or in a child of its own over a pipe each way (pipes):
+        # whatever ends that child (a crash, os._exit, a signal), this process reports it and writes the jobs seen
         folder = RunFolder(output, label=spec.label, total=total, progress=progress, on_progress=on_progress)
         args = dict(spec=spec, output=output, bb_capacity=bb_capacity, total=total, platform_source=str(platform),
                     check_protocol=check_protocol_default() if check_protocol is None else check_protocol,
-                    timeout=timeout, run_timeout=run_timeout, sys_path=list(sys.path))
+                    timeout=timeout, run_timeout=run_timeout, sys_path=list(sys.path), link=link)
         # the child's silence includes the policy's decisions, which its own watchdog bounds by `timeout`:
         # the parent gives up only when that watchdog cannot have fired (a simulator stuck in SimGrid)
         silence = None if timeout is None else 2 * timeout + 10
-        return _in_process(folder, args, simulator_argv("in-process")[3:], timeout=silence)
+        argv = simulator_argv(colocated.PIPE_ENDPOINT if link == "pipes" else "in-process")
+        return _in_process(folder, args, argv[3:] if link == "in-process" else argv, timeout=silence, link=link)
 
 
-def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, timeout: float | None
-                ) -> RunResult:
-    """`run` with the scheduler in the simulator's process (`burstbuffer.colocated`): this process starts the
-    child, shows its progress, relays its warnings and raises what ended it."""
+def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, timeout: float | None,
+                link: str = "in-process") -> RunResult:
+    """`run` with the scheduler in a child (`burstbuffer.colocated`; `link`: the simulator in its process, or in
+    a child of its own over pipes): this process starts the child, shows its progress, relays its warnings and
+    raises what ended it. Every process the child started (a policy's forks too) ends with the run: the child
+    leads a process group of its own, killed at the end."""
     t0 = time.perf_counter()
     report_in, report_out = os.pipe()
     page = colocated.StartedPage.create()
@@ -196,7 +199,7 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
         with open_output(log_path, "wb") as log:
             # die_with_parent: a `run` killed outright (SIGKILL) never leaves the simulation running
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
-                                    pass_fds=(report_out, page.fd))
+                                    pass_fds=(report_out, page.fd), process_group=0)
     except BaseException:
         pipelink.close(report_in)
         page.close()
@@ -235,6 +238,7 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
         pipelink.close(report_in)
         started = page.read()
         page.close()
+        _end_group(proc)
     if supervisor.stuck is not None:
         from .guards import DecisionTimedOut
         raise DecisionTimedOut(supervisor.stuck)
@@ -246,10 +250,20 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
             _write_tables(session, outcome)
         raise error
     if rc != 0:
-        _simulator_failed(rc, log_path, started)
+        _simulator_failed(rc, log_path, started, who="the scheduler's process (its policy)" if link == "pipes"
+                          else "the simulation's process (the simulator and the policy)")
     if outcome is None or not outcome.written:
-        raise BatsimDied("the simulation ended without reporting its outcome (simulator.log may say why)")
+        raise BatsimDied(f"the {'scheduler' if link == 'pipes' else 'simulation'}'s process ended (status {rc}) "
+                         "without finishing the run (the policy called os._exit?): the jobs seen are in jobs.csv")
     return _reported(session, outcome, t0)
+
+
+def _end_group(proc: subprocess.Popen) -> None:
+    """SIGKILL to the process group `proc` leads (`_in_process`): whatever it started and left running."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _seen(session: RunFolder, supervisor: colocated.Supervisor, t0: float) -> RunResult:
@@ -278,21 +292,21 @@ def _reported(session: RunFolder, outcome: colocated.Outcome, t0: float) -> RunR
 
 
 def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, check_protocol: bool | None,
-                run_timeout: float | None) -> RunResult:
-    """`run` with the scheduler in this process and the simulator in a child, over a pipe each way."""
-    t0 = time.perf_counter()
-    output = session.output
-    # the link: a pipe each way (`burstbuffer.pipelink`); the simulator inherits its two ends
+                run_timeout: float | None, report=None, stuck=None) -> int:
+    """The scheduler in this process (the pipes link's child, `burstbuffer.colocated`), the simulator in a child
+    of it over a pipe each way; returns the messages answered. `simulator_argv(endpoint)`: the simulator's argv;
+    `report(sock)`: the socket the session uses (e.g. one that reports after each answer); `stuck(line)`: what
+    the watchdog calls before it ends a policy stuck in C code (default: write the outputs). The simulator
+    writes to this process's standard output and error (simulator.log). Raises what `run_spec` raises,
+    `Interrupted` without a result."""
     msg_in, msg_out = os.pipe()            # the simulator's messages
     ans_in, ans_out = os.pipe()            # the scheduler's answers
     sock = PipeReplySocket(msg_in, ans_out, timeout=0.5)
     cmd = simulator_argv(pipelink.endpoint(msg_out, ans_in))
-    log_path = output / "simulator.log"
+    log_path = session.output / "simulator.log"
     try:
-        with open_output(log_path, "wb") as log:
-            # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
-                                    pass_fds=(msg_out, ans_in))
+        # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running
+        proc = subprocess.Popen(cmd, preexec_fn=die_with_parent, pass_fds=(msg_out, ans_in))
     except BaseException:
         sock.close()
         raise
@@ -300,10 +314,11 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
         os.close(msg_out)              # the simulator's ends: its pipe ends when it does
         os.close(ans_in)
     from .guards import on_stuck
-    on_stuck(lambda line: session.finish())   # a policy stuck in C code: the watchdog writes the outputs, exits 124
+    on_stuck(stuck or (lambda line: session.finish()))   # a policy stuck in C code: outputs written, exit 124
     try:
-        messages = session.loop(sock, alive=lambda: proc.poll() is None, timeout=timeout,
-                                check_protocol=check_protocol, run_timeout=run_timeout)
+        messages = session.loop(report(sock) if report else sock, alive=lambda: proc.poll() is None,
+                                timeout=timeout, check_protocol=check_protocol, run_timeout=run_timeout,
+                                tables=False)
         rc = proc.wait(timeout=60)
     except BatsimDied as exc:
         rc = proc.poll()
@@ -311,16 +326,9 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
             _stop(proc)
             raise
         if rc < 0 and signal.Signals(-rc) in SIGNALS:   # stopped from outside, as the in-process child reports it
-            stop = Interrupted(-rc)
-            stop.result = RunResult(session.summary(), session.jobs_csv, time.perf_counter() - t0, session.messages)
-            raise stop from None
+            raise Interrupted(-rc) from None
         _simulator_failed(rc, log_path, session.app.last_started)
         raise exc
-    except Interrupted as exc:
-        _stop(proc)
-        exc.result = RunResult(session.summary(), session.jobs_csv, time.perf_counter() - t0,
-                               session.messages)
-        raise
     except BaseException:
         _stop(proc)
         raise
@@ -329,6 +337,4 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
         sock.close()
     if rc != 0:
         _simulator_failed(rc, log_path, session.app.last_started)
-    split_subjob_table(output)
-    wall = time.perf_counter() - t0
-    return RunResult(session.summary(), session.jobs_csv, wall, messages)
+    return messages
