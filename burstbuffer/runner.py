@@ -325,8 +325,9 @@ def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, ch
         if rc is None:
             _stop(proc)
             raise
-        if rc < 0 and signal.Signals(-rc) in SIGNALS:   # stopped from outside, as the in-process child reports it
-            raise Interrupted(-rc) from None
+        signum = -rc if rc < 0 else rc - 128     # killed by a signal, or ended by one (`simulate`'s 128 + N)
+        if signum in SIGNALS:      # stopped from outside, as the in-process child reports it
+            raise Interrupted(signum) from None
         _simulator_failed(rc, log_path, session.app.last_started)
         raise exc
     except BaseException:
