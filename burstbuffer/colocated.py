@@ -4,7 +4,10 @@
 `session.SchedulerSession` from the run's `spec.SchedulerSpec`, which the parent made and checked) and the simulator (`simulator.server.Simulator`), and the simulator's link to the
 scheduler is a function call (`CallTransport`): the same protocol v4 messages, in the same order, as over a
 pipe or Batsim's socket, but no two processes taking turns on the CPU for every message (docs/performance.md,
-"The scheduler in the simulator's process").
+"The scheduler in the simulator's process"). With ``--link pipes`` the same child runs the scheduler alone and
+the simulator in a child of its own over a pipe each way (`_pipes_main`, `runner._over_pipes`), and reports
+to the parent alike (`ReportingSocket`): on both links the parent runs no user code, and reports whatever
+ends the child.
 
 The parent keeps the terminal and the caller's callbacks (`Supervisor`). The child reports to it over a pipe,
 in `pipelink` frames of pickled tuples:
@@ -199,7 +202,7 @@ class JobsMirror:
                         self._changed(jid, records[jid], rows)
             self.n_ended, self.n_records, self.started = len(ended), len(records), started
             return ("jobs", app.jobs_csv_columns(), rows, None, self.session.sizes()) if rows else None
-        self.at = now
+        self.at = self.partial_at = now
         self.n_ended, self.n_records, self.started = len(ended), len(records), app.last_started
         for jid, rec in app.records.items():
             self._changed(jid, rec, rows)
