@@ -5,7 +5,7 @@
 scheduler is a function call (`CallTransport`): the same protocol v4 messages, in the same order, as over a
 pipe or Batsim's socket, but no two processes taking turns on the CPU for every message (docs/performance.md,
 "The scheduler in the simulator's process"). With ``--link pipes`` the same child runs the scheduler alone and
-the simulator in a child of its own over a pipe each way (`_pipes_main`, `runner._over_pipes`), and reports
+the simulator in a child of its own over a pipe each way (`_pipes_main`, `over_pipes`), and reports
 to the parent alike (`ReportingSocket`): on both links the parent runs no user code, and reports whatever
 ends the child.
 
@@ -428,6 +428,100 @@ def child_command(session_args: dict, simulator_argv: list[str], report_fd: int,
             str(page_fd), "--session", blob, "--", *simulator_argv]
 
 
+def stop_process(proc) -> None:
+    """SIGTERM to `proc`, SIGKILL if it has not ended 10 s later."""
+    import subprocess  # noqa: PLC0415
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def simulator_failed(rc: int, log_path, started: list[str] | None = None, who: str = "simulator") -> None:
+    """Raise the simulator's own one-line error: InputError for bad input (status 2), else BatsimDied.
+
+    A simulator killed by a signal (negative `rc`, e.g. SimGrid's abort on an error of its own) is reported
+    with SimGrid's CRITICAL line from `log_path` and the jobs `started` by the scheduler's last answer (the
+    ones SimGrid was setting up), instead of the last line of a C++ backtrace."""
+    lines = [ln for ln in log_path.read_text(errors="replace").strip().splitlines() if ln.strip()]
+    last = lines[-1] if lines else "(no output)"
+    if rc == 2:
+        from .errors import InputError  # noqa: PLC0415
+        msg = last.split("error: ", 1)[1] if "error: " in last else last
+        parts = msg.split(": ", 2)
+        raise InputError(*parts) if len(parts) == 3 else InputError("simulator", "input", msg)
+    if rc < 0:
+        critical = next((ln for ln in lines if "/CRITICAL]" in ln), None)
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        jobs = f" while executing {', '.join(started)}" if started else ""
+        if critical is None:
+            raise BatsimDied(f"{who} was killed by {name}{jobs}: the run cannot go on (a crash in native code, "
+                             "or a kill from outside); the jobs seen are in jobs.csv")
+        what = critical.split("/CRITICAL]", 1)[1].strip()
+        when = critical.split("]", 1)[0].lstrip("[") if critical.startswith("[") else "?"
+        raise BatsimDied(f"simulator aborted ({name}) at t={when}{jobs}: SimGrid: {what}")
+    raise BatsimDied(f"simulator exited with status {rc}: {last}")
+
+
+def over_pipes(session, simulator_argv, *, timeout: float, check_protocol: bool | None,
+                run_timeout: float | None, report=None, stuck=None) -> int:
+    """The scheduler in this process (the pipes link's child, `burstbuffer.colocated`), the simulator in a child
+    of it over a pipe each way; returns the messages answered. `simulator_argv(endpoint)`: the simulator's argv;
+    `report(sock)`: the socket the session uses (e.g. one that reports after each answer); `stuck(line)`: what
+    the watchdog calls before it ends a policy stuck in C code (default: write the outputs). The simulator
+    writes to this process's standard output and error (simulator.log). Raises what `run_spec` raises,
+    `Interrupted` without a result."""
+    msg_in, msg_out = os.pipe()            # the simulator's messages
+    ans_in, ans_out = os.pipe()            # the scheduler's answers
+    import subprocess  # noqa: PLC0415
+
+    from .batsim.transport import PipeReplySocket  # noqa: PLC0415
+    from .signals import die_with_parent  # noqa: PLC0415
+    sock = PipeReplySocket(msg_in, ans_out, timeout=0.5)
+    cmd = simulator_argv(pipelink.endpoint(msg_out, ans_in))
+    log_path = session.output / "simulator.log"
+    try:
+        # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running
+        proc = subprocess.Popen(cmd, preexec_fn=die_with_parent, pass_fds=(msg_out, ans_in))
+    except BaseException:
+        sock.close()
+        raise
+    finally:
+        os.close(msg_out)              # the simulator's ends: its pipe ends when it does
+        os.close(ans_in)
+    from .guards import on_stuck
+    on_stuck(stuck or (lambda line: session.finish()))   # a policy stuck in C code: outputs written, exit 124
+    try:
+        messages = session.loop(report(sock) if report else sock, alive=lambda: proc.poll() is None,
+                                timeout=timeout, check_protocol=check_protocol, run_timeout=run_timeout,
+                                tables=False)
+        rc = proc.wait(timeout=60)
+    except BatsimDied as exc:
+        rc = proc.poll()
+        if rc is None:
+            stop_process(proc)
+            raise
+        signum = -rc if rc < 0 else rc - 128     # killed by a signal, or ended by one (`simulate`'s 128 + N)
+        if signum in SIGNALS:      # stopped from outside, as the in-process child reports it
+            raise Interrupted(signum) from None
+        simulator_failed(rc, log_path, session.app.last_started)
+        raise exc
+    except BaseException:
+        stop_process(proc)
+        raise
+    finally:
+        on_stuck(None)
+        sock.close()
+    if rc != 0:
+        simulator_failed(rc, log_path, session.app.last_started)
+    return messages
+
+
 #: the simulator's endpoint in the argv the parent gives a pipes child: replaced by the pipes' ``fd://OUT,IN``
 PIPE_ENDPOINT = "fd://PIPES"
 
@@ -457,9 +551,8 @@ class ReportingSocket:
 def _pipes_main(args: dict, simulator: list[str], reporter: Reporter, page: StartedPage, *, check_protocol: bool,
                 timeout, run_timeout) -> int:
     """The child of ``run --link pipes``: the scheduler here, the simulator in a child of this process over a
-    pipe each way (`runner._over_pipes`), reporting to the parent as the in-process child does. SIGINT, SIGTERM
+    pipe each way (`over_pipes`), reporting to the parent as the in-process child does. SIGINT, SIGTERM
     and SIGHUP end the run with its outputs written (`signals.interruptible`). Exit status 0, else 1."""
-    from .runner import _over_pipes  # noqa: PLC0415
     from .session import SchedulerSession  # noqa: PLC0415
     from .signals import interruptible  # noqa: PLC0415
 
@@ -480,7 +573,7 @@ def _pipes_main(args: dict, simulator: list[str], reporter: Reporter, page: Star
                 reporter.send("stuck", line)
 
             try:
-                outcome.messages = _over_pipes(
+                outcome.messages = over_pipes(
                     session, lambda endpoint: [endpoint if a == PIPE_ENDPOINT else a for a in argv],
                     timeout=timeout, check_protocol=check_protocol, run_timeout=run_timeout,
                     report=lambda sock: ReportingSocket(sock, session.app, reporter, page, mirror), stuck=stuck)

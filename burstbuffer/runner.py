@@ -20,14 +20,13 @@ from . import colocated, pipelink
 from .affinity import pinned, resolve_cpu
 from .data import input_path
 from .batsim.loop import BatsimDied
-from .batsim.transport import PipeReplySocket
 from .errors import InputError, is_disk_full, require_simgrid
 from .fileio import OutputLock, open_output, output_dir, refuse_links
 from .io_model.registry import model_names
 from .metrics.batsim_csv import split_subjob_table
 from .metrics.summary import Summary
-from .session import RunFolder, SchedulerSession, check_protocol_default, write_tables
-from .signals import SIGNALS, Interrupted, die_with_parent
+from .session import RunFolder, check_protocol_default, write_tables
+from .signals import Interrupted, die_with_parent
 from .spec import SchedulerSpec, make_spec
 from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
@@ -46,43 +45,6 @@ class RunResult:
     messages: int
     #: the CPU time [s] spent answering the simulator's messages, when the scheduler ran in its process
     scheduler_cpu: float | None = None
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-def _simulator_failed(rc: int, log_path: Path, started: list[str] | None = None, who: str = "simulator") -> None:
-    """Raise the simulator's own one-line error: InputError for bad input (status 2), else BatsimDied.
-
-    A simulator killed by a signal (negative `rc`, e.g. SimGrid's abort on an error of its own) is reported
-    with SimGrid's CRITICAL line from `log_path` and the jobs `started` by the scheduler's last answer (the
-    ones SimGrid was setting up), instead of the last line of a C++ backtrace."""
-    lines = [ln for ln in log_path.read_text(errors="replace").strip().splitlines() if ln.strip()]
-    last = lines[-1] if lines else "(no output)"
-    if rc == 2:
-        msg = last.split("error: ", 1)[1] if "error: " in last else last
-        parts = msg.split(": ", 2)
-        raise InputError(*parts) if len(parts) == 3 else InputError("simulator", "input", msg)
-    if rc < 0:
-        critical = next((ln for ln in lines if "/CRITICAL]" in ln), None)
-        try:
-            name = signal.Signals(-rc).name
-        except ValueError:
-            name = f"signal {-rc}"
-        jobs = f" while executing {', '.join(started)}" if started else ""
-        if critical is None:
-            raise BatsimDied(f"{who} was killed by {name}{jobs}: the run cannot go on (a crash in native code, "
-                             "or a kill from outside); the jobs seen are in jobs.csv")
-        what = critical.split("/CRITICAL]", 1)[1].strip()
-        when = critical.split("]", 1)[0].lstrip("[") if critical.startswith("[") else "?"
-        raise BatsimDied(f"simulator aborted ({name}) at t={when}{jobs}: SimGrid: {what}")
-    raise BatsimDied(f"simulator exited with status {rc}: {last}")
 
 
 #: The links `run` can give the scheduler and the simulator (docs/performance.md): "in-process", the scheduler in
@@ -215,7 +177,7 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)   # the child ends at its next message, outputs written
             outcome = supervisor.wait(60.0, draining=True)
-            _stop(proc)
+            colocated.stop_process(proc)
             if outcome is not None and outcome.written:
                 exc.result = _reported(session, outcome, t0)
             elif supervisor.write_seen(session.output):
@@ -223,13 +185,13 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
             raise
         rc = proc.wait(timeout=60)
     except BaseException:
-        _stop(proc)
+        colocated.stop_process(proc)
         raise
     finally:
         if session.bar is not None:
             session.bar.close()
         if outcome is None or not outcome.written:     # the child could not write them: the parent does
-            _stop(proc)
+            colocated.stop_process(proc)
             try:
                 supervisor.wait(0.0, draining=True)      # the frames it sent before it ended
             except (BatsimDied, OSError):
@@ -250,7 +212,7 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
             _write_tables(session, outcome)
         raise error
     if rc != 0:
-        _simulator_failed(rc, log_path, started, who="the scheduler's process (its policy)" if link == "pipes"
+        colocated.simulator_failed(rc, log_path, started, who="the scheduler's process (its policy)" if link == "pipes"
                           else "the simulation's process (the simulator and the policy)")
     if outcome is None or not outcome.written:
         raise BatsimDied(f"the {'scheduler' if link == 'pipes' else 'simulation'}'s process ended (status {rc}) "
@@ -289,53 +251,3 @@ def _reported(session: RunFolder, outcome: colocated.Outcome, t0: float) -> RunR
     split_subjob_table(session.output)
     return RunResult(summarize_csv(str(session.jobs_csv), *outcome.sizes), session.jobs_csv,
                      time.perf_counter() - t0, outcome.messages, outcome.scheduler_cpu)
-
-
-def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, check_protocol: bool | None,
-                run_timeout: float | None, report=None, stuck=None) -> int:
-    """The scheduler in this process (the pipes link's child, `burstbuffer.colocated`), the simulator in a child
-    of it over a pipe each way; returns the messages answered. `simulator_argv(endpoint)`: the simulator's argv;
-    `report(sock)`: the socket the session uses (e.g. one that reports after each answer); `stuck(line)`: what
-    the watchdog calls before it ends a policy stuck in C code (default: write the outputs). The simulator
-    writes to this process's standard output and error (simulator.log). Raises what `run_spec` raises,
-    `Interrupted` without a result."""
-    msg_in, msg_out = os.pipe()            # the simulator's messages
-    ans_in, ans_out = os.pipe()            # the scheduler's answers
-    sock = PipeReplySocket(msg_in, ans_out, timeout=0.5)
-    cmd = simulator_argv(pipelink.endpoint(msg_out, ans_in))
-    log_path = session.output / "simulator.log"
-    try:
-        # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running
-        proc = subprocess.Popen(cmd, preexec_fn=die_with_parent, pass_fds=(msg_out, ans_in))
-    except BaseException:
-        sock.close()
-        raise
-    finally:
-        os.close(msg_out)              # the simulator's ends: its pipe ends when it does
-        os.close(ans_in)
-    from .guards import on_stuck
-    on_stuck(stuck or (lambda line: session.finish()))   # a policy stuck in C code: outputs written, exit 124
-    try:
-        messages = session.loop(report(sock) if report else sock, alive=lambda: proc.poll() is None,
-                                timeout=timeout, check_protocol=check_protocol, run_timeout=run_timeout,
-                                tables=False)
-        rc = proc.wait(timeout=60)
-    except BatsimDied as exc:
-        rc = proc.poll()
-        if rc is None:
-            _stop(proc)
-            raise
-        signum = -rc if rc < 0 else rc - 128     # killed by a signal, or ended by one (`simulate`'s 128 + N)
-        if signum in SIGNALS:      # stopped from outside, as the in-process child reports it
-            raise Interrupted(signum) from None
-        _simulator_failed(rc, log_path, session.app.last_started)
-        raise exc
-    except BaseException:
-        _stop(proc)
-        raise
-    finally:
-        on_stuck(None)
-        sock.close()
-    if rc != 0:
-        _simulator_failed(rc, log_path, session.app.last_started)
-    return messages
