@@ -356,20 +356,6 @@ def _log_options_first(argv: list[str], own: set[str] = frozenset()) -> list[str
     return front + rest
 
 
-def _user_frame(exc: BaseException) -> str | None:
-    """``FILE, line N`` of the innermost frame of `exc`'s traceback outside this package (the user's code that
-    raised it), None if it was raised by this package's own code."""
-    import os
-    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
-    tb, where = exc.__traceback__, None
-    while tb is not None:
-        name = tb.tb_frame.f_code.co_filename
-        if not os.path.abspath(name).startswith(package) and not name.startswith("<frozen"):
-            where = f"{name}, line {tb.tb_lineno}"
-        tb = tb.tb_next
-    return where
-
-
 def main(argv: list[str] | None = None) -> int:
     from .affinity import one_blas_thread
     from .jsonvalues import excerpt
@@ -392,10 +378,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except SystemExit as exc:           # the user's code (a policy file or module, as it is imported) exited
-        culprit = _user_frame(exc)
+        from .guards import user_frame
+        culprit = user_frame(exc)
         if culprit is None:
             raise
-        print(f"burstbuffer: {culprit}: called sys.exit({excerpt(repr(exc.code), 60)}) while burstbuffer "
+        print(f"burstbuffer: {culprit[2]}, line {culprit[1]}: called sys.exit({excerpt(repr(exc.code), 60)}) while burstbuffer "
               f"loaded it: the command cannot go on", file=sys.stderr)
         return 2
     except TimedOut as exc:             # a time limit ended the run (its outputs written): 124, as timeout(1)

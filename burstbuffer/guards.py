@@ -103,15 +103,23 @@ def policy_fault(name: str, now: float, exc: BaseException) -> SchedulerFault:
     """The one-line `SchedulerFault` of a policy `name` whose code raised `exc` at time `now` (`is_policy_error`),
     naming the function of the policy's file that raised it (the innermost frame outside this package)."""
     from .jsonvalues import excerpt
-    where, tb = "", exc.__traceback__
-    package = os.path.dirname(os.path.abspath(__file__))
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if not os.path.abspath(code.co_filename).startswith(package + os.sep):
-            where = f" in {code.co_name} (line {tb.tb_lineno} of {code.co_filename})"
-        tb = tb.tb_next
+    frame = user_frame(exc)
+    where = f" in {frame[0]} (line {frame[1]} of {frame[2]})" if frame else ""
     msg = " ".join(str(exc).split())
     return SchedulerFault(f"policy {name} at t={now:g}: {type(exc).__name__}: {excerpt(msg, 300)}{where}")
+
+
+def user_frame(exc: BaseException) -> tuple[str, int, str] | None:
+    """(function, line, file) of the innermost frame of `exc`'s traceback outside this package: the user's code
+    (a policy) that raised it; None if only this package's code did."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    found, tb = None, exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not os.path.abspath(code.co_filename).startswith(package) and not code.co_filename.startswith("<frozen"):
+            found = (code.co_name, tb.tb_lineno, code.co_filename)
+        tb = tb.tb_next
+    return found
 
 
 class DecisionTimeout(BaseException):

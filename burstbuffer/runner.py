@@ -1,8 +1,10 @@
-"""`burstbuffer run`: the scheduler process beside the embedded simulator.
+"""`burstbuffer run`: the scheduler and the embedded simulator, supervised.
 
-The scheduler starts the embedded simulator (`python -m burstbuffer.simulator`, the Batsim side) as a separate
-process and answers its protocol v4 messages (docs/protocol.md) over a pipe each way (`burstbuffer.pipelink`):
-the same messages as over Batsim's ZeroMQ socket, at a fraction of the CPU per message.
+`run` starts one child (`burstbuffer.colocated`) that runs the policy and answers the embedded simulator's
+protocol v4 messages (docs/protocol.md): with the simulator in its process (a function call per message) or in
+a child of its own over a pipe each way (`burstbuffer.pipelink`; ``--link pipes``): the same messages as over
+Batsim's ZeroMQ socket. This process runs no user code: it shows the progress, writes the jobs the child
+reported if the child cannot, and reports whatever ended it (docs/reliability.md §5).
 """
 from __future__ import annotations
 
@@ -76,7 +78,8 @@ def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, 
     `progress`: a tqdm bar on stderr; `on_progress(done, total)`: a callback with the jobs started or
     rejected so far and the workload's job count (see `SchedulerSession`).
     `link` (`LINKS`): "in-process" runs the scheduler inside the simulator's process, a child of this one
-    (`burstbuffer.colocated`); "pipes" runs it here, the simulator in a child, over a pipe each way.
+    (`burstbuffer.colocated`); "pipes" runs it in a child of this process, the simulator in a child of that
+    one, over a pipe each way.
     `cpu`: the CPU core the scheduler and the simulator share during the run ("auto": the one this
     process runs on; "off"/None: no pinning; see `burstbuffer.affinity`, which says why).
     `network_model`: the simulator's ``--network-model`` (docs/io-model.md §5; "exact" is Batsim's).
