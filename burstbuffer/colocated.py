@@ -59,7 +59,7 @@ PAGE = 4096
 #: the most time between two reports of every job's row while messages flow [s]
 MIRROR_PERIOD = 0.5
 #: the most time between a job's submission, start or end and its row's report to the parent [s]
-REPORT_PERIOD = 0.05
+REPORT_PERIOD = 0.01
 
 
 @dataclass
@@ -202,7 +202,7 @@ class JobsMirror:
                         self._changed(jid, records[jid], rows)
             self.n_ended, self.n_records, self.started = len(ended), len(records), started
             return ("jobs", app.jobs_csv_columns(), rows, None, self.session.sizes()) if rows else None
-        self.at = self.partial_at = now
+        self.at = now
         self.n_ended, self.n_records, self.started = len(ended), len(records), app.last_started
         for jid, rec in app.records.items():
             self._changed(jid, rec, rows)

@@ -433,13 +433,18 @@ def test_the_mirror_reports_an_ended_job_within_the_report_period(monkeypatch):
     mirror = colocated.JobsMirror(session)
     first = mirror.frame()
     assert [k for k, _ in first[2]] == [(0.0, "w0!1"), (0.0, "w0!2")] and first[3] == {"compute": 4}
-    clock.t += colocated.REPORT_PERIOD / 2
+    clock.t += colocated.REPORT_PERIOD / 2              # far from MIRROR_PERIOD
     records["w0!2"].end = 5.0
     app.ended_ids.append("w0!2")
-    assert mirror.frame() is None                       # within REPORT_PERIOD of the last report
-    clock.t += colocated.REPORT_PERIOD                  # still far from MIRROR_PERIOD
-    assert clock.t - 100.0 < colocated.MIRROR_PERIOD
     frame = mirror.frame()
     assert frame is not None and frame[2] == [((0.0, "w0!2"), {"job_id": "w0!2", "end": 5.0})]
+    clock.t += colocated.REPORT_PERIOD / 2
+    records["w0!1"].end = 6.0
+    app.ended_ids.append("w0!1")
+    assert mirror.frame() is None                       # within REPORT_PERIOD of the last report
+    clock.t += colocated.REPORT_PERIOD
+    assert clock.t - 100.0 < colocated.MIRROR_PERIOD
+    frame = mirror.frame()
+    assert frame is not None and frame[2] == [((0.0, "w0!1"), {"job_id": "w0!1", "end": 6.0})]
     clock.t += colocated.REPORT_PERIOD
     assert mirror.frame() is None                       # nothing new
