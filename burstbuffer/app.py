@@ -146,6 +146,7 @@ class SchedulerApp:
         self.strict_peer = False
         #: Batsim job ids of the EXECUTE_JOBs of the last answer that had any (named if the simulator aborts)
         self.last_started: list[str] = []
+        self.ended_ids: list[str] = []          # the original jobs that ended, in the order they ended
         #: (workload, profile) of the submitted jobs whose profile has no ``bb`` field (treated as 0 B)
         self.profiles_without_bb: set[tuple[str, str]] = set()
         # The policy is consulted only after a message that changed its inputs (a submission, a job
@@ -313,6 +314,7 @@ class SchedulerApp:
             _LOG.debug("t=%g job %s ended: %s", ts, job_id, state)
         if rec.nodes_start is not None and rec.nodes_end is None:   # ended on its nodes (killed, failed)
             rec.nodes_end = ts
+        self.ended_ids.append(job_id)      # the run's parent is told of ended jobs at once (`colocated.JobsMirror`)
         self.scheduler.job_ended(job_id, ts)
         self._dirty = True
         self._ended()
@@ -394,13 +396,15 @@ class SchedulerApp:
         columns, `queue` and `priority` (at start, "" if none), and only then: other runs' files are
         unchanged (docs/orders-and-queues.md). Under a job model with phases (three-phase) the
         `THREE_PHASE_COLUMNS` come last (docs/io-model.md §3)."""
+        from .fileio import open_output, removing_on_error
         tmp = f"{path}.tmp"
-        with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=self.jobs_csv_columns())
-            w.writeheader()
-            for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
-                w.writerow(self.job_row(rec, mark_unfinished))
-        os.replace(tmp, path)
+        with removing_on_error(tmp):           # a full disk leaves neither a half table nor the temporary file
+            with open_output(tmp, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=self.jobs_csv_columns())
+                w.writeheader()
+                for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
+                    w.writerow(self.job_row(rec, mark_unfinished))
+            os.replace(tmp, path)
 
     def jobs_csv_columns(self) -> list[str]:
         """The columns of jobs.csv (`write_jobs_csv`)."""

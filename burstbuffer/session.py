@@ -82,16 +82,17 @@ class SchedulerSession(RunFolder):
                                 platform_source=platform_source)
         self.app.policy_label = spec.label
         self.messages = 0
+        self.finished = False       # `finish` wrote the outputs
 
     def loop(self, transport, *, alive=None, timeout: float | None = None, check_protocol: bool | None = None,
-             run_timeout: float | None = None) -> int:
+             run_timeout: float | None = None, tables: bool = True) -> int:
         """Serve the simulator over `transport` until SIMULATION_ENDS (see `run_loop`); return the number of
         messages. Whatever happens (end, BatsimDied, ProtocolError, interruption), the progress bar is
         closed and jobs.csv written with the jobs so far. `check_protocol` (default: the environment
         variable CHECK_PROTOCOL_ENV) checks every answer with `CheckedTransport` before it is sent.
         `timeout` [s] bounds the simulator's silence and each decision of the policy (`guards.SchedulerFault`
         when one takes longer); `run_timeout` [s] the whole loop's wall-clock time (BatsimDied); None: no
-        limit (docs/reliability.md)."""
+        limit (docs/reliability.md). `tables`: as for `finish`."""
         self.app.decision_timeout = timeout
         if check_protocol is None:
             check_protocol = check_protocol_default()
@@ -106,7 +107,7 @@ class SchedulerSession(RunFolder):
             run_loop(transport, self.app, alive=alive, timeout=timeout, on_message=count, strict=check_protocol,
                      run_timeout=run_timeout)
         finally:
-            self.finish()
+            self.finish(tables=tables)
         return self.messages
 
     def finish(self, *, tables: bool = True) -> None:
@@ -132,6 +133,7 @@ class SchedulerSession(RunFolder):
         sched = self.app.scheduler
         if sched is not None:                                       # e.g. a window policy's decisions.csv
             sched.write_outputs(self.output)
+        self.finished = True
 
     def sizes(self) -> tuple[int | None, int | None]:
         """(compute nodes, total BB [bytes]) of the platform once SIMULATION_BEGINS was seen, else (None, None)."""

@@ -27,7 +27,8 @@ from .events import check_machines, load_events
 from .loop import deadlock_reason, plan_submissions, serve
 from .outputs import JobsWriter, MachineStatesWriter, PajeWriter
 from .platform_loader import load_into_engine
-from .state import EXIT_PROTOCOL, MachineState, SimConfig, SimResult, SimState, SimulationError, machine_counts
+from .state import (EXIT_PROTOCOL, MachineState, SimConfig, SimResult, SimState, SimulationError, Stopped,
+                    machine_counts)
 from .workload import Workload, load_workload
 
 __all__ = ["EXIT_PROTOCOL", "SimConfig", "SimResult", "SimulationError", "Simulator", "import_simgrid"]
@@ -305,9 +306,20 @@ class Simulator:
             if st.energy is not None:
                 st.energy.close()
         if st.error is not None:
+            if isinstance(st.error, Stopped):       # a signal: the schedule so far written too
+                self._write_schedule(t_wall)
             raise st.error
         if not st.end_ack:   # SimGrid stopped: no actor can run and no activity is left (its deadlock)
             raise SimulationError(deadlock_reason(st))
+        self._write_schedule(t_wall)
+        w = st.writer
+        return SimResult(st.jobs_csv, st.schedule_csv, w.nb_jobs, w.nb_success, w.nb_rejected, w.nb_killed,
+                         st.end_clock, time.time() - t_wall, time.process_time() - t_cpu, st.nb_messages,
+                         st.sched_time, st.loader)
+
+    def _write_schedule(self, t_wall: float) -> None:
+        """PREFIX_schedule.csv: the run's totals (Batsim's), `t_wall` the wall-clock time it started."""
+        st = self.state
         totals: dict[str, float] = {}
         for ms in st.mstate:
             for k, v in ms.time_in.items():
@@ -318,7 +330,3 @@ class Simulator:
         if st.energy is not None:
             st.energy.finish(row)
         JobsWriter.write_schedule(st.schedule_csv, row)
-        w = st.writer
-        return SimResult(st.jobs_csv, st.schedule_csv, w.nb_jobs, w.nb_success, w.nb_rejected, w.nb_killed,
-                         st.end_clock, time.time() - t_wall, time.process_time() - t_cpu, st.nb_messages,
-                         st.sched_time, st.loader)
