@@ -29,7 +29,7 @@ from typing import Callable, Sequence
 from ..errors import InputError
 from ..fileio import read_toml
 from ..logs import progress_bar
-from ..signals import Interrupted
+from ..signals import Interrupted, deferred
 from .execute import RunSettings, describe, read_marker, run_one
 from .runs import RunSpec
 
@@ -220,13 +220,41 @@ def connect(*, address: str | None = None, scheduler_file: str | None = None, cl
     # every file of the cluster (dask-scratch-space, TMPDIR of the workers) goes
     # to one private folder, removed with the cluster (`make_executor`'s close), even after a signal
     scratch = tempfile.mkdtemp(prefix="burstbuffer-dask-")
-    dask.config.set({"temporary-directory": scratch})    # this process's scheduler too, for its lifetime
-    with dask.config.set({"distributed.worker.profile.enabled": False}):
-        lc = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
-                          dashboard_address=":0", silence_logs=40, local_directory=scratch,
-                          env={"TMPDIR": scratch})
-    lc.burstbuffer_scratch = scratch
-    return _quiet(Client(lc)), lc, True
+    lc = client = None
+    try:
+        dask.config.set({"temporary-directory": scratch})    # this process's scheduler too, for its lifetime
+        # a signal while the cluster starts is raised once it is up (`signals.deferred`): a cluster
+        # interrupted half-way goes on starting in its event loop, out of reach of the clean-up below
+        with deferred(), dask.config.set({"distributed.worker.profile.enabled": False}):
+            lc = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
+                              dashboard_address=":0", silence_logs=40, local_directory=scratch,
+                              env={"TMPDIR": scratch})
+            lc.burstbuffer_scratch = scratch
+            client = _quiet(Client(lc))
+        return client, lc, True
+    except BaseException:
+        # a signal (`signals.Interrupted`) or a failure while the cluster starts: the processes started so
+        # far and the scratch folder go with it
+        _discard_local_cluster(client, lc, scratch)
+        raise
+
+
+def _discard_local_cluster(client, lc, scratch: str) -> None:
+    """Close `client` and LocalCluster `lc` (None: not made yet), end every process the cluster started and
+    remove its `scratch` folder."""
+    procs = _worker_processes()
+    if client is not None:
+        try:
+            client.close()
+        except Exception:  # noqa: BLE001 - the cluster is closed next anyway
+            pass
+    if lc is not None:
+        try:
+            lc.close(timeout=10)
+        except Exception:  # noqa: BLE001 - a half-started cluster: its processes are reaped below
+            pass
+    _reap(procs, grace=5.0)
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 class DaskExecutor:
@@ -373,24 +401,29 @@ def make_executor(args, workers: int, *, pin: bool, progress: bool, desc: str, l
     client, cluster, local = connect(address=args.scheduler_address, scheduler_file=args.scheduler_file,
                                      cluster=args.cluster, cluster_config=args.cluster_config,
                                      workers=workers)
-    n = len(client.scheduler_info().get("workers", {}))
-    log(f"dask: scheduler {client.scheduler.address}, {n} worker(s) now, dashboard {client.dashboard_link}")
-
     executor = DaskExecutor(client, pin=pin and local, progress=progress, log=log, desc=desc)
 
     def close():
         """Shut down the client and the cluster we started; with our LocalCluster, also its scratch folder
-        and the temporary run directories its killed workers left (no task of ours runs any more)."""
-        workers = _worker_processes() if getattr(cluster, "burstbuffer_scratch", None) else []
-        try:
-            client.close()
-        finally:
-            if cluster is not None:
-                cluster.close()
-                _reap(workers)       # a worker still winding down a run would write into its directory
-                scratch = getattr(cluster, "burstbuffer_scratch", None)
-                if scratch:
-                    shutil.rmtree(scratch, ignore_errors=True)
-                if executor.todo:
-                    remove_leftovers(executor.todo)
+        and the temporary run directories its killed workers left (no task of ours runs any more). A signal
+        arriving meanwhile waits until this is done (`signals.deferred`)."""
+        with deferred():
+            workers = _worker_processes() if getattr(cluster, "burstbuffer_scratch", None) else []
+            try:
+                client.close()
+            finally:
+                if cluster is not None:
+                    cluster.close()
+                    _reap(workers)       # a worker still winding down a run would write into its directory
+                    scratch = getattr(cluster, "burstbuffer_scratch", None)
+                    if scratch:
+                        shutil.rmtree(scratch, ignore_errors=True)
+                    if executor.todo:
+                        remove_leftovers(executor.todo)
+    try:
+        n = len(client.scheduler_info().get("workers", {}))
+        log(f"dask: scheduler {client.scheduler.address}, {n} worker(s) now, dashboard {client.dashboard_link}")
+    except BaseException:        # a signal before the caller holds `close`
+        close()
+        raise
     return executor, close
