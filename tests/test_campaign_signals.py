@@ -217,3 +217,27 @@ def test_sweep_dask_signalled_while_its_cluster_starts_leaves_nothing(tmp_path, 
         time.sleep(0.1)
     assert not [(k, _cmdline(k)) for k in kids if _alive(k)]
     assert not list((tmp_path / "t").iterdir()), list((tmp_path / "t").iterdir())
+
+
+@pytest.mark.parametrize("command", ["sweep", "reproduce"])
+def test_local_engine_killed_outright_leaves_no_process(tmp_path, command):
+    """SIGKILL to the command (no handler runs): its pool workers, the simulators they run and
+    multiprocessing's resource tracker end with it."""
+    f = tmp_path / "c.toml"
+    f.write_text(CAMPAIGN.format(kth=KTH))
+    out = tmp_path / "out"
+    argv = (["sweep", str(f)] if command == "sweep" else
+            ["reproduce", "--jobs", "1000", "--policies", "sjf-bb,fcfs-bb", "--gantt-jobs", "1"])
+    proc, kids = _start([*argv, "--output", str(out), "--engine", "local", "--workers", "2", "--cpu", "off", "-q"],
+                        tmp_path)
+    kids = set(kids) | set(_descendants(proc.pid))
+    assert any("resource_tracker" in _cmdline(k) for k in kids), [_cmdline(k) for k in kids]
+    proc.kill()
+    proc.communicate(timeout=60)
+    deadline = time.monotonic() + 120         # a run interrupted by the parent's death gets 20 s to write
+    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [(k, _cmdline(k)) for k in kids if _alive(k)]
+    for k, _ in left:
+        os.kill(k, signal.SIGKILL)
+    assert not left, f"processes outlived the command: {left}"
