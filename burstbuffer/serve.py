@@ -10,8 +10,9 @@ Docker: see docker/) or the embedded simulator ('burstbuffer simulate ... -s tcp
 
 Faults: Batsim silent for --timeout seconds → one line and exit status 124; Batsim gone (its connection closed
 and not back within a second), a malformed message (a field missing or of the wrong type, docs/faults.md), or
-SIMULATION_ENDS while jobs still run or wait (written RUNNING / PENDING) → one line and exit status 1; an unknown event type → a warning, then ignored; SIGINT,
-SIGTERM or SIGHUP → jobs.csv with the jobs so far, the summary so far, exit status 130 / 143 / 129.
+SIMULATION_ENDS while jobs still run or wait (written RUNNING / PENDING) → one line and exit status 1; an
+unknown event type → a warning, then ignored; SIGINT, SIGTERM or SIGHUP → jobs.csv with the jobs so far, the
+summary so far, exit status 130 / 143 / 129.
 Whatever the end, jobs.csv is written. Bad input (unknown policy, missing file, address in use) → exit status 2.
 """
 from __future__ import annotations

@@ -114,8 +114,8 @@ def read_cluster_config(path: str | Path, kind: str) -> tuple[dict, dict]:
     shell lines run before the worker, e.g. ``source /shared/venv/bin/activate``), python, interface,
     local-directory, log-directory, worker-extra-args, job-name, minimum-jobs, maximum-jobs (adaptive
     scaling bounds, default 0 and 1), submit-timeout (seconds a submit or cancel command may take, default
-    `batch_jobs.SUBMIT_TIMEOUT`; in the scaling dict when given). InputError (file, key, reason) for a missing file, bad TOML, an
-    unknown key or a missing cores/memory."""
+    `batch_jobs.SUBMIT_TIMEOUT`; in the scaling dict when given). InputError (file, key, reason) for a missing
+    file, bad TOML, an unknown key or a missing cores/memory."""
     p = Path(path)
     data = read_toml(p, "cluster config")
     table = data.get(kind, data.get("cluster"))

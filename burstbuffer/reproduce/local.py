@@ -173,7 +173,8 @@ class LocalPoolExecutor:
 
         stop = ctx.Event()
         pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=ctx,
-                                   initializer=_init_worker, initargs=(q, ctx.Value("i", 0), self.pin, stop, os.getpid()))
+                                   initializer=_init_worker,
+                                   initargs=(q, ctx.Value("i", 0), self.pin, stop, os.getpid()))
         futures = {pool.submit(_pool_task, s, settings): s for s in todo}
         pending = set(futures)
 
