@@ -141,11 +141,12 @@ def test_simulation_ends_after_every_job_ended_is_status_0(tmp_path):
 
 
 # ---------------------------------------------------------------- huge resource ids
-@pytest.mark.parametrize("rid", [10**20, 10**9, -1, "3", 2.0])
-def test_a_resource_id_out_of_range_is_one_line_and_builds_nothing(tmp_path, rid):
+@pytest.mark.parametrize("strict", [False, True], ids=["lenient", "check-protocol"])
+@pytest.mark.parametrize("rid", [10**20, 10**9, -1, "3", 2.0, "x", None])
+def test_a_resource_id_out_of_range_is_one_line_and_builds_nothing(tmp_path, rid, strict):
     begins = copy.deepcopy(BEGINS)
     begins["data"]["compute_resources"][5]["id"] = rid
-    res, answers = drive(tmp_path / "o", [msg(0.0, begins)])
+    res, answers = drive(tmp_path / "o", [msg(0.0, begins)], strict=strict)
     assert answers == [] and res.status == 1
     line = one_line(res)
     assert line.startswith("malformed SIMULATION_BEGINS (resource id ") and str(rid)[:10] in line, line
@@ -261,6 +262,14 @@ def test_a_socket_address_that_cannot_be_bound_as_given_is_refused(tmp_path, cap
 
 
 # ---------------------------------------------------------------- any hostile sequence (Hypothesis)
+def _begins_with(rid) -> dict:
+    begins = copy.deepcopy(BEGINS)
+    begins["data"]["compute_resources"][0]["id"] = rid
+    return begins
+
+
+#: SIMULATION_BEGINS as sent, and with a resource id out of range or of the wrong type
+BEGINS_VARIANTS = [BEGINS, BEGINS, BEGINS, _begins_with(10**20), _begins_with("x"), _begins_with(None)]
 IDS = ["w0!1", "w0!2", "w0!3", "w0!" + "x" * 3000, "w1!1", "!", "w0!\x1b"]
 STATES = sorted(JOB_STATES) + ["BOGUS"]
 
@@ -293,7 +302,7 @@ def hostile_event(draw, t: float) -> dict:
     if kind == "state":
         return ev(ts, "RESOURCE_STATE_CHANGED", resources=draw(st.sampled_from(["0-3", "zz"])), state="1")
     if kind == "begins":
-        return BEGINS
+        return draw(st.sampled_from(BEGINS_VARIANTS))
     return ev(ts, "SIMULATION_ENDS")
 
 
@@ -301,7 +310,7 @@ def hostile_event(draw, t: float) -> dict:
 def hostile_run(draw) -> list[dict]:
     """SIMULATION_BEGINS, then messages of hostile events (now sometimes going backwards or a string), then
     SIMULATION_ENDS."""
-    messages = [msg(0.0, BEGINS)]
+    messages = [msg(0.0, draw(st.sampled_from(BEGINS_VARIANTS)))]
     t = 0.0
     for _ in range(draw(st.integers(1, 8))):
         t = draw(st.sampled_from([t, t + 1.0, t + 50.0, max(t - 2.0, 0.0)]))
