@@ -255,7 +255,7 @@ class SchedulerApp:
         j = ev.job
         workload, _, _ = ev.job_id.partition("!")
         try:
-            _, subtime, walltime, res, pname = check_job(j, f"job {ev.job_id}")
+            _, subtime, walltime, res, pname = check_job(j, f"job {excerpt(ev.job_id)}")
         except DefinitionError as exc:
             raise _bad_job(ev.job_id, exc.reason) from None
         profile = ev.profile or (self.profiles.get(workload) or {}).get(pname) or {}
@@ -265,7 +265,7 @@ class SchedulerApp:
                       bb, pname,
                       float(j.get("project_weight", profile.get("project_weight", 1.0))),
                       str(j.get("queue", profile.get("queue", "")) or ""))
-            given = check_phase_bb(j, f"job {ev.job_id}")
+            given = check_phase_bb(j, f"job {excerpt(ev.job_id)}")
             derived = phase_bb(profile, bb)
             job.bb_in, job.bb_run, job.bb_out = (given.get(k, d) for k, d in
                                                  zip(("bb_in", "bb_run", "bb_out"), derived))
