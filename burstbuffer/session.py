@@ -118,8 +118,9 @@ class SchedulerSession(RunFolder):
         a run's simulating process does not import the analysis stack (`burstbuffer.colocated`)."""
         if self.bar is not None:
             self.bar.close()
-        # unfinished jobs (an interrupted or failed run) are marked RUNNING / PENDING
-        self.app.write_jobs_csv(str(self.jobs_csv), mark_unfinished=not self.app.simulation_ended)
+        # unfinished jobs (an interrupted or failed run, or a simulator that ended with jobs still running or
+        # pending: `SchedulerApp.unfinished`) are marked RUNNING / PENDING
+        self.app.write_jobs_csv(str(self.jobs_csv), mark_unfinished=True)
         if self.app.platform is not None:   # the platform, for `burstbuffer plot`
             from .metrics.runinfo import write_run_json
             write_run_json(self.output / "run.json", self.app.platform, self.spec.text, self.spec.job_model)

@@ -12,7 +12,7 @@ import pytest
 
 from burstbuffer.app import SchedulerApp
 from burstbuffer.batsim.loop import Outbox
-from burstbuffer.batsim.protocol import ExecuteJob, JobCompleted, JobSubmitted, SimulationBegins
+from burstbuffer.batsim.protocol import ExecuteJob, JobCompleted, JobSubmitted, ProtocolError, SimulationBegins
 from burstbuffer.errors import InputError
 from burstbuffer.io_model.alloc_only import AllocOnlyModel
 from burstbuffer.io_model.base import JobModel
@@ -145,9 +145,10 @@ def test_a_bad_job_submitted_is_a_one_line_error(monkeypatch):
     app = SchedulerApp(Fcfs, AllocOnlyModel())
     out = Outbox(0.0)
     app.on_event(0.0, SimulationBegins({"profiles": {}}), out)
-    with pytest.raises(InputError) as e:
+    with pytest.raises(ProtocolError) as e:     # Batsim's message is malformed: exit 1 (docs/faults.md)
         app.on_event(1.0, JobSubmitted("w0!1", {"id": "w0!1", "subtime": 1, "res": 0, "profile": "p"}), out)
-    assert str(e.value) == "JOB_SUBMITTED: w0!1: bad job description (field 'res' must be a positive integer, not 0)"
+    assert str(e.value) == ("malformed JOB_SUBMITTED for job w0!1: bad job description (field 'res' must be a "
+                            "positive integer, not 0)")
 
 
 # --- per-job metrics, tau, columns ---------------------------------------------------------------
