@@ -161,14 +161,17 @@ def test_a_resource_id_given_twice_is_one_line(tmp_path):
 
 # ---------------------------------------------------------------- huge job ids: bounded excerpts
 HUGE = "\x1b" + "j" * 5_000_000
+#: the longest job id a workload may hold (longer ones are refused at submission, below): a duplicate of it is
+#: still quoted bounded
+LONG = "\x1b" + "j" * 990
 
 
 @pytest.mark.parametrize("strict", [False, True], ids=["lenient", "check-protocol"])
 @pytest.mark.parametrize("fault", ["submitted twice", "unknown job completed"])
 def test_a_huge_job_id_is_quoted_bounded(tmp_path, caplog, fault, strict):
-    first = [msg(0.0, BEGINS), msg(1.0, submit(1.0, "w0!" + HUGE))] if fault == "submitted twice" else \
+    first = [msg(0.0, BEGINS), msg(1.0, submit(1.0, "w0!" + LONG))] if fault == "submitted twice" else \
         [msg(0.0, BEGINS)]
-    bad = msg(2.0, submit(2.0, "w0!" + HUGE)) if fault == "submitted twice" else \
+    bad = msg(2.0, submit(2.0, "w0!" + LONG)) if fault == "submitted twice" else \
         msg(2.0, ev(2.0, "JOB_COMPLETED", job_id="w0!" + HUGE, job_state="COMPLETED_SUCCESSFULLY", alloc="0-3"))
     with caplog.at_level(logging.WARNING, logger="burstbuffer"):
         res, answers = drive(tmp_path / "o", [*first, bad, ends(3.0)], strict=strict)
@@ -180,6 +183,13 @@ def test_a_huge_job_id_is_quoted_bounded(tmp_path, caplog, fault, strict):
         line = next(r.getMessage() for r in caplog.records if "broke the protocol" in r.getMessage())
     assert len(line) < 1000 and "\x1b" not in line and "jjjj" in line, line[:300]
     assert all(len(r.getMessage()) < 2000 for r in caplog.records)
+
+
+def test_a_huge_submitted_job_id_is_refused_in_one_bounded_line(tmp_path):
+    res, answers = drive(tmp_path / "o", [msg(0.0, BEGINS), msg(1.0, submit(1.0, "w0!" + HUGE)), ends(2.0)])
+    line = one_line(res)
+    assert res.status == 1 and len(answers) == 1, line[:300]
+    assert "longer than" in line and len(line) < 1000 and "\x1b" not in line, line[:300]
 
 
 # ---------------------------------------------------------------- wrong values and types
