@@ -131,10 +131,13 @@ def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, 
     platform = input_path(platform, "platform")
     require_simgrid()       # before any output is made
     with OutputLock(output_dir(output)):          # one writer per output folder (docs/reliability.md §5)
-        return _run_locked(spec, workload, platform, output, bb_capacity=bb_capacity, storage=storage,
-                           progress=progress, timeout=timeout, check_protocol=check_protocol,
-                           on_progress=on_progress, cpu=cpu, network_model=network_model,
-                           run_timeout=run_timeout, energy=energy, link=link)
+        res = _run_locked(spec, workload, platform, output, bb_capacity=bb_capacity, storage=storage,
+                          progress=progress, timeout=timeout, check_protocol=check_protocol,
+                          on_progress=on_progress, cpu=cpu, network_model=network_model,
+                          run_timeout=run_timeout, energy=energy, link=link)
+        from .metrics.runinfo import record_inputs
+        record_inputs(Path(output), workload, platform, spec.seed)   # what `burstbuffer compare` pairs runs by
+        return res
 
 
 def _run_locked(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, *, bb_capacity, storage,
