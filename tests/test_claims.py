@@ -34,20 +34,21 @@ def _waits(**change) -> dict[str, np.ndarray]:
 
 #: replicates of the tables below: each a draw where every policy's values move by its own ± 0.3 %
 R = 3
-JITTER = np.random.default_rng(4).uniform(-0.003, 0.003, (2 * R + 32, 32))
+JITTER = np.random.default_rng(4).uniform(-0.003, 0.003, (R + 32, 32))
+AA_JITTER = np.random.default_rng(5).uniform(-0.003, 0.003, (R + 32, 32))     # the A/A columns' own draws
 
 
 def _jobs(waits: dict[str, np.ndarray], bsld: dict[str, np.ndarray] | None = None, scope="whole",
           replicates: int = R, aa: bool = False, draw: int = 0) -> pd.DataFrame:
     """Tidy per-job rows in `replicates` replicates; bounded slowdown 1 + wait [h] unless given (plan-2: 27 %
-    below sjf-bb's). `aa`: every policy's A/A column too (its own draws R + `draw` + k)."""
+    below sjf-bb's); replicate k uses draw `draw` + k. `aa`: every policy's A/A column too (draws of its own)."""
     from burstbuffer.metrics.verdicts import placebo_column
     bsld = {"plan-2": 0.73 * (1 + waits["sjf-bb"]), **(bsld or {})} if "sjf-bb" in waits else (bsld or {})
     frames = []
     for k in range(replicates):
         for i, (p, w) in enumerate(waits.items()):
-            for lab, kk in ((p, k),) + (((placebo_column(p), R + draw + k),) if aa else ()):
-                f = 1 + JITTER[kk, i]
+            for lab, jit in ((p, JITTER),) + (((placebo_column(p), AA_JITTER),) if aa else ()):
+                f = 1 + jit[draw + k, i]
                 frames.append(pd.DataFrame({"scope": scope, "policy": lab, "job_id": [str(j) for j in range(len(w))],
                                             "waiting_time": 3600 * w * f, "bounded_slowdown": bsld.get(p, 1 + w) * f,
                                             "replicate": k}))
