@@ -41,6 +41,8 @@ from burstbuffer.reproduce.runs import RunSpec  # noqa: E402
 
 KTH_SWF = bundled("workloads", "KTH-SP2-1996-2.1-cln.swf.gz")
 NOMINAL = 0.05
+#: the first workload draw of the unpaired comparisons, and the draw of the 8 plan-2 seeds
+UNPAIRED_DRAWS, EIGHT_DRAW = 10_000, 20_000
 
 
 def draw(folder: Path, n: int, seed: int) -> Path:
@@ -107,12 +109,13 @@ def main(argv=None) -> int:
             c_side.append(spec(out, "plan-2", w, 2000 + d, n))
             d += 1
         paired.append((t_side, c_side))
+    d = UNPAIRED_DRAWS               # fixed offsets: a run with another --comparisons reuses the runs made
     for i in range(K):               # sjf-bb vs sjf-bb on independent draws
         t_side = [spec(out, "sjf-bb", draw(wl, n, d + r), 0, n) for r in range(R)]
         c_side = [spec(out, "sjf-bb", draw(wl, n, d + R + r), 0, n) for r in range(R)]
         d += 2 * R
         unpaired.append((t_side, c_side))
-    one = draw(wl, n, d)             # 8 plan-2 seeds on one draw
+    one = draw(wl, n, EIGHT_DRAW)    # 8 plan-2 seeds on one draw
     eight = [spec(out, "plan-2", one, 3000 + s, n) for s in range(8)]
     for t_side, c_side in paired + unpaired:
         specs += t_side + c_side
