@@ -251,6 +251,7 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
           "and control): its effect is the mean of the per-replicate effects, its noise floor their Student's t "
           "95 % interval (docs/verdicts.md)"
           + (". With fewer than 2 replicates there is no noise floor: no claim can be reproduced" if nrep < 2 else "")
+          + (f". {nrep} is the study's default: {study.replicates_reason}" if nrep == study.replicates else "")
           + f". The tables and figures below are those of replicate 0 (seed {manifest.get('seed', 0)}).")
     # every claim judged three ways: on the runs, as an A/A test (placebo) and reversed (a sign check)
     by_mode = {m: evaluate(claims, cj, mode=m, regime=regime) for m in MODES}
