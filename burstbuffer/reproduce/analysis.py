@@ -150,7 +150,8 @@ def _with_nodes(jobs, specs: list[RunSpec], results: dict[str, dict]):
     nodes = {}
     for s in specs:
         if s.scope != "gantt" and "error" not in results.get(s.key, {"error": 1}):
-            nodes[(s.scope, s.column or s.policy)] = read_capacity(Path(s.out), (0, 0))[0]
+            label = s.column or s.policy
+            nodes[(s.scope, placebo_column(label) if s.placebo else label)] = read_capacity(Path(s.out), (0, 0))[0]
     if jobs.empty:
         return jobs
     key = list(zip(jobs["scope"], jobs["policy"]))

@@ -300,8 +300,8 @@ def execute(specs: Sequence[RunSpec], executor: Executor, settings: RunSettings,
             first[k] = s
             todo.append(s)
     if results:
-        log(f"resuming: {len(results) - reused} finished run(s) kept, {reused} copied from the cache, "
-            f"{len(todo)} to do")
+        log(f"resuming: {len(results) - reused} finished run(s) kept, "
+            + (f"{reused} copied from the cache, " if cache is not None else "") + f"{len(todo)} to do")
     if twins:
         log(f"{sum(map(len, twins.values()))} run(s) share their inputs with another of the plan: run once, copied")
 
