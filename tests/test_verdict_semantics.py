@@ -233,6 +233,16 @@ def test_parts_are_replicates():
     assert _one(_claim(rel), two).conditions[0]["n"] == 20
 
 
+def test_a_group_of_scopes_is_a_set_of_replicates():
+    """A study that draws its own replicates as scopes (``theta-S4-r0`` …): scope ``theta-S4-r*`` judges them as
+    one condition, each scope a replicate."""
+    jobs = pd.concat([_jobs({"t": list(BASES[k] * (0.8 + JITTER[k])), "c": list(BASES[k])}, f"theta-S4-r{k}")
+                      for k in range(R)] + [_jobs({"t": list(BASE), "c": list(BASE * 0.5)}, "cori-S4")])
+    d = judge(_cond(scope="theta-S4-r*"), jobs)
+    assert d["n"] == R and d["verdict"] == REPRODUCED        # cori-S4, where t is worse, is not in the group
+    assert judge(_cond(scope="theta-S4-r0"), jobs)["verdict"] == NOT      # one scope alone: one replicate
+
+
 def test_paired_is_the_replicate_noise_floor():
     assert Paired is Replicates and _cond().noise == Replicates(0.95)
     with pytest.raises(ValueError):

@@ -180,7 +180,8 @@ class Condition:
     variant labels) on `metric`, whose `better` direction is `LOWER` or `HIGHER`, measured as `effect`
     (a key of `EFFECTS`), asserting `asserts` (`DIFFERENCE` or `NO_DIFFERENCE`), judged against `band`
     (`Band`) beyond the noise floor `noise` (`Replicates`), on the runs of `scope` (a scope name
-    such as ``whole`` or ``cori-S4``, or ``parts``: every ``part-NN`` scope). `label`: its name in the
+    such as ``whole`` or ``cori-S4``; ``parts``: every ``part-NN`` scope; ``PREFIX*``: every scope starting
+    with PREFIX, each one replicate, e.g. ``theta-S4-r*`` for a study's own draws). `label`: its name in the
     report (default: "treatment vs control").
 
     `treatment_jobs`, `control_jobs`: (name, selection) — a job class of each side (a function of the
@@ -325,9 +326,11 @@ class _Rows:
                                                       sort=False)}
 
     def __call__(self, label: str, scope: str) -> pd.DataFrame:
-        """The rows of column `label` in `scope` (``parts``: every ``part-NN`` scope)."""
-        if scope == "parts":
-            got = [g for (sc, pol), g in self.groups.items() if pol == label and sc.startswith("part-")]
+        """The rows of column `label` in `scope` (``parts``: every ``part-NN`` scope; ``PREFIX*``: every scope
+        starting with PREFIX)."""
+        if scope == "parts" or scope.endswith("*"):
+            prefix = "part-" if scope == "parts" else scope[:-1]
+            got = [g for (sc, pol), g in self.groups.items() if pol == label and sc.startswith(prefix)]
             return pd.concat(got) if got else self.jobs.iloc[0:0]
         return self.groups.get((scope, label), self.jobs.iloc[0:0])
 
@@ -348,10 +351,11 @@ def _pair(cond: Condition, rt: pd.DataFrame, rc: pd.DataFrame, tj=None, cj=None)
 
 def _replicates(cond: Condition, rows: pd.DataFrame) -> dict:
     """The rows of one side split by replicate: key → rows. The key is the ``replicate`` column's value (0
-    for every row when the table has none); for a metric over parts, (replicate, part scope): each part of
-    each draw is a replicate of its own (the trace's parts are the paper's own replicates)."""
+    for every row when the table has none); for a condition over a group of scopes (``parts``, ``PREFIX*``),
+    (replicate, scope): each part of each draw is a replicate of its own (the trace's parts are the paper's
+    own replicates), and so is each scope of a group a study draws as its own replicates."""
     rep = rows["replicate"].to_numpy() if "replicate" in rows else np.zeros(len(rows), int)
-    if cond.metric.over == "parts":
+    if cond.metric.over == "parts" or cond.scope == "parts" or cond.scope.endswith("*"):
         return {k: g for k, g in rows.groupby([rep, rows["scope"].astype(str).to_numpy()], sort=True)}
     return {k: g for k, g in rows.groupby(rep, sort=True)}
 
