@@ -516,8 +516,9 @@ def evaluate(claims: list[Claim] | tuple[Claim, ...], jobs: pd.DataFrame | None,
     `jobs`: the tidy per-job table of every run (columns scope, policy = column label, job_id, then
     `burstbuffer.metrics.tidy.job_metrics`'s; ``replicate`` (0 when absent) for the noise floor; None or empty: every
     claim ``not measured``). `mode`: one of `MODES` (``placebo``: an A/A test, each condition's control
-    against its A/A column, `placebo_column`, unpaired; ``reverse``: a sign check, the two swapped). `regime`: the study's `RegimeCheck`s; when one failed, every
-    measured claim is ``out of regime`` (its measurement still reported). ValueError for an unknown mode."""
+    against its A/A column, `placebo_column`, unpaired; ``reverse``: a sign check, the two swapped).
+    `regime`: the study's `RegimeCheck`s; when one failed, every measured claim is ``out of regime`` (its
+    measurement still reported). ValueError for an unknown mode."""
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} not in {MODES}")
     failed = [f"{r.name}: {r.measured} (needs {r.needs})" for r in regime if not r.ok]

@@ -138,7 +138,8 @@ def render(res: dict) -> str:
     """The lines `burstbuffer compare` prints for `compare_runs`'s result."""
     lo, hi = res["interval"]
     reps = res["replicates"]
-    reps_text = f"{reps} pairs" if isinstance(reps, int) else f"{reps[0]} treatment and {reps[1]} control runs (unpaired)"
+    reps_text = (f"{reps} pair{'s' if reps != 1 else ''}" if isinstance(reps, int) else
+                 f"{reps[0]} treatment and {reps[1]} control runs (unpaired)")
     interval = "none" if lo != lo else f"[{_num(lo)}, {_num(hi)}] %"
     return "\n".join([f"metric:      {res['metric']}",
                       f"treatment:   {res['treatment_value']:.6g}   control: {res['control_value']:.6g}"

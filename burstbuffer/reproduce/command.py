@@ -128,7 +128,8 @@ def reproduce(args) -> int:
                 "workload": str(plan.whole) if plan.whole else None, "whole_label": plan.whole_label,
                 "parts": [str(p) for p in plan.parts], "parts_label": plan.parts_label,
                 "policies": plan.policies, "skipped": plan.skipped, "model": args.model, "platform": str(platform),
-                "seed": args.seed, "replicates": args.replicates, "workers": workers, "engine": args.engine, "notes": plan.notes,
+                "seed": args.seed, "replicates": args.replicates, "workers": workers, "engine": args.engine,
+                "notes": plan.notes,
                 "mode": verdict_mode(args)}
     print(f"reproduce: {len(specs)} runs ({len(plan.policies)} {'columns' if study.variants else 'policies'}, "
           f"{len({s.scope for s in specs if s.scope != 'gantt'})} workload(s)"
