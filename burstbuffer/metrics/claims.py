@@ -167,7 +167,7 @@ class Replicates:
 
     def text(self, n: int, paired: bool = True) -> str:
         how = "paired, Student's t" if paired else "unpaired, Welch's t"
-        return f"{n} replicates ({how}), {100 * self.level:g} % interval"
+        return f"{n} replicate{'' if n == 1 else 's'} ({how}), {100 * self.level:g} % interval"
 
 
 #: the name conditions gave their noise floor before replicates; the same noise floor now (`Replicates`)
