@@ -135,15 +135,16 @@ def main(argv=None) -> int:
     wall = time.perf_counter() - t0
 
     def judge(pairs, unpaired_):
-        hits, boot = 0, 0
+        hits, boot, known = 0, 0, 0
         for t_side, c_side in pairs:
             res = compare_runs([s.out for s in t_side], [s.out for s in c_side], unpaired=unpaired_)
             hits += res["beyond_noise"]
+            known += res["interval"][0] == res["interval"][0]     # the replicates varied: an interval exists
             boot += bootstrap_beyond(t_side[0].out, c_side[0].out, paired=not unpaired_)
-        return hits, boot
+        return hits, boot, known
 
-    kp, bp = judge(paired, False)
-    ku, bu = judge(unpaired, True)
+    kp, bp, np_ = judge(paired, False)
+    ku, bu, nu = judge(unpaired, True)
     import numpy as np
     rng = np.random.default_rng(51)
     halves = []
@@ -161,7 +162,7 @@ def main(argv=None) -> int:
     fig = {"jobs": n, "replicates": R, "comparisons": [K, KU], "runs": len(specs), "wall_s": round(wall, 1),
            "paired_plan2": rate(kp, K), "unpaired_sjfbb": rate(ku, KU), "replicates_all": rate(kp + ku, K + KU),
            "job_bootstrap": rate(bp + bu, K + KU), "job_bootstrap_8_seeds": rate(boot8, len(same)),
-           "halves_of_8_seeds_beyond": sum(halves),
+           "halves_of_8_seeds_beyond": sum(halves), "with_an_interval": [np_, nu],
            "job_bootstrap_calibrated": calibrated(bp + bu, K + KU, NOMINAL)}
     (out / "calibration.json").write_text(json.dumps(fig, indent=1))
     line = lambda name, r: (f"{name}: {r['k']} of {r['n']} beyond noise = {100 * r['rate']:.1f} % "  # noqa: E731
@@ -170,6 +171,8 @@ def main(argv=None) -> int:
     print(line("replicates, plan-2 vs plan-2, paired (seeds)", fig["paired_plan2"]))
     print(line("replicates, sjf-bb vs sjf-bb, unpaired (draws)", fig["unpaired_sjfbb"]))
     print(line("replicates, all A/A comparisons", fig["replicates_all"]))
+    print(f"comparisons whose replicates varied (an interval exists): {np_} of {K} paired, {nu} of {KU} unpaired "
+          "(the others: identical schedules, no noise floor, never beyond noise)")
     print(line("job bootstrap of replicate 0 (diagnostic)", fig["job_bootstrap"]))
     print(line("job bootstrap, 8 plan-2 seeds on one draw, ordered pairs", fig["job_bootstrap_8_seeds"]))
     print(f"the job bootstrap passes the A/A rule: {'yes' if fig['job_bootstrap_calibrated'] else 'no'}")
