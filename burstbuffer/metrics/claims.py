@@ -473,7 +473,7 @@ def judge(cond: Condition, jobs, mode: str = "real") -> dict:
         return out
     m = measure(cd, rt, rc, tj=tj, cj=cj, paired=mode != "placebo")
     if not m["n"]:
-        out["why"] = f"no replicate paired between {t_label} and {c_label} on {cd.scope}"
+        out["why"] = f"no {cd.metric.over} paired between {t_label} and {c_label} on {cd.scope}"
         return out
     lo, hi = m["interval"]
     verdict, why = decide(cd, m["value"], lo, hi, m["why_no_interval"])
