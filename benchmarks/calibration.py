@@ -175,7 +175,8 @@ def main(argv=None) -> int:
           "(the others: identical schedules, no noise floor, never beyond noise)")
     print(line("job bootstrap of replicate 0 (diagnostic)", fig["job_bootstrap"]))
     print(line("job bootstrap, 8 plan-2 seeds on one draw, ordered pairs", fig["job_bootstrap_8_seeds"]))
-    print(f"the job bootstrap of replicate 0 passes the A/A rule: {'yes' if fig['job_bootstrap_calibrated'] else 'no'}")
+    ok_boot = "yes" if fig["job_bootstrap_calibrated"] else "no"
+    print(f"the job bootstrap of replicate 0 passes the A/A rule: {ok_boot}")
     print(f"halves of 8 plan-2 seeds on one draw: beyond noise in {sum(halves)} of 5 splits (at most 1 expected)")
     ok = calibrated(kp + ku, K + KU, NOMINAL) and sum(halves) <= 1
     print(f"calibrated (the lower end of the interval at or below {100 * NOMINAL:g} %, at most 1 split): "
