@@ -26,6 +26,8 @@ _PLUGINS = {
                   "run a study (default: the paper's experiments, §4.2) and write its figures and a report"),
     "sweep": ("burstbuffer.reproduce.sweep",
               "run a campaign (policies × workloads × models × seeds) on Dask or a local pool"),
+    "compare": ("burstbuffer.metrics.compare",
+                "judge treatment runs against control runs: effect, noise floor over replicates, verdict"),
 }
 
 

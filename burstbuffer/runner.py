@@ -101,10 +101,13 @@ def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, 
     require_simgrid()       # before any output is made
     with OutputLock(output_dir(output)), _naming_full_disk(output):   # one writer per folder (reliability.md §5)
         refuse_links(output)                      # nothing written through a link (docs/reliability.md §5)
-        return _run_locked(spec, workload, platform, output, bb_capacity=bb_capacity, storage=storage,
-                           progress=progress, timeout=timeout, check_protocol=check_protocol,
-                           on_progress=on_progress, cpu=cpu, network_model=network_model,
-                           run_timeout=run_timeout, energy=energy, link=link)
+        res = _run_locked(spec, workload, platform, output, bb_capacity=bb_capacity, storage=storage,
+                          progress=progress, timeout=timeout, check_protocol=check_protocol,
+                          on_progress=on_progress, cpu=cpu, network_model=network_model,
+                          run_timeout=run_timeout, energy=energy, link=link)
+        from .metrics.runinfo import record_inputs
+        record_inputs(Path(output), workload, platform, spec.seed)   # what `burstbuffer compare` pairs runs by
+        return res
 
 
 @contextlib.contextmanager

@@ -23,12 +23,22 @@ LARGE = RES >= 20
 SHORT6, OVER12 = WT <= 6 * 3600, WT > 12 * 3600
 
 
+#: replicates of the tables (docs/verdicts.md): each job's value moves by ± 0.03 % in each; every column also
+#: has its A/A column (the placebo's), on draws of its own
+R = 3
+JITTER = np.random.default_rng(6).uniform(-0.0003, 0.0003, (2 * R, 64, N))
+
+
 def _table(cols: dict[str, np.ndarray]) -> pd.DataFrame:
+    from burstbuffer.metrics.verdicts import placebo_column
     frames = []
-    for lab, w in cols.items():
-        frames.append(pd.DataFrame({"scope": "whole", "policy": lab, "job_id": [str(i) for i in range(N)],
-                                    "waiting_time": 3600 * w, "bounded_slowdown": 1 + w,
-                                    "requested_number_of_resources": RES, "requested_time": WT}))
+    for k in range(R):
+        for i, (lab, w) in enumerate(cols.items()):
+            for name, f in ((lab, 1 + JITTER[k, i]), (placebo_column(lab), 1 + JITTER[R + k, i])):
+                frames.append(pd.DataFrame({"scope": "whole", "policy": name, "job_id": [str(j) for j in range(N)],
+                                            "waiting_time": 3600 * w * f, "bounded_slowdown": (1 + w) * f,
+                                            "requested_number_of_resources": RES, "requested_time": WT,
+                                            "replicate": k}))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -98,27 +108,31 @@ def test_queue_waits_table_2():
     assert _one(O.CLAIMS, "queue-waits", _mira(60.0, 30.0, 10.0)).verdict == NOT      # the other way round
 
 
-def _schedule(drains: bool) -> dict:
+def _schedule(drains: bool, delay: float = 20.0) -> dict:
     """20 rounds of 100 s on 2 nodes: A (2 nodes, 50 s) submitted at t0, B (1 node, 10 s) at t0 + 1. Draining:
     A starts at t0 + 20 (the nodes idle while A and B wait), B after A; not draining: A at once, B after it
     (it waits on a full machine). Idle while queued: 40 / 140 node-s per round vs 0."""
     rows = []
     for k in range(20):
         t0 = 100.0 * k
-        a = t0 + 20 if drains else t0
+        a = t0 + delay if drains else t0
         rows += [(f"A{k}", t0, a, a + 50, 2), (f"B{k}", t0 + 1, a + 50, a + 60, 1)]
     return dict(zip(("job_id", "submission_time", "starting_time", "finish_time", "requested_number_of_resources"),
                     map(list, zip(*rows))))
 
 
 def _sched_table(cols: dict[str, bool]) -> pd.DataFrame:
+    """R replicates (a drain of 19, 20, 21 s), and each column's A/A column (22, 18, 20 s)."""
+    from burstbuffer.metrics.verdicts import placebo_column
     frames = []
-    for lab, drains in cols.items():
-        d = pd.DataFrame(_schedule(drains))
-        d["waiting_time"] = d["starting_time"] - d["submission_time"]
-        d["bounded_slowdown"] = 1.0
-        d["requested_time"] = 3600.0
-        frames.append(d.assign(scope="whole", policy=lab, nodes=2))
+    for k in range(R):
+        for lab, drains in cols.items():
+            for name, delay in ((lab, 19.0 + k), (placebo_column(lab), (22.0, 18.0, 20.0)[k])):
+                d = pd.DataFrame(_schedule(drains, delay))
+                d["waiting_time"] = d["starting_time"] - d["submission_time"]
+                d["bounded_slowdown"] = 1.0
+                d["requested_time"] = 3600.0
+                frames.append(d.assign(scope="whole", policy=name, nodes=2, replicate=k))
     return pd.concat(frames, ignore_index=True)
 
 

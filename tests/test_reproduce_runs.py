@@ -78,7 +78,9 @@ def _finish(spec, **override):
     out = Path(spec.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "jobs.csv").write_text("job_id\n")
-    info = {"key": spec.key, "policy": spec.policy, "model": spec.model, "workload": spec.workload, "jobs": spec.jobs}
+    from burstbuffer.reproduce.execute import input_key
+    info = {"key": spec.key, "policy": spec.policy, "model": spec.model, "workload": spec.workload, "jobs": spec.jobs,
+            "inputs": input_key(spec, RunSettings("p.xml"))}     # what run_one records: the run's content key
     info.update(override)
     (out / MARKER).write_text(json.dumps(info))
 

@@ -7,12 +7,13 @@ waiting time of the jobs of a size class, or of per-part values) and the better 
 `HIGHER`), the `Effect` it measures (a relative change in %, a ratio, a difference in points, the share of
 paired units where the treatment is better), what it asserts (`DIFFERENCE` or `NO_DIFFERENCE`), its
 `Band` around the paper's number (with the band's reason, and whether the number is the paper's or the
-project's own) and its noise floor (`Paired`: a paired bootstrap over jobs, or over the parts; `Seeds`:
-the spread over at least 3 seeds). A condition asserting a difference is
+project's own) and its noise floor (`Replicates`: Student's t over independent replicates, never a resampling
+of the jobs of one run). A condition asserting a difference is
 
 - *reproduced* when the effect has the paper's direction, lies beyond the noise floor and inside the band;
 - *partly* when it has the paper's direction beyond the noise floor but lies outside the band;
-- *not reproduced* when it has the wrong direction or lies inside the noise floor;
+- *not reproduced* when it has the wrong direction, lies inside the noise floor, or has no noise floor
+  (fewer than 2 replicates, or replicates that do not vary);
 
 a condition asserting no difference is reproduced when the whole noise interval lies inside its band, not
 reproduced otherwise. A claim is reproduced when all its conditions are, not reproduced when one is not,
@@ -21,9 +22,10 @@ measured`` when the runs lack a condition's columns. No condition can pass with 
 the control on its own metric.
 
 Because every condition names its treatment and its control, `evaluate` can judge the same table as a
-*placebo* (the control's runs in place of the treatment's: the simulator is deterministic for a given seed,
-so the control run again under the treatment's name is the control's run) or *reversed* (treatment and
-control swapped): a claim asserting a difference must then fail.
+*placebo*, an A/A test (the control's A/A column, the control policy run again with independent seeds on
+independent workload draws, in place of the treatment, judged unpaired: a claim of a difference must then
+fail, at the interval's nominal rate), or *reversed* (treatment and control swapped: a sign check, it
+fails whenever the real verdict is a difference in the paper's direction).
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ from typing import Callable
 
 from ..lazy import lazy
 from .verdicts import (DIFFERENCE, MISSING, MODES, NO_DIFFERENCE, NOT, OUT_OF_REGIME, PARTLY, REPRODUCED,
-                       Verdict)
+                       Verdict, placebo_column)
 
 np = lazy("numpy")  # numpy and pandas: imported on first use (burstbuffer.lazy)
 pd = lazy("pandas")
@@ -146,57 +148,30 @@ class Metric:
 
 
 @dataclass(frozen=True)
-class Paired:
-    """Noise floor: a paired bootstrap over the units of the metric (jobs, or parts): `resamples` resamples
-    of the paired units (seeded: the same interval every time), the effect recomputed on each; the effect is
-    beyond the noise floor when the central `level` interval lies entirely on the treatment-better side of
-    the null. With identical treatment and control (a placebo) the interval is the null itself: inside."""
+class Replicates:
+    """Noise floor: independent replicates (docs/verdicts.md, "The noise floor"). A replicate is one independent
+    draw of every random input of an experiment (the workload's burst-buffer and communication draw, the
+    policy's seed, and where the paper used them the trace's parts); the per-job table's ``replicate``
+    column says which run belongs to which. Paired (treatment and control share each replicate's inputs):
+    the effect is the mean of the R per-replicate effects, its interval Student's t over those R values
+    (`burstbuffer.metrics.stats.paired_interval`). Unpaired (independent inputs a side, e.g. the A/A
+    placebo): the effect of the means of the per-replicate statistics, its interval Welch's t on their
+    difference (`stats.unpaired_interval`). Fewer than 2 replicates, or replicates that do not vary: no
+    interval, never *reproduced*. The jobs of one run are never resampled."""
 
-    resamples: int = 1000
     level: float = 0.95
-    seed: int = 12345
-
-    def text(self, n: int, over: str) -> str:
-        return f"paired bootstrap over {n} {over}, {self.resamples} resamples, {100 * self.level:g} % interval"
-
-    def interval(self, t, c, effect, paired: bool = True) -> tuple[float, float]:
-        """The central `level` interval of ``effect(t[i], c[i])`` over bootstrap index sets i (`paired`);
-        unpaired (two groups of different jobs): ``effect(t[i], c[j])``, i and j drawn apart."""
-        n, m = len(t), len(c)
-        if n < 2 or m < 2:
-            return (math.nan, math.nan)
-        rng = np.random.default_rng(self.seed)
-        out, left = [], self.resamples
-        chunk = max(1, 2_000_000 // max(n, m))
-        while left > 0:
-            k = min(chunk, left)
-            idx = rng.integers(0, n, size=(k, n))
-            jdx = idx if paired else rng.integers(0, m, size=(k, m))
-            out.append(effect(t[idx], c[jdx], axis=1))
-            left -= k
-        e = np.concatenate(out)
-        e = e[~np.isnan(e)]
-        if not len(e):
-            return (math.nan, math.nan)
-        a = (1 - self.level) / 2
-        return float(np.quantile(e, a)), float(np.quantile(e, 1 - a))
-
-
-@dataclass(frozen=True)
-class Seeds:
-    """Noise floor: the spread over at least `min_seeds` seeds. The per-job table must carry a ``seed``
-    column (one run of each column per seed); the effect is computed per seed, and is beyond the noise
-    floor when every seed's effect lies on the treatment-better side of the null. The interval reported is
-    [lowest, highest] per-seed effect. Fewer seeds: the condition is not measured."""
-
-    min_seeds: int = 3
 
     def __post_init__(self):
-        if self.min_seeds < 3:
-            raise ValueError("a seed spread needs at least 3 seeds")
+        if not 0 < self.level < 1:
+            raise ValueError(f"level {self.level}: not in (0, 1)")
 
-    def text(self, n: int, over: str) -> str:
-        return f"spread over {n} seeds (at least {self.min_seeds})"
+    def text(self, n: int, paired: bool = True) -> str:
+        how = "paired, Student's t" if paired else "unpaired, Welch's t"
+        return f"{n} replicate{'' if n == 1 else 's'} ({how}), {100 * self.level:g} % interval"
+
+
+#: the name conditions gave their noise floor before replicates; the same noise floor now (`Replicates`)
+Paired = Replicates
 
 
 @dataclass(frozen=True)
@@ -204,8 +179,9 @@ class Condition:
     """One comparison of a claim: `treatment` against `control` (column labels of the study: policies or
     variant labels) on `metric`, whose `better` direction is `LOWER` or `HIGHER`, measured as `effect`
     (a key of `EFFECTS`), asserting `asserts` (`DIFFERENCE` or `NO_DIFFERENCE`), judged against `band`
-    (`Band`) beyond the noise floor `noise` (`Paired` or `Seeds`), on the runs of `scope` (a scope name
-    such as ``whole`` or ``cori-S4``, or ``parts``: every ``part-NN`` scope). `label`: its name in the
+    (`Band`) beyond the noise floor `noise` (`Replicates`), on the runs of `scope` (a scope name
+    such as ``whole`` or ``cori-S4``; ``parts``: every ``part-NN`` scope; ``PREFIX*``: every scope starting
+    with PREFIX, each one replicate, e.g. ``theta-S4-r*`` for a study's own draws). `label`: its name in the
     report (default: "treatment vs control").
 
     `treatment_jobs`, `control_jobs`: (name, selection) — a job class of each side (a function of the
@@ -222,7 +198,7 @@ class Condition:
     better: str = LOWER
     effect: str = "relative"
     asserts: str = DIFFERENCE
-    noise: Paired | Seeds = field(default_factory=Paired)
+    noise: Replicates = field(default_factory=Replicates)
     scope: str = "whole"
     label: str = ""
     treatment_jobs: tuple[str, Callable[[pd.DataFrame], object]] | None = None
@@ -238,10 +214,10 @@ class Condition:
         if self.treatment == self.control and (self.treatment_jobs is None or self.control_jobs is None
                                                or self.treatment_jobs[0] == self.control_jobs[0]):
             raise ValueError(f"condition {self.name}: treatment and control are the same column and jobs")
-        if not self.paired and (self.metric.over != "jobs" or isinstance(self.noise, Seeds) or self.effect == "share"):
-            raise ValueError(f"condition {self.name}: classes of jobs are compared over jobs, by bootstrap")
-        if self.metric.over == "parts" and isinstance(self.noise, Seeds):
-            raise ValueError(f"condition {self.name}: a metric over parts pairs parts, not seeds")
+        if not self.paired and (self.metric.over != "jobs" or self.effect == "share"):
+            raise ValueError(f"condition {self.name}: classes of jobs are compared over jobs, by a statistic")
+        if not isinstance(self.noise, Replicates):
+            raise ValueError(f"condition {self.name}: its noise floor must be Replicates (docs/verdicts.md)")
 
     @property
     def paired(self) -> bool:
@@ -261,12 +237,28 @@ class Condition:
 
     def sides(self, mode: str) -> tuple[str, tuple | None, str, tuple | None]:
         """(treatment column, its jobs, control column, its jobs) as judged in `mode` (`MODES`): real;
-        placebo (the control — column and class — in place of the treatment); reverse (the two swapped)."""
+        placebo, an A/A test (the control's A/A column — the control policy run again with independent seeds
+        on independent workload draws, `placebo_column` — in place of the treatment, judged unpaired);
+        reverse, a sign check (the two swapped)."""
         if mode == "reverse":
             return self.control, self.control_jobs, self.treatment, self.treatment_jobs
         if mode == "placebo":
-            return self.control, self.control_jobs, self.control, self.control_jobs
+            return placebo_column(self.control), self.control_jobs, self.control, self.control_jobs
         return self.treatment, self.treatment_jobs, self.control, self.control_jobs
+
+    def effect_of_difference(self, d: float, c: float) -> float:
+        """The effect (`EFFECTS`) of a control statistic `c` and a difference `d` of the statistic in the
+        better direction (C − T for LOWER, T − C for HIGHER): what an unpaired interval on d maps to. NaN where
+        undefined; not for ``share``."""
+        if self.effect == "points":
+            return 100.0 * d
+        if self.effect == "relative":
+            return 100.0 * d / abs(c) if c != 0 else math.nan
+        if self.effect == "ratio":
+            den = (c - d) if self.better == LOWER else c
+            num = c if self.better == LOWER else c + d
+            return num / den if den > 0 else (math.inf if num > 0 else math.nan)
+        raise ValueError(f"condition {self.name}: a share has no unpaired form")
 
     def effect_of(self, t, c, axis=None):
         """The effect (`EFFECTS`) of per-unit values `t` (treatment) and `c` (control), paired by position,
@@ -334,9 +326,11 @@ class _Rows:
                                                       sort=False)}
 
     def __call__(self, label: str, scope: str) -> pd.DataFrame:
-        """The rows of column `label` in `scope` (``parts``: every ``part-NN`` scope)."""
-        if scope == "parts":
-            got = [g for (sc, pol), g in self.groups.items() if pol == label and sc.startswith("part-")]
+        """The rows of column `label` in `scope` (``parts``: every ``part-NN`` scope; ``PREFIX*``: every scope
+        starting with PREFIX)."""
+        if scope == "parts" or scope.endswith("*"):
+            prefix = "part-" if scope == "parts" else scope[:-1]
+            got = [g for (sc, pol), g in self.groups.items() if pol == label and sc.startswith(prefix)]
             return pd.concat(got) if got else self.jobs.iloc[0:0]
         return self.groups.get((scope, label), self.jobs.iloc[0:0])
 
@@ -355,85 +349,137 @@ def _pair(cond: Condition, rt: pd.DataFrame, rc: pd.DataFrame, tj=None, cj=None)
     return t.loc[common].to_numpy(float), c.loc[common].to_numpy(float)
 
 
+def _replicates(cond: Condition, rows: pd.DataFrame) -> dict:
+    """The rows of one side split by replicate: key → rows. The key is the ``replicate`` column's value (0
+    for every row when the table has none); for a condition over a group of scopes (``parts``, ``PREFIX*``),
+    (replicate, scope): each part of each draw is a replicate of its own (the trace's parts are the paper's
+    own replicates), and so is each scope of a group a study draws as its own replicates."""
+    rep = rows["replicate"].to_numpy() if "replicate" in rows else np.zeros(len(rows), int)
+    if cond.metric.over == "parts" or cond.scope == "parts" or cond.scope.endswith("*"):
+        return {k: g for k, g in rows.groupby([rep, rows["scope"].astype(str).to_numpy()], sort=True)}
+    return {k: g for k, g in rows.groupby(rep, sort=True)}
+
+
+def measure(cond: Condition, rt: pd.DataFrame, rc: pd.DataFrame, *, tj=None, cj=None,
+            paired: bool = True) -> dict:
+    """The effect of one condition on treatment rows `rt` and control rows `rc` (per-job rows with a
+    ``replicate`` column; tj, cj: each side's class of jobs as `Condition.sides` gives them) and its noise
+    floor (`Replicates`): a dict with value (the effect), interval [low, high] (NaN when unknown), n (the
+    replicates), treatment_value and control_value (the metric's statistic, mean over replicates),
+    per_replicate (the paired effects; unpaired: []), paired, noise (text) and why_no_interval ("" when the
+    interval is known). `paired`: treatment and control share each replicate's inputs (the same replicate
+    keys); False: independent replicates a side (``share``: paired by position, the only form it has). A
+    share whose replicates are one unit each (a part) is a binomial proportion: Clopper-Pearson interval.
+    The one rule `judge` (a study's claims) and `burstbuffer compare` use."""
+    from .stats import binomial_interval, paired_interval, unpaired_interval
+    f = _stat(cond.metric.stat)
+    gt, gc = _replicates(cond, rt), _replicates(cond, rc)
+    lvl = cond.noise.level
+    out = {"paired": paired, "per_replicate": []}
+    if paired or cond.effect == "share":
+        keys = sorted(set(gt) & set(gc)) if paired else list(zip(sorted(gt), sorted(gc)))
+        per, tv, cv = [], [], []
+        for k in keys:
+            kt, kc = (k, k) if paired else k
+            t, c = _pair(cond, gt[kt], gc[kc], tj, cj)
+            if len(t) and len(c):
+                per.append(float(cond.effect_of(t, c)))
+                tv.append(float(f(t)))
+                cv.append(float(f(c)))
+        ci = paired_interval(per, lvl)
+        binary = cond.effect == "share" and len(per) >= 2 and all(v in (0.0, 100.0) for v in per)
+        if binary:       # one unit per replicate (a part): the share of them is a binomial proportion
+            k = sum(v == 100.0 for v in per)
+            lo, hi = binomial_interval(k, len(per), lvl)
+            ci = replace(ci, low=100 * lo, high=100 * hi, why="")
+        out.update(value=ci.mean, interval=[ci.low, ci.high], n=ci.n, per_replicate=per,
+                   treatment_value=float(np.mean(tv)) if tv else math.nan,
+                   control_value=float(np.mean(cv)) if cv else math.nan, why_no_interval=ci.why)
+        if binary:
+            out["noise"] = (f"{ci.n} replicates (one unit each: Clopper-Pearson binomial), {100 * lvl:g} % "
+                            "interval")
+            return out
+    else:
+        sel = lambda r, j: r if j is None or r.empty else r[np.asarray(j[1](r), bool)]  # noqa: E731
+        side = lambda g, j: [float(f(u)) for u in (cond.metric.units(sel(r, j)).to_numpy(float)  # noqa: E731
+                                                   for r in g.values()) if len(u)]
+        tv, cv = side(gt, tj), side(gc, cj)
+        # the difference in the better direction: C − T (lower is better) or T − C
+        a, b = (cv, tv) if cond.better == LOWER else (tv, cv)
+        ci = unpaired_interval(a, b, lvl)
+        cm = float(np.mean(cv)) if cv else math.nan
+        eff = lambda d: cond.effect_of_difference(d, cm) if d == d else math.nan  # noqa: E731
+        out.update(value=eff(ci.mean), interval=[eff(ci.low), eff(ci.high)], n=ci.n,
+                   treatment_value=float(np.mean(tv)) if tv else math.nan, control_value=cm,
+                   why_no_interval=ci.why)
+        out["n_sides"] = [len(tv), len(cv)]
+    out["noise"] = cond.noise.text(out["n"], paired)
+    return out
+
+
+def decide(cond: Condition, value: float, lo: float, hi: float, why_no_interval: str = "") -> tuple[str, str]:
+    """(verdict, why) of one condition from its effect `value` and its noise interval [`lo`, `hi`]
+    (docs/verdicts.md): no interval (`why_no_interval`): never reproduced; a difference: reproduced beyond
+    the noise floor inside the band, partly outside it, not reproduced in the wrong direction or inside the
+    noise floor; no difference: reproduced when the whole interval lies inside the band."""
+    null = cond.null
+    if value != value:
+        return NOT, "effect undefined (the control's statistic is 0, or nothing paired)"
+    if why_no_interval or lo != lo or hi != hi:
+        return NOT, why_no_interval or "no noise interval"
+    if cond.asserts == NO_DIFFERENCE:
+        inside = cond.band.holds(value) and cond.band.holds(lo) and cond.band.holds(hi)
+        return (REPRODUCED, "the noise interval lies inside the band") if inside else \
+            (NOT, "the effect or its noise interval leaves the band")
+    if value == null:
+        return NOT, "no effect"
+    if not value > null:
+        return NOT, "wrong direction: the treatment is worse than the control"
+    if not lo > null:
+        return NOT, "inside the noise floor"
+    if cond.band.holds(value):
+        return REPRODUCED, "right direction, beyond the noise floor, inside the band"
+    return PARTLY, "right direction, beyond the noise floor, outside the band"
+
+
+def beyond_noise(cond: Condition, lo: float, hi: float) -> bool:
+    """True when the interval [`lo`, `hi`] excludes the null (no effect) on either side."""
+    return bool(lo == lo and hi == hi and (lo > cond.null or hi < cond.null))
+
+
 def judge(cond: Condition, jobs, mode: str = "real") -> dict:
-    """One condition's verdict on the tidy per-job table `jobs` (columns scope, policy, job_id, the metric's
-    column; ``seed`` for `Seeds`) in `mode` (`MODES`): a dict with name, treatment, control, scope, metric,
-    better, effect (kind), unit, asserts, value (the effect), interval (the noise floor's), treatment_value and
-    control_value (the metric's statistic), n (paired units), band, noise (text), verdict, why (text).
-    Verdict ``not measured`` when a column lacks runs in the scope or no unit pairs."""
+    """One condition's verdict on the tidy per-job table `jobs` (columns scope, policy, job_id, replicate, the
+    metric's column) in `mode` (`MODES`; ``placebo``: the A/A column against the control, unpaired): a dict
+    with name, treatment, control, scope, metric, better, effect (kind), unit, asserts, value (the effect),
+    interval (the noise floor's), beyond_noise, treatment_value and control_value (the metric's statistic),
+    n (replicates), per_replicate, band, noise (text), verdict, why (text). Verdict ``not measured`` when a
+    column lacks runs in the scope or no replicate pairs."""
     cd = cond
     t_label, tj, c_label, cj = cond.sides(mode)
     unit = EFFECTS[cd.effect][0]
     out = {"name": cond.name, "treatment": t_label, "control": c_label, "scope": cd.scope,
            "metric": cd.metric.name, "better": cd.better, "effect": cd.effect, "unit": unit.strip(),
            "asserts": cd.asserts, "band": cd.band.text(unit), "value": math.nan, "interval": [math.nan, math.nan],
-           "treatment_value": math.nan, "control_value": math.nan, "n": 0, "noise": "", "verdict": MISSING,
-           "why": ""}
+           "beyond_noise": False, "treatment_value": math.nan, "control_value": math.nan, "n": 0,
+           "per_replicate": [], "noise": "", "verdict": MISSING, "why": ""}
     rows = jobs if isinstance(jobs, _Rows) else _Rows(jobs)
     rt, rc = rows(t_label, cd.scope), rows(c_label, cd.scope)
     lacking = [lab for lab, r in ((t_label, rt), (c_label, rc)) if r.empty]
     if lacking:
-        out["why"] = f"needs {' and '.join(dict.fromkeys(lacking))} on {cd.scope}"
+        why = f"needs {' and '.join(dict.fromkeys(lacking))} on {cd.scope}"
+        if mode == "placebo" and t_label in lacking:
+            why += " (the A/A runs: reproduce --placebo)"
+        out["why"] = why
         return out
-    f = _stat(cd.metric.stat)
-    if isinstance(cd.noise, Seeds):
-        if "seed" not in rows.jobs:
-            out["why"] = f"needs runs over at least {cd.noise.min_seeds} seeds"
-            return out
-        per, tv, cv = [], [], []
-        for sd in sorted(set(rt["seed"]) & set(rc["seed"])):
-            t, c = _pair(cd, rt[rt["seed"] == sd], rc[rc["seed"] == sd], tj, cj)
-            if len(t):
-                per.append(float(cd.effect_of(t, c)))
-                tv.append(float(f(t)))
-                cv.append(float(f(c)))
-        if len(per) < cd.noise.min_seeds:
-            out["why"] = f"needs runs over at least {cd.noise.min_seeds} seeds ({len(per)} paired)"
-            return out
-        value, lo, hi = float(np.mean(per)), float(min(per)), float(max(per))
-        out.update(n=len(per), treatment_value=float(np.mean(tv)), control_value=float(np.mean(cv)))
-        out["noise"] = cd.noise.text(len(per), cd.metric.over)
-    else:
-        first = None
-        if "seed" in rows.jobs:      # runs of several seeds: a bootstrap judges those of the first one
-            common = set(rt["seed"]) & set(rc["seed"])
-            if not common:
-                out["why"] = f"no seed common to {t_label} and {c_label} on {cd.scope}"
-                return out
-            first = min(common)
-            rt, rc = rt[rt["seed"] == first], rc[rc["seed"] == first]
-        t, c = _pair(cd, rt, rc, tj, cj)
-        if not (len(t) and len(c)):
-            out["why"] = f"no {cd.metric.over} paired between {t_label} and {c_label} on {cd.scope}"
-            return out
-        value = float(cd.effect_of(t, c))
-        lo, hi = cd.noise.interval(t, c, cd.effect_of, cd.paired)
-        out.update(n=len(t) if cd.paired else [len(t), len(c)], treatment_value=float(f(t)),
-                   control_value=float(f(c)))
-        out["noise"] = (cd.noise.text(len(t), cd.metric.over) if cd.paired else
-                        f"bootstrap over {len(t)} and {len(c)} jobs (unpaired: two classes), {cd.noise.resamples} "
-                        f"resamples, {100 * cd.noise.level:g} % interval")
-        if first is not None:
-            out["noise"] += f" (the runs of seed {first})"
-    out.update(value=value, interval=[lo, hi])
-    null = cd.null
-    if value != value:
-        out.update(verdict=NOT, why="effect undefined (the control's statistic is 0)")
-    elif cd.asserts == NO_DIFFERENCE:
-        inside = cd.band.holds(value) and cd.band.holds(lo) and cd.band.holds(hi)
-        out.update(verdict=REPRODUCED if inside else NOT,
-                   why="the noise interval lies inside the band" if inside else "the effect or its noise interval "
-                   "leaves the band")
-    elif value == null:
-        out.update(verdict=NOT, why="no effect")
-    elif not value > null:
-        out.update(verdict=NOT, why="wrong direction: the treatment is worse than the control")
-    elif not lo > null:
-        out.update(verdict=NOT, why="inside the noise floor")
-    elif cd.band.holds(value):
-        out.update(verdict=REPRODUCED, why="right direction, beyond the noise floor, inside the band")
-    else:
-        out.update(verdict=PARTLY, why="right direction, beyond the noise floor, outside the band")
+    m = measure(cd, rt, rc, tj=tj, cj=cj, paired=mode != "placebo")
+    if not m["n"]:
+        out["why"] = f"no {cd.metric.over} paired between {t_label} and {c_label} on {cd.scope}"
+        return out
+    lo, hi = m["interval"]
+    verdict, why = decide(cd, m["value"], lo, hi, m["why_no_interval"])
+    out.update(value=m["value"], interval=[lo, hi], beyond_noise=beyond_noise(cd, lo, hi), n=m["n"],
+               per_replicate=m["per_replicate"], treatment_value=m["treatment_value"],
+               control_value=m["control_value"], noise=m["noise"], verdict=verdict, why=why)
     return out
 
 
@@ -463,25 +509,16 @@ def _judge_claim(c: Claim, jobs: "_Rows | None", mode: str) -> Verdict:
     return Verdict(c.text, c.source, measured, verdict, how, noise=noise, conditions=conds, **base)
 
 
-def over_seeds(claims: list[Claim] | tuple[Claim, ...], min_seeds: int = 3) -> list[Claim]:
-    """`claims` with the noise floor of every condition that pairs jobs (`Condition.paired`, a metric over
-    jobs) the spread over at least `min_seeds` seeds (`Seeds`) in place of the one it states: what
-    `reproduce --seeds N` (N >= 3) judges them by (docs/verdicts.md). The other conditions (over parts, or
-    comparing classes of jobs) keep their bootstrap, on the runs of the first seed (`judge`)."""
-    def spread(d: Condition) -> Condition:
-        return replace(d, noise=Seeds(min_seeds)) if d.paired and d.metric.over == "jobs" else d
-    return [replace(c, conditions=tuple(spread(d) for d in c.conditions)) for c in claims]
-
-
 def evaluate(claims: list[Claim] | tuple[Claim, ...], jobs: pd.DataFrame | None, mode: str = "real",
              regime: list[RegimeCheck] | tuple[RegimeCheck, ...] = ()) -> list[Verdict]:
     """One verdict per claim, in table order (docs/verdicts.md).
 
     `jobs`: the tidy per-job table of every run (columns scope, policy = column label, job_id, then
-    `burstbuffer.metrics.tidy.job_metrics`'s; ``seed`` for a `Seeds` noise floor; None or empty: every
-    claim ``not measured``). `mode`: one of `MODES` (``placebo``: each condition's control in place of its
-    treatment; ``reverse``: the two swapped). `regime`: the study's `RegimeCheck`s; when one failed, every
-    measured claim is ``out of regime`` (its measurement still reported). ValueError for an unknown mode."""
+    `burstbuffer.metrics.tidy.job_metrics`'s; ``replicate`` (0 when absent) for the noise floor; None or empty: every
+    claim ``not measured``). `mode`: one of `MODES` (``placebo``: an A/A test, each condition's control
+    against its A/A column, `placebo_column`, unpaired; ``reverse``: a sign check, the two swapped).
+    `regime`: the study's `RegimeCheck`s; when one failed, every measured claim is ``out of regime`` (its
+    measurement still reported). ValueError for an unknown mode."""
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} not in {MODES}")
     failed = [f"{r.name}: {r.measured} (needs {r.needs})" for r in regime if not r.ok]
@@ -493,3 +530,10 @@ def evaluate(claims: list[Claim] | tuple[Claim, ...], jobs: pd.DataFrame | None,
             v.verdict, v.regime = OUT_OF_REGIME, failed
         out.append(v)
     return out
+
+
+def false_positive_rate(verdicts: list[Verdict]) -> tuple[int, int]:
+    """(k, n) of an A/A (placebo) judgement: n conditions asserting a difference that were measured, k of them
+    beyond the noise floor in either direction. Nominal: k / n ≈ 1 − the interval's level."""
+    conds = [d for v in verdicts for d in v.conditions if d["asserts"] == DIFFERENCE and d["verdict"] != MISSING]
+    return sum(bool(d["beyond_noise"]) for d in conds), len(conds)

@@ -23,6 +23,32 @@ def write_run_json(path: Path, platform, policy: str, model: str, *, info: dict 
     Path(path).write_text(json.dumps(doc, indent=1) + "\n")
 
 
+def sha256_of(path) -> str:
+    """SHA-256 (hex) of a file's content."""
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def record_inputs(run_dir: Path, workload, platform, seed: int) -> None:
+    """Add to `run_dir`/run.json (made if absent) what identifies the run's inputs: ``workload_sha256`` and
+    ``platform_sha256`` (the files' content) and the policy's ``seed``. `burstbuffer compare` pairs runs by
+    ``workload_sha256`` (docs/compare.md)."""
+    p = Path(run_dir) / "run.json"
+    try:
+        doc = json.loads(p.read_text())
+    except (OSError, ValueError):
+        doc = {}
+    if not isinstance(doc, dict):
+        doc = {}
+    doc.update(workload_sha256=sha256_of(workload), platform_sha256=sha256_of(platform), seed=int(seed))
+    from ..fileio import atomic_write_text
+    atomic_write_text(p, json.dumps(doc, indent=1) + "\n")
+
+
 def platform_size(run_dir: Path) -> tuple[int, int] | None:
     """(compute nodes, total BB bytes) of the platform a run saw, from `run_dir`/run.json; None when the file is
     absent or unreadable (a Batsim output folder has none)."""

@@ -124,3 +124,108 @@ def normalise_by(means: pd.DataFrame, reference: str) -> pd.DataFrame:
     if zero.any():
         out.loc[zero] = np.where(m.loc[zero] == 0, 1.0, np.nan)
     return out
+
+
+# --- the noise floor of a comparison: independent replicates (docs/verdicts.md) -------------------------------
+#: the level of every replicate interval, unless a caller states another
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class ReplicateInterval:
+    """A mean over replicates and its two-sided Student's t interval [low, high] at `level`. `n`: the values it
+    is made of (replicates, or, unpaired, the replicates of both sides); `why`: when the interval is NaN, why
+    (fewer than 2 values on a side, or values that do not vary: no spread is known), else ""."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+    level: float = LEVEL
+    why: str = ""
+
+    @property
+    def known(self) -> bool:
+        """True when the interval exists (`why` empty)."""
+        return not self.why
+
+
+def _flat(a: np.ndarray) -> bool:
+    """True when the values do not vary beyond rounding (spread ≤ 1e-9 of their magnitude)."""
+    return float(np.ptp(a)) <= 1e-9 * max(1.0, float(np.max(np.abs(a))))
+
+
+def paired_interval(effects, level: float = LEVEL) -> ReplicateInterval:
+    """The mean of the per-replicate paired effects `effects` (one value per replicate; NaN dropped) and its
+    Student's t interval: mean ± t_{(1+level)/2, R−1} · s / √R (``scipy.stats.ttest_1samp``). No interval
+    (NaN, `why` set) with fewer than 2 values, or when they are all equal (s = 0: replicates that do not vary
+    give no noise floor, they are not independent draws). Source: docs/verdicts.md, "The noise floor"."""
+    a = _clean(effects)
+    n = len(a)
+    m = float(a.mean()) if n else math.nan
+    if n < 2:
+        return ReplicateInterval(m, math.nan, math.nan, n, level,
+                                 f"{n} replicate{'' if n == 1 else 's'}: no interval (at least 2 needed)")
+    if _flat(a):
+        return ReplicateInterval(m, math.nan, math.nan, n, level,
+                                 f"the {n} replicates give the same effect: no spread, no interval (their "
+                                 "inputs do not vary)")
+    from scipy import stats as _st
+    ci = _st.ttest_1samp(a, 0.0).confidence_interval(level)
+    return ReplicateInterval(m, float(ci.low), float(ci.high), n, level)
+
+
+def unpaired_interval(a, b, level: float = LEVEL) -> ReplicateInterval:
+    """The difference of means mean(a) − mean(b) of two independent sets of replicate values (NaN dropped) and
+    its Welch t interval (``scipy.stats.ttest_ind(equal_var=False)``); `n` = len(a) + len(b). No interval
+    (`why` set) with fewer than 2 values on a side or no spread on both."""
+    a, b = _clean(a), _clean(b)
+    m = float(a.mean() - b.mean()) if len(a) and len(b) else math.nan
+    if len(a) < 2 or len(b) < 2:
+        return ReplicateInterval(m, math.nan, math.nan, len(a) + len(b), level,
+                                 f"{len(a)} and {len(b)} replicates: no interval (at least 2 a side needed)")
+    if _flat(a) and _flat(b):
+        return ReplicateInterval(m, math.nan, math.nan, len(a) + len(b), level,
+                                 "the replicates of each side do not vary: no spread, no interval")
+    from scipy import stats as _st
+    ci = _st.ttest_ind(a, b, equal_var=False).confidence_interval(level)
+    return ReplicateInterval(m, float(ci.low), float(ci.high), len(a) + len(b), level)
+
+
+def job_bootstrap_interval(t, c, effect, *, paired: bool = True, resamples: int = 1000, level: float = LEVEL,
+                           seed: int = 12345) -> tuple[float, float]:
+    """DIAGNOSTIC ONLY, never a noise floor: the central `level` interval of ``effect(t[i], c[i], axis=1)`` over
+    `resamples` bootstrap resamples i of the jobs of ONE pair of runs (`t`, `c`: per-job values; `paired`
+    False: each side resampled on its own). The jobs of one schedule are not independent samples, so this
+    interval is far too narrow: A/A comparisons come out "beyond noise" far above the nominal rate
+    (benchmarks/calibration.py; docs/verdicts.md). Kept to show that failure. (NaN, NaN) with < 2 jobs."""
+    t, c = np.asarray(t, float), np.asarray(c, float)
+    n, m = len(t), len(c)
+    if n < 2 or m < 2:
+        return (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(resamples, n))
+    jdx = idx if paired else rng.integers(0, m, size=(resamples, m))
+    e = np.asarray(effect(t[idx], c[jdx], axis=1), float)
+    e = e[~np.isnan(e)]
+    if not len(e):
+        return (math.nan, math.nan)
+    a = (1 - level) / 2
+    return float(np.quantile(e, a)), float(np.quantile(e, 1 - a))
+
+
+def binomial_interval(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """The Clopper-Pearson interval [low, high] of a rate k / n (``scipy.stats.binomtest``); (NaN, NaN) for n = 0."""
+    if n <= 0:
+        return (math.nan, math.nan)
+    from scipy import stats as _st
+    ci = _st.binomtest(int(k), int(n)).proportion_ci(level, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+def calibrated(k: int, n: int, nominal: float = 0.05, level: float = LEVEL) -> bool:
+    """The A/A rule (docs/verdicts.md, "Calibration"): `k` of `n` comparisons where the truth is zero judged
+    beyond the noise floor is at or below the `nominal` false-positive rate within sampling error — the
+    lower end of its `binomial_interval` at `level` is at or below `nominal`. False for n = 0."""
+    lo, _ = binomial_interval(k, n, level)
+    return bool(lo == lo and lo <= nominal)

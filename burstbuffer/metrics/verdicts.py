@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 __all__ = ["REPRODUCED", "PARTLY", "NOT", "MISSING", "OUT_OF_REGIME", "VERDICTS", "DIFFERENCE", "NO_DIFFERENCE",
-           "MODES", "Verdict"]
+           "MODES", "PLACEBO_SUFFIX", "placebo_column", "Verdict"]
 
 REPRODUCED, PARTLY, NOT, MISSING = "reproduced", "partly", "not reproduced", "not measured"
 OUT_OF_REGIME = "out of regime"
@@ -21,9 +21,17 @@ OUT_OF_REGIME = "out of regime"
 VERDICTS = (REPRODUCED, PARTLY, NOT, OUT_OF_REGIME, MISSING)
 #: what a claim asserts (``Verdict.asserts``): a difference between its treatment and its control, or none
 DIFFERENCE, NO_DIFFERENCE = "difference", "no difference"
-#: how the claims were judged: on the runs as planned, with each claim's control in place of its treatment
-#: (``placebo``), or with treatment and control swapped (``reverse``); docs/verdicts.md
+#: how the claims were judged: on the runs as planned; ``placebo``, an A/A test (each claim's control against
+#: the control policy run again with independent seeds on independent workload draws, unpaired: a claim of a
+#: difference must then fail); ``reverse``, a sign check (treatment and control swapped); docs/verdicts.md
 MODES = ("real", "placebo", "reverse")
+#: the column name of a column's A/A runs (the placebo's treatment)
+PLACEBO_SUFFIX = " (A/A)"
+
+
+def placebo_column(label: str) -> str:
+    """The name of column `label`'s A/A runs in a per-job table: ``label (A/A)``."""
+    return label + PLACEBO_SUFFIX
 
 
 @dataclass

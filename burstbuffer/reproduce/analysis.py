@@ -20,9 +20,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..errors import InputError
-from ..metrics.claims import evaluate, over_seeds
+from ..metrics.claims import evaluate, false_positive_rate
 from ..metrics.report import VERDICT_HEADER, Report, verdict_rows
-from ..metrics.verdicts import MODES, VERDICTS
+from ..metrics.verdicts import MODES, VERDICTS, placebo_column
 
 #: the report's column of the verdicts in each mode (docs/verdicts.md)
 COLUMN = {"real": "real", "placebo": "placebo", "reverse": "reversed"}
@@ -30,11 +30,12 @@ from .runs import RunSpec
 from .study import Study
 
 
-def collect(specs: list[RunSpec], results: dict[str, dict], *, replicates: bool = False, seed: int = 0):
+def collect(specs: list[RunSpec], results: dict[str, dict], *, replicates: bool = False):
     """(tidy per-job table of the finished runs but the Gantt run: columns scope, policy, then
     `burstbuffer.metrics.tidy.job_metrics`'s; {(scope, policy): run summary + wall_time [s] + cpu_time}).
-    The runs of the plan's own seed only; with `replicates`, those of every seed (`RunSpec.replicate`), the
-    table then with a ``seed`` column (a run's seed, else the plan's `seed`) for the seed-spread noise floor."""
+    The runs of replicate 0 only; with `replicates`, those of every replicate, the table then with a
+    ``replicate`` column (`RunSpec.replicate`) and the A/A runs under their column's `placebo_column` name:
+    what the claims are judged on (docs/verdicts.md)."""
     import pandas as pd
 
     from ..metrics.tidy import job_metrics, load_jobs
@@ -44,10 +45,11 @@ def collect(specs: list[RunSpec], results: dict[str, dict], *, replicates: bool 
         if not info or "error" in info or s.scope == "gantt" or (s.replicate and not replicates):
             continue
         m = job_metrics(load_jobs(Path(s.out) / "jobs.csv"))
-        m.insert(0, "policy", s.column or s.policy)
+        label = s.column or s.policy
+        m.insert(0, "policy", placebo_column(label) if s.placebo else label)
         m.insert(0, "scope", s.scope)
         if replicates:
-            m["seed"] = seed if s.seed is None else s.seed
+            m["replicate"] = s.replicate
         frames.append(m)
         if not s.replicate:
             sums[(s.scope, s.column or s.policy)] = {**info["summary"], "wall_time": info["wall_time"],
@@ -148,17 +150,12 @@ def _with_nodes(jobs, specs: list[RunSpec], results: dict[str, dict]):
     nodes = {}
     for s in specs:
         if s.scope != "gantt" and "error" not in results.get(s.key, {"error": 1}):
-            nodes[(s.scope, s.column or s.policy)] = read_capacity(Path(s.out), (0, 0))[0]
+            label = s.column or s.policy
+            nodes[(s.scope, placebo_column(label) if s.placebo else label)] = read_capacity(Path(s.out), (0, 0))[0]
     if jobs.empty:
         return jobs
     key = list(zip(jobs["scope"], jobs["policy"]))
     return jobs.assign(nodes=[nodes.get(k, 0) for k in key])
-
-
-def _seeds(specs: list[RunSpec], manifest: dict) -> list[int]:
-    """The seeds of the plan's runs, in order."""
-    base = manifest.get("seed", 0)
-    return sorted({base if s.seed is None else s.seed for s in specs if s.scope != "gantt"})
 
 
 def _json_num(x):
@@ -247,23 +244,36 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         rep.p("No whole-workload run: only the claims about the parts are judged.")
     regime = study.regime(data) if study.regime else []
     mode = manifest.get("mode", "real")
-    claims, cj = study.claims, _with_nodes(jobs, specs, results)
-    seeds = 1 + max((s.replicate for s in specs), default=0)
-    if seeds >= 3:      # every condition judged on the spread over the seeds (docs/verdicts.md, "The noise floor")
-        claims = over_seeds(claims)
-        cj = _with_nodes(collect(specs, results, replicates=True, seed=manifest.get("seed", 0))[0], specs, results)
-        rep.p(f"Every claim is judged over {seeds} seeds ({', '.join(map(str, _seeds(specs, manifest)))}): its "
-              "effect is the mean of the per-seed effects, its noise floor their spread; the tables and figures "
-              f"below are those of seed {manifest.get('seed', 0)}.")
-    # every claim judged three ways: on the runs, with its control in place of its treatment, and reversed
+    claims = study.claims
+    cj = _with_nodes(collect(specs, results, replicates=True)[0], specs, results)
+    nrep = 1 + max((s.replicate for s in specs if not s.placebo), default=0)
+    rep.p(f"Every claim is judged over {nrep} replicate{'s' if nrep > 1 else ''} (independent draws of the "
+          "workload's burst-buffer and communication requests and of the policies' seeds, shared by treatment "
+          "and control): its effect is the mean of the per-replicate effects, its noise floor their Student's t "
+          "95 % interval (docs/verdicts.md)"
+          + (". With fewer than 2 replicates there is no noise floor: no claim can be reproduced" if nrep < 2 else "")
+          + (f". {nrep} is the study's default: {study.replicates_reason}" if nrep == study.replicates else "")
+          + f". The tables and figures below are those of replicate 0 (seed {manifest.get('seed', 0)}).")
+    # every claim judged three ways: on the runs, as an A/A test (placebo) and reversed (a sign check)
     by_mode = {m: evaluate(claims, cj, mode=m, regime=regime) for m in MODES}
     verdicts = by_mode[mode]
     controls = {m: vs for m, vs in by_mode.items() if m != mode}
     if mode != "real":
         rep.p(f"**{mode.capitalize()} run** (docs/verdicts.md): every claim is judged with "
-              + ("its control's runs in place of its treatment's" if mode == "placebo" else
-                 "its treatment and its control swapped")
+              + ("its control against the control run again with independent seeds on independent workload draws "
+                 "(an A/A test, unpaired)" if mode == "placebo" else "its treatment and its control swapped (a sign "
+                                                                     "check)")
               + "; a claim asserting a difference must come out not reproduced.")
+    k, n = false_positive_rate(by_mode["placebo"])
+    if n:
+        from ..metrics.stats import binomial_interval
+        lo, hi = binomial_interval(k, n)
+        rep.p(f"Placebo (A/A test): {k} of {n} difference conditions beyond the noise floor, a false-positive rate "
+              f"of {100 * k / n:.0f} % (95 % binomial interval {100 * lo:.0f}-{100 * hi:.0f} %; nominal 5 %).")
+        manifest_fp = {"false_positives": k, "difference_conditions": n}
+    else:
+        rep.p("Placebo (A/A test): not run (`reproduce --placebo` runs each control again on independent draws).")
+        manifest_fp = None
     _regime_checks(rep, regime)
     header = list(VERDICT_HEADER)
     header[1] = f"claim ({study.paper})"
@@ -289,6 +299,8 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
         for e, v in zip(entries, vs):
             e[f"verdict_{m}"] = v.verdict
     (out / "verdicts.json").write_text(json.dumps(entries, indent=1, default=_json_num))
+    if manifest_fp is not None:
+        (out / "placebo.json").write_text(json.dumps(manifest_fp, indent=1))
     (out / "regime.json").write_text(json.dumps([asdict(r) for r in regime], indent=1, default=_json_num))
 
     fig_list = []
@@ -329,8 +341,8 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
     rep.h(1, "Files")
     rep.p("job_metrics.csv (one row per scope, policy and original job: waiting time, turnaround, runtime, "
           "bounded slowdown [s]), summary.csv, part_means.csv, verdicts.json, regime.json, figures/ (PNG and SVG), "
-          "runs/<scope>/<policy>/ (each run's jobs.csv, batsim_jobs.csv, summary.json; with --seeds, the other "
-          "seeds' runs in runs/seed-S/<scope>/<policy>/), manifest.json.")
+          "runs/<scope>/<policy>/ (each run's jobs.csv, batsim_jobs.csv, summary.json; with --replicates, "
+          "replicate k's runs in runs/r<k>/<scope>/<policy>/), manifest.json.")
     md, _ = rep.write(out)
     log(f"report: {md} and {out / 'report.html'}; figures in {figs}")
     return md

@@ -116,8 +116,8 @@ def reproduce(args) -> int:
     queues_note = None
     if getattr(args, "queues", None):
         study, queues_note = with_queue_file(study, args.policies, args.queues)
-    if args.seeds == 2:
-        raise InputError("--seeds", "2", "a seed spread needs at least 3 seeds (or 1: the stated noise floors)")
+    if args.replicates is None:
+        args.replicates = study.replicates
     plan = plan_runs(study, args, out, POLICIES)
     check_study_options(study, plan.specs)
     if queues_note:
@@ -128,14 +128,16 @@ def reproduce(args) -> int:
                 "workload": str(plan.whole) if plan.whole else None, "whole_label": plan.whole_label,
                 "parts": [str(p) for p in plan.parts], "parts_label": plan.parts_label,
                 "policies": plan.policies, "skipped": plan.skipped, "model": args.model, "platform": str(platform),
-                "seed": args.seed, "seeds": args.seeds, "workers": workers, "engine": args.engine, "notes": plan.notes,
+                "seed": args.seed, "replicates": args.replicates, "workers": workers, "engine": args.engine,
+                "notes": plan.notes,
                 "mode": verdict_mode(args)}
     print(f"reproduce: {len(specs)} runs ({len(plan.policies)} {'columns' if study.variants else 'policies'}, "
           f"{len({s.scope for s in specs if s.scope != 'gantt'})} workload(s)"
           f"{' + Fig. 3' if any(s.scope == 'gantt' for s in specs) else ''})"
           f", {workers} worker(s), output {out}")
     t0 = time.perf_counter()
-    markers = {s.key: read_marker(s) for s in specs}
+    settings = RunSettings(str(platform), seed=args.seed, timeout=args.timeout, run_timeout=args.run_timeout)
+    markers = {s.key: read_marker(s, settings) for s in specs}
     kept = sum(m is not None for m in markers.values())
     if args.report_only:
         results = {k: m for k, m in markers.items() if m is not None}
@@ -151,8 +153,8 @@ def reproduce(args) -> int:
             executor, close = make_executor(args, workers, pin=args.cpu == "auto", progress=not args.quiet,
                                             desc="reproduce")
             try:
-                results = execute(specs, executor, RunSettings(str(platform), seed=args.seed, timeout=args.timeout,
-                                                               run_timeout=args.run_timeout))
+                results = execute(specs, executor, settings,
+                                  cache=Path(args.cache) if getattr(args, "cache", None) else None)
             finally:
                 close()
     except Interrupted as exc:
@@ -216,10 +218,13 @@ def register(subparsers) -> None:
     r.add_argument("--platform", metavar="FILE", help="SimGrid platform (default: the bundled Dragonfly)")
     r.add_argument("--model", default="io-aware", choices=MODELS, help="job model (default: io-aware)")
     r.add_argument("--seed", type=cliargs.seed, default=0, help="seed of every policy (default: 0)")
-    r.add_argument("--seeds", type=cliargs.positive_int, default=1, metavar="N",
-                   help="run every column under N seeds (--seed, --seed + 1, ...; N = 1 or at least 3) and judge "
-                        "every claim on the spread over them (docs/verdicts.md); tables and figures show --seed's "
-                        "runs (default: 1)")
+    r.add_argument("--replicates", "--seeds", dest="replicates", type=cliargs.positive_int, default=None,
+                   metavar="R",
+                   help="run every column in R replicates, each an independent draw of the workload's burst-buffer "
+                        "and communication requests (seed k) and of the policies' seed (--seed + k), shared by "
+                        "treatment and control; every claim is judged on the R paired effects, Student's t 95 %% "
+                        "(docs/verdicts.md); tables and figures show replicate 0 (default: the study's; --seeds is "
+                        "the same option)")
     r.add_argument("--gantt-jobs", type=cliargs.nonneg_int, default=3500, metavar="N",
                    help="Fig. 3: fcfs-easy, alloc-only, on the first N jobs of the workload (default 3500; 0: no)")
     r.add_argument("--timeout", type=cliargs.positive_float, default=600.0, metavar="S",
@@ -230,15 +235,21 @@ def register(subparsers) -> None:
     r.add_argument("--cpu", choices=("auto", "off"), default="auto",
                    help="auto: each worker's scheduler and simulator share one CPU core of their own (they take "
                         "turns; twice as fast as unpinned on 2 cores); off: no pinning (default: auto)")
+    r.add_argument("--cache", metavar="DIR",
+                   help="a folder of finished runs keyed by the content of their inputs (policy, options, workload, "
+                        "platform, job model, seed, and the version of the code that shapes the schedule): a run "
+                        "found there is copied instead of simulated, every new run is stored there; share it "
+                        "between studies and output folders (default: none; docs/verdicts.md)")
     r.add_argument("--report-only", action="store_true",
                    help="simulate nothing: tables, figures, report and manifest.json from the runs finished so far")
     ctl = r.add_mutually_exclusive_group()
     ctl.add_argument("--placebo", action="store_true",
-                     help="judge every claim with its control's runs in place of its treatment's (same seeds; the "
-                          "runs are the study's own, reused from --output): a claim asserting a difference must "
-                          "come out not reproduced (docs/verdicts.md)")
+                     help="an A/A test: run each control again in R more replicates (independent seeds and workload "
+                          "draws) and judge every claim with those runs in place of its treatment's, unpaired: a "
+                          "claim asserting a difference must come out not reproduced; the report prints the "
+                          "false-positive rate (docs/verdicts.md)")
     ctl.add_argument("--reverse", action="store_true",
-                     help="judge every claim with its treatment and control swapped: a directional claim must fail")
+                     help="a sign check: judge every claim with its treatment and control swapped")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     locked = holding_output_lock(reproduce)                # one writer per folder
 

@@ -95,7 +95,7 @@ def dask_task(spec: RunSpec, settings: RunSettings, pin: bool = False) -> dict:
     """The unit of work on a Dask worker: the finished marker of ``spec.out`` if there is one, else
     `run_one` into a temporary sibling directory swapped in for ``spec.out`` afterwards (`swap_in`;
     also for a failed run, whose error.txt is then in ``spec.out``). Returns `run_one`'s dict."""
-    done = read_marker(spec)
+    done = read_marker(spec, settings)
     if done is not None:
         return done
     out = Path(spec.out)

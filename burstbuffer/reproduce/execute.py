@@ -9,9 +9,12 @@ spawned worker processes, one CPU core each. Another engine (e.g. Dask, issue 16
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 import resource
+import shutil
 import signal
 import threading
 import time
@@ -46,9 +49,80 @@ class RunSettings:
     run_timeout: float | None = None
 
 
-def read_marker(spec: RunSpec) -> dict | None:
+#: what shapes a schedule besides a run's inputs: the code of these parts of the package (paths relative to it)
+SCHEDULE_CODE = ("schedulers", "io_model", "simulator", "batsim", "runner.py", "session.py", "colocated.py",
+                 "app.py", "spec.py", "records.py", "platforms", "workloads/batsim_json.py")
+_SOURCES = (".py", ".c", ".h", ".cc", ".cpp", ".hpp", ".pyx")
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """SHA-256 (hex, 16 digits) of the source files of `SCHEDULE_CODE` (path and content, in path order):
+    the version of the code that shapes a schedule. Any change there makes every run key new."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for name in SCHEDULE_CODE:
+        p = root / name
+        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.suffix in _SOURCES and f.is_file())
+        for f in files:
+            h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+_digests: dict[tuple, str] = {}
+
+
+def file_digest(path: str | Path) -> str:
+    """SHA-256 (hex) of a file's content, remembered per (path, size, mtime) in this process; "" for "" or a
+    missing file."""
+    if not path:
+        return ""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except OSError:
+        return ""
+    k = (str(p.resolve()), st.st_size, st.st_mtime_ns)
+    if k not in _digests:
+        h = hashlib.sha256()
+        with open(p, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        _digests[k] = h.hexdigest()
+    return _digests[k]
+
+
+def _policy_source(policy: str) -> str:
+    """The digest of the file a ``FILE.py:CLASS`` or ``MODULE:CLASS`` policy comes from ("" for a registry name)."""
+    if ":" not in policy:
+        return ""
+    where = policy.rsplit(":", 1)[0]
+    if where.endswith(".py"):
+        return file_digest(where)
+    import importlib.util
+    try:
+        found = importlib.util.find_spec(where)
+    except (ImportError, ValueError):
+        return ""
+    return file_digest(found.origin) if found is not None and found.origin else ""
+
+
+def input_key(spec: RunSpec, settings: RunSettings) -> str:
+    """The content key of one run (docs/verdicts.md, "Runs are cached"): SHA-256 (hex) of the policy spec, its
+    options and source file, the job model, the policy's seed, the workload's and the platform's content, the
+    network model and `code_version()`. Two runs with the same key give the same schedule."""
+    doc = {"policy": spec.policy, "source": _policy_source(spec.policy), "options": spec.options,
+           "model": spec.model, "seed": settings.seed if spec.seed is None else spec.seed,
+           "workload": file_digest(spec.workload), "platform": file_digest(spec.platform or settings.platform),
+           "network_model": settings.network_model, "code": code_version()}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+def read_marker(spec: RunSpec, settings: RunSettings | None = None) -> dict | None:
     """The finished run's marker (`run_one`'s dict), or None if the run is not done (no marker, an
-    unreadable one, no jobs.csv, or a marker made from another workload, model, policy or job count)."""
+    unreadable one, no jobs.csv, or a marker made from another workload, model, policy or job count; with
+    `settings`, also one whose ``inputs`` is not the run's `input_key`: another workload or platform
+    content, seed, or version of the code that shapes the schedule)."""
     p = Path(spec.out) / MARKER
     try:
         info = json.loads(p.read_text())
@@ -58,7 +132,39 @@ def read_marker(spec: RunSpec) -> dict | None:
             info.get("platform", "")) != (spec.policy, spec.model, spec.workload, spec.jobs, spec.options,
                                           spec.platform):
         return None
+    if settings is not None and info.get("inputs") != input_key(spec, settings):
+        return None
     return info if (Path(spec.out) / "jobs.csv").is_file() else None
+
+
+def _adopt(src: Path, spec: RunSpec, info: dict) -> dict:
+    """Copy the finished run folder `src` (marker `info`) into ``spec.out`` as `spec`'s run (its marker
+    rewritten with `spec`'s key and scope, written last); return that marker."""
+    out = Path(spec.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).unlink(missing_ok=True)
+    for f in src.iterdir():
+        if f.is_file() and f.name != MARKER:
+            shutil.copy2(f, out / f.name)
+    mine = {**info, "key": spec.key, "scope": spec.scope, "workload": spec.workload, "reused": str(src)}
+    tmp = out / (MARKER + ".tmp")
+    tmp.write_text(json.dumps(mine, indent=1))
+    os.replace(tmp, out / MARKER)
+    return mine
+
+
+def _store(cache: Path, key: str, spec: RunSpec, info: dict) -> None:
+    """Copy the finished run of `spec` into `cache`/`key` (through a temporary folder renamed into place)."""
+    dst = cache / key
+    if (dst / MARKER).is_file():
+        return
+    tmp = cache / f".{key}.{os.getpid()}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(spec.out, tmp)
+    try:
+        os.replace(tmp, dst)
+    except OSError:          # another process stored it first
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _cpu_since(ru0) -> dict[str, float]:
@@ -106,6 +212,7 @@ def run_one(spec: RunSpec, settings: RunSettings, on_progress: Progress | None =
             signal.signal(signal.SIGINT, signal.SIG_IGN)
     info = {"key": spec.key, "scope": spec.scope, "policy": spec.policy, "model": spec.model,
             "workload": spec.workload, "jobs": spec.jobs, "seed": seed, "options": spec.options,
+            "inputs": input_key(spec, settings),
             **({"platform": spec.platform} if spec.platform else {}),
             "network_model": settings.network_model,
             "wall_time": time.perf_counter() - t0, "messages": res.messages, "summary": asdict(res.summary),
@@ -161,28 +268,57 @@ class Executor(Protocol):
             on_done: Callable[[RunSpec, dict], None], *, total: int, kept: int) -> None: ...
 
 
-def execute(specs: Sequence[RunSpec], executor: Executor, settings: RunSettings, *, log=print) -> dict[str, dict]:
-    """Run every spec whose marker is missing through `executor`; return key → marker (kept or new) or
-    ``{"key", "error"}``. Logs the number of runs kept when resuming and one line per run done.
-    A signal (`signals.Interrupted`, or KeyboardInterrupt, re-raised as Interrupted(SIGINT)) stops the
-    executor; the Interrupted raised carries in `result` the key → marker dict of the runs finished so far
-    (interrupted runs: ``{"key", "error", "interrupted": True}``)."""
+def execute(specs: Sequence[RunSpec], executor: Executor, settings: RunSettings, *, log=print,
+            cache: Path | None = None) -> dict[str, dict]:
+    """Run every spec whose marker is missing (or made from other inputs: `read_marker` with `settings`)
+    through `executor`; return key → marker (kept or new) or ``{"key", "error"}``. Runs are keyed by the
+    content of their inputs (`input_key`): specs of one plan with the same key run once, the others get a
+    copy; with `cache` (a folder), a run whose key is stored there is copied instead of simulated, and every
+    run finished here is stored there (docs/verdicts.md, "Runs are cached"). Logs the number of runs kept
+    when resuming and one line per run done. A signal (`signals.Interrupted`, or KeyboardInterrupt,
+    re-raised as Interrupted(SIGINT)) stops the executor; the Interrupted raised carries in `result` the
+    key → marker dict of the runs finished so far (interrupted runs: ``{"key", "error", "interrupted": True}``)."""
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict] = {}
-    todo = []
+    todo: list[RunSpec] = []
+    twins: dict[str, list[RunSpec]] = {}     # input key → the later specs of the plan with that key
+    first: dict[str, RunSpec] = {}
+    reused = 0
     for s in specs:
-        info = read_marker(s)
+        info = read_marker(s, settings)
         if info is not None:
             results[s.key] = info
+            continue
+        k = input_key(s, settings)
+        if cache is not None and read_marker_at(cache / k) is not None:
+            results[s.key] = _adopt(cache / k, s, read_marker_at(cache / k))
+            reused += 1
+        elif k in first:
+            twins.setdefault(k, []).append(s)
         else:
+            first[k] = s
             todo.append(s)
     if results:
-        log(f"resuming: {len(results)} finished run(s) kept, {len(todo)} to do")
-    if not todo:
-        return results
+        log(f"resuming: {len(results) - reused} finished run(s) kept, "
+            + (f"{reused} copied from the cache, " if cache is not None else "") + f"{len(todo)} to do")
+    if twins:
+        log(f"{sum(map(len, twins.values()))} run(s) share their inputs with another of the plan: run once, copied")
 
     def on_done(spec: RunSpec, info: dict) -> None:
         results[spec.key] = info
+        k = info.get("inputs") or input_key(spec, settings)
+        if "error" in info:
+            for t in twins.pop(k, []):
+                results[t.key] = {**info, "key": t.key}
+            return
+        if cache is not None:
+            _store(cache, k, spec, info)
+        for t in twins.pop(k, []):
+            results[t.key] = _adopt(Path(spec.out), t, info)
 
+    if not todo:
+        return results
     try:
         executor.run(sorted(todo, key=lambda s: -s.cost()), settings, on_done, total=len(specs),
                      kept=len(results))
@@ -193,3 +329,12 @@ def execute(specs: Sequence[RunSpec], executor: Executor, settings: RunSettings,
         exc.result = results
         raise exc from None
     return results
+
+
+def read_marker_at(folder: Path) -> dict | None:
+    """The marker of the finished run in `folder` (a cache entry), or None."""
+    try:
+        info = json.loads((folder / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    return info if (folder / "jobs.csv").is_file() else None

@@ -6,11 +6,18 @@ first N jobs or a given file) and ``part-00`` … (its parts: the paper's 16 thr
 cut into N parts of equal duration, ``burstbuffer.workloads.split``); ``gantt`` is the study's extra
 run (Kopanski & Rzadca, Euro-Par 2021, §4.2, Fig. 3). A run's directory is
 ``OUTPUT/runs/<scope>/<policy>/``; workloads made here go to ``OUTPUT/workloads/``.
+
+Replicates (docs/verdicts.md, "Replicates"): replicate k is one independent draw of every random input —
+the KTH workload converted under burst-buffer/communication seed k (`workload from-swf --seed k`; its
+parts cut from that draw), the policies under seed ``--seed`` + k. Every column shares replicate k's
+inputs (paired). Replicate 0 is the plan's usual runs; replicate k > 0 goes to
+``OUTPUT/runs/r<k>/<scope>/<policy>/`` and its workloads to ``OUTPUT/workloads/draw-<k>/``. A given
+``--workload`` or ``--parts-from`` file has no draw of its own: its replicates vary the policies' seed only.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..data import bundled
@@ -32,8 +39,8 @@ class RunSpec:
     `options` (the policy's options as canonical JSON, "" for none) and `label` (its key). `column`: the
     study variant's label (`burstbuffer.reproduce.study.Variant`) when it is not the policy's name: the run's
     name in the study's tables. `platform`: a SimGrid file for this run instead of the plan's (`RunSettings`;
-    "" for the plan's). `replicate`: 0 for a run of the plan's own seed, k > 0 for its k-th replicate
-    under another seed (`reproduce --seeds`; `replicate_seeds`)."""
+    "" for the plan's). `replicate`: the replicate k (module docstring; 0: the plan's usual run); `placebo`:
+    True for a run of a control's A/A column (a replicate beyond the R judged, `reproduce --placebo`)."""
 
     scope: str
     policy: str
@@ -47,6 +54,7 @@ class RunSpec:
     column: str = ""
     platform: str = ""
     replicate: int = 0
+    placebo: bool = False
 
     @property
     def key(self) -> str:
@@ -84,16 +92,17 @@ def njobs(path: Path) -> int:
     return len(load_workload(path, require_bb=False).jobs)
 
 
-def whole_trace(work: Path) -> Path:
-    """The whole KTH trace as a Batsim workload: `burstbuffer.workloads.bundled.ensure_kth_workload()`
-    when that module exists, else converted here from the SWF (seed 0) into `work`. InputError when the
-    SWF is needed and absent."""
+def whole_trace(work: Path, draw: int = 0) -> Path:
+    """The whole KTH trace as a Batsim workload, its burst-buffer and communication requests drawn under seed
+    `draw`: for draw 0 `burstbuffer.workloads.bundled.ensure_kth_workload()` when that module exists, else
+    (and for any other draw) converted here from the SWF into `work`. InputError when the SWF is needed and
+    absent."""
     try:
         from ..workloads.bundled import ensure_kth_workload  # type: ignore[import-not-found]
     except ImportError:
         ensure_kth_workload = None
     if ensure_kth_workload is not None:
-        return Path(ensure_kth_workload())
+        return Path(ensure_kth_workload() if draw == 0 else ensure_kth_workload(work / "kth-all.json", seed=draw))
     path = work / "kth-all.json"
     if not path.is_file():
         if not KTH_SWF.is_file():
@@ -147,10 +156,11 @@ def _unpack_parts(src: Path, folder: Path) -> list[Path]:
     return out
 
 
-def select_workloads(args, work: Path) -> tuple[Path | None, list[Path], list[str]]:
+def select_workloads(args, work: Path, draw: int = 0) -> tuple[Path | None, list[Path], list[str]]:
     """(whole workload or None, part workloads, notes) for the command line `args` (``jobs``,
-    ``workload``, ``parts``, ``parts_from``, ``split``). InputError for a missing file, a bad ``--jobs``
-    or nothing to run."""
+    ``workload``, ``parts``, ``parts_from``, ``split``), the KTH selections drawn under seed `draw` (module
+    docstring; draw 0: the bundled files). InputError for a missing file, a bad ``--jobs`` or nothing to
+    run."""
     notes = []
     whole = None
     if args.workload:
@@ -158,10 +168,12 @@ def select_workloads(args, work: Path) -> tuple[Path | None, list[Path], list[st
         if not whole.is_file():
             raise InputError(str(whole), "workload", "file not found")
     elif args.jobs != "none":
-        if args.jobs == "1000":
+        if args.jobs == "1000" and draw == 0:
             whole = KTH_1000
+        elif args.jobs == "1000":
+            whole = subset(whole_trace(work, draw), 1000, work / "kth-1000.json")
         elif args.jobs == "all":
-            whole = whole_trace(work)
+            whole = whole_trace(work, draw)
         else:
             try:
                 n = int(args.jobs)
@@ -169,7 +181,7 @@ def select_workloads(args, work: Path) -> tuple[Path | None, list[Path], list[st
                 raise InputError("--jobs", args.jobs, "expected a number of jobs, 'all' or 'none'") from None
             if n <= 0:
                 raise InputError("--jobs", args.jobs, "must be > 0")
-            whole = subset(whole_trace(work), n, work / f"kth-{n}.json")
+            whole = subset(whole_trace(work, draw), n, work / f"kth-{n}.json")
     parts: list[Path] = []
     if args.parts:
         if args.parts_from:
@@ -180,12 +192,13 @@ def select_workloads(args, work: Path) -> tuple[Path | None, list[Path], list[st
         elif args.workload:
             parts = split(Path(args.workload), args.split, work / "parts")
             notes.append(f"parts: {args.workload} cut into {len(parts)} parts of equal duration")
-        elif not args.split and len(list(KTH_SPLIT.glob("part-*.json.gz"))) == 16:
+        elif not args.split and draw == 0 and len(list(KTH_SPLIT.glob("part-*.json.gz"))) == 16:
             parts = _unpack_parts(KTH_SPLIT, work / "kth-split")
             notes.append(f"parts: the paper's 16 three-week KTH parts ({KTH_SPLIT})")
         else:
-            parts = split(whole_trace(work), args.split, work / "parts")
-            notes.append(f"parts: the whole KTH trace cut into {len(parts)} parts (burstbuffer.workloads.split)")
+            parts = split(whole_trace(work, draw), args.split, work / "parts")
+            how = f"{args.split} parts of equal duration" if args.split else f"{len(parts)} three-week parts"
+            notes.append(f"parts: the whole KTH trace cut into {how} (burstbuffer.workloads.split)")
     if whole is None and not parts:
         raise InputError("--jobs", args.jobs, "nothing to run: give --jobs, --workload or --parts")
     return whole, parts, notes
@@ -206,18 +219,64 @@ def _entry_point_names() -> set[str]:
     return {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
-def replicate_seeds(specs: list[RunSpec], seeds: int, seed: int, runs: Path) -> list[RunSpec]:
-    """The replicates of `specs` that make `seeds` seeds in all (docs/verdicts.md, "The noise floor"): each spec
-    again under seeds s + 1 … s + seeds − 1, s its own seed (else the plan's `seed`), into
-    ``runs/seed-S/SCOPE/NAME``; `RunSpec.replicate` k = 1 … seeds − 1. Empty when `seeds` is 1."""
-    out = []
-    for k in range(1, seeds):
-        for s in specs:
-            sd = (seed if s.seed is None else s.seed) + k
-            rel = Path(s.out).relative_to(runs)
-            out.append(replace(s, seed=sd, out=str(runs / f"seed-{sd}" / rel), label=f"seed-{sd}/{s.key}",
-                               replicate=k))
-    return out
+def replicate_dir(runs: Path, k: int) -> Path:
+    """The runs folder of replicate `k`: `runs` itself for k = 0, ``runs/r<k>`` otherwise."""
+    return runs if k == 0 else runs / f"r{k}"
+
+
+def placebo_controls(study: Study) -> set[str]:
+    """The column labels that are the control of a condition asserting a difference in `study`'s claims: the
+    columns whose A/A runs ``reproduce --placebo`` makes."""
+    from ..metrics.verdicts import DIFFERENCE
+    return {d.control for c in study.claims for d in c.conditions if d.asserts == DIFFERENCE}
+
+
+def _draw_specs(study: Study, args, columns, whole: Path | None, parts: list[Path], work: Path, runs: Path,
+                k: int, replicates: int, notes: list[str]) -> list[RunSpec]:
+    """The runs of replicate `k` (module docstring): every column of `columns` ((variant, folder name)) on the
+    scopes of draw `k` (`whole`, the study's derived workloads, `parts`) into `runs`; replicates k ≥
+    `replicates` are A/A runs (`RunSpec.placebo`)."""
+    base = getattr(args, "seed", 0) or 0
+    scopes: list[tuple[str, Path]] = []
+    setting: dict[str, object] = {}   # scope → its ExtraWorkload when it runs in a setting of its own
+    if whole is not None:
+        scopes.append(("whole", whole))
+        if study.workloads is not None:
+            from ..runner import DEFAULT_PLATFORM
+            platform = Path(getattr(args, "platform", None) or DEFAULT_PLATFORM)
+            for extra in study.workloads(whole, work, base + k, platform):
+                scopes.append((extra.scope, Path(extra.path)))
+                if k == 0:
+                    notes.append(extra.note)
+                setting[extra.scope] = extra
+    for i, part in enumerate(parts):
+        scopes.append((f"part-{i:02d}", part))
+    specs: list[RunSpec] = []
+    for scope, path in scopes:
+        n = njobs(path)
+        if n == 0:
+            if k == 0:
+                notes.append(f"{scope} ({path}) has no job: not run")
+            continue
+        for v, name in columns:
+            if v.scopes and scope not in v.scopes:
+                continue
+            ex = setting.get(scope)
+            options = {**(ex.options if ex is not None else {}), **v.options}
+            opts = json.dumps(options, sort_keys=True, separators=(",", ":")) if options else ""
+            col = v.label if v.label != v.policy else ""
+            # a derived workload's own seed is drawn from the replicate's (base + k) already
+            seed = ex.seed if ex is not None and ex.seed is not None else (base + k if k else None)
+            label = f"{scope}/{col}" if col else ""
+            if k:
+                label = f"r{k}/{scope}/{col or name}"
+            specs.append(RunSpec(scope, v.policy, str(path.resolve()),
+                                 v.model or (ex.model if ex is not None and ex.model else None) or args.model,
+                                 str(runs / scope / name), n, options=opts, label=label,
+                                 column=col, seed=seed,
+                                 platform=str(Path(ex.platform).resolve()) if ex is not None and ex.platform else "",
+                                 replicate=k, placebo=k >= replicates))
+    return specs
 
 
 # --- the plan ----------------------------------------------------------------------------------------
@@ -232,8 +291,9 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
     `Study.variants` runs its variants (policy + options + model) instead, each in a folder named by its
     label, and a study with `Study.workloads` also runs every variant on the workloads it derives from the
     whole one (scopes beside ``whole``); a variant with `Variant.scopes` runs on those scopes only. With
-    ``args.seeds`` N > 1, every run but the Gantt one again under N − 1 other seeds (`replicate_seeds`).
-    InputError as `select_workloads`."""
+    ``args.replicates`` R > 1, every run but the Gantt one in R replicates (module docstring); with
+    ``args.placebo``, the columns that are a control of a difference claim (`placebo_controls`) also in R
+    more replicates, R … 2R − 1: their A/A runs. InputError as `select_workloads`."""
     work = out / "workloads"
     work.mkdir(parents=True, exist_ok=True)
     policies, skipped = [], []
@@ -258,40 +318,22 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
         else:
             skipped.append(f"{p} (not in the policy registry)")
             log(f"skipped: policy {p} is not in the registry (available: {', '.join(sorted(registry))})")
-    whole, parts, notes = select_workloads(args, work)
-    scopes: list[tuple[str, Path]] = []
-    setting: dict[str, object] = {}   # scope → its ExtraWorkload when it runs in a setting of its own
-    if whole is not None:
-        scopes.append(("whole", whole))
-        if study.workloads is not None:
-            from ..runner import DEFAULT_PLATFORM
-            platform = Path(getattr(args, "platform", None) or DEFAULT_PLATFORM)
-            for extra in study.workloads(whole, work, getattr(args, "seed", 0) or 0, platform):
-                scopes.append((extra.scope, Path(extra.path)))
-                notes.append(extra.note)
-                setting[extra.scope] = extra
-    for k, part in enumerate(parts):
-        scopes.append((f"part-{k:02d}", part))
-    specs: list[RunSpec] = []
+    replicates = getattr(args, "replicates", 1) or 1
+    aa = placebo_controls(study) if getattr(args, "placebo", False) else set()
     runs = out / "runs"
-    for scope, path in scopes:
-        n = njobs(path)
-        if n == 0:
-            notes.append(f"{scope} ({path}) has no job: not run")
-            continue
-        for v, name in columns:
-            if v.scopes and scope not in v.scopes:
-                continue
-            ex = setting.get(scope)
-            options = {**(ex.options if ex is not None else {}), **v.options}
-            opts = json.dumps(options, sort_keys=True, separators=(",", ":")) if options else ""
-            col = v.label if v.label != v.policy else ""
-            specs.append(RunSpec(scope, v.policy, str(path.resolve()),
-                                 v.model or (ex.model if ex is not None and ex.model else None) or args.model,
-                                 str(runs / scope / name), n, options=opts, label=f"{scope}/{col}" if col else "",
-                                 column=col, seed=ex.seed if ex is not None else None,
-                                 platform=str(Path(ex.platform).resolve()) if ex is not None and ex.platform else ""))
-    specs += replicate_seeds(specs, getattr(args, "seeds", 1) or 1, getattr(args, "seed", 0) or 0, runs)
+    specs: list[RunSpec] = []
+    whole = parts = notes = None
+    for k in range(2 * replicates if aa else replicates):
+        wk = work if k == 0 else work / f"draw-{k}"
+        wk.mkdir(parents=True, exist_ok=True)
+        w, p, n = select_workloads(args, wk, draw=k)
+        if k == 0:
+            whole, parts, notes = w, p, n
+            if replicates > 1 and (args.workload or (args.parts and args.parts_from)):
+                notes.append("replicates: the given workload files have no draw of their own; the replicates vary "
+                             "the policies' seed only")
+        cols = columns if k < replicates else [(v, name) for v, name in columns if v.label in aa]
+        specs += _draw_specs(study, args, cols, w, p, wk, replicate_dir(runs, k), k, replicates, notes)
     gantt_src = whole if whole is not None else (parts[0] if parts else None)
     g = study.gantt
     if g is not None and args.gantt_jobs > 0 and gantt_src is not None:

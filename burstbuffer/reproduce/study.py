@@ -104,6 +104,8 @@ class Study:
     (claims then see the summary rows of every such scope, column ``scope``);
     sections(`StudyData`) → figures: the study's own report sections, after the summary tables;
     paper: the paper named in the claims table's header;
+    replicates: the default ``--replicates`` R (docs/verdicts.md: at least 2 for a noise floor; 3 gives a
+    Student's t interval with 2 degrees of freedom); replicates_reason: why that R (report text);
     regime(`StudyData`) → [`burstbuffer.metrics.claims.RegimeCheck`]: the checks that the runs are in the
     paper's regime (one failed: every claim ``out of regime``, docs/verdicts.md); None: no checks."""
 
@@ -122,6 +124,9 @@ class Study:
     sections: Callable[[StudyData], list[Figure]] | None = None
     paper: str = "Kopanski & Rzadca 2021"
     regime: Callable[[StudyData], list[RegimeCheck]] | None = None
+    replicates: int = 3
+    replicates_reason: str = ("the fewest independent workload draws and policy seeds whose Student's t interval "
+                              "has the width of the spread between draws (2 degrees of freedom)")
 
     def columns(self, asked: str | None) -> list[Variant]:
         """The variants to run for ``--policies`` `asked` (None: all of the study's): `variants` selected by
