@@ -55,6 +55,9 @@ class JobRecord:
     staged_at: float | None = None
     nodes_start: float | None = None
     nodes_end: float | None = None
+    #: three-phase model: (time [s], phase, {BB node id: bytes}) at each change of what the job holds, for
+    #: bb_holds.csv (docs/audit.md)
+    holds: list = field(default_factory=list)
 
     def phase_row(self) -> dict:
         """The `THREE_PHASE_COLUMNS` of the row ("" when unknown; `stage_in_pending` needs the nodes' start)."""
@@ -102,6 +105,9 @@ class JobRecord:
                      stretch=f"{stretch(turn, run):.6f}" if run > 0 else "",
                      bounded_slowdown=f"{bounded_slowdown(turn, run):.6f}")
         return r
+
+#: The file of each job's BB holds by phase beside jobs.csv (`SchedulerApp.write_bb_holds`).
+BB_HOLDS_CSV = "bb_holds.csv"
 
 #: The scheduler's log (`burstbuffer.logs`: job submissions, starts and ends at debug).
 _LOG = logging.getLogger("burstbuffer")
@@ -293,6 +299,7 @@ class SchedulerApp:
                 self.records[job_id].staged_at = ts
                 self.scheduler.stage_in_done(job_id, ts)
             elif kind == "computed":                     # its BB is the policy's again until its StageOut
+                self.records[job_id].holds.append((ts, "computed", {}))
                 if self._guard is not None:
                     self._guard.ledger.take(job_id, self.records[job_id], {})
                 self.scheduler.job_computed(job_id, ts)
@@ -343,10 +350,12 @@ class SchedulerApp:
                         raise InputError("--model", self.job_model.name,
                                          f"policy {sched.name} needs the three-phase job model")
                     rec.start, rec.bb_alloc = now, start.bb_per_storage
+                    rec.holds.append((now, "stage-in", rec.bb_alloc))
                     rec._close_wait(now)
                     self.job_model.stage_in(start, now, out)
                     continue
                 if isinstance(start, StageOut):   # a decides_stage_out policy: the output of a computed job
+                    rec.holds.append((now, "stage-out", start.bb_per_storage))
                     self._job_done(self.job_model.stage_out(start, now, out), now)
                     continue
                 if rec.start is None:              # waiting time ends at the first held resource
@@ -354,6 +363,7 @@ class SchedulerApp:
                     rec._close_wait(now)
                 rec.procs, rec.bb_alloc = start.procs, start.bb_per_storage
                 rec.nodes_start = now
+                rec.holds.append((now, "run", rec.bb_alloc))
                 if _LOG.isEnabledFor(logging.DEBUG):
                     _LOG.debug("t=%g job %s started on nodes %s, BB %s", now, start.job.id, start.procs,
                                start.bb_per_storage)
@@ -400,6 +410,24 @@ class SchedulerApp:
             w.writeheader()
             for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
                 w.writerow(self.job_row(rec, mark_unfinished))
+        os.replace(tmp, path)
+        if self.job_model.stages_separately:
+            self.write_bb_holds(os.path.join(os.path.dirname(path), BB_HOLDS_CSV))
+
+    def write_bb_holds(self, path: str) -> None:
+        """bb_holds.csv of a run under a job model with phases (docs/audit.md): one row per change of what a
+        job holds — ``job_id,time,phase,bb_allocation`` (phase "stage-in", "run", "computed" or "stage-out";
+        the allocation as jobs.csv's, held from `time` [s] until the job's next row or its finish_time) —
+        for the auditor (`burstbuffer.audit`), which cannot tell a job's phases from jobs.csv's one
+        allocation. Written atomically."""
+        tmp = f"{path}.tmp"
+        with open(tmp, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(("job_id", "time", "phase", "bb_allocation"))
+            for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
+                local_id = rec.job.id.split("!", 1)[1] if "!" in rec.job.id else rec.job.id
+                for t, phase, alloc in rec.holds:
+                    w.writerow((local_id, f"{t:.6f}", phase, " ".join(f"{k}:{v}" for k, v in sorted(alloc.items()))))
         os.replace(tmp, path)
 
     def jobs_csv_columns(self) -> list[str]:

@@ -26,6 +26,8 @@ _PLUGINS = {
                   "run a study (default: the paper's experiments, §4.2) and write its figures and a report"),
     "sweep": ("burstbuffer.reproduce.sweep",
               "run a campaign (policies × workloads × models × seeds) on Dask or a local pool"),
+    "check": ("burstbuffer.audit.cli",
+              "audit a run's schedule from its outputs (processors, burst buffers, jobs accounted, walltimes)"),
 }
 
 
@@ -393,7 +395,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # BatsimDied, a protocol error and the like: one line, no traceback
         from .batsim.loop import BatsimDied
         from .batsim.protocol import ProtocolError
-        if isinstance(exc, (BatsimDied, ProtocolError)):
+        from .errors import InfeasibleSchedule
+        if isinstance(exc, (BatsimDied, ProtocolError, InfeasibleSchedule)):
             print(f"burstbuffer: {excerpt(str(exc), 2000)}", file=sys.stderr)
             return 1
         raise

@@ -45,6 +45,8 @@ class RunResult:
     messages: int
     #: the CPU time [s] spent answering the simulator's messages, when the scheduler ran in its process
     scheduler_cpu: float | None = None
+    #: the schedule's audit (`burstbuffer.audit.AuditReport`), set once the run ended (docs/audit.md)
+    audit: object = None
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -121,7 +123,8 @@ def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, 
     input, BatsimDied if the simulator stops or stays silent for `timeout` seconds or the run outlives
     `run_timeout`, `guards.SchedulerFault` if the policy raises, outlives `timeout` in one decision or
     over-fills a burst buffer, ProtocolViolation if checked answers
-    break the protocol, `Interrupted` (from `burstbuffer.signals`, with its `result` set to the
+    break the protocol, `errors.InfeasibleSchedule` if the schedule fails its audit (`burstbuffer.audit`, outputs
+    kept), `Interrupted` (from `burstbuffer.signals`, with its `result` set to the
     partial RunResult once jobs.csv is written and the simulator stopped) if a signal arrived within
     `signals.interruptible()`.
     """
@@ -131,10 +134,12 @@ def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, 
     platform = input_path(platform, "platform")
     require_simgrid()       # before any output is made
     with OutputLock(output_dir(output)):          # one writer per output folder (docs/reliability.md §5)
-        return _run_locked(spec, workload, platform, output, bb_capacity=bb_capacity, storage=storage,
-                           progress=progress, timeout=timeout, check_protocol=check_protocol,
-                           on_progress=on_progress, cpu=cpu, network_model=network_model,
-                           run_timeout=run_timeout, energy=energy, link=link)
+        result = _run_locked(spec, workload, platform, output, bb_capacity=bb_capacity, storage=storage,
+                             progress=progress, timeout=timeout, check_protocol=check_protocol,
+                             on_progress=on_progress, cpu=cpu, network_model=network_model,
+                             run_timeout=run_timeout, energy=energy, link=link)
+        from .audit import audited     # every schedule audited from its outputs (docs/audit.md)
+        return audited(result, output, workload=workload, platform=platform)
 
 
 def _run_locked(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, *, bb_capacity, storage,

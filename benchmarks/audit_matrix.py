@@ -1,0 +1,84 @@
+"""Every built-in policy under every job model it runs under, through the auditor (`burstbuffer.audit`,
+docs/audit.md): prints one line per run — policy, model, violations per check (0 everywhere for a feasible
+schedule), the violations a jobs.csv-only audit finds (bb_holds.csv set aside: a job's BB counted as
+bb_allocation from starting_time to finish_time), and the audit's wall time [s].
+
+    .venv/bin/python benchmarks/audit_matrix.py --jobs 300
+    .venv/bin/python benchmarks/audit_matrix.py --time-only RUN_DIR    # the audit's time on an existing run
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+
+def _one(args):
+    policy, model, jobs = args
+    from burstbuffer.audit import audit_run
+    from burstbuffer.errors import InfeasibleSchedule
+    from burstbuffer.runner import DEFAULT_PLATFORM, DEFAULT_WORKLOAD, run
+    with tempfile.TemporaryDirectory() as tmp:
+        workload = Path(DEFAULT_WORKLOAD)
+        if jobs is not None:
+            data = json.loads(workload.read_text())
+            data["jobs"] = data["jobs"][:jobs]
+            workload = Path(tmp) / "w.json"
+            workload.write_text(json.dumps(data))
+        out = Path(tmp) / "out"
+        try:
+            run(policy, workload, DEFAULT_PLATFORM, out, model=model, progress=False, timeout=3600, cpu=None)
+        except InfeasibleSchedule:
+            pass
+        except Exception as exc:  # noqa: BLE001 - reported on its line
+            return policy, model, f"run failed: {type(exc).__name__}: {str(exc)[:120]}", "", 0.0
+        t0 = time.perf_counter()
+        rep = audit_run(out, workload=workload)
+        dt = time.perf_counter() - t0
+        fails = {r.check: r.violations for r in rep.checks.itertuples() if r.status == "FAIL"}
+        holds = out / "bb_holds.csv"
+        naive = ""
+        if holds.is_file():
+            shutil.move(holds, out / "bb_holds.aside")
+            naive = audit_run(out, workload=workload).checks.set_index("check").loc["burst-buffer", "violations"]
+        return policy, model, fails or "ok", naive, dt
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=300, help="first N jobs of the bundled workload (0: all)")
+    ap.add_argument("--policies", help="comma-separated (default: every built-in policy)")
+    ap.add_argument("--models", help="comma-separated (default: every job model)")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--time-only", type=Path, metavar="RUN_DIR", help="time the audit of RUN_DIR and exit")
+    args = ap.parse_args()
+    if args.time_only:
+        from burstbuffer.audit import audit_run
+        t0 = time.perf_counter()
+        rep = audit_run(args.time_only)
+        print(rep.table())
+        print(f"audit of {args.time_only}: {time.perf_counter() - t0:.2f} s; {rep.verdict()}")
+        return 0
+    from burstbuffer.io_model.registry import model_names
+    from burstbuffer.schedulers.registry import needs_staged_model, policy_names
+    models = args.models.split(",") if args.models else model_names()
+    policies = args.policies.split(",") if args.policies else policy_names()
+    todo = [(p, m, args.jobs or None) for p in policies for m in models
+            if m == "three-phase" or not needs_staged_model(p)]
+    bad = 0
+    print(f"{'policy':18} {'model':12} {'violations':40} {'jobs.csv-only BB':>16} {'audit [s]':>9}")
+    with ProcessPoolExecutor(args.workers) as pool:
+        for policy, model, fails, naive, dt in pool.map(_one, todo):
+            bad += fails != "ok"
+            print(f"{policy:18} {model:12} {str(fails):40} {str(naive):>16} {dt:9.2f}", flush=True)
+    print(f"{len(todo) - bad} of {len(todo)} runs feasible")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
