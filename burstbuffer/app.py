@@ -106,9 +106,6 @@ class JobRecord:
                      bounded_slowdown=f"{bounded_slowdown(turn, run):.6f}")
         return r
 
-#: The file of each job's BB holds by phase beside jobs.csv (`SchedulerApp.write_bb_holds`).
-BB_HOLDS_CSV = "bb_holds.csv"
-
 #: The scheduler's log (`burstbuffer.logs`: job submissions, starts and ends at debug).
 _LOG = logging.getLogger("burstbuffer")
 
@@ -304,6 +301,8 @@ class SchedulerApp:
                     self._guard.ledger.take(job_id, self.records[job_id], {})
                 self.scheduler.job_computed(job_id, ts)
             else:
+                rec = self.records[job_id]             # output written: the stage-out, past the walltime, begins
+                rec.holds.append((ts, "released", rec.holds[-1][2] if rec.holds else rec.bb_alloc))
                 if self._releases_nodes:               # else the policy holds them until the job ends
                     self.records[job_id].nodes_end = ts
                 self.scheduler.nodes_released(job_id, ts)
@@ -412,11 +411,13 @@ class SchedulerApp:
                 w.writerow(self.job_row(rec, mark_unfinished))
         os.replace(tmp, path)
         if self.job_model.stages_separately:
+            from .metrics.runinfo import BB_HOLDS_CSV
             self.write_bb_holds(os.path.join(os.path.dirname(path), BB_HOLDS_CSV))
 
     def write_bb_holds(self, path: str) -> None:
         """bb_holds.csv of a run under a job model with phases (docs/audit.md): one row per change of what a
-        job holds — ``job_id,time,phase,bb_allocation`` (phase "stage-in", "run", "computed" or "stage-out";
+        job holds — ``job_id,time,phase,bb_allocation`` (phase "stage-in", "run", "computed", "stage-out" (a policy's
+        StageOut) or "released" (the output written: the stage-out, which the walltime does not bound, begins);
         the allocation as jobs.csv's, held from `time` [s] until the job's next row or its finish_time) —
         for the auditor (`burstbuffer.audit`), which cannot tell a job's phases from jobs.csv's one
         allocation. Written atomically."""

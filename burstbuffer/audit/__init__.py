@@ -25,6 +25,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..metrics.runinfo import BB_HOLDS_CSV, RESERVATIONS_CSV
+
 #: The checks, in the order of the table.
 CHECKS = ("processors", "burst-buffer", "accounted", "submission", "walltime", "easy-reservation")
 #: Slack [s] of the time comparisons: jobs.csv writes times with 6 decimals.
@@ -215,7 +217,7 @@ def bb_holds(jobs, run_dir: Path):
     ids = jobs["job_id"].to_numpy()
     finish = dict(zip(ids.tolist(), end.tolist()))
     phases: dict[str, list[tuple[float, str]]] = {}
-    path = Path(run_dir) / "bb_holds.csv"
+    path = Path(run_dir) / BB_HOLDS_CSV
     if path.is_file():
         try:
             h = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -358,8 +360,9 @@ def check_submission(jobs, first: int):
 
 def check_walltime(jobs, run_dir: Path, first: int):
     """Jobs not killed whose time on their nodes, as the walltime counts it, exceeds walltime + GRACE: two-phase
-    models from starting_time to finish_time; three-phase from nodes_start to nodes_end, less a wait for a
-    policy's stage-out decision (bb_holds.csv: "computed" to "stage-out"), which the walltime does not count."""
+    models from starting_time to finish_time; three-phase from nodes_start to the end of the output step
+    (bb_holds.csv's "released", else nodes_end), less a wait for a policy's stage-out decision (bb_holds.csv:
+    "computed" to "stage-out"): the walltime counts neither that wait nor the stage-out."""
     import numpy as np
     import pandas as pd
     wall = _num(jobs["requested_time"])
@@ -368,15 +371,15 @@ def check_walltime(jobs, run_dir: Path, first: int):
         a, ne = _num(jobs["nodes_start"]), _num(jobs["nodes_end"])
         b = np.where(np.isnan(ne), b, ne)
     used = b - a
-    path = Path(run_dir) / "bb_holds.csv"
+    path = Path(run_dir) / BB_HOLDS_CSV
     if "nodes_start" in jobs and path.is_file():
         h = pd.read_csv(path, dtype=str, keep_default_na=False)
         h["t"] = _num(h["time"])
-        c = h[h["phase"] == "computed"].groupby("job_id")["t"].first()
-        o = h[h["phase"] == "stage-out"].groupby("job_id")["t"].first()
-        waited = (o - c).dropna()
-        if len(waited):
-            used = used - jobs["job_id"].map(waited).fillna(0.0).to_numpy(float)
+        at = lambda phase: h[h["phase"] == phase].groupby("job_id")["t"].first()   # noqa: E731
+        released = jobs["job_id"].map(at("released")).to_numpy(float)
+        b = np.where(np.isnan(released), b, released)      # the stage-out is not bounded by the walltime
+        waited = (at("stage-out") - at("computed")).dropna()
+        used = b - a - jobs["job_id"].map(waited).fillna(0.0).to_numpy(float)
     killed = jobs["final_state"].isin(KILLED_STATES).to_numpy()
     bad = np.nonzero((wall > 0) & ~killed & (used > wall + GRACE))[0]
     ids = jobs["job_id"].to_numpy()
@@ -389,7 +392,7 @@ def check_reservations(jobs, run_dir: Path, first: int):
     """EASY's guarantee (module docstring), or None when the run wrote no reservations.csv."""
     import numpy as np
     import pandas as pd
-    path = Path(run_dir) / "reservations.csv"
+    path = Path(run_dir) / RESERVATIONS_CSV
     if not path.is_file():
         return None
     r = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -398,8 +401,7 @@ def check_reservations(jobs, run_dir: Path, first: int):
     r["reserved"] = _num(r["reserved_start"])
     r["t"] = _num(r["time"])
     head = r.sort_values("t").groupby("job_id").first()          # the reservation it got on becoming head
-    start_col = "nodes_start" if "nodes_start" in jobs else "starting_time"
-    start = pd.Series(_num(jobs[start_col]), index=jobs["job_id"])
+    start = pd.Series(_num(jobs["starting_time"]), index=jobs["job_id"])     # its first hold (a stage-in's too)
     s = start.reindex(head.index).to_numpy(float)
     late = s - head["reserved"].to_numpy(float)
     bad = np.nonzero(late > GRACE)[0]
@@ -435,7 +437,7 @@ def audit_run(run_dir: str | Path, *, workload: str | Path | None = None, first:
     capacity = {int(k): int(v) for k, v in (info.get("bb_capacity") or {}).items()}
     names = {int(k): v for k, v in (info.get("names") or {}).items()}
     if capacity:
-        src = "bb_holds.csv phases" if (run_dir / "bb_holds.csv").is_file() else "starting_time → finish_time"
+        src = "bb_holds.csv phases" if (run_dir / BB_HOLDS_CSV).is_file() else "starting_time → finish_time"
         add("burst-buffer", check_burst_buffer(jobs, run_dir, capacity, names, first),
             f"{len(capacity)} BB nodes (run.json); {src}")
     else:

@@ -7,6 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+#: The files a run writes beside jobs.csv for its audit (`burstbuffer.audit`, docs/audit.md) when its job model or
+#: policy has them to say: each job's BB by phase (three-phase), EASY's head reservations (fcfs-bb, sjf-bb). A run
+#: removes a previous run's from its folder first (`session.RunFolder`), so that its audit never reads them.
+BB_HOLDS_CSV, RESERVATIONS_CSV = "bb_holds.csv", "reservations.csv"
+AUDIT_FILES = (BB_HOLDS_CSV, RESERVATIONS_CSV)
+
 
 def run_info(platform, policy: str, model: str) -> dict:
     """What `run.json` holds: policy, model and the platform (`Platform`) as the scheduler saw it (JSON values)."""
