@@ -5,6 +5,8 @@ bb_allocation from starting_time to finish_time), and the audit's wall time [s].
 
     .venv/bin/python benchmarks/audit_matrix.py --jobs 300
     .venv/bin/python benchmarks/audit_matrix.py --time-only RUN_DIR    # the audit's time on an existing run
+    .venv/bin/python benchmarks/audit_matrix.py --time-only RUN_DIR --scale 28   # ... on 28 copies of it, one
+                                                 # after the other (the whole KTH trace's size from 1000 jobs)
 """
 from __future__ import annotations
 
@@ -49,6 +51,34 @@ def _one(args):
         return policy, model, fails or "ok", naive, dt
 
 
+def _scaled(run_dir: Path, k: int, out: Path) -> Path:
+    """`run_dir`'s jobs.csv (and bb_holds.csv, reservations.csv) repeated `k` times, copy i shifted by i times the
+    run's last end and its job ids suffixed, with run.json (no workload: the rows alone are accounted)."""
+    import pandas as pd
+    times = ["submission_time", "starting_time", "finish_time", "stage_in_end", "nodes_start", "nodes_end", "time",
+             "reserved_start"]
+    jobs = pd.read_csv(run_dir / "jobs.csv", dtype=str, keep_default_na=False)
+    span = pd.to_numeric(jobs["finish_time"], errors="coerce").max() + 1.0
+    for name in ("jobs.csv", "bb_holds.csv", "reservations.csv"):
+        if not (run_dir / name).is_file():
+            continue
+        t = pd.read_csv(run_dir / name, dtype=str, keep_default_na=False)
+        parts = []
+        for i in range(k):
+            c = t.copy()
+            c["job_id"] = c["job_id"] + f"_{i}"
+            for col in times:
+                if col in c:
+                    v = pd.to_numeric(c[col], errors="coerce") + i * span
+                    c[col] = v.map(lambda x: "" if pd.isna(x) else f"{x:.6f}")
+            parts.append(c)
+        pd.concat(parts).to_csv(out / name, index=False)
+    info = json.loads((run_dir / "run.json").read_text())
+    info.pop("workload", None)
+    (out / "run.json").write_text(json.dumps(info))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=300, help="first N jobs of the bundled workload (0: all)")
@@ -56,11 +86,16 @@ def main() -> int:
     ap.add_argument("--models", help="comma-separated (default: every job model)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--time-only", type=Path, metavar="RUN_DIR", help="time the audit of RUN_DIR and exit")
+    ap.add_argument("--scale", type=int, default=1, metavar="K",
+                    help="with --time-only: audit K copies of the run, each shifted past the previous one's end")
     args = ap.parse_args()
     if args.time_only:
         from burstbuffer.audit import audit_run
+        run_dir = args.time_only
+        if args.scale > 1:
+            run_dir = _scaled(run_dir, args.scale, Path(tempfile.mkdtemp()))
         t0 = time.perf_counter()
-        rep = audit_run(args.time_only)
+        rep = audit_run(run_dir)
         print(rep.table())
         print(f"audit of {args.time_only}: {time.perf_counter() - t0:.2f} s; {rep.verdict()}")
         return 0

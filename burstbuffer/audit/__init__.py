@@ -105,22 +105,18 @@ class AuditError(ValueError):
 
 
 # ---------------------------------------------------------------------------------------------- reading
-def _ranges(text: str) -> list[tuple[int, int]]:
-    """"0-3 7 9-10" → [(0, 3), (7, 7), (9, 10)] (inclusive; a procset's text as Batsim writes it)."""
-    out = []
-    for part in str(text).split():
-        lo, _, hi = part.partition("-")
-        out.append((int(lo), int(hi or lo)))
-    return out
-
-
-def _allocation(text: str) -> list[tuple[int, int]]:
-    """"96:100 97:5" → [(96, 100), (97, 5)] (jobs.csv's bb_allocation)."""
-    out = []
-    for part in str(text).split():
-        node, _, b = part.partition(":")
-        out.append((int(node), int(b)))
-    return out
+def _pairs(texts, sep: str):
+    """Explode space-separated "A<sep>B" items of the strings `texts` (a pandas Series, index kept): a DataFrame
+    indexed by the row each item came from, with integer columns a and b (b = a when an item has no `sep`):
+    "0-3 7" → (0, 3), (7, 7) for a procset; "96:100 97:5" → (96, 100), (97, 5) for a BB allocation."""
+    import pandas as pd
+    items = texts[texts != ""].str.split().explode().dropna()
+    if not len(items):
+        return pd.DataFrame({"a": pd.Series([], dtype="int64"), "b": pd.Series([], dtype="int64")})
+    parts = items.str.partition(sep)
+    a = parts[0].astype("int64")
+    b = parts[2].where(parts[2] != "", parts[0]).astype("int64")
+    return pd.DataFrame({"a": a, "b": b})
 
 
 def _num(col):
@@ -171,17 +167,11 @@ def check_processors(jobs, first: int):
         a, b = ns, np.where(np.isnan(ne), b, ne)
     b = np.where(np.isnan(b), np.inf, b)          # still running when the run stopped
     ids = jobs["job_id"].to_numpy()
-    rows_j, lo, hi = [], [], []
-    for k, (text, t0) in enumerate(zip(jobs["allocated_resources"], a)):
-        if not text or math.isnan(t0):
-            continue
-        for x, y in _ranges(text):
-            rows_j.append(k)
-            lo.append(x)
-            hi.append(y)
-    if not rows_j:
+    held = jobs["allocated_resources"].reset_index(drop=True)
+    ranges = _pairs(held[~np.isnan(a)], "-")
+    if not len(ranges):
         return 0, []
-    rows_j, lo, hi = np.array(rows_j), np.array(lo), np.array(hi)
+    rows_j, lo, hi = ranges.index.to_numpy(), ranges["a"].to_numpy(), ranges["b"].to_numpy()
     n = hi - lo + 1
     job = np.repeat(rows_j, n)
     proc = np.repeat(lo, n) + (np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n))
@@ -207,50 +197,51 @@ def check_processors(jobs, first: int):
     return instants, out
 
 
-def bb_holds(jobs, run_dir: Path):
+def load_holds(run_dir: Path):
+    """bb_holds.csv of `run_dir` (strings, plus its time as float column ``t``), or None without one."""
+    import pandas as pd
+    path = Path(run_dir) / BB_HOLDS_CSV
+    if not path.is_file():
+        return None
+    try:
+        h = pd.read_csv(path, dtype=str, keep_default_na=False)
+        h["t"] = _num(h["time"])
+        return h[["job_id", "t", "phase", "bb_allocation"]]
+    except (OSError, ValueError, KeyError) as exc:
+        raise AuditError(f"{path}: not a bb_holds.csv ({exc})") from None
+
+
+def bb_holds(jobs, holds):
     """The BB holds of the run: arrays (job id, BB node, bytes, from [s], to [s]) — from jobs.csv's bb_allocation
-    (starting_time → finish_time), replaced by bb_holds.csv's phases for the jobs it lists."""
+    (starting_time → finish_time), replaced by `holds`' phases (`load_holds`) for the jobs it lists."""
     import numpy as np
     import pandas as pd
     start, end = _num(jobs["starting_time"]), _num(jobs["finish_time"])
     end = np.where(np.isnan(end), np.inf, end)
-    ids = jobs["job_id"].to_numpy()
-    finish = dict(zip(ids.tolist(), end.tolist()))
-    phases: dict[str, list[tuple[float, str]]] = {}
-    path = Path(run_dir) / BB_HOLDS_CSV
-    if path.is_file():
-        try:
-            h = pd.read_csv(path, dtype=str, keep_default_na=False)
-        except (OSError, ValueError) as exc:
-            raise AuditError(f"{path}: cannot read it ({exc})") from None
-        for j, t, alloc in zip(h["job_id"], _num(h["time"]), h["bb_allocation"]):
-            phases.setdefault(j, []).append((t, alloc))
-    J, N, B, S, E = [], [], [], [], []
-
-    def add(j, alloc, t0, t1):
-        if t1 <= t0:
-            return
-        for node, v in _allocation(alloc):
-            if v:
-                J.append(j), N.append(node), B.append(v), S.append(t0), E.append(t1)
-
-    for j, alloc, t0 in zip(ids, jobs["bb_allocation"] if "bb_allocation" in jobs else [""] * len(ids), start):
-        if math.isnan(t0):
-            continue
-        if j in phases:
-            steps = phases[j]
-            for k, (t, al) in enumerate(steps):
-                add(j, al, t, steps[k + 1][0] if k + 1 < len(steps) else finish[j])
-        elif alloc:
-            add(j, alloc, t0, finish[j])
-    return (np.array(J, dtype=object), np.array(N, dtype=np.int64), np.array(B, dtype=np.int64),
-            np.array(S, dtype=float), np.array(E, dtype=float))
+    ids = jobs["job_id"].reset_index(drop=True)
+    alloc = (jobs["bb_allocation"] if "bb_allocation" in jobs else pd.Series([""] * len(jobs))).reset_index(drop=True)
+    listed = ids.isin(holds["job_id"]) if holds is not None else pd.Series(False, index=ids.index)
+    plain = ~np.isnan(start) & ~listed.to_numpy()
+    seg = pd.DataFrame({"job": ids[plain], "t0": start[plain], "t1": end[plain], "alloc": alloc[plain]})
+    if holds is not None and len(holds):
+        finish = pd.Series(end, index=ids)
+        finish = finish[~finish.index.duplicated()]
+        nxt = holds.groupby("job_id", sort=False)["t"].shift(-1)
+        t1 = nxt.fillna(holds["job_id"].map(finish)).fillna(np.inf)
+        seg = pd.concat([seg, pd.DataFrame({"job": holds["job_id"], "t0": holds["t"], "t1": t1,
+                                            "alloc": holds["bb_allocation"]})], ignore_index=True)
+    seg = seg[(seg["t1"] > seg["t0"]) & (seg["alloc"] != "")].reset_index(drop=True)
+    pairs = _pairs(seg["alloc"], ":")
+    pairs = pairs[pairs["b"] != 0]
+    rows = pairs.index.to_numpy()
+    return (seg["job"].to_numpy(object)[rows], pairs["a"].to_numpy(np.int64), pairs["b"].to_numpy(np.int64),
+            seg["t0"].to_numpy(float)[rows], seg["t1"].to_numpy(float)[rows])
 
 
-def check_burst_buffer(jobs, run_dir: Path, capacity: dict[int, int], names: dict[int, str], first: int):
-    """(instants, violations): BB nodes above capacity (module docstring)."""
+def check_burst_buffer(jobs, holds, capacity: dict[int, int], names: dict[int, str], first: int):
+    """(instants, violations): BB nodes above capacity (module docstring); `holds`: `load_holds`'s."""
     import numpy as np
-    J, N, B, S, E = bb_holds(jobs, run_dir)
+    J, N, B, S, E = bb_holds(jobs, holds)
     out, instants = [], 0
     unknown = ~np.isin(N, np.array(sorted(capacity), dtype=np.int64)) if capacity else np.ones(len(N), bool)
     if unknown.any():
@@ -276,7 +267,9 @@ def check_burst_buffer(jobs, run_dir: Path, capacity: dict[int, int], names: dic
     level = level - np.r_[0, level][base]            # the cumulative sum restarted on each node
     # the level after every event of one (node, instant)
     last = np.r_[(node[1:] != node[:-1]) | (t[1:] != t[:-1]), True]
-    cap = np.array([capacity.get(int(n), 0) for n in node], dtype=np.int64)
+    table = np.zeros(int(max(capacity)) + 1, dtype=np.int64)
+    table[np.array(list(capacity), dtype=np.int64)] = list(capacity.values())
+    cap = table[node]
     over = np.nonzero(last & (level > cap))[0]
     instants += len(over)
     for i in sorted(over, key=lambda i: (t[i], node[i]))[:first]:
@@ -358,23 +351,20 @@ def check_submission(jobs, first: int):
                                 (), f"submitted at {sub[i]:.6f}") for i in bad[:first]]
 
 
-def check_walltime(jobs, run_dir: Path, first: int):
+def check_walltime(jobs, holds, first: int):
     """Jobs not killed whose time on their nodes, as the walltime counts it, exceeds walltime + GRACE: two-phase
     models from starting_time to finish_time; three-phase from nodes_start to the end of the output step
     (bb_holds.csv's "released", else nodes_end), less a wait for a policy's stage-out decision (bb_holds.csv:
     "computed" to "stage-out"): the walltime counts neither that wait nor the stage-out."""
     import numpy as np
-    import pandas as pd
     wall = _num(jobs["requested_time"])
     a, b = _num(jobs["starting_time"]), _num(jobs["finish_time"])
     if "nodes_start" in jobs:
         a, ne = _num(jobs["nodes_start"]), _num(jobs["nodes_end"])
         b = np.where(np.isnan(ne), b, ne)
     used = b - a
-    path = Path(run_dir) / BB_HOLDS_CSV
-    if "nodes_start" in jobs and path.is_file():
-        h = pd.read_csv(path, dtype=str, keep_default_na=False)
-        h["t"] = _num(h["time"])
+    if "nodes_start" in jobs and holds is not None:
+        h = holds
         at = lambda phase: h[h["phase"] == phase].groupby("job_id")["t"].first()   # noqa: E731
         released = jobs["job_id"].map(at("released")).to_numpy(float)
         b = np.where(np.isnan(released), b, released)      # the stage-out is not bounded by the walltime
@@ -420,6 +410,7 @@ def audit_run(run_dir: str | Path, *, workload: str | Path | None = None, first:
     run_dir = Path(run_dir)
     jobs = load_jobs(run_dir)
     info = load_run_json(run_dir)
+    holds = load_holds(run_dir)
     rows, viol = [], []
 
     def add(check, result, note=""):
@@ -438,7 +429,7 @@ def audit_run(run_dir: str | Path, *, workload: str | Path | None = None, first:
     names = {int(k): v for k, v in (info.get("names") or {}).items()}
     if capacity:
         src = "bb_holds.csv phases" if (run_dir / BB_HOLDS_CSV).is_file() else "starting_time → finish_time"
-        add("burst-buffer", check_burst_buffer(jobs, run_dir, capacity, names, first),
+        add("burst-buffer", check_burst_buffer(jobs, holds, capacity, names, first),
             f"{len(capacity)} BB nodes (run.json); {src}")
     else:
         add("burst-buffer", None, "no BB capacity in run.json")
@@ -446,7 +437,7 @@ def audit_run(run_dir: str | Path, *, workload: str | Path | None = None, first:
     n, v, note = check_accounted(jobs, wl, first)
     add("accounted", (n, v), note)
     add("submission", check_submission(jobs, first))
-    add("walltime", check_walltime(jobs, run_dir, first), f"grace {GRACE:g} s" + (f", model {model}" if model else ""))
+    add("walltime", check_walltime(jobs, holds, first), f"grace {GRACE:g} s" + (f", model {model}" if model else ""))
     res = check_reservations(jobs, run_dir, first)
     add("easy-reservation", res, "reservations.csv" if res is not None else "the policy records no reservation")
     checks = pd.DataFrame(rows, columns=["check", "status", "violations", "note"])
