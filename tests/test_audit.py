@@ -183,3 +183,19 @@ def test_check_refuses_a_folder_without_jobs_csv_in_one_line(tmp_path, capsys):
     assert err.count("\n") == 0 and "jobs.csv" in err
     with pytest.raises(AuditError):
         audit_run(tmp_path)
+
+
+def test_bb_occupancy_follows_the_phase_holds(tmp_path):
+    """bb_occupancy.csv of a three-phase run with bb_holds.csv: what each job holds phase by phase (job 1: 3 GB,
+    8 GB, then 4 GB in its stage-out beside job 2's 5 GB), not jobs.csv's one allocation from start to end."""
+    from burstbuffer.metrics.bb_occupancy import write_bb_occupancy
+    rows = [job(1, 0, 0, 40, "0", "4:8000000000", nodes_start="2.000000", nodes_end="20.000000"),
+            job(2, 0, 20, 50, "1", "4:5000000000", nodes_start="25.000000", nodes_end="30.000000")]
+    holds = [(1, "0.000000", "stage-in", "4:3000000000"), (1, "2.000000", "run", "4:8000000000"),
+             (1, "20.000000", "computed", ""), (1, "20.000000", "stage-out", "4:4000000000"),
+             (2, "20.000000", "stage-in", "4:5000000000"), (2, "25.000000", "run", "4:5000000000")]
+    run = write_run(tmp_path, rows, three_phase=True, holds=holds)
+    got = list(csv.reader(write_bb_occupancy(run).open()))
+    assert got == [["time", "total", "bb_a", "bb_b"], ["0.000000", "3000000000", "3000000000", "0"],
+                   ["2.000000", "8000000000", "8000000000", "0"], ["20.000000", "9000000000", "9000000000", "0"],
+                   ["40.000000", "5000000000", "5000000000", "0"], ["50.000000", "0", "0", "0"]]
