@@ -144,22 +144,29 @@ class EasyBackfilling(Fcfs):
         self._easy_pass: _easy_native.EasyPass | None = None    # the C pass, bound to the profile (`_native_schedule`)
         #: (job id, time [s], reserved start [s]): the reservation each head job got when it became head, for
         #: reservations.csv (`write_outputs`; the auditor checks EASY's guarantee with it, docs/audit.md). Only
-        #: a reservation of processors and BB (`reserve_bb`) promises the head its start: fcfs-easy's, of
-        #: processors only, leaves the head's BB to whatever frees it.
+        #: a reservation of processors and BB (`reserve_bb`) under a two-phase job model promises the head its
+        #: start: fcfs-easy's, of processors only, leaves the head's BB to whatever frees it; under three-phase
+        #: the stagings' durations are estimates, not walltime-bounded, so no start is promised.
         self.head_reservations: list[tuple[str, float, float]] = []
 
     def decide(self, now: float) -> list[Start]:
         starts = super().decide(now)
         r = self.last_reservation
-        if r is not None and self.reserve_bb and (not self.head_reservations or self.head_reservations[-1][0] != r.job_id):
+        if r is not None and self._promises and (not self.head_reservations or self.head_reservations[-1][0] != r.job_id):
             self.head_reservations.append((r.job_id, now, r.start))
         return starts
 
+    @property
+    def _promises(self) -> bool:
+        """Whether the head's reservation promises its start: processors and BB reserved (`reserve_bb`), every hold
+        bounded by its walltime (a two-phase job model: not one that stages separately, whatever the staging)."""
+        return self.reserve_bb and not getattr(self._shape_model, "stages_separately", False)
+
     def write_outputs(self, folder: str) -> None:
         """reservations.csv: ``job_id,time,reserved_start`` — each head job's reservation when it became head (its
-        shadow time [s] at `time` [s]; docs/audit.md), for the policies whose reservation holds processors and BB."""
+        shadow time [s] at `time` [s]; docs/audit.md), when the reservation promises the head its start (`_promises`)."""
         super().write_outputs(folder)
-        if not self.reserve_bb:
+        if not self._promises:
             return
         import csv
         import os
