@@ -199,3 +199,11 @@ def test_bb_occupancy_follows_the_phase_holds(tmp_path):
     assert got == [["time", "total", "bb_a", "bb_b"], ["0.000000", "3000000000", "3000000000", "0"],
                    ["2.000000", "8000000000", "8000000000", "0"], ["20.000000", "9000000000", "9000000000", "0"],
                    ["40.000000", "5000000000", "5000000000", "0"], ["50.000000", "0", "0", "0"]]
+
+
+def test_a_malformed_cell_is_one_line(tmp_path, capsys):
+    run = write_run(tmp_path, [job(1, 0, 0, 10, "0-x")])
+    with pytest.raises(AuditError, match="malformed"):
+        audit_run(run)
+    assert cli.main(["check", str(run)]) == 2
+    assert capsys.readouterr().err.strip().count("\n") == 0

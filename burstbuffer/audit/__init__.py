@@ -160,6 +160,7 @@ def _job_key(j: str):
 def check_processors(jobs, first: int):
     """(instants, violations): processors held by two jobs at once (module docstring)."""
     import numpy as np
+    import pandas as pd
     a = _num(jobs["starting_time"])
     b = _num(jobs["finish_time"])
     if "nodes_start" in jobs:          # three-phase: the nodes from their start to their release
@@ -179,7 +180,6 @@ def check_processors(jobs, first: int):
     order = np.lexsort((s, proc))
     proc, s, e, job = proc[order], s[order], e[order], job[order]
     # the latest end among the earlier holds of the same processor
-    import pandas as pd
     new = np.r_[True, proc[1:] != proc[:-1]]
     grp = np.cumsum(new)
     run_max = pd.Series(e).groupby(grp).cummax().to_numpy(float)
@@ -406,8 +406,17 @@ def audit_run(run_dir: str | Path, *, workload: str | Path | None = None, first:
     """Audit the run in `run_dir` (module docstring; docs/audit.md). `workload`: the workload JSON the run ran
     (default: run.json's ``workload``, or the folder's workload-first-N.json). `first`: violations kept per
     check. Returns an `AuditReport`; raises AuditError if jobs.csv is missing or malformed."""
-    import pandas as pd
     run_dir = Path(run_dir)
+    try:
+        return _audit(run_dir, workload, first)
+    except AuditError:
+        raise
+    except (ValueError, KeyError, TypeError) as exc:        # a cell that is not what jobs.csv writes there
+        raise AuditError(f"{run_dir}: malformed run outputs ({type(exc).__name__}: {exc})") from None
+
+
+def _audit(run_dir: Path, workload, first: int) -> AuditReport:
+    import pandas as pd
     jobs = load_jobs(run_dir)
     info = load_run_json(run_dir)
     holds = load_holds(run_dir)
