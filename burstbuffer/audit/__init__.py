@@ -437,7 +437,9 @@ def _audit(run_dir: Path, workload, first: int) -> AuditReport:
     capacity = {int(k): int(v) for k, v in (info.get("bb_capacity") or {}).items()}
     names = {int(k): v for k, v in (info.get("names") or {}).items()}
     if capacity:
-        src = "bb_holds.csv phases" if (run_dir / BB_HOLDS_CSV).is_file() else "starting_time → finish_time"
+        src = ("bb_holds.csv phases" if holds is not None else
+               "no bb_holds.csv: bb_allocation from stage-in to stage-out, phases unknown" if three else
+               "starting_time → finish_time")
         add("burst-buffer", check_burst_buffer(jobs, holds, capacity, names, first),
             f"{len(capacity)} BB nodes (run.json); {src}")
     else:
