@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
