@@ -10,7 +10,7 @@ PY     := $(VENV)/bin/python
 APT_PACKAGES := python3-simgrid python3-venv python3-dev libsimgrid-dev pybind11-dev libzmq3-dev g++
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup system-deps run test test-fast docs bench clean constraints docker-check slurm-check study-table kopanski-table
+.PHONY: setup system-deps run test test-fast test-asan docs bench clean constraints docker-check slurm-check study-table kopanski-table
 
 system-deps:
 	@if ! $(PY_SYS) -c 'import simgrid, venv, ensurepip' >/dev/null 2>&1 \
@@ -49,13 +49,19 @@ run: setup
 # in TEST_WORKERS processes (pytest-xdist; default 2, the machine's cores; a module's tests stay together).
 TEST_WORKERS ?= 2
 test: setup
-	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not asan"
 
 # The edit-test loop: every module not marked slow, batsim, dask or docker (setup.cfg [tool:pytest] markers),
 # with the Hypothesis profile `dev` (a tenth of the examples). docs/testing.md.
-FAST_MARKERS := not slow and not batsim and not dask and not docker
+FAST_MARKERS := not slow and not batsim and not dask and not docker and not asan
 test-fast: setup
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} $(PY) -m pytest -q -m "$(FAST_MARKERS)" --durations=10
+
+# The compiled modules under AddressSanitizer (tests/test_asan.py, docs/testing.md): the simulator's bridge in the
+# in-process link, its energy and ZeroMQ modules, the policies' C engines, built with BURSTBUFFER_SANITIZE=address
+# into a cache folder of their own (minutes the first time), run with the sanitizer's runtime preloaded.
+test-asan: setup
+	$(PY) -m pytest -q -m asan tests/test_asan.py
 
 # The documentation site (docs/, Sphinx + MyST) into docs/_build/html; every warning is an error (-W), a broken
 # link or cross-reference included. Installs the `docs` extra (pinned by constraints.txt) on first use.

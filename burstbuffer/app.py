@@ -21,6 +21,7 @@ from .batsim.protocol import (CallMeLater, Event, JobCompleted, ProtocolError, J
 from .errors import InputError
 from .guards import DecisionGuard, run_hook
 from .io_model.base import JobModel
+from .jsonvalues import excerpt
 from .metrics.definitions import (JOBS_CSV_COLUMNS, THREE_PHASE_COLUMNS, WAIT_COLUMNS, WAIT_REASONS,
                                   bounded_slowdown, runtime, stretch, turnaround_time, wait_reason_category,
                                   waiting_time)
@@ -106,6 +107,29 @@ class JobRecord:
                      bounded_slowdown=f"{bounded_slowdown(turn, run):.6f}")
         return r
 
+def _bad_job(job_id: str, reason) -> ProtocolError:
+    """The error of a JOB_SUBMITTED whose job description breaks the workload rules: Batsim's message is
+    malformed (the workload file is Batsim's input, not this program's: exit status 1, docs/faults.md)."""
+    return ProtocolError(f"malformed JOB_SUBMITTED for job {excerpt(job_id)}: bad job description ({reason})")
+
+
+def check_resource_ids(data: dict) -> None:
+    """The resources of SIMULATION_BEGINS `data` have distinct integer ids in [0, n), n their number (Batsim
+    numbers its machines so, docs/protocol.md): an id such as 10**20 would otherwise size the policies'
+    node sets. Raises ProtocolError naming the first bad id."""
+    if not isinstance(data, dict):
+        return                                  # Platform.from_simulation_begins says what is wrong
+    resources = [r for key in ("compute_resources", "storage_resources")
+                 for r in (data.get(key) or []) if isinstance(r, dict) and "id" in r]
+    n, seen = len(resources), set()
+    for r in resources:
+        rid = r["id"]
+        if type(rid) is not int or not 0 <= rid < n or rid in seen:
+            why = "a second time" if rid in seen and type(rid) is int else f"not an integer in [0, {n})"
+            raise ProtocolError(f"malformed SIMULATION_BEGINS (resource id {excerpt(rid, 60)}: {why})")
+        seen.add(rid)
+
+
 #: The scheduler's log (`burstbuffer.logs`: job submissions, starts and ends at debug).
 _LOG = logging.getLogger("burstbuffer")
 
@@ -149,6 +173,7 @@ class SchedulerApp:
         self.strict_peer = False
         #: Batsim job ids of the EXECUTE_JOBs of the last answer that had any (named if the simulator aborts)
         self.last_started: list[str] = []
+        self.ended_ids: list[str] = []          # the original jobs that ended, in the order they ended
         #: (workload, profile) of the submitted jobs whose profile has no ``bb`` field (treated as 0 B)
         self.profiles_without_bb: set[tuple[str, str]] = set()
         # The policy is consulted only after a message that changed its inputs (a submission, a job
@@ -192,7 +217,6 @@ class SchedulerApp:
         elif isinstance(ev, JobKilled):
             self._executing.difference_update(ev.job_ids)   # the JOB_COMPLETED, if any, carries the final state
         elif isinstance(ev, UnknownEvent):
-            from .jsonvalues import excerpt
             kind = excerpt(ev.type, 80)             # a peer's text: quoted bounded, kept bounded
             if kind not in self.unknown_events:   # logged once per type, then ignored
                 logging.getLogger("burstbuffer").warning("ignoring unknown Batsim event type '%s' (t=%g)", kind, ts)
@@ -201,11 +225,13 @@ class SchedulerApp:
     def _begins(self, data: dict) -> None:
         if self.platform is not None:
             peer_error("a second SIMULATION_BEGINS", True)
+        check_resource_ids(data)
         try:
             self.platform = Platform.from_simulation_begins(data, bb_capacity=self.bb_capacity,
                                                             dragonfly=self.dragonfly, source=self.platform_source)
         except (TypeError, AttributeError, KeyError, ValueError) as exc:
-            raise ProtocolError(f"malformed SIMULATION_BEGINS ({exc.__class__.__name__}: {exc})") from None
+            raise ProtocolError(f"malformed SIMULATION_BEGINS ({exc.__class__.__name__}: {excerpt(str(exc), 200)})") \
+                from None
         self.scheduler = self.make_scheduler(self.platform)
         self.scheduler.bind_job_model(self.job_model)             # the shape of a job's holds (holds.HoldShape)
         #: the policy frees a job's nodes at its "nodes-released" (three-phase), not at its end
@@ -224,18 +250,18 @@ class SchedulerApp:
             self.job_model.stage_out_decided = True
         self.dynamic_jobs = bool(cfg.get("dynamic-jobs-enabled", False))
 
-    def _job(self, ev: JobSubmitted) -> tuple[Job, str]:
-        """The job request of a JOB_SUBMITTED and its workload name. The job object is checked by the
+    def _job(self, ev: JobSubmitted) -> tuple[Job, str, dict]:
+        """The job request of a JOB_SUBMITTED, its workload name and its profile object. The job object is checked by the
         workload rules (`burstbuffer.workloads.batsim_rules.check_job`, docs/workload.md); a walltime of
         −1 (none) becomes +inf, the profile's ``bb`` (bytes per node) the request's `bb`, the job's ``bb_in``,
         ``bb_run``, ``bb_out`` its phase amounts (derived from the profile where absent, `phase_bb`).
-        Raises InputError("JOB_SUBMITTED", job id, reason)."""
+        Raises ProtocolError (a malformed Batsim message: exit status 1, docs/faults.md)."""
         j = ev.job
         workload, _, _ = ev.job_id.partition("!")
         try:
-            _, subtime, walltime, res, pname = check_job(j, f"job {ev.job_id}")
+            _, subtime, walltime, res, pname = check_job(j, f"job {excerpt(ev.job_id)}")
         except DefinitionError as exc:
-            raise InputError("JOB_SUBMITTED", ev.job_id, f"bad job description ({exc.reason})") from None
+            raise _bad_job(ev.job_id, exc.reason) from None
         profile = ev.profile or (self.profiles.get(workload) or {}).get(pname) or {}
         try:
             bb = int(profile.get("bb", 0) or 0)
@@ -243,26 +269,27 @@ class SchedulerApp:
                       bb, pname,
                       float(j.get("project_weight", profile.get("project_weight", 1.0))),
                       str(j.get("queue", profile.get("queue", "")) or ""))
-            given = check_phase_bb(j, f"job {ev.job_id}")
+            given = check_phase_bb(j, f"job {excerpt(ev.job_id)}")
             derived = phase_bb(profile, bb)
             job.bb_in, job.bb_run, job.bb_out = (given.get(k, d) for k, d in
                                                  zip(("bb_in", "bb_run", "bb_out"), derived))
             if "bb" not in profile:
                 self.profiles_without_bb.add((workload, pname))
         except (TypeError, ValueError) as exc:
-            raise InputError("JOB_SUBMITTED", ev.job_id, f"bad job description ({exc})") from None
-        return job, workload
+            raise _bad_job(ev.job_id, exc) from None
+        return job, workload, profile
 
     def _submitted(self, ev: JobSubmitted, ts: float, out: Outbox) -> None:
         if self.scheduler is None:
-            peer_error(f"JOB_SUBMITTED at t={ts:g} for job {ev.job_id} before SIMULATION_BEGINS", True)
+            peer_error(f"JOB_SUBMITTED at t={ts:g} for job {excerpt(ev.job_id)} before SIMULATION_BEGINS", True)
         if ev.job_id in self.records:
-            peer_error(f"JOB_SUBMITTED at t={ts:g} for job {ev.job_id}, which was already submitted", self.strict_peer)
+            peer_error(f"JOB_SUBMITTED at t={ts:g} for job {excerpt(ev.job_id)}, which was already submitted",
+                       self.strict_peer)
             return
-        job, workload = self._job(ev)
+        job, workload, profile = self._job(ev)
         rec = JobRecord(job, workload)
         self.records[job.id] = rec
-        reason = self.scheduler.can_ever_fit(job)
+        reason = self.job_model.cannot_carry(profile) or self.scheduler.can_ever_fit(job)
         if reason is not None:
             rec.state, rec.reason = "REJECTED", reason
             out.add(RejectJob(job.id), ts)
@@ -280,7 +307,7 @@ class SchedulerApp:
         try:
             self._executing.remove(ev.job_id)
         except KeyError:
-            peer_error(f"JOB_COMPLETED at t={ts:g} for job {ev.job_id}, which is not executing (unknown, never "
+            peer_error(f"JOB_COMPLETED at t={ts:g} for job {excerpt(ev.job_id)}, which is not executing (unknown, never "
                        "started or already ended)", self.strict_peer)
             return
         done = self.job_model.on_completed(ev, ts, out)
@@ -319,9 +346,21 @@ class SchedulerApp:
             _LOG.debug("t=%g job %s ended: %s", ts, job_id, state)
         if rec.nodes_start is not None and rec.nodes_end is None:   # ended on its nodes (killed, failed)
             rec.nodes_end = ts
+        self.ended_ids.append(job_id)      # the run's parent is told of ended jobs at once (`colocated.JobsMirror`)
         self.scheduler.job_ended(job_id, ts)
         self._dirty = True
         self._ended()
+
+    def unfinished(self) -> tuple[int, int]:
+        """(running, pending): the jobs without a final state, started or not (jobs.csv's RUNNING / PENDING)."""
+        running = pending = 0
+        for rec in self.records.values():
+            if not rec.state:
+                if rec.start is None:
+                    pending += 1
+                else:
+                    running += 1
+        return running, pending
 
     def _ended(self) -> None:
         self.ended += 1
@@ -403,13 +442,15 @@ class SchedulerApp:
         columns, `queue` and `priority` (at start, "" if none), and only then: other runs' files are
         unchanged (docs/orders-and-queues.md). Under a job model with phases (three-phase) the
         `THREE_PHASE_COLUMNS` come last (docs/io-model.md §3)."""
+        from .fileio import open_output, removing_on_error
         tmp = f"{path}.tmp"
-        with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=self.jobs_csv_columns())
-            w.writeheader()
-            for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
-                w.writerow(self.job_row(rec, mark_unfinished))
-        os.replace(tmp, path)
+        with removing_on_error(tmp):           # a full disk leaves neither a half table nor the temporary file
+            with open_output(tmp, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=self.jobs_csv_columns())
+                w.writeheader()
+                for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
+                    w.writerow(self.job_row(rec, mark_unfinished))
+            os.replace(tmp, path)
         if self.job_model.stages_separately:
             from .metrics.runinfo import BB_HOLDS_CSV
             self.write_bb_holds(os.path.join(os.path.dirname(path), BB_HOLDS_CSV))
@@ -420,16 +461,19 @@ class SchedulerApp:
         StageOut) or "released" (the output written: the stage-out, which the walltime does not bound, begins);
         the allocation as jobs.csv's, held from `time` [s] until the job's next row or its finish_time) —
         for the auditor (`burstbuffer.audit`), which cannot tell a job's phases from jobs.csv's one
-        allocation. Written atomically."""
+        allocation. Written atomically, never through a link (`fileio.open_output`)."""
+        from .fileio import open_output, removing_on_error
         tmp = f"{path}.tmp"
-        with open(tmp, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(("job_id", "time", "phase", "bb_allocation"))
-            for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
-                local_id = rec.job.id.split("!", 1)[1] if "!" in rec.job.id else rec.job.id
-                for t, phase, alloc in rec.holds:
-                    w.writerow((local_id, f"{t:.6f}", phase, " ".join(f"{k}:{v}" for k, v in sorted(alloc.items()))))
-        os.replace(tmp, path)
+        with removing_on_error(tmp):
+            with open_output(tmp, "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(("job_id", "time", "phase", "bb_allocation"))
+                for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
+                    local_id = rec.job.id.split("!", 1)[1] if "!" in rec.job.id else rec.job.id
+                    for t, phase, alloc in rec.holds:
+                        w.writerow((local_id, f"{t:.6f}", phase,
+                                    " ".join(f"{k}:{v}" for k, v in sorted(alloc.items()))))
+            os.replace(tmp, path)
 
     def jobs_csv_columns(self) -> list[str]:
         """The columns of jobs.csv (`write_jobs_csv`)."""

@@ -4,7 +4,10 @@ EASY's pass) and the simulator's modules — in a module of its own that both us
 with the system's ``cc`` (or ``$CC``) into a shared library cached under ``$BURSTBUFFER_CACHE_DIR``,
 ``$XDG_CACHE_HOME/burstbuffer`` or ``~/.cache/burstbuffer``, keyed by the source, the compiler, the flags
 and the machine, then loaded with ctypes. ``BURSTBUFFER_NATIVE=0`` disables every engine (each keeps a
-pure-Python path giving identical results).
+pure-Python path giving identical results). ``BURSTBUFFER_SANITIZE=address`` (or ``undefined``, or both,
+comma-separated) builds every compiled module with that GCC/Clang sanitizer instead, into a cache folder of
+its own (`build_dir`); a process loading them needs the sanitizer's runtime first (docs/testing.md,
+"AddressSanitizer").
 
 The simulator loads its compiled modules through `compile_file_cached` at every start: what only a build
 needs (hashlib, subprocess, tempfile, shutil, ctypes) is imported by the functions that build, not here
@@ -27,6 +30,46 @@ def c_source(package: str, name: str) -> str:
 
 class NativeUnavailable(Exception):
     """The engine cannot be built or is disabled; ``str(exc)`` says why in one line."""
+
+
+#: Environment variable naming the sanitizers every compiled module is built with (comma-separated `SANITIZERS`)
+SANITIZE_ENV = "BURSTBUFFER_SANITIZE"
+#: the sanitizers `SANITIZE_ENV` may name, and the compiler flags each adds (GCC's and Clang's -fsanitize=)
+SANITIZERS = {
+    "address": ("-fsanitize=address",),
+    "undefined": ("-fsanitize=undefined", "-fno-sanitize-recover=undefined"),
+}
+
+
+def sanitizers() -> tuple[str, ...]:
+    """The sanitizers ``$BURSTBUFFER_SANITIZE`` names, sorted (empty: none). Raises NativeUnavailable on a name
+    not in `SANITIZERS`."""
+    names = sorted({n.strip().lower() for n in os.environ.get(SANITIZE_ENV, "").split(",") if n.strip()})
+    bad = [n for n in names if n not in SANITIZERS]
+    if bad:
+        raise NativeUnavailable(f"{SANITIZE_ENV}={bad[0]}: unknown sanitizer (choose from {', '.join(SANITIZERS)})")
+    return tuple(names)
+
+
+def sanitize_flags() -> tuple[str, ...]:
+    """The compiler flags `sanitizers` add to every build: theirs, plus frame pointers and debug lines (their
+    reports' stacks name our source lines). Empty without ``$BURSTBUFFER_SANITIZE``."""
+    names = sanitizers()
+    if not names:
+        return ()
+    return (*(f for n in names for f in SANITIZERS[n]), "-fno-omit-frame-pointer", "-g")
+
+
+def build_dir() -> Path:
+    """Where the compiled modules are cached: `cache_dir`, or its ``sanitize-NAMES`` subfolder when
+    ``$BURSTBUFFER_SANITIZE`` names sanitizers (NAMES joined by ``+``), so that a sanitized build never
+    replaces, nor is taken for, the ordinary one. Raises NativeUnavailable as `sanitizers`."""
+    names = sanitizers()
+    d = cache_dir()
+    if names:
+        d = d / f"sanitize-{'+'.join(names)}"
+        d.mkdir(exist_ok=True)
+    return d
 
 
 def _cache_candidates():
@@ -60,7 +103,8 @@ def compile_cached(source: str, stem: str, *, compiler: str, flags: tuple[str, .
                    timeout: float = 120, error_line=None) -> tuple[Path, str]:
     """The file compiled from `source` with `compiler` and `flags` (the one loader of the project's compiled
     engines: plan-α's and the GA's C engines, the simulator's C++ bridge), cached as ``STEM_<tag>SUFFIX`` in
-    `cache_dir`, tag = hash of the source, the compiler, the flags, `key` and the machine. `args(name)`: more
+    `build_dir`, tag = hash of the source, the compiler, the flags (`sanitize_flags` added), `key` and the
+    machine. `args(name)`: more
     arguments before the output (given the library's name, ``STEM_<tag>``); `libs`: after the source.
     Returns (path, name). Raises NativeUnavailable when disabled, without the compiler or when compilation
     fails (one line: `error_line(stderr)` or its last line)."""
@@ -72,9 +116,10 @@ def compile_cached(source: str, stem: str, *, compiler: str, flags: tuple[str, .
 
     if disabled():
         raise NativeUnavailable("disabled by BURSTBUFFER_NATIVE")
+    flags = (*flags, *sanitize_flags())
     tag = hashlib.sha256("\0".join([source, compiler, *flags, *key, platform.machine()]).encode()).hexdigest()[:16]
     name = f"{stem}_{tag}"
-    d = cache_dir()
+    d = build_dir()
     so = d / f"{name}{suffix}"
     if not so.exists():
         if shutil.which(compiler) is None:
@@ -105,7 +150,7 @@ def compile_file_cached(path: str, stem: str, *, compiler: str, flags: tuple[str
     """`compile_cached` of the source file `path`, remembered by a stamp so that a start whose source has not
     changed neither reads nor hashes it (nor imports what that takes).
 
-    The stamp, ``STEM.<crc32 of the path>.stamp`` in `cache_dir`, holds the source's path, size and
+    The stamp, ``STEM.<crc32 of the path>.stamp`` in `build_dir`, holds the source's path, size and
     modification time [ns], `compiler`, `flags`, `libs`, `suffix`, the interpreter's version and the
     machine, and the name `compile_cached` gave the library. While all of these are unchanged and the
     library exists, it is returned as is; otherwise the source is read and `compile_cached` called (with
@@ -120,9 +165,9 @@ def compile_file_cached(path: str, stem: str, *, compiler: str, flags: tuple[str
     path = os.path.abspath(path)
     st = os.stat(path)
     machine = os.uname().machine if hasattr(os, "uname") else sys.platform
-    ident = "\0".join([path, str(st.st_size), str(st.st_mtime_ns), compiler, *flags, *libs, suffix, sys.version,
-                       machine])
-    d = cache_dir()
+    ident = "\0".join([path, str(st.st_size), str(st.st_mtime_ns), compiler, *flags, *sanitize_flags(), *libs,
+                       suffix, sys.version, machine])
+    d = build_dir()
     stamp = d / f"{stem}.{zlib.crc32(path.encode()):08x}.stamp"
     try:
         with open(stamp, encoding="utf-8") as f:

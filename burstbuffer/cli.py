@@ -379,6 +379,14 @@ def main(argv: list[str] | None = None) -> int:
     setup(args.log_level or {0: None, 1: "info"}.get(args.verbose, "debug"))
     try:
         return int(args.func(args) or 0)
+    except SystemExit as exc:           # the user's code (a policy file or module, as it is imported) exited
+        from .guards import user_frame
+        culprit = user_frame(exc)
+        if culprit is None:
+            raise
+        print(f"burstbuffer: {culprit[2]}, line {culprit[1]}: called sys.exit({excerpt(repr(exc.code), 60)}) while burstbuffer "
+              f"loaded it: the command cannot go on", file=sys.stderr)
+        return 2
     except TimedOut as exc:             # a time limit ended the run (its outputs written): 124, as timeout(1)
         print(f"burstbuffer: {excerpt(str(exc), 2000)}", file=sys.stderr)
         return EXIT_TIMEOUT
@@ -392,6 +400,14 @@ def main(argv: list[str] | None = None) -> int:
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
         return 128 + 13                 # as a process killed by SIGPIPE
+    except OSError as exc:
+        from .errors import EXIT_DISK_FULL, is_disk_full
+        if not is_disk_full(exc):
+            raise
+        where = f"{excerpt(exc.filename, 200)}: " if exc.filename else ""
+        print(f"burstbuffer: {where}cannot write the outputs: {exc.strerror} (the file system is full or over "
+              "quota): outputs incomplete", file=sys.stderr)
+        return EXIT_DISK_FULL
     except Exception as exc:  # BatsimDied, a protocol error and the like: one line, no traceback
         from .batsim.loop import BatsimDied
         from .batsim.protocol import ProtocolError

@@ -4,7 +4,10 @@
 `session.SchedulerSession` from the run's `spec.SchedulerSpec`, which the parent made and checked) and the simulator (`simulator.server.Simulator`), and the simulator's link to the
 scheduler is a function call (`CallTransport`): the same protocol v4 messages, in the same order, as over a
 pipe or Batsim's socket, but no two processes taking turns on the CPU for every message (docs/performance.md,
-"The scheduler in the simulator's process").
+"The scheduler in the simulator's process"). With ``--link pipes`` the same child runs the scheduler alone and
+the simulator in a child of its own over a pipe each way (`_pipes_main`, `over_pipes`), and reports
+to the parent alike (`ReportingSocket`): on both links the parent runs no user code, and reports whatever
+ends the child.
 
 The parent keeps the terminal and the caller's callbacks (`Supervisor`). The child reports to it over a pipe,
 in `pipelink` frames of pickled tuples:
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import itertools
 import logging
 import mmap
 import os
@@ -52,8 +56,10 @@ PROGRESS_PERIOD = 0.1
 ALIVE_PERIOD = 1.0
 #: the size of the shared page with the jobs being started [bytes]
 PAGE = 4096
-#: the most time between two reports of the jobs' rows while messages flow [s]
+#: the most time between two reports of every job's row while messages flow [s]
 MIRROR_PERIOD = 0.5
+#: the most time between a job's submission, start or end and its row's report to the parent [s]
+REPORT_PERIOD = 0.01
 
 
 @dataclass
@@ -87,8 +93,8 @@ class StartedPage:
         if self.map is None:
             self.map = mmap.mmap(self.fd, PAGE)
         data = ", ".join(ids).encode()
-        if len(data) > PAGE - 4:
-            data = data[:data.rfind(b", ", 0, PAGE - 4)]
+        if len(data) > PAGE - 4:                # the ids that fit whole (none if the first does not)
+            data = data[:max(0, data.rfind(b", ", 0, PAGE - 4))]
         self.map[:4 + len(data)] = len(data).to_bytes(4, "little") + data
 
     def read(self) -> list[str]:
@@ -153,27 +159,53 @@ class Reporter:
 
 class JobsMirror:
     """The child's side of the parent's copy of jobs.csv: `frame()` is the ``jobs`` frame of the records of
-    `session`'s application changed since the last one (None if nothing changed, or if the last frame is not
-    `MIRROR_PERIOD` s old unless `force`)."""
+    `session`'s application changed since the last one, or None if nothing changed. Every record is looked at
+    once the last full frame is `MIRROR_PERIOD` s old (or with `force`); in between, at most every
+    `REPORT_PERIOD` s, only the jobs submitted, started (`SchedulerApp.last_started`) or ended
+    (`SchedulerApp.ended_ids`) since: the parent has every job seen, and every finished one, within
+    `REPORT_PERIOD` s, whenever the child dies."""
 
     def __init__(self, session):
         self.session, self.app = session, session.app
         self.seen: dict[str, tuple] = {}
         self.at = 0.0
         self.info = None
+        self.n_ended = self.n_records = 0     # app.ended_ids and app.records already reported
+        self.started = None                   # app.last_started already reported
+        self.partial_at = 0.0
+
+    def _changed(self, jid: str, rec, rows: list) -> None:
+        key = (rec.start, rec.end, rec.state, rec.reason, rec.wait_reason, rec.nodes_start, rec.nodes_end,
+               rec.staged_at)
+        if self.seen.get(jid) != key:
+            self.seen[jid] = key
+            rows.append(((rec.job.subtime, jid), self.app.job_row(rec, True)))
 
     def frame(self, force: bool = False) -> tuple | None:
         now = time.monotonic()
+        app, rows = self.app, []
+        ended = app.ended_ids
+        records = app.records
         if not force and now - self.at < MIRROR_PERIOD:
-            return None
+            started = app.last_started
+            if self.info is None or now - self.partial_at < REPORT_PERIOD or (
+                    len(ended) == self.n_ended and len(records) == self.n_records and started is self.started):
+                return None
+            self.partial_at = now
+            for jid in ended[self.n_ended:]:
+                self._changed(jid, records[jid], rows)
+            for jid in itertools.islice(records, self.n_records, None):
+                self._changed(jid, records[jid], rows)
+            if started is not self.started:
+                for jid in started:
+                    if jid in records:
+                        self._changed(jid, records[jid], rows)
+            self.n_ended, self.n_records, self.started = len(ended), len(records), started
+            return ("jobs", app.jobs_csv_columns(), rows, None, self.session.sizes()) if rows else None
         self.at = now
-        app, seen, rows = self.app, self.seen, []
+        self.n_ended, self.n_records, self.started = len(ended), len(records), app.last_started
         for jid, rec in app.records.items():
-            key = (rec.start, rec.end, rec.state, rec.reason, rec.wait_reason, rec.nodes_start, rec.nodes_end,
-                   rec.staged_at)
-            if seen.get(jid) != key:
-                seen[jid] = key
-                rows.append(((rec.job.subtime, jid), app.job_row(rec, True)))
+            self._changed(jid, rec, rows)
         info = None
         if self.info is None and app.platform is not None:
             from .metrics.runinfo import run_info  # noqa: PLC0415
@@ -362,6 +394,27 @@ class Supervisor:
         return True
 
 
+def _spec_blob(spec) -> bytes:
+    """`spec` pickled; a spec whose policy class cannot be pickled (a class made with ``type()``, whose name is
+    not where its module holds it) travels as the ``--policy`` text it was resolved from and its other fields,
+    and the child resolves the text again (`_load_spec`)."""
+    try:
+        return pickle.dumps(spec)
+    except Exception:  # noqa: BLE001 (pickle raises PicklingError, AttributeError, TypeError...)
+        from dataclasses import astuple  # noqa: PLC0415
+        return pickle.dumps(("resolve", spec.text, *astuple(spec)[1:]))
+
+
+def _load_spec(blob: bytes):
+    """The child's `SchedulerSpec` from `_spec_blob`'s bytes."""
+    spec = pickle.loads(blob)
+    if isinstance(spec, tuple) and spec[:1] == ("resolve",):
+        from .schedulers.resolve import policy_info  # noqa: PLC0415
+        from .spec import SchedulerSpec  # noqa: PLC0415
+        spec = SchedulerSpec(policy_info(spec[1]).policy, *spec[2:])
+    return spec
+
+
 def child_command(session_args: dict, simulator_argv: list[str], report_fd: int, page_fd: int) -> list[str]:
     """The child's argv: ``python -m burstbuffer.colocated`` with `session_args` (`SchedulerSession`'s arguments:
     spec, output and its keyword arguments, plus check_protocol, timeout, run_timeout and sys_path, the parent's module search path) and the
@@ -369,10 +422,169 @@ def child_command(session_args: dict, simulator_argv: list[str], report_fd: int,
     burstbuffer.simulator``). Raises pickle's error if an argument cannot be pickled."""
     # the spec pickled apart: its policy class may live in a module of the parent's search path, which the child
     # adds before it unpickles the spec
-    args = {**session_args, "spec": pickle.dumps(session_args["spec"])}
+    args = {**session_args, "spec": _spec_blob(session_args["spec"])}
     blob = base64.b64encode(pickle.dumps(args)).decode()
     return [sys.executable, "-m", "burstbuffer.colocated", "--report-fd", str(report_fd), "--page-fd",
             str(page_fd), "--session", blob, "--", *simulator_argv]
+
+
+def stop_process(proc) -> None:
+    """SIGTERM to `proc`, SIGKILL if it has not ended 10 s later."""
+    import subprocess  # noqa: PLC0415
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def simulator_failed(rc: int, log_path, started: list[str] | None = None, who: str = "simulator") -> None:
+    """Raise the simulator's own one-line error: InputError for bad input (status 2), else BatsimDied.
+
+    A simulator killed by a signal (negative `rc`, e.g. SimGrid's abort on an error of its own) is reported
+    with SimGrid's CRITICAL line from `log_path` and the jobs `started` by the scheduler's last answer (the
+    ones SimGrid was setting up), instead of the last line of a C++ backtrace."""
+    lines = [ln for ln in log_path.read_text(errors="replace").strip().splitlines() if ln.strip()]
+    last = lines[-1] if lines else "(no output)"
+    if rc == 2:
+        from .errors import InputError  # noqa: PLC0415
+        msg = last.split("error: ", 1)[1] if "error: " in last else last
+        parts = msg.split(": ", 2)
+        raise InputError(*parts) if len(parts) == 3 else InputError("simulator", "input", msg)
+    if rc < 0:
+        critical = next((ln for ln in lines if "/CRITICAL]" in ln), None)
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        jobs = f" while executing {', '.join(started)}" if started else ""
+        if critical is None:
+            raise BatsimDied(f"{who} was killed by {name}{jobs}: the run cannot go on (a crash in native code, "
+                             "or a kill from outside); the jobs seen are in jobs.csv")
+        what = critical.split("/CRITICAL]", 1)[1].strip()
+        when = critical.split("]", 1)[0].lstrip("[") if critical.startswith("[") else "?"
+        raise BatsimDied(f"simulator aborted ({name}) at t={when}{jobs}: SimGrid: {what}")
+    raise BatsimDied(f"simulator exited with status {rc}: {last}")
+
+
+def over_pipes(session, simulator_argv, *, timeout: float, check_protocol: bool | None,
+                run_timeout: float | None, report=None, stuck=None) -> int:
+    """The scheduler in this process (the pipes link's child, `burstbuffer.colocated`), the simulator in a child
+    of it over a pipe each way; returns the messages answered. `simulator_argv(endpoint)`: the simulator's argv;
+    `report(sock)`: the socket the session uses (e.g. one that reports after each answer); `stuck(line)`: what
+    the watchdog calls before it ends a policy stuck in C code (default: write the outputs). The simulator
+    writes to this process's standard output and error (simulator.log). Raises what `run_spec` raises,
+    `Interrupted` without a result."""
+    msg_in, msg_out = os.pipe()            # the simulator's messages
+    ans_in, ans_out = os.pipe()            # the scheduler's answers
+    import subprocess  # noqa: PLC0415
+
+    from .batsim.transport import PipeReplySocket  # noqa: PLC0415
+    from .signals import die_with_parent  # noqa: PLC0415
+    sock = PipeReplySocket(msg_in, ans_out, timeout=0.5)
+    cmd = simulator_argv(pipelink.endpoint(msg_out, ans_in))
+    log_path = session.output / "simulator.log"
+    try:
+        # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running
+        proc = subprocess.Popen(cmd, preexec_fn=die_with_parent, pass_fds=(msg_out, ans_in))
+    except BaseException:
+        sock.close()
+        raise
+    finally:
+        os.close(msg_out)              # the simulator's ends: its pipe ends when it does
+        os.close(ans_in)
+    from .guards import on_stuck
+    on_stuck(stuck or (lambda line: session.finish()))   # a policy stuck in C code: outputs written, exit 124
+    try:
+        messages = session.loop(report(sock) if report else sock, alive=lambda: proc.poll() is None,
+                                timeout=timeout, check_protocol=check_protocol, run_timeout=run_timeout,
+                                tables=False)
+        rc = proc.wait(timeout=60)
+    except BatsimDied as exc:
+        rc = proc.poll()
+        if rc is None:
+            stop_process(proc)
+            raise
+        signum = -rc if rc < 0 else rc - 128     # killed by a signal, or ended by one (`simulate`'s 128 + N)
+        if signum in SIGNALS:      # stopped from outside, as the in-process child reports it
+            raise Interrupted(signum) from None
+        simulator_failed(rc, log_path, session.app.last_started)
+        raise exc
+    except BaseException:
+        stop_process(proc)
+        raise
+    finally:
+        on_stuck(None)
+        sock.close()
+    if rc != 0:
+        simulator_failed(rc, log_path, session.app.last_started)
+    return messages
+
+
+#: the simulator's endpoint in the argv the parent gives a pipes child: replaced by the pipes' ``fd://OUT,IN``
+PIPE_ENDPOINT = "fd://PIPES"
+
+
+class ReportingSocket:
+    """A pipes child's link to its simulator (`transport.PipeReplySocket` `sock`) that reports to the parent
+    after each answer, as `CallTransport` does: the jobs being started (`page`), the rows of jobs that ended or
+    changed (`mirror`), a frame at least every `ALIVE_PERIOD` s (`reporter`)."""
+
+    def __init__(self, sock, app, reporter: Reporter, page: StartedPage, mirror: JobsMirror):
+        self.recv, self._send = sock.recv, sock.send
+        self.app, self.reporter, self.page, self.mirror = app, reporter, page, mirror
+        self._started = None
+
+    def send(self, raw: bytes) -> None:
+        self._send(raw)
+        started = self.app.last_started
+        if started is not self._started:
+            self._started = started
+            self.page.write(started)
+        frame = self.mirror.frame()
+        if frame is not None:
+            self.reporter.send(*frame)
+        self.reporter.tick()
+
+
+def _pipes_main(args: dict, simulator: list[str], reporter: Reporter, page: StartedPage, *, check_protocol: bool,
+                timeout, run_timeout) -> int:
+    """The child of ``run --link pipes``: the scheduler here, the simulator in a child of this process over a
+    pipe each way (`over_pipes`), reporting to the parent as the in-process child does. SIGINT, SIGTERM
+    and SIGHUP end the run with its outputs written (`signals.interruptible`). Exit status 0, else 1."""
+    from .session import SchedulerSession  # noqa: PLC0415
+    from .signals import interruptible  # noqa: PLC0415
+
+    outcome, session = Outcome(scheduler_cpu=None), None
+    argv = simulator[1:] if simulator[:1] == ["--"] else simulator
+    try:
+        with interruptible():
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
+            args["spec"] = _load_spec(args["spec"])
+            session = SchedulerSession(**args, progress=False, on_progress=reporter.progress)
+            mirror = JobsMirror(session)
+
+            def stuck(line: str) -> None:      # the watchdog's thread: outputs written, then the line
+                session.finish(tables=False)
+                frame = mirror.frame(force=True)
+                if frame is not None:
+                    reporter.send(*frame)
+                reporter.send("stuck", line)
+
+            try:
+                outcome.messages = over_pipes(
+                    session, lambda endpoint: [endpoint if a == PIPE_ENDPOINT else a for a in argv],
+                    timeout=timeout, check_protocol=check_protocol, run_timeout=run_timeout,
+                    report=lambda sock: ReportingSocket(sock, session.app, reporter, page, mirror), stuck=stuck)
+            finally:
+                outcome.messages = outcome.messages or session.messages
+                reporter.flush()
+                outcome.sizes, outcome.written = session.sizes(), session.finished
+    except BaseException as exc:  # noqa: BLE001 (reported to the parent, which raises it)
+        outcome.error = portable(exc)
+    reporter.send("end", outcome)
+    return 1 if outcome.error is not None else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -393,7 +605,11 @@ def main(argv: list[str] | None = None) -> int:
     setup()                   # the parent's --log-level: records also in simulator.log (this process's stderr)
     args = pickle.loads(base64.b64decode(ns.session))
     check_protocol, timeout, run_timeout = args.pop("check_protocol"), args.pop("timeout"), args.pop("run_timeout")
+    link = args.pop("link", "in-process")
     sys.path += [p for p in args.pop("sys_path") if p not in sys.path]   # the parent's: its policies' modules
+    if link == "pipes":
+        return _pipes_main(args, ns.simulator, reporter, StartedPage(ns.page_fd), check_protocol=check_protocol,
+                           timeout=timeout, run_timeout=run_timeout)
     from .affinity import one_blas_thread  # noqa: PLC0415
     from .session import SchedulerSession  # noqa: PLC0415
     from .simulator import cli  # noqa: PLC0415
@@ -403,7 +619,7 @@ def main(argv: list[str] | None = None) -> int:
     page = StartedPage(ns.page_fd)
     rc = 1
     try:
-        args["spec"] = pickle.loads(args["spec"])
+        args["spec"] = _load_spec(args["spec"])
         session = SchedulerSession(**args, progress=False, on_progress=reporter.progress)
         session.app.decision_timeout = timeout
         deadline = None if run_timeout is None else time.monotonic() + run_timeout

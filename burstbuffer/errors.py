@@ -5,6 +5,18 @@
 EXIT_TIMEOUT = 124
 
 
+#: exit status of a command whose outputs could not be written because their file system is full or over quota
+#: (sysexits.h's EX_IOERR; docs/reliability.md)
+EXIT_DISK_FULL = 74
+#: the errno values of a full file system (`is_disk_full`)
+_FULL = (28, 122)          # ENOSPC, EDQUOT (Linux)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True if `exc` is an OSError saying the file system is full (ENOSPC) or the user over quota (EDQUOT)."""
+    return isinstance(exc, OSError) and exc.errno in _FULL
+
+
 class TimedOut(Exception):
     """Mixed into the errors of a run ended by a time limit (a decision, the simulator's silence, the run's
     wall clock, the loading of a policy): the CLI prints the one line and exits with `EXIT_TIMEOUT`."""

@@ -6,12 +6,15 @@ regular file only (a FIFO, a device such as /dev/zero, a folder is refused befor
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import os
 import stat
 from pathlib import Path
 
-from .errors import InputError
+from .errors import InputError, is_disk_full
+from .jsonvalues import excerpt
 
 
 #: The largest input file read [bytes] (a workload, a trace, a platform): 1 GiB.
@@ -97,6 +100,52 @@ def check_ipc_endpoint(endpoint: str, item: str) -> None:
                                          "(give a path that does not exist)")
 
 
+def open_output(path: str | Path, mode: str = "w", **kwargs):
+    """`path` opened for writing (`mode` "w" or "wb", `kwargs` as for `open`), created or truncated, never
+    through a symbolic link (O_NOFOLLOW: a link there is refused, whatever it points to; docs/reliability.md
+    §5). Raises InputError(path, "output file", "is a symbolic link: …") for a link, OSError otherwise."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(str(path), "output file", LINK_REFUSED) from None
+        raise
+    return os.fdopen(fd, mode, **kwargs)
+
+
+@contextlib.contextmanager
+def removing_on_error(path: str | Path):
+    """Within the block, the file `path` (a temporary output) is removed if anything is raised (a full
+    disk, an interruption): no half-written temporary file is left behind."""
+    try:
+        yield
+    except BaseException:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        raise
+
+
+#: why an output is not written through a symbolic link
+LINK_REFUSED = ("is a symbolic link: outputs are never written through one (remove it, or give another "
+                "--output)")
+
+
+def refuse_links(folder: str | Path, item: str = "--output") -> None:
+    """Refuse an output folder holding a symbolic link: a run writes its files there (jobs.csv, run.json,
+    simulator.log, batsim_*.csv, a policy's own files, their temporary files) and never through a link, which
+    could point anywhere. Raises InputError(link, `item`, `LINK_REFUSED`) for the first link found."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_symlink():
+            raise InputError(excerpt(entry.path, 200), item, LINK_REFUSED)
+
+
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """Write `text` to `path` atomically: a temporary file in the same folder (usual permissions),
     fsync, then rename over `path`. Creates the folder. Returns the path.
@@ -125,7 +174,7 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
             os.unlink(tmp)
         except OSError:
             pass
-        if isinstance(exc, OSError):
+        if isinstance(exc, OSError) and not is_disk_full(exc):     # a full disk is not bad input (EXIT_DISK_FULL)
             raise InputError(str(path), "file", exc.strerror or str(exc)) from None
         raise
     return path
@@ -194,12 +243,18 @@ def output_dir(path: str | Path, item: str = "--output") -> Path:
     Raises InputError(path, `item`, reason) when it cannot be: an existing file there ("exists and is not
     a folder"), "cannot create the folder (…)", "cannot write in the folder (…)"."""
     p = Path(path)
-    if p.exists() and not p.is_dir():
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:           # e.g. a name longer than the file system's limit (ENAMETOOLONG)
+        raise InputError(excerpt(str(p), 200), item, f"cannot use the folder ({exc.strerror or exc})") from None
+    if st is not None and not stat.S_ISDIR(st.st_mode):
         raise InputError(str(p), item, "exists and is not a folder")
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(str(p), item, f"cannot create the folder ({exc.strerror or exc})") from None
+        raise InputError(excerpt(str(p), 200), item, f"cannot create the folder ({exc.strerror or exc})") from None
     try:
         import tempfile  # noqa: PLC0415
         fd, probe = tempfile.mkstemp(prefix=".write-probe.", dir=p)

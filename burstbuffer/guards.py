@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import posix
 import sys
 import threading
 import time
@@ -58,7 +59,8 @@ def run_hook(fn, args: tuple, name: str, now: float, limit: float | None):
     process ended if stuck in C code, `Watchdog`), with ``os._exit`` refused and ``sys.exit`` a
     SchedulerFault (`exit_fault`)."""
     exit_ = os._exit
-    os._exit = refused_exit
+    os._exit = posix._exit = refused_exit
+    pid = os.getpid()
     try:
         if limit is None:
             return fn(*args)
@@ -74,8 +76,50 @@ def run_hook(fn, args: tuple, name: str, now: float, limit: float | None):
                              "(decision timeout): the policy is stuck or too slow") from None
     except SystemExit as exc:
         raise exit_fault(name, now, exc) from None
+    except BaseException as exc:
+        if not is_policy_error(exc):
+            raise
+        raise policy_fault(name, now, exc) from None
     finally:
-        os._exit = exit_
+        os._exit = posix._exit = exit_
+        if os.getpid() != pid:          # a copy the policy forked came back here: it must not run the simulation
+            _EXIT(0)
+
+
+def is_policy_error(exc: BaseException) -> bool:
+    """True for an exception a policy's code raised that the run reports as the policy's fault: anything but
+    this project's own errors (bad input, the peer's protocol errors, a signal, a time limit), an interruption
+    from the keyboard and ``sys.exit`` (`exit_fault`). A BaseException (GeneratorExit, ``raise
+    BaseException``) is the policy's too."""
+    from .batsim.loop import BatsimDied
+    from .errors import InputError
+    from .signals import Interrupted
+    ours = (InputError, ProtocolError, BatsimDied, TimedOut, Interrupted, KeyboardInterrupt, SystemExit,
+            DecisionTimeout)
+    return not isinstance(exc, ours)
+
+
+def policy_fault(name: str, now: float, exc: BaseException) -> SchedulerFault:
+    """The one-line `SchedulerFault` of a policy `name` whose code raised `exc` at time `now` (`is_policy_error`),
+    naming the function of the policy's file that raised it (the innermost frame outside this package)."""
+    from .jsonvalues import excerpt
+    frame = user_frame(exc)
+    where = f" in {frame[0]} (line {frame[1]} of {frame[2]})" if frame else ""
+    msg = " ".join(str(exc).split())
+    return SchedulerFault(f"policy {name} at t={now:g}: {type(exc).__name__}: {excerpt(msg, 300)}{where}")
+
+
+def user_frame(exc: BaseException) -> tuple[str, int, str] | None:
+    """(function, line, file) of the innermost frame of `exc`'s traceback outside this package: the user's code
+    (a policy) that raised it; None if only this package's code did."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    found, tb = None, exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not os.path.abspath(code.co_filename).startswith(package) and not code.co_filename.startswith("<frozen"):
+            found = (code.co_name, tb.tb_lineno, code.co_filename)
+        tb = tb.tb_next
+    return found
 
 
 class DecisionTimeout(BaseException):
@@ -260,13 +304,15 @@ class DecisionGuard:
         except DecisionTimeout:
             raise self.fault(now, f"a decision took longer than {limit:g} s (decision timeout): the policy "
                                   "is stuck or too slow", DecisionTimedOut) from None
-        except Exception as exc:   # noqa: BLE001 - the policy's own bug: one line, outputs kept
+        except BaseException as exc:   # noqa: BLE001 - the policy's own bug: one line, outputs kept
+            if not is_policy_error(exc):
+                raise
             msg = " ".join(str(exc).split())
             raise self.fault(now, f"decide raised {type(exc).__name__}: {msg[:300]}") from None
+        from .jsonvalues import excerpt
         from .schedulers.base import StageIn, StageOut, Start
         for d in decisions:
             if not isinstance(d, (Start, StageIn, StageOut)):
-                from .jsonvalues import excerpt
                 raise self.fault(now, f"decide returned {excerpt(d, 60)} ({type(d).__name__}), not a Start, StageIn "
                                       "or StageOut")
             if getattr(d.job, "id", None) not in records:

@@ -1,11 +1,14 @@
-"""`burstbuffer run`: the scheduler process beside the embedded simulator.
+"""`burstbuffer run`: the scheduler and the embedded simulator, supervised.
 
-The scheduler starts the embedded simulator (`python -m burstbuffer.simulator`, the Batsim side) as a separate
-process and answers its protocol v4 messages (docs/protocol.md) over a pipe each way (`burstbuffer.pipelink`):
-the same messages as over Batsim's ZeroMQ socket, at a fraction of the CPU per message.
+`run` starts one child (`burstbuffer.colocated`) that runs the policy and answers the embedded simulator's
+protocol v4 messages (docs/protocol.md): with the simulator in its process (a function call per message) or in
+a child of its own over a pipe each way (`burstbuffer.pipelink`; ``--link pipes``): the same messages as over
+Batsim's ZeroMQ socket. This process runs no user code: it shows the progress, writes the jobs the child
+reported if the child cannot, and reports whatever ended it (docs/reliability.md §5).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -19,14 +22,13 @@ from . import colocated, pipelink
 from .affinity import pinned, resolve_cpu
 from .data import input_path
 from .batsim.loop import BatsimDied
-from .batsim.transport import PipeReplySocket
-from .errors import InputError, require_simgrid
-from .fileio import OutputLock, output_dir
+from .errors import InputError, is_disk_full, require_simgrid
+from .fileio import OutputLock, open_output, output_dir, refuse_links
 from .io_model.registry import model_names
 from .metrics.batsim_csv import split_subjob_table
 from .metrics.summary import Summary
-from .session import RunFolder, SchedulerSession, check_protocol_default, write_tables
-from .signals import SIGNALS, Interrupted, die_with_parent
+from .session import RunFolder, check_protocol_default, write_tables
+from .signals import Interrupted, die_with_parent
 from .spec import SchedulerSpec, make_spec
 from .simulator import command as simulator_command
 from .workloads.batsim_json import load_workload
@@ -47,40 +49,6 @@ class RunResult:
     scheduler_cpu: float | None = None
     #: the schedule's audit (`burstbuffer.audit.AuditReport`), set once the run ended (docs/audit.md)
     audit: object = None
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-def _simulator_failed(rc: int, log_path: Path, started: list[str] | None = None) -> None:
-    """Raise the simulator's own one-line error: InputError for bad input (status 2), else BatsimDied.
-
-    A simulator killed by a signal (negative `rc`, e.g. SimGrid's abort on an error of its own) is reported
-    with SimGrid's CRITICAL line from `log_path` and the jobs `started` by the scheduler's last answer (the
-    ones SimGrid was setting up), instead of the last line of a C++ backtrace."""
-    lines = [ln for ln in log_path.read_text(errors="replace").strip().splitlines() if ln.strip()]
-    last = lines[-1] if lines else "(no output)"
-    if rc == 2:
-        msg = last.split("error: ", 1)[1] if "error: " in last else last
-        parts = msg.split(": ", 2)
-        raise InputError(*parts) if len(parts) == 3 else InputError("simulator", "input", msg)
-    if rc < 0:
-        critical = next((ln for ln in lines if "/CRITICAL]" in ln), None)
-        try:
-            name = signal.Signals(-rc).name
-        except ValueError:
-            name = f"signal {-rc}"
-        what = critical.split("/CRITICAL]", 1)[1].strip() if critical else last
-        when = critical.split("]", 1)[0].lstrip("[") if critical and critical.startswith("[") else "?"
-        jobs = f" while executing {', '.join(started)}" if started else ""
-        raise BatsimDied(f"simulator aborted ({name}) at t={when}{jobs}: SimGrid: {what}")
-    raise BatsimDied(f"simulator exited with status {rc}: {last}")
 
 
 #: The links `run` can give the scheduler and the simulator (docs/performance.md): "in-process", the scheduler in
@@ -112,7 +80,8 @@ def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, 
     `progress`: a tqdm bar on stderr; `on_progress(done, total)`: a callback with the jobs started or
     rejected so far and the workload's job count (see `SchedulerSession`).
     `link` (`LINKS`): "in-process" runs the scheduler inside the simulator's process, a child of this one
-    (`burstbuffer.colocated`); "pipes" runs it here, the simulator in a child, over a pipe each way.
+    (`burstbuffer.colocated`); "pipes" runs it in a child of this process, the simulator in a child of that
+    one, over a pipe each way.
     `cpu`: the CPU core the scheduler and the simulator share during the run ("auto": the one this
     process runs on; "off"/None: no pinning; see `burstbuffer.affinity`, which says why).
     `network_model`: the simulator's ``--network-model`` (docs/io-model.md §5; "exact" is Batsim's).
@@ -133,13 +102,26 @@ def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, 
     workload = input_path(workload, "workload")
     platform = input_path(platform, "platform")
     require_simgrid()       # before any output is made
-    with OutputLock(output_dir(output)):          # one writer per output folder (docs/reliability.md §5)
+    with OutputLock(output_dir(output)), _naming_full_disk(output):   # one writer per folder (reliability.md §5)
+        refuse_links(output)                      # nothing written through a link (docs/reliability.md §5)
         result = _run_locked(spec, workload, platform, output, bb_capacity=bb_capacity, storage=storage,
                              progress=progress, timeout=timeout, check_protocol=check_protocol,
                              on_progress=on_progress, cpu=cpu, network_model=network_model,
                              run_timeout=run_timeout, energy=energy, link=link)
         from .audit import audited     # every schedule audited from its outputs (docs/audit.md)
         return audited(result, output, workload=workload, platform=platform)
+
+
+@contextlib.contextmanager
+def _naming_full_disk(output: Path):
+    """A full file system's OSError (`errors.is_disk_full`) raised in the block names the output folder when it
+    names no file (a stream's write), for the CLI's one line (exit `errors.EXIT_DISK_FULL`)."""
+    try:
+        yield
+    except OSError as exc:
+        if not is_disk_full(exc) or exc.filename:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(output)) from None
 
 
 def _run_locked(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, *, bb_capacity, storage,
@@ -158,36 +140,36 @@ def _run_locked(spec: SchedulerSpec, workload: Path, platform: Path, output: Pat
                                  network_model=network_model, energy=energy)
 
     with pinned(core):
-        if link == "pipes":
-            session = SchedulerSession(spec, output, bb_capacity=bb_capacity, total=total, progress=progress,
-                                       platform_source=str(platform), on_progress=on_progress)
-            return _over_pipes(session, simulator_argv, timeout=timeout, check_protocol=check_protocol,
-                               run_timeout=run_timeout)
-        # the parent keeps the folder and the progress; the child builds the scheduler from the spec
+        # the parent keeps the folder and the progress; a child builds the scheduler from the spec and runs it,
+        # with the simulator in its process (in-process) or in a child of its own over a pipe each way (pipes):
+        # whatever ends that child (a crash, os._exit, a signal), this process reports it and writes the jobs seen
         folder = RunFolder(output, label=spec.label, total=total, progress=progress, on_progress=on_progress)
         args = dict(spec=spec, output=output, bb_capacity=bb_capacity, total=total, platform_source=str(platform),
                     check_protocol=check_protocol_default() if check_protocol is None else check_protocol,
-                    timeout=timeout, run_timeout=run_timeout, sys_path=list(sys.path))
+                    timeout=timeout, run_timeout=run_timeout, sys_path=list(sys.path), link=link)
         # the child's silence includes the policy's decisions, which its own watchdog bounds by `timeout`:
         # the parent gives up only when that watchdog cannot have fired (a simulator stuck in SimGrid)
         silence = None if timeout is None else 2 * timeout + 10
-        return _in_process(folder, args, simulator_argv("in-process")[3:], timeout=silence)
+        argv = simulator_argv(colocated.PIPE_ENDPOINT if link == "pipes" else "in-process")
+        return _in_process(folder, args, argv[3:] if link == "in-process" else argv, timeout=silence, link=link)
 
 
-def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, timeout: float | None
-                ) -> RunResult:
-    """`run` with the scheduler in the simulator's process (`burstbuffer.colocated`): this process starts the
-    child, shows its progress, relays its warnings and raises what ended it."""
+def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, timeout: float | None,
+                link: str = "in-process") -> RunResult:
+    """`run` with the scheduler in a child (`burstbuffer.colocated`; `link`: the simulator in its process, or in
+    a child of its own over pipes): this process starts the child, shows its progress, relays its warnings and
+    raises what ended it. Every process the child started (a policy's forks too) ends with the run: the child
+    leads a process group of its own, killed at the end."""
     t0 = time.perf_counter()
     report_in, report_out = os.pipe()
     page = colocated.StartedPage.create()
     log_path = session.output / "simulator.log"
     try:
         cmd = colocated.child_command(args, simulator_argv, report_out, page.fd)
-        with open(log_path, "wb") as log:
+        with open_output(log_path, "wb") as log:
             # die_with_parent: a `run` killed outright (SIGKILL) never leaves the simulation running
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
-                                    pass_fds=(report_out, page.fd))
+                                    pass_fds=(report_out, page.fd), process_group=0)
     except BaseException:
         pipelink.close(report_in)
         page.close()
@@ -203,7 +185,7 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)   # the child ends at its next message, outputs written
             outcome = supervisor.wait(60.0, draining=True)
-            _stop(proc)
+            colocated.stop_process(proc)
             if outcome is not None and outcome.written:
                 exc.result = _reported(session, outcome, t0)
             elif supervisor.write_seen(session.output):
@@ -211,13 +193,13 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
             raise
         rc = proc.wait(timeout=60)
     except BaseException:
-        _stop(proc)
+        colocated.stop_process(proc)
         raise
     finally:
         if session.bar is not None:
             session.bar.close()
         if outcome is None or not outcome.written:     # the child could not write them: the parent does
-            _stop(proc)
+            colocated.stop_process(proc)
             try:
                 supervisor.wait(0.0, draining=True)      # the frames it sent before it ended
             except (BatsimDied, OSError):
@@ -226,6 +208,7 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
         pipelink.close(report_in)
         started = page.read()
         page.close()
+        _end_group(proc)
     if supervisor.stuck is not None:
         from .guards import DecisionTimedOut
         raise DecisionTimedOut(supervisor.stuck)
@@ -237,10 +220,20 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
             _write_tables(session, outcome)
         raise error
     if rc != 0:
-        _simulator_failed(rc, log_path, started)
+        colocated.simulator_failed(rc, log_path, started, who="the scheduler's process (its policy)" if link == "pipes"
+                          else "the simulation's process (the simulator and the policy)")
     if outcome is None or not outcome.written:
-        raise BatsimDied("the simulation ended without reporting its outcome (simulator.log may say why)")
+        raise BatsimDied(f"the {'scheduler' if link == 'pipes' else 'simulation'}'s process ended (status {rc}) "
+                         "without finishing the run (the policy called os._exit?): the jobs seen are in jobs.csv")
     return _reported(session, outcome, t0)
+
+
+def _end_group(proc: subprocess.Popen) -> None:
+    """SIGKILL to the process group `proc` leads (`_in_process`): whatever it started and left running."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _seen(session: RunFolder, supervisor: colocated.Supervisor, t0: float) -> RunResult:
@@ -266,60 +259,3 @@ def _reported(session: RunFolder, outcome: colocated.Outcome, t0: float) -> RunR
     split_subjob_table(session.output)
     return RunResult(summarize_csv(str(session.jobs_csv), *outcome.sizes), session.jobs_csv,
                      time.perf_counter() - t0, outcome.messages, outcome.scheduler_cpu)
-
-
-def _over_pipes(session: SchedulerSession, simulator_argv, *, timeout: float, check_protocol: bool | None,
-                run_timeout: float | None) -> RunResult:
-    """`run` with the scheduler in this process and the simulator in a child, over a pipe each way."""
-    t0 = time.perf_counter()
-    output = session.output
-    # the link: a pipe each way (`burstbuffer.pipelink`); the simulator inherits its two ends
-    msg_in, msg_out = os.pipe()            # the simulator's messages
-    ans_in, ans_out = os.pipe()            # the scheduler's answers
-    sock = PipeReplySocket(msg_in, ans_out, timeout=0.5)
-    cmd = simulator_argv(pipelink.endpoint(msg_out, ans_in))
-    log_path = output / "simulator.log"
-    try:
-        with open(log_path, "wb") as log:
-            # die_with_parent: a scheduler killed outright (SIGKILL) never leaves the simulator running
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
-                                    pass_fds=(msg_out, ans_in))
-    except BaseException:
-        sock.close()
-        raise
-    finally:
-        os.close(msg_out)              # the simulator's ends: its pipe ends when it does
-        os.close(ans_in)
-    from .guards import on_stuck
-    on_stuck(lambda line: session.finish())   # a policy stuck in C code: the watchdog writes the outputs, exits 124
-    try:
-        messages = session.loop(sock, alive=lambda: proc.poll() is None, timeout=timeout,
-                                check_protocol=check_protocol, run_timeout=run_timeout)
-        rc = proc.wait(timeout=60)
-    except BatsimDied as exc:
-        rc = proc.poll()
-        if rc is None:
-            _stop(proc)
-            raise
-        if rc < 0 and signal.Signals(-rc) in SIGNALS:   # stopped from outside, as the in-process child reports it
-            stop = Interrupted(-rc)
-            stop.result = RunResult(session.summary(), session.jobs_csv, time.perf_counter() - t0, session.messages)
-            raise stop from None
-        _simulator_failed(rc, log_path, session.app.last_started)
-        raise exc
-    except Interrupted as exc:
-        _stop(proc)
-        exc.result = RunResult(session.summary(), session.jobs_csv, time.perf_counter() - t0,
-                               session.messages)
-        raise
-    except BaseException:
-        _stop(proc)
-        raise
-    finally:
-        on_stuck(None)
-        sock.close()
-    if rc != 0:
-        _simulator_failed(rc, log_path, session.app.last_started)
-    split_subjob_table(output)
-    wall = time.perf_counter() - t0
-    return RunResult(session.summary(), session.jobs_csv, wall, messages)

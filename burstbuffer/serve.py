@@ -8,9 +8,11 @@ batsim command line that matches it (platform, workload, -r storage roles, --ena
 OUTPUT/jobs.csv and prints the same summary as 'burstbuffer run'. Batsim can be the real one (binary,
 Docker: see docker/) or the embedded simulator ('burstbuffer simulate ... -s tcp://127.0.0.1:28000').
 
-Faults: Batsim silent for --timeout seconds, or gone (its connection closed and not back within
-a second) → one line and exit status 1; an unknown event type → a warning, then ignored; SIGINT,
-SIGTERM or SIGHUP → jobs.csv with the jobs so far, the summary so far, exit status 130 / 143 / 129.
+Faults: Batsim silent for --timeout seconds → one line and exit status 124; Batsim gone (its connection closed
+and not back within a second), a malformed message (a field missing or of the wrong type, docs/faults.md), or
+SIMULATION_ENDS while jobs still run or wait (written RUNNING / PENDING) → one line and exit status 1; an
+unknown event type → a warning, then ignored; SIGINT, SIGTERM or SIGHUP → jobs.csv with the jobs so far, the
+summary so far, exit status 130 / 143 / 129.
 Whatever the end, jobs.csv is written. Bad input (unknown policy, missing file, address in use) → exit status 2.
 """
 from __future__ import annotations
@@ -75,6 +77,40 @@ def batsim_command(platform: str, workload: str, export_prefix: str, socket_endp
     return argv
 
 
+def ended_early(app) -> tuple[int, str]:
+    """(1, why) when Batsim sent SIMULATION_ENDS while jobs of `app` (a `SchedulerApp`) were still running or
+    pending — jobs.csv marks them RUNNING / PENDING —, else (0, "")."""
+    running, pending = app.unfinished()
+    if not running and not pending:
+        return 0, ""
+    return 1, (f"Batsim sent SIMULATION_ENDS with {running} job{'s' * (running != 1)} running and {pending} "
+               f"pending: written RUNNING / PENDING in jobs.csv")
+
+
+def check_socket(endpoint: str) -> str:
+    """`endpoint` if it is a ZeroMQ address serve can bind: ``tcp://HOST:PORT`` with PORT in 1-65535 or ``*``,
+    ``ipc://PATH``, ``inproc://NAME``; ValueError saying why not (ZeroMQ binds a port beyond 65535 to
+    another port, modulo 65536, where Batsim would never find it)."""
+    scheme, sep, rest = endpoint.partition("://")
+    if not sep or scheme not in ("tcp", "ipc", "inproc") or not rest:
+        raise ValueError(f"{endpoint!r} is not a ZeroMQ address (tcp://HOST:PORT, ipc://PATH)")
+    if scheme == "tcp":
+        host, colon, port = rest.rpartition(":")
+        if not colon or not host:
+            raise ValueError(f"{endpoint!r} has no port (tcp://HOST:PORT)")
+        if port != "*" and not (port.isdigit() and 1 <= int(port) <= 65535):
+            raise ValueError(f"port {port!r} of {endpoint!r} is not a TCP port (1-65535, or * for any free one)")
+    return endpoint
+
+
+def _socket_arg(text: str) -> str:
+    """argparse type of --socket (`check_socket`)."""
+    try:
+        return check_socket(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 @dataclass
 class ServeOutcome:
     """`result`: a runner.RunResult (summary so far); `status`: 0 ended, 1 Batsim died or broke the
@@ -117,6 +153,10 @@ def serve_spec(spec, output: Path, *, socket: str = DEFAULT_SOCKET, bb_capacity:
     from .signals import Interrupted, interruptible
 
     from .fileio import OutputLock, check_ipc_endpoint, output_dir
+    try:
+        check_socket(socket)
+    except ValueError as exc:
+        raise InputError("--socket", socket, str(exc)) from None
     check_ipc_endpoint(socket, "--socket")
     lock = OutputLock(output_dir(output)).__enter__()   # one writer per output folder, until this returns
     total = None
@@ -137,6 +177,7 @@ def serve_spec(spec, output: Path, *, socket: str = DEFAULT_SOCKET, bb_capacity:
             if on_listen is not None:
                 on_listen(session)
             session.loop(sock, alive=sock.peer_alive, timeout=timeout, check_protocol=check_protocol)
+            status, message = ended_early(session.app)
         except BatsimDied as exc:
             status, message = (EXIT_TIMEOUT if isinstance(exc, TimedOut) else 1), str(exc)
             if not sock.peer_alive():
@@ -228,7 +269,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("serve", help="the scheduler alone, for an external Batsim 4.x",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_policy_arguments(p)
-    p.add_argument("--socket", default=DEFAULT_SOCKET, metavar="ENDPOINT",
+    p.add_argument("--socket", default=DEFAULT_SOCKET, metavar="ENDPOINT", type=_socket_arg,
                    help=f"ZeroMQ endpoint to bind; Batsim connects to it with -s (default: {DEFAULT_SOCKET})")
     p.add_argument("--model", default="io-aware", choices=model_names(),
                    help="job model: io-aware (Batsim needs --enable-dynamic-jobs --enable-profile-reuse) or "

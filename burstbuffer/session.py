@@ -85,16 +85,17 @@ class SchedulerSession(RunFolder):
                                 platform_source=platform_source)
         self.app.policy_label = spec.label
         self.messages = 0
+        self.finished = False       # `finish` wrote the outputs
 
     def loop(self, transport, *, alive=None, timeout: float | None = None, check_protocol: bool | None = None,
-             run_timeout: float | None = None) -> int:
+             run_timeout: float | None = None, tables: bool = True) -> int:
         """Serve the simulator over `transport` until SIMULATION_ENDS (see `run_loop`); return the number of
         messages. Whatever happens (end, BatsimDied, ProtocolError, interruption), the progress bar is
         closed and jobs.csv written with the jobs so far. `check_protocol` (default: the environment
         variable CHECK_PROTOCOL_ENV) checks every answer with `CheckedTransport` before it is sent.
         `timeout` [s] bounds the simulator's silence and each decision of the policy (`guards.SchedulerFault`
         when one takes longer); `run_timeout` [s] the whole loop's wall-clock time (BatsimDied); None: no
-        limit (docs/reliability.md)."""
+        limit (docs/reliability.md). `tables`: as for `finish`."""
         self.app.decision_timeout = timeout
         if check_protocol is None:
             check_protocol = check_protocol_default()
@@ -109,7 +110,7 @@ class SchedulerSession(RunFolder):
             run_loop(transport, self.app, alive=alive, timeout=timeout, on_message=count, strict=check_protocol,
                      run_timeout=run_timeout)
         finally:
-            self.finish()
+            self.finish(tables=tables)
         return self.messages
 
     def finish(self, *, tables: bool = True) -> None:
@@ -120,8 +121,9 @@ class SchedulerSession(RunFolder):
         a run's simulating process does not import the analysis stack (`burstbuffer.colocated`)."""
         if self.bar is not None:
             self.bar.close()
-        # unfinished jobs (an interrupted or failed run) are marked RUNNING / PENDING
-        self.app.write_jobs_csv(str(self.jobs_csv), mark_unfinished=not self.app.simulation_ended)
+        # unfinished jobs (an interrupted or failed run, or a simulator that ended with jobs still running or
+        # pending: `SchedulerApp.unfinished`) are marked RUNNING / PENDING
+        self.app.write_jobs_csv(str(self.jobs_csv), mark_unfinished=True)
         if self.app.platform is not None:   # the platform, for `burstbuffer plot`
             from .metrics.runinfo import write_run_json
             write_run_json(self.output / "run.json", self.app.platform, self.spec.text, self.spec.job_model)
@@ -135,6 +137,7 @@ class SchedulerSession(RunFolder):
         sched = self.app.scheduler
         if sched is not None:                                       # e.g. a window policy's decisions.csv
             sched.write_outputs(self.output)
+        self.finished = True
 
     def sizes(self) -> tuple[int | None, int | None]:
         """(compute nodes, total BB [bytes]) of the platform once SIMULATION_BEGINS was seen, else (None, None)."""

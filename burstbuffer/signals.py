@@ -36,6 +36,9 @@ class Interrupted(BaseException):
 def _raise_interrupted(signum, frame) -> None:
     for s in SIGNALS:   # a second signal must not cut the writing of the outputs short
         signal.signal(s, signal.SIG_IGN)
+    if _Deferral.depth:   # within `deferred`: raised at its end
+        _Deferral.pending = signum
+        return
     raise Interrupted(signum)
 
 
@@ -53,6 +56,30 @@ def interruptible() -> Iterator[None]:
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+
+
+class _Deferral:
+    """`deferred`'s state: blocks open, and the signal that arrived within them (None: none)."""
+
+    depth = 0
+    pending: int | None = None
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Within the block, a signal that `interruptible` turns into `Interrupted` is held and raised when the
+    block ends: for a step that must not be cut in the middle (starting a cluster whose half-started
+    processes a clean-up could not reach, then its clean-up). Held by the handler, not by a signal mask: a
+    mask is per thread, inherited by the processes started within, and a signal goes to any thread that does
+    not block it. Nested blocks raise at the end of the outermost; a block that raises drops the signal."""
+    _Deferral.depth += 1
+    try:
+        yield
+    finally:
+        _Deferral.depth -= 1
+    if _Deferral.depth == 0 and _Deferral.pending is not None:
+        signum, _Deferral.pending = _Deferral.pending, None
+        raise Interrupted(signum)
 
 
 _PR_SET_PDEATHSIG = 1

@@ -4,7 +4,12 @@ from burstbuffer.schedulers import Policy
 
 
 class BBCappedBackfill(Policy):
-    """EASY backfilling, widest jobs first, never more than bb_share of the burst buffers in use."""
+    """EASY backfilling, widest jobs first, never more than bb_share of the burst buffers in use.
+
+    Args:
+        bb_share (float): the largest share of the platform's burst-buffer capacity in use at any time,
+            from 0 to 1 (jobs asking more are rejected).
+    """
 
     name = "bb-capped"
 

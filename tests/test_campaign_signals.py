@@ -179,3 +179,65 @@ def test_sweep_local_stops_on_sigterm_to_the_whole_group(tmp_path):
     assert not list((tmp_path / "t").iterdir())
     rows = list(csv.DictReader((out / "campaign.csv").open()))
     assert {r["status"] for r in rows} == {"interrupted"}
+
+
+@pytest.mark.parametrize("sig,delay", [(signal.SIGTERM, 0.0), (signal.SIGHUP, 0.0), (signal.SIGTERM, 0.5)])
+def test_sweep_dask_signalled_while_its_cluster_starts_leaves_nothing(tmp_path, sig, delay):
+    """A signal while the LocalCluster starts (its scratch folder made, its workers not yet up): the
+    folder and every process started so far go with the command, which exits 128 + the signal."""
+    pytest.importorskip("distributed")
+    f = tmp_path / "c.toml"
+    f.write_text(CAMPAIGN.format(kth=KTH))
+    (tmp_path / "t").mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp_path / "t")}
+    proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "sweep", str(f), "--output", str(tmp_path / "out"),
+                             "--engine", "dask", "--workers", "1", "--cpu", "off", "-q"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ROOT, env=env)
+    deadline = time.monotonic() + 180
+    while not list((tmp_path / "t").glob("burstbuffer-dask-*")):
+        assert time.monotonic() < deadline and proc.poll() is None, "the cluster never started"
+        time.sleep(0.01)
+    time.sleep(delay)
+    kids = set(_descendants(proc.pid))
+    proc.send_signal(sig)
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        kids.update(_descendants(proc.pid))
+        time.sleep(0.05)
+    try:
+        _, stderr = proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("the command did not stop within 120 s of the signal")
+    stderr = stderr.decode(errors="replace")
+    assert proc.returncode == 128 + sig, stderr
+    assert f"sweep interrupted by {sig.name}" in stderr and "Traceback" not in stderr, stderr
+    deadline = time.monotonic() + 15
+    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [(k, _cmdline(k)) for k in kids if _alive(k)]
+    assert not list((tmp_path / "t").iterdir()), list((tmp_path / "t").iterdir())
+
+
+@pytest.mark.parametrize("command", ["sweep", "reproduce"])
+def test_local_engine_killed_outright_leaves_no_process(tmp_path, command):
+    """SIGKILL to the command (no handler runs): its pool workers, the simulators they run and
+    multiprocessing's resource tracker end with it."""
+    f = tmp_path / "c.toml"
+    f.write_text(CAMPAIGN.format(kth=KTH))
+    out = tmp_path / "out"
+    argv = (["sweep", str(f)] if command == "sweep" else
+            ["reproduce", "--jobs", "1000", "--policies", "sjf-bb,fcfs-bb", "--gantt-jobs", "1"])
+    proc, kids = _start([*argv, "--output", str(out), "--engine", "local", "--workers", "2", "--cpu", "off", "-q"],
+                        tmp_path)
+    kids = set(kids) | set(_descendants(proc.pid))
+    assert any("resource_tracker" in _cmdline(k) for k in kids), [_cmdline(k) for k in kids]
+    proc.kill()
+    proc.communicate(timeout=60)
+    deadline = time.monotonic() + 120         # a run interrupted by the parent's death gets 20 s to write
+    while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [(k, _cmdline(k)) for k in kids if _alive(k)]
+    for k, _ in left:
+        os.kill(k, signal.SIGKILL)
+    assert not left, f"processes outlived the command: {left}"

@@ -7,8 +7,6 @@ from procset import ProcSet
 
 from burstbuffer.batsim.conformance import (CheckedTransport, ConformanceChecker, ProtocolViolation,
                                             parse_interval_set)
-from burstbuffer.batsim.protocol import ExecuteJob
-from burstbuffer.io_model.alloc_only import AllocOnlyModel
 from burstbuffer.runner import run
 
 from .conftest import CAPTURE_DIR, PLATFORM
@@ -207,14 +205,7 @@ def test_checked_transport_stops_a_bad_answer_before_it_is_sent():
     assert len(t.transport.sent) == 1
 
 
-def _oversize(self, start, now, out):
-    """AllocOnlyModel.start giving the job one machine too many."""
-    self._running.add(start.job.id)
-    extra = max(set(range(96)) - set(start.procs))
-    out.add(ExecuteJob(start.job.id, start.procs | ProcSet(extra)), now)
-
-
-#: a policy file whose import, in `run`'s child only, breaks the alloc-only model as `_oversize` does
+#: a policy file whose import, in `run`'s child only, gives every job one machine too many (AllocOnlyModel.start)
 OVERSIZE_POLICY = """
 import sys
 from procset import ProcSet
@@ -236,16 +227,12 @@ class Fcfs(FcfsBB):
 
 
 @pytest.mark.parametrize("link", ["in-process", "pipes"])
-def test_run_checks_the_protocol_and_fails_on_a_violation(kth_subset, tmp_path, monkeypatch, link):
+def test_run_checks_the_protocol_and_fails_on_a_violation(kth_subset, tmp_path, link):
     """The wiring used by every end-to-end test: a scheduler that gives a job one machine too many is
     stopped by the check (the conftest fixture turns it on for every run), in the simulator's process or
-    in this one."""
-    policy = "fcfs"
-    if link == "pipes":
-        monkeypatch.setattr(AllocOnlyModel, "start", _oversize)
-    else:
-        (tmp_path / "oversize.py").write_text(OVERSIZE_POLICY)
-        policy = f"{tmp_path / 'oversize.py'}:Fcfs"
+    beside it (both in a child of this process: the faulty model comes with the policy's file)."""
+    (tmp_path / "oversize.py").write_text(OVERSIZE_POLICY)
+    policy = f"{tmp_path / 'oversize.py'}:Fcfs"
     with pytest.raises(ProtocolViolation, match=r"\[alloc\].*res=\d+ machines"):
         run(policy, kth_subset(3), PLATFORM, tmp_path / "o", model="alloc-only", progress=False, timeout=60,
             link=link)

@@ -351,3 +351,87 @@ def test_the_engine_waits_for_every_process_of_its_cluster_before_removing_tempo
     assert 0.5 <= took < 5
     with pytest.raises(ProcessLookupError):
         os.kill(stuck.pid, 0)
+
+
+HUNG_SBATCH = """#!/bin/sh
+# an sbatch that never answers: it and the sleep it starts say their pids
+echo $$ >> "$BB_TEST_PIDS"
+sleep 1000 &
+echo $! >> "$BB_TEST_PIDS"
+wait
+"""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _hung_sbatch_sweep(tmp_path, campaign, submit_timeout: float | None):
+    """`sweep --cluster slurm` with an sbatch that never returns (`submit_timeout`: the cluster file's, None:
+    the default); (process, pid file, TMPDIR)."""
+    bin_dir, tmp = tmp_path / "bin", tmp_path / "t"
+    bin_dir.mkdir()
+    tmp.mkdir()
+    (bin_dir / "sbatch").write_text(HUNG_SBATCH)
+    (bin_dir / "sbatch").chmod(0o755)
+    cfg = tmp_path / "cluster.toml"
+    cfg.write_text('[cluster]\ncores = 1\nmemory = "1GB"\nminimum-jobs = 1\n'
+                   + (f"submit-timeout = {submit_timeout}\n" if submit_timeout is not None else ""))
+    pids = tmp_path / "pids"
+    env = {**_env(), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "TMPDIR": str(tmp),
+           "BB_TEST_PIDS": str(pids)}
+    proc = subprocess.Popen([sys.executable, "-m", "burstbuffer", "sweep", str(campaign), "--output",
+                             str(tmp_path / "o"), "--cluster", "slurm", "--cluster-config", str(cfg), "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    return proc, pids, tmp
+
+
+def _nothing_left(pids: Path, tmp: Path) -> None:
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) >= 2, started          # sbatch and its sleep ran
+    deadline = time.monotonic() + 30
+    while any(_pid_alive(p) for p in started) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [p for p in started if _pid_alive(p)]
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    assert not left, f"sbatch or its sleep outlived the command: {left}"
+    assert not list(tmp.iterdir()), f"left in TMPDIR: {list(tmp.iterdir())}"
+
+
+def test_a_submit_command_that_never_returns_is_bounded(tmp_path, campaign):
+    """Every batch command is bounded (the cluster file's submit-timeout): a campaign whose workers cannot be
+    submitted ends in one line, exit status 2, with nothing left running or written in TMPDIR."""
+    proc, pids, tmp = _hung_sbatch_sweep(tmp_path, campaign, 3)
+    try:
+        _, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 2, stderr
+    assert stderr.strip() == ("burstbuffer: --cluster: batch jobs: no worker could be started: sbatch did not "
+                              "return within 3 s (submit-timeout of the cluster file)"), stderr
+    _nothing_left(pids, tmp)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_while_a_submit_command_hangs_leaves_nothing(tmp_path, campaign, sig):
+    proc, pids, tmp = _hung_sbatch_sweep(tmp_path, campaign, None)    # 60 s: the signal comes first
+    try:
+        _wait_for(lambda: pids.exists() and len(pids.read_text().split()) >= 2 or proc.poll() is not None,
+                  "sbatch to start")
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + sig, stderr
+    assert "Traceback" not in stderr and "AssertionError" not in stderr, stderr
+    assert stderr.strip().startswith(f"burstbuffer: sweep interrupted by {sig.name}"), stderr
+    _nothing_left(pids, tmp)

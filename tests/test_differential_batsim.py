@@ -108,3 +108,14 @@ def test_own_policy_same_exchange_all_jobs(tmp_path, monkeypatch, policy, model,
     _assert_same(real, emb, platform_free=True)
     assert len(real.messages) == nb_messages
     assert B.sched_jobs(real) == B.sched_jobs(emb)
+
+
+def test_pybatsim_scheduler_on_a_platform_asking_small_stacks(tmp_path):
+    """Batsim's energy_platform_homogeneous_no_net_128.xml asks SimGrid for 16 KiB actor stacks without a guard
+    page (its <config>), which the embedded simulator raises to SimGrid's defaults (its Python actors need them):
+    the same exchange and _jobs.csv as the real Batsim, which keeps them."""
+    wl = B.kth_subset(tmp_path / "kth.json", 50)
+    plat = B.REPO / "tests" / "data" / "batsim-4.2.1" / "platforms" / "energy_platform_homogeneous_no_net_128.xml"
+    real, emb = B.run_pair(tmp_path, plat, wl, B.pybatsim_cmd("easyBackfill"), batsim=BATSIM)
+    _assert_same(real, emb)
+    assert len(real.jobs) == 50 and any(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in real.jobs)

@@ -12,7 +12,7 @@ import pytest
 
 from burstbuffer.app import SchedulerApp
 from burstbuffer.batsim.loop import Outbox
-from burstbuffer.batsim.protocol import ExecuteJob, JobCompleted, JobSubmitted, SimulationBegins
+from burstbuffer.batsim.protocol import ExecuteJob, JobCompleted, JobSubmitted, ProtocolError, SimulationBegins
 from burstbuffer.errors import InputError
 from burstbuffer.io_model.alloc_only import AllocOnlyModel
 from burstbuffer.io_model.base import JobModel
@@ -73,7 +73,7 @@ def test_the_protocol_check_fails_on_a_missing_or_different_method():
     assert mismatches(OddStart) == ["signature of start"]
     assert set(_members(JobModel)) == {"name", "uses_dynamic_jobs", "begin", "start", "on_completed", "flush",
                                        "busy", "stages_separately", "hold_shape", "stage_in", "take_phase_events",
-                                       "stage_out", "stage_out_decided"}
+                                       "stage_out", "stage_out_decided", "cannot_carry"}
 
 
 def test_registry_names_and_factories():
@@ -145,9 +145,10 @@ def test_a_bad_job_submitted_is_a_one_line_error(monkeypatch):
     app = SchedulerApp(Fcfs, AllocOnlyModel())
     out = Outbox(0.0)
     app.on_event(0.0, SimulationBegins({"profiles": {}}), out)
-    with pytest.raises(InputError) as e:
+    with pytest.raises(ProtocolError) as e:     # Batsim's message is malformed: exit 1 (docs/faults.md)
         app.on_event(1.0, JobSubmitted("w0!1", {"id": "w0!1", "subtime": 1, "res": 0, "profile": "p"}), out)
-    assert str(e.value) == "JOB_SUBMITTED: w0!1: bad job description (field 'res' must be a positive integer, not 0)"
+    assert str(e.value) == ("malformed JOB_SUBMITTED for job w0!1: bad job description (field 'res' must be a "
+                            "positive integer, not 0)")
 
 
 # --- per-job metrics, tau, columns ---------------------------------------------------------------

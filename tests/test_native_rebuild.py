@@ -32,3 +32,35 @@ def test_an_edited_source_is_compiled_again(tmp_path, monkeypatch):
     assert answer("int answer(void) { return 1; }\n", 1_000_000_000) == 1
     assert answer("int answer(void) { return 2; }\n", 2_000_000_000) == 2
     assert len(list((tmp_path / "cache").glob("_bb_answer_*.so"))) == 2
+
+
+def test_a_sanitized_build_is_cached_apart(tmp_path, monkeypatch):
+    """BURSTBUFFER_SANITIZE=undefined: the library is compiled with the sanitizer (its runtime's symbols in it,
+    loadable without preloading anything) into the cache's ``sanitize-undefined`` folder, beside the ordinary
+    build, which it neither replaces nor takes; an unknown sanitizer is refused in one line."""
+    compiler = os.environ.get("CC", "cc")
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no C compiler ({compiler!r})")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("BURSTBUFFER_CACHE_DIR", str(cache))
+    monkeypatch.delenv("BURSTBUFFER_NATIVE", raising=False)
+    src = tmp_path / "answer.c"
+    src.write_text("int answer(int x) { return x + 1; }\n")
+
+    def build():
+        so, _ = _cbuild.compile_file_cached(str(src), "_bb_answer", compiler=compiler, flags=_cbuild.CFLAGS)
+        return so
+
+    monkeypatch.delenv(_cbuild.SANITIZE_ENV, raising=False)
+    plain = build()
+    monkeypatch.setenv(_cbuild.SANITIZE_ENV, "undefined")
+    assert _cbuild.sanitize_flags()[:2] == ("-fsanitize=undefined", "-fno-sanitize-recover=undefined")
+    sanitized = build()
+    assert plain.parent == cache and sanitized.parent == cache / "sanitize-undefined"
+    assert b"__ubsan_" in sanitized.read_bytes() and b"__ubsan_" not in plain.read_bytes()
+    assert ctypes.CDLL(str(sanitized)).answer(41) == 42
+    monkeypatch.delenv(_cbuild.SANITIZE_ENV)
+    assert build() == plain                              # the ordinary build, from its stamp
+    monkeypatch.setenv(_cbuild.SANITIZE_ENV, "address,thread")
+    with pytest.raises(_cbuild.NativeUnavailable, match="BURSTBUFFER_SANITIZE=thread: unknown sanitizer"):
+        build()

@@ -275,6 +275,8 @@ def test_a_batsim_that_breaks_the_protocol(fake, monkeypatch, fault, strict):
         assert said in stderr
     else:
         fb.send(now, *events)
+        if fault != "event after now":        # w0!15 ends, so that SIMULATION_ENDS leaves no job running
+            fb.send(max(now, 10.0), _completed(max(now, 10.0), "w0!15"))
         fb.send(max(now, 10.0), {"timestamp": max(now, 10.0), "type": "SIMULATION_ENDS", "data": {}})
         _, stderr = proc.communicate(timeout=60)
         assert proc.returncode == 0, stderr

@@ -85,5 +85,5 @@ def test_a_simulation_killed_outright_is_one_line_naming_the_jobs_being_started(
     err = [ln for ln in (seen + stderr).decode(errors="replace").replace("\r", "\n").splitlines()
            if ln.startswith("burstbuffer")]
     assert proc.returncode == 1, err
-    assert len(err) == 1 and "simulator aborted (SIGKILL)" in err[0], err
+    assert len(err) == 1 and "process (the simulator and the policy) was killed by SIGKILL" in err[0], err
     assert re.search(r"while executing w0\S*!\d+", err[0]), err

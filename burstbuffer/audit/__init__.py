@@ -464,8 +464,11 @@ def record_verdict(run_dir: str | Path, report: AuditReport, **facts) -> None:
     doc.update({k: str(v) for k, v in facts.items() if v is not None})
     doc[RUN_JSON_KEY] = report.to_dict()
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    tmp.replace(path)
+    from ..fileio import open_output, removing_on_error
+    with removing_on_error(tmp):                     # never through a link (docs/reliability.md §5)
+        with open_output(tmp, "w") as f:
+            f.write(json.dumps(doc, indent=1) + "\n")
+        tmp.replace(path)
 
 
 def audited(result, output: str | Path, *, workload: str | Path, platform: str | Path):

@@ -134,9 +134,16 @@ class ConformanceChecker:
             self._pending = (-math.inf, [])
             return
         for ev in events:
+            if not isinstance(ev, dict):
+                continue                                # malformed: the decision loop reports it
             etype, data = ev.get("type"), ev.get("data") or {}
+            if not isinstance(data, dict):
+                continue
             if etype == "SIMULATION_BEGINS":
-                self._begins(data)
+                try:
+                    self._begins(data)
+                except (ValueError, TypeError, KeyError, AttributeError):
+                    pass                                # malformed: the decision loop reports it
             elif etype == "JOB_SUBMITTED":
                 job_id = data.get("job_id")
                 job = data.get("job") or {}

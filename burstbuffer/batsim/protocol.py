@@ -7,6 +7,7 @@ typed objects; it knows no policy and no socket.
 from __future__ import annotations
 
 import json
+import re
 from json.encoder import encode_basestring_ascii
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -36,10 +37,14 @@ class JobSubmitted:
     profile: dict | None = None
 
 
+#: The final states a JOB_COMPLETED names (Batsim's documentation, page "protocol").
+JOB_STATES = frozenset({"COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIME_REACHED",
+                        "COMPLETED_KILLED", "REJECTED"})
+
+
 @dataclass
 class JobCompleted:
-    """`job_state` ∈ COMPLETED_SUCCESSFULLY, COMPLETED_FAILED, COMPLETED_WALLTIME_REACHED,
-    COMPLETED_KILLED, REJECTED."""
+    """`job_state` ∈ `JOB_STATES`; `alloc` its machines as Batsim's interval set ("0-3 7"), "" if not given."""
 
     job_id: str
     job_state: str
@@ -148,33 +153,71 @@ Decision = Union[ExecuteJob, RejectJob, KillJob, CallMeLater, RegisterProfile, R
 MAX_TIME = 1e15
 
 
+def _quoted(x: Any, limit: int) -> str:
+    """`x` for an error message: a string's repr (quoted), anything else's, at most about `limit` characters
+    (`excerpt`), cut before its repr is made."""
+    return excerpt(repr(x[:limit + 1]) if isinstance(x, (str, bytes)) else x, limit)
+
+
 def _time(x: Any, what: str) -> float:
+    if type(x) is not int and type(x) is not float:   # a string ("3"), a bool, null: not a JSON number
+        raise TypeError(f"{what} {_quoted(x, 60)} is not a number")
     t = float(x)
     if not 0.0 <= t <= MAX_TIME:          # also rejects NaN
-        raise ValueError(f"{what} {x!r} is not a time in [0, {MAX_TIME:g}] s")
+        raise ValueError(f"{what} {_quoted(x, 60)} is not a time in [0, {MAX_TIME:g}] s")
     return t
 
 
 def _job_id(x: Any) -> str:
     if not isinstance(x, str) or not x:
-        raise TypeError(f"job_id {x!r} is not a non-empty string")
+        raise TypeError(f"job_id {_quoted(x, 100)} is not a non-empty string")
     return x
+
+
+def _int(x: Any, what: str) -> int:
+    if type(x) is not int:
+        raise TypeError(f"{what} {_quoted(x, 60)} is not an integer")
+    return x
+
+
+#: Batsim's interval set of machine ids ("0-3 7 9-12"), ids of at most 18 digits
+_ALLOC = re.compile(r"\d{1,18}(?:-\d{1,18})?(?: \d{1,18}(?:-\d{1,18})?)*")
+
+
+def _alloc(x: Any) -> str:
+    if not isinstance(x, str) or (x and _ALLOC.fullmatch(x) is None):
+        raise ValueError(f"alloc {_quoted(x, 60)} is not an interval set of machine ids (\"0-3 7\")")
+    return x
+
+
+def _job_completed(data: dict) -> JobCompleted:
+    state = data["job_state"]
+    if state not in JOB_STATES:                 # also a value that is not a string
+        raise ValueError(f"job_state {_quoted(state, 60)} is not one of {', '.join(sorted(JOB_STATES))}")
+    return JobCompleted(_job_id(data["job_id"]), state, _int(data.get("return_code", 0), "return_code"),
+                        _alloc(data.get("alloc", "")))
+
+
+def _job_submitted(data: dict) -> JobSubmitted:
+    job_id = _job_id(data["job_id"])
+    job = data.get("job") or {"id": job_id}
+    profile = data.get("profile")
+    if not isinstance(job, dict) or not (profile is None or isinstance(profile, dict)):
+        raise TypeError("JOB_SUBMITTED job/profile is not an object")
+    if "id" in job and job["id"] != job_id:
+        raise ValueError(f"JOB_SUBMITTED job.id {_quoted(job['id'], 100)} differs from job_id {_quoted(job_id, 100)}")
+    return JobSubmitted(job_id, job, profile)
 
 
 def _event(etype: str, data: dict) -> Event:
     if not isinstance(data, dict):
         raise TypeError(f"{etype} data is not an object")
     if etype == "JOB_COMPLETED":              # the most frequent (the io-aware model's sub-jobs)
-        return JobCompleted(_job_id(data["job_id"]), str(data["job_state"]), int(data.get("return_code", 0)),
-                            str(data.get("alloc", "")))
+        return _job_completed(data)
     if etype == "SIMULATION_BEGINS":
         return SimulationBegins(data)
     if etype == "JOB_SUBMITTED":
-        job = data.get("job") or {"id": data["job_id"]}
-        profile = data.get("profile")
-        if not isinstance(job, dict) or not (profile is None or isinstance(profile, dict)):
-            raise TypeError("JOB_SUBMITTED job/profile is not an object")
-        return JobSubmitted(_job_id(data["job_id"]), job, profile)
+        return _job_submitted(data)
     if etype == "JOB_KILLED":
         ids = data.get("job_ids", [])
         if not isinstance(ids, list):

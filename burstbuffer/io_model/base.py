@@ -66,6 +66,10 @@ class JobModel(Protocol):
         """The phase changes since the last call, in order: ("staged" | "computed" | "nodes-released", original
         job id)."""
 
+    def cannot_carry(self, profile: dict) -> str | None:
+        """None if the model can run a job of `profile` (its profile object), else the one-line reason it
+        cannot: the app then rejects the job with that reason (jobs.csv), as a job that never fits."""
+
     def begin(self, platform: Platform, profiles: dict[str, dict[str, dict]]) -> None:
         """Called at SIMULATION_BEGINS with the platform view and the workloads' profiles
         ({workload name: {profile name: profile object}}). Raises InputError if the platform lacks
@@ -105,6 +109,10 @@ class JobModelBase:
             return NO_STAGING
         s = stage_estimate(job, bandwidth)
         return HoldShape(s, s) if s > 0 else NO_STAGING
+
+    def cannot_carry(self, profile: dict) -> str | None:
+        """None: the job runs its own profile, whatever its type, as Batsim runs it."""
+        return None
 
     def stage_in(self, decision: StageIn, now: float, out: Outbox) -> None:
         raise ValueError(f"the {self.name} job model does not stage in apart from the job's nodes "

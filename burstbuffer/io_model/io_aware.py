@@ -41,6 +41,10 @@ from .base import JobModelBase
 CHECKPOINT_FRACTION = 0.5
 #: Profile fields that set a step's bytes per compute node (module docstring): step → field.
 IO_FIELDS = {"stage_in": "io_stage_in", "checkpoint": "io_checkpoint", "stage_out": "io_stage_out"}
+#: The one profile type the model splits into phases (module docstring): ``cpu`` flops per node and ``com``
+#: bytes per pair of nodes, two numbers (Batsim 4.2.1's ``parallel_homogeneous``). A job of another type is
+#: rejected (`IOAwareModel.cannot_carry`).
+PHASED_TYPE = "parallel_homogeneous"
 #: Storage label of checkpoint profiles, and of data-staging endpoints (as the paper's artifact).
 BB_LABEL, SRC_LABEL, DST_LABEL = "burstbuffer", "source", "destination"
 
@@ -53,16 +57,27 @@ def step_volume(io: dict[str, float] | None, bb: float, step: str) -> float:
     return CHECKPOINT_FRACTION * bb if step == "checkpoint" else bb
 
 
+def phased_work(profile: dict) -> tuple[float, float] | None:
+    """(cpu [flop per node], com [bytes per pair of nodes]) of a `PHASED_TYPE` profile whose two are numbers;
+    None for any other profile (another type: a ``parallel`` profile's lists, a delay, a composed profile)."""
+    if profile.get("type") != PHASED_TYPE:
+        return None
+    cpu, com = profile.get("cpu", 0.0), profile.get("com", 0.0)
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (cpu, com)):
+        return None
+    return float(cpu), float(com)
+
+
 def phase_bb(profile: dict, bb: int) -> tuple[int, int, int]:
     """The BB space per compute node [bytes] of a job's three phases (Yan et al., Cerberus, §2: stage-in,
     running, stage-out; §3.1: the three uses of the BB — staged input, checkpoints, output) when its workload
     gives none (docs/workload.md "Phase amounts"): what this model moves in each phase, rounded to bytes —
     bb_in = the stage-in's bytes, bb_run = one checkpoint's bytes (0 for a job of one compute phase, which
-    writes none), bb_out = the output's bytes. `profile`: the job's profile (its ``cpu`` and `IO_FIELDS`);
-    `bb`: its BB request per node."""
+    writes none, nor does a profile the model does not split into phases, `phased_work`), bb_out = the
+    output's bytes. `profile`: the job's profile (its ``cpu`` and `IO_FIELDS`); `bb`: its BB request per node."""
     io = {step: float(profile[key]) for step, key in IO_FIELDS.items() if key in profile}
-    cpu = float(profile.get("cpu", 0.0) or 0.0)
-    ckpt = step_volume(io, bb, "checkpoint") if nb_phases(cpu) > 1 else 0.0
+    work = phased_work(profile)
+    ckpt = step_volume(io, bb, "checkpoint") if work is not None and nb_phases(work[0]) > 1 else 0.0
     return (int(round(step_volume(io, bb, "stage_in"))), int(round(ckpt)), int(round(step_volume(io, bb, "stage_out"))))
 
 
@@ -133,14 +148,24 @@ class IOAwareModel(JobModelBase):
     def busy(self) -> bool:
         return bool(self._runs)
 
+    def cannot_carry(self, profile: dict) -> str | None:
+        """Why the model cannot run a job of `profile`: it is not a `PHASED_TYPE` profile of two numbers
+        (`phased_work`); None when it is."""
+        if phased_work(profile) is not None:
+            return None
+        ptype = profile.get("type")
+        what = f"a {ptype} profile" if ptype != PHASED_TYPE else "one whose cpu or com is not a number"
+        return (f"the {self.name} job model splits {PHASED_TYPE} profiles into phases, not {what} "
+                "(--model alloc-only runs any profile)")
+
     # ------------------------------------------------------------------ starting
     def _new_run(self, start: Start, deadline: float) -> _Run:
         """A run of `start.job` (its profile's cpu/com, its sub-job workload) whose sub-jobs end by `deadline` [s]."""
         job = start.job
         workload, _, local = job.id.partition("!")
         prof = (self.profiles.get(workload) or {}).get(job.profile) or {}
-        cpu = float(prof.get("cpu", 0.0))
-        run = _Run(start, f"{workload}%{local}", deadline, cpu, float(prof.get("com", 0.0)), nb_phases(cpu))
+        cpu, com = phased_work(prof) or (0.0, 0.0)
+        run = _Run(start, f"{workload}%{local}", deadline, cpu, com, nb_phases(cpu))
         io = {step: float(prof[key]) for step, key in IO_FIELDS.items() if key in prof}
         if io:
             run.io = io

@@ -173,14 +173,16 @@ def split_subjob_table(run_dir) -> bool:
                 energy[wl, job] = energy.get((wl, job), 0.0) + e
     os.replace(bat, run_dir / SUBJOBS_CSV)
     tmp = run_dir / "batsim_jobs.csv.tmp"
-    with open(jobs, newline="") as f, open(tmp, "w", newline="") as g:
-        w = csv.writer(g, lineterminator="\n")
-        w.writerow(BATSIM_JOBS_COLUMNS)
-        for r in csv.DictReader(f):
-            key = (r.get("workload_name", ""), r.get("job_id", ""))
-            if key in energy:
-                r["consumed_energy"] = f"{energy[key]:.6f}"
-            w.writerow([r.get(c, "") for c in BATSIM_JOBS_COLUMNS])
-    os.replace(tmp, bat)
+    from ..fileio import open_output, removing_on_error
+    with removing_on_error(tmp):
+        with open(jobs, newline="") as f, open_output(tmp, "w", newline="") as g:
+            w = csv.writer(g, lineterminator="\n")
+            w.writerow(BATSIM_JOBS_COLUMNS)
+            for r in csv.DictReader(f):
+                key = (r.get("workload_name", ""), r.get("job_id", ""))
+                if key in energy:
+                    r["consumed_energy"] = f"{energy[key]:.6f}"
+                w.writerow([r.get(c, "") for c in BATSIM_JOBS_COLUMNS])
+        os.replace(tmp, bat)
     return True
 

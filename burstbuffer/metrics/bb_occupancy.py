@@ -70,10 +70,12 @@ def write_bb_occupancy(run_dir: str | Path, path: str | Path | None = None) -> P
     order, rows = bb_occupancy_rows(run, holds)
     out = Path(path) if path is not None else Path(run_dir) / "bb_occupancy.csv"
     tmp = out.with_name(out.name + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["time", "total"] + [run.names.get(n, f"bb_{n}") for n in order])
-        for t, held in rows:
-            w.writerow([f"{t:.6f}", sum(held), *held])
-    tmp.replace(out)
+    from ..fileio import open_output, removing_on_error
+    with removing_on_error(tmp):
+        with open_output(tmp, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(["time", "total"] + [run.names.get(n, f"bb_{n}") for n in order])
+            for t, held in rows:
+                w.writerow([f"{t:.6f}", sum(held), *held])
+        tmp.replace(out)
     return out

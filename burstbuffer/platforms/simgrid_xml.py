@@ -135,17 +135,20 @@ class ZoneSpec(Record):
 
 
 class PlatformSpec(Record):
-    """A parsed platform file. `hosts`: every host by name (cluster hosts included)."""
+    """A parsed platform file. `hosts`: every host by name (cluster hosts included); `config`: the SimGrid
+    configuration options its ``<config>`` elements set (name → value, the last one's value when set twice:
+    SimGrid 3.32 applies them in document order, each unless the command line already set it)."""
 
-    _fields = ("path", "root", "hosts", "routers", "clusters")
+    _fields = ("path", "root", "hosts", "routers", "clusters", "config")
 
     def __init__(self, path: str, root: ZoneSpec, hosts: dict[str, HostSpec], routers: set[str],
-                 clusters: list[ClusterSpec]):
+                 clusters: list[ClusterSpec], config: dict[str, str] | None = None):
         self.path = path
         self.root = root
         self.hosts = hosts
         self.routers = routers
         self.clusters = clusters
+        self.config = {} if config is None else config
 
     def listed_storage_nodes(self) -> list[str]:
         """Host names listed in a ``storage_nodes`` property of any zone or cluster, in document order,
@@ -380,7 +383,11 @@ def parse_platform(path: str) -> PlatformSpec:
         return c
 
     root = parse_zone(zones[0], {})
-    spec = PlatformSpec(path, root, hosts, routers, clusters)
+    config: dict[str, str] = {}
+    for e in top:
+        if e.tag == "config":
+            config.update(_props(e, path, "<config>"))
+    spec = PlatformSpec(path, root, hosts, routers, clusters, config)
     if spec.api_build_reason() is not None:
         # built through SimGrid's API (`burstbuffer.simulator.platform_loader`) as this project's C++ platform
         # plugins build it for a real Batsim (`sg_cpp`): a cluster's properties are its zone's, not its hosts'

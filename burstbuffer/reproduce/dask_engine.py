@@ -29,7 +29,7 @@ from typing import Callable, Sequence
 from ..errors import InputError
 from ..fileio import read_toml
 from ..logs import progress_bar
-from ..signals import Interrupted
+from ..signals import Interrupted, deferred
 from .execute import RunSettings, describe, read_marker, run_one
 from .runs import RunSpec
 
@@ -113,8 +113,9 @@ def read_cluster_config(path: str | Path, kind: str) -> tuple[dict, dict]:
     `cores`, i.e. single-threaded workers), job-extra (list of extra batch directives), prologue (list of
     shell lines run before the worker, e.g. ``source /shared/venv/bin/activate``), python, interface,
     local-directory, log-directory, worker-extra-args, job-name, minimum-jobs, maximum-jobs (adaptive
-    scaling bounds, default 0 and 1). InputError (file, key, reason) for a missing file, bad TOML, an
-    unknown key or a missing cores/memory."""
+    scaling bounds, default 0 and 1), submit-timeout (seconds a submit or cancel command may take, default
+    `batch_jobs.SUBMIT_TIMEOUT`; in the scaling dict when given). InputError (file, key, reason) for a missing
+    file, bad TOML, an unknown key or a missing cores/memory."""
     p = Path(path)
     data = read_toml(p, "cluster config")
     table = data.get(kind, data.get("cluster"))
@@ -123,14 +124,19 @@ def read_cluster_config(path: str | Path, kind: str) -> tuple[dict, dict]:
     kwargs: dict = {}
     scale = {"minimum-jobs": 0, "maximum-jobs": 1}
     for k, v in table.items():
-        if k in _SCALE_KEYS:
+        if k == "submit-timeout":
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 < v < 1e6:
+                raise InputError(str(p), k, "expected a number of seconds > 0")
+            scale[k] = float(v)
+        elif k in _SCALE_KEYS:
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise InputError(str(p), k, "expected an integer >= 0")
             scale[k] = v
         elif k in _CLUSTER_KEYS:
             kwargs[_CLUSTER_KEYS[k]] = v
         else:
-            raise InputError(str(p), k, f"unknown key (known: {', '.join(sorted([*_CLUSTER_KEYS, *_SCALE_KEYS]))})")
+            raise InputError(str(p), k, "unknown key (known: "
+                                        f"{', '.join(sorted([*_CLUSTER_KEYS, *_SCALE_KEYS, 'submit-timeout']))})")
     for need in ("cores", "memory"):
         if _CLUSTER_KEYS[need] not in kwargs:
             raise InputError(str(p), need, "required")
@@ -154,18 +160,23 @@ def read_cluster_config(path: str | Path, kind: str) -> tuple[dict, dict]:
 def jobqueue_cluster(kind: str, config: str | Path, *, check_submit: bool = False):
     """A dask-jobqueue cluster of batch system `kind` (a key of `CLUSTERS`) from the TOML file `config`
     (`read_cluster_config`), not yet scaled; and its scaling bounds. Its ``job_script()`` is the batch
-    script each worker job runs. `check_submit`: InputError unless the batch system's submit command
+    script each worker job runs; its jobs' batch commands are bounded (`batch_jobs.BatchCommands`, the
+    cluster's ``burstbuffer_commands``). `check_submit`: InputError unless the batch system's submit command
     (`SUBMIT_COMMANDS`) is on the PATH (without it, the cluster would wait for workers for ever)."""
     import shutil
 
-    import dask_jobqueue
+    from .batch_jobs import SUBMIT_TIMEOUT, BatchCommands, import_dask_jobqueue
+    dask_jobqueue = import_dask_jobqueue()
     kwargs, scale = read_cluster_config(config, kind)
     submit = SUBMIT_COMMANDS.get(kind)
     if check_submit and submit is not None and shutil.which(submit) is None:
         raise InputError("--cluster", kind, f"{submit} is not on this host's PATH: run from a node that can "
                                             "submit batch jobs")
     cls = getattr(dask_jobqueue, CLUSTERS[kind])
-    return cls(**kwargs), scale
+    commands = BatchCommands(scale.get("submit-timeout", SUBMIT_TIMEOUT))
+    cluster = cls(job_cls=commands.job_class(cls.job_cls), **kwargs)
+    cluster.burstbuffer_commands = commands
+    return cluster, scale
 
 
 def _quiet(client):
@@ -209,24 +220,58 @@ def connect(*, address: str | None = None, scheduler_file: str | None = None, cl
         except (OSError, TimeoutError, ValueError) as exc:
             raise InputError(str(address or scheduler_file), "scheduler", f"cannot connect: {exc}") from None
         return _quiet(client), None, False
-    if cluster is not None:
-        if not cluster_config:
-            raise InputError("--cluster", cluster, "needs --cluster-config FILE.toml")
-        jq, scale = jobqueue_cluster(cluster, cluster_config, check_submit=True)
-        jq.adapt(minimum_jobs=scale["minimum-jobs"], maximum_jobs=max(scale["maximum-jobs"], 1))
-        return _quiet(Client(jq)), jq, False
+    if cluster is not None and not cluster_config:
+        raise InputError("--cluster", cluster, "needs --cluster-config FILE.toml")
     import dask
     import tempfile
     # every file of the cluster (dask-scratch-space, TMPDIR of the workers) goes
     # to one private folder, removed with the cluster (`make_executor`'s close), even after a signal
     scratch = tempfile.mkdtemp(prefix="burstbuffer-dask-")
-    dask.config.set({"temporary-directory": scratch})    # this process's scheduler too, for its lifetime
-    with dask.config.set({"distributed.worker.profile.enabled": False}):
-        lc = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
-                          dashboard_address=":0", silence_logs=40, local_directory=scratch,
-                          env={"TMPDIR": scratch})
-    lc.burstbuffer_scratch = scratch
-    return _quiet(Client(lc)), lc, True
+    lc = client = None
+    try:
+        dask.config.set({"temporary-directory": scratch})    # this process's scheduler too, for its lifetime
+        if cluster is not None:       # the batch jobs' cluster: its scheduler runs here
+            with deferred():
+                lc, scale = jobqueue_cluster(cluster, cluster_config, check_submit=True)
+                lc.burstbuffer_scratch = scratch
+                lc.adapt(minimum_jobs=scale["minimum-jobs"], maximum_jobs=max(scale["maximum-jobs"], 1))
+                client = _quiet(Client(lc))
+            return client, lc, False
+        # a signal while the cluster starts is raised once it is up (`signals.deferred`): a cluster
+        # interrupted half-way goes on starting in its event loop, out of reach of the clean-up below
+        with deferred(), dask.config.set({"distributed.worker.profile.enabled": False}):
+            lc = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
+                              dashboard_address=":0", silence_logs=40, local_directory=scratch,
+                              env={"TMPDIR": scratch})
+            lc.burstbuffer_scratch = scratch
+            client = _quiet(Client(lc))
+        return client, lc, True
+    except BaseException:
+        # a signal (`signals.Interrupted`) or a failure while the cluster starts: the processes started so
+        # far and the scratch folder go with it
+        _discard_cluster(client, lc, scratch)
+        raise
+
+
+def _discard_cluster(client, lc, scratch: str) -> None:
+    """Close `client` and cluster `lc` (None: not made yet), end every process the cluster started (its
+    batch commands too) and remove its `scratch` folder."""
+    procs = _worker_processes()
+    commands = getattr(lc, "burstbuffer_commands", None)
+    if commands is not None:
+        commands.close()
+    if client is not None:
+        try:
+            client.close()
+        except Exception:  # noqa: BLE001 - the cluster is closed next anyway
+            pass
+    if lc is not None:
+        try:
+            lc.close(timeout=10)
+        except Exception:  # noqa: BLE001 - a half-started cluster: its processes are reaped below
+            pass
+    _reap(procs, grace=5.0)
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 class DaskExecutor:
@@ -241,6 +286,8 @@ class DaskExecutor:
         self.log = log
         self.desc = desc
         self.todo: Sequence[RunSpec] = ()
+        #: () -> the one line of a batch command that failed, or None (`batch_jobs.BatchCommands.failure`)
+        self.cluster_failure: Callable[[], str | None] | None = None
 
     def run(self, todo: Sequence[RunSpec], settings: RunSettings,
             on_done: Callable[[RunSpec, dict], None], *, total: int, kept: int) -> None:
@@ -268,6 +315,7 @@ class DaskExecutor:
                 done = {f for f in pending if f.done()}
                 pending -= done
                 if not done:
+                    self._check_cluster()
                     time.sleep(0.2)
                 for f in done:
                     s = futures[f]
@@ -298,6 +346,14 @@ class DaskExecutor:
             if bar is not None:
                 bar.close()
         remove_leftovers(todo)
+
+
+    def _check_cluster(self) -> None:
+        """InputError once a batch command failed while no worker ever joined: the campaign would wait for
+        ever (the batch system does not take the jobs, or does not answer)."""
+        why = self.cluster_failure() if self.cluster_failure is not None else None
+        if why and not self.client.scheduler_info().get("workers"):
+            raise InputError("--cluster", "batch jobs", f"no worker could be started: {why}")
 
 
 def add_engine_arguments(p, *, default_engine: str) -> None:
@@ -373,24 +429,38 @@ def make_executor(args, workers: int, *, pin: bool, progress: bool, desc: str, l
     client, cluster, local = connect(address=args.scheduler_address, scheduler_file=args.scheduler_file,
                                      cluster=args.cluster, cluster_config=args.cluster_config,
                                      workers=workers)
-    n = len(client.scheduler_info().get("workers", {}))
-    log(f"dask: scheduler {client.scheduler.address}, {n} worker(s) now, dashboard {client.dashboard_link}")
-
     executor = DaskExecutor(client, pin=pin and local, progress=progress, log=log, desc=desc)
+    commands = getattr(cluster, "burstbuffer_commands", None)
+    if commands is not None:
+        executor.cluster_failure = commands.failure
 
     def close():
         """Shut down the client and the cluster we started; with our LocalCluster, also its scratch folder
-        and the temporary run directories its killed workers left (no task of ours runs any more)."""
-        workers = _worker_processes() if getattr(cluster, "burstbuffer_scratch", None) else []
-        try:
-            client.close()
-        finally:
-            if cluster is not None:
-                cluster.close()
-                _reap(workers)       # a worker still winding down a run would write into its directory
-                scratch = getattr(cluster, "burstbuffer_scratch", None)
-                if scratch:
-                    shutil.rmtree(scratch, ignore_errors=True)
-                if executor.todo:
-                    remove_leftovers(executor.todo)
+        and the temporary run directories its killed workers left (no task of ours runs any more). A signal
+        arriving meanwhile waits until this is done (`signals.deferred`)."""
+        with deferred():
+            workers = _worker_processes() if getattr(cluster, "burstbuffer_scratch", None) else []
+            if commands is not None:
+                commands.close()     # a submit command under way: killed (its job fails, its script removed)
+            try:
+                client.close()
+            finally:
+                if cluster is not None:
+                    try:
+                        cluster.close()
+                    except Exception:  # noqa: BLE001 - a job that never started: its processes reaped below
+                        if commands is None:
+                            raise
+                    _reap(workers)       # a worker still winding down a run would write into its directory
+                    scratch = getattr(cluster, "burstbuffer_scratch", None)
+                    if scratch:
+                        shutil.rmtree(scratch, ignore_errors=True)
+                    if executor.todo:
+                        remove_leftovers(executor.todo)
+    try:
+        n = len(client.scheduler_info().get("workers", {}))
+        log(f"dask: scheduler {client.scheduler.address}, {n} worker(s) now, dashboard {client.dashboard_link}")
+    except BaseException:        # a signal before the caller holds `close`
+        close()
+        raise
     return executor, close

@@ -29,6 +29,7 @@ class _WorkerContext:
     queue: object | None
     cpu: int | None
     stop: object = None   # a multiprocessing Event: set by the parent when interrupted (no new run starts)
+    busy: bool = False    # a run is under way (`_pool_task`)
     current = None  # the context of this worker process (set by _init_worker, in the worker only)
 
 
@@ -52,12 +53,12 @@ class _QueueReporter:
             pass
 
 
-def _init_worker(q, counter, pin: bool, stop=None) -> None:
+def _init_worker(q, counter, pin: bool, stop=None, parent: int | None = None) -> None:
     """Worker start: an idle worker ignores Ctrl-C (the parent cancels what has not started) and dies
-    with its parent (even a SIGKILLed one: `signals.die_with_parent`); `q` (or None: no progress bars)
-    carries the runs' progress to the parent; with `pin`, the k-th worker started (`counter`) runs its
-    simulations on the k-th available CPU core (`burstbuffer.affinity`); `stop` (an Event) set: no run
-    starts any more."""
+    with its parent `parent` (its pid), even a SIGKILLed one: `signals.die_with_parent`, and `_watch_parent`
+    for what that signal cannot reach; `q` (or None: no progress bars) carries the runs' progress to the
+    parent; with `pin`, the k-th worker started (`counter`) runs its simulations on the k-th available CPU
+    core (`burstbuffer.affinity`); `stop` (an Event) set: no run starts any more."""
     from ..signals import die_with_parent
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
@@ -65,6 +66,28 @@ def _init_worker(q, counter, pin: bool, stop=None) -> None:
         slot = counter.value
         counter.value += 1
     _WorkerContext.current = _WorkerContext(q, resolve_cpu("auto", slot=slot) if pin else None, stop)
+    if parent is not None:
+        import threading
+        threading.Thread(target=_watch_parent, args=(parent,), name="watch-parent", daemon=True).start()
+
+
+#: [s] how often a worker checks that its parent is alive (`_watch_parent`)
+PARENT_POLL = 0.5
+
+
+def _watch_parent(parent: int) -> None:
+    """In a worker, a thread: once process `parent` (the pool's owner) is gone, end this worker — after the
+    run under way, if any, had `LocalPoolExecutor.STOP_GRACE` s to stop and write its outputs. The
+    parent-death signal alone leaves two holes: a parent killed before the worker set it up (a spawned
+    worker imports for seconds on a loaded machine), and a worker whose run it interrupted, which then
+    waits for its next task for ever (its task queue never ends: every worker holds its other end), holding
+    multiprocessing's resource tracker alive with it."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL)
+    deadline = time.monotonic() + LocalPoolExecutor.STOP_GRACE
+    while _WorkerContext.current.busy and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os._exit(128 + signal.SIGTERM)
 
 
 def _interrupt(signum, frame):
@@ -82,6 +105,7 @@ def _pool_task(spec: RunSpec, settings: RunSettings) -> dict:
     # run as cleanly as Ctrl-C does: its simulator stopped, its outputs written
     for s in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, _interrupt)
+    ctx.busy = True
     try:
         if ctx.stop is not None and ctx.stop.is_set():
             return {"key": spec.key, "error": "interrupted before it started", "interrupted": True}
@@ -90,6 +114,7 @@ def _pool_task(spec: RunSpec, settings: RunSettings) -> dict:
     except KeyboardInterrupt:
         return {"key": spec.key, "error": "interrupted before it started", "interrupted": True}
     finally:
+        ctx.busy = False
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         for s in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(s, signal.SIG_DFL)
@@ -148,7 +173,8 @@ class LocalPoolExecutor:
 
         stop = ctx.Event()
         pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=ctx,
-                                   initializer=_init_worker, initargs=(q, ctx.Value("i", 0), self.pin, stop))
+                                   initializer=_init_worker,
+                                   initargs=(q, ctx.Value("i", 0), self.pin, stop, os.getpid()))
         futures = {pool.submit(_pool_task, s, settings): s for s in todo}
         pending = set(futures)
 

@@ -170,14 +170,16 @@ class EasyBackfilling(Fcfs):
             return
         import csv
         import os
+        from ..fileio import open_output, removing_on_error
         from ..metrics.runinfo import RESERVATIONS_CSV
         path = os.path.join(folder, RESERVATIONS_CSV)
-        with open(path + ".tmp", "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(("job_id", "time", "reserved_start"))
-            for jid, t, start in self.head_reservations:
-                w.writerow((jid.split("!", 1)[-1], f"{t:.6f}", f"{start:.6f}"))
-        os.replace(path + ".tmp", path)
+        with removing_on_error(path + ".tmp"):
+            with open_output(path + ".tmp", "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(("job_id", "time", "reserved_start"))
+                for jid, t, start in self.head_reservations:
+                    w.writerow((jid.split("!", 1)[-1], f"{t:.6f}", f"{start:.6f}"))
+            os.replace(path + ".tmp", path)
 
     def _staging_unsupported(self) -> str | None:
         return "easy_extra_nodes" if self.easy_extra_nodes else super()._staging_unsupported()

@@ -28,6 +28,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -479,17 +480,46 @@ def _raise_for(msg: str, options: dict, texts: dict) -> None:
     raise OptionError(name, options.get(name), msg, texts.get(name)) from None
 
 
+_GOOGLE = re.compile(r"^(\s*)\*{0,2}(\w+)\s*(?:\([^)]*\))?:(?:\s+(.*))?$")   # name (type): text
+_NUMPY = re.compile(r"^(\s*)(\w+)(?:\s+:\s*(.*))?$")                       # name : type, text below
+
+
+def docstring_meanings(doc: str, names) -> dict[str, str]:
+    """The meaning of each of `names` a docstring gives (name → one line of text; the first entry wins): a
+    ``name: text`` line, a Google-style ``Args:`` entry (``name (type): text``), a numpydoc ``Parameters``
+    entry (``name : type`` then its text indented below), each with the lines indented below it joined."""
+    lines = doc.splitlines()
+    out: dict[str, str] = {}
+
+    def below(i: int, indent: int) -> list[str]:        # the lines after i indented deeper than `indent`
+        more = []
+        for line in lines[i + 1:]:
+            if not line.strip() or len(line) - len(line.lstrip()) <= indent:
+                break
+            more.append(line.strip())
+        return more
+
+    for i, line in enumerate(lines):
+        m = _GOOGLE.match(line)
+        if m and m[2] in names and " :" not in line:
+            text = " ".join(([m[3].strip()] if m[3] else []) + below(i, len(m[1])))
+        else:
+            m = _NUMPY.match(line)
+            if not (m and m[2] in names):
+                continue
+            text = " ".join(below(i, len(m[1])))
+        if text and m[2] not in out:
+            out[m[2]] = text
+    return out
+
+
 def describe(policy) -> list[tuple[str, str, str, str]]:
     """(name, type and range, default, meaning) of every option policy class (or factory) `policy` takes:
     a declared option as declared (its default the constructor's); another keyword with its type from the
     annotation or the default and its meaning from a ``name: text`` line of the docstring, else ""."""
     known, open_ended = takes(policy)
-    doc = (inspect.getdoc(policy) or "") + "\n" + (inspect.getdoc(getattr(policy, "__init__", None)) or "")
-    meanings: dict[str, str] = {}
-    for line in doc.splitlines():
-        head, sep, rest = line.strip().partition(":")
-        if sep and head.strip() in known and rest.strip():
-            meanings.setdefault(head.strip(), rest.strip())
+    doc = (inspect.getdoc(policy) or "") + "\n\n" + (inspect.getdoc(getattr(policy, "__init__", None)) or "")
+    meanings = docstring_meanings(doc, known)
     params = {p.name: p for p in _signature_options(policy)[0]}
     out = []
     for name, (opt, default) in known.items():

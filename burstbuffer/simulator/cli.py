@@ -15,7 +15,9 @@ then this process connects to it.
 
 Exit status: 0 done; 2 bad input (missing or malformed platform/workload/events file, bad option, an option
 this simulator does not support), with one line 'burstbuffer simulate: error: FILE: ITEM: REASON'; 1 the
-scheduler broke the protocol (one line saying how, as Batsim aborts) or the simulation deadlocked.
+scheduler broke the protocol (one line saying how, as Batsim aborts) or the simulation deadlocked; 128 + N
+after SIGTERM (143) or SIGHUP (129), the outputs so far written (PREFIX_jobs.csv, PREFIX_schedule.csv; Batsim
+writes none), with one line saying so.
 """
 from __future__ import annotations
 
@@ -289,6 +291,7 @@ def run_args(ns: argparse.Namespace, transport=None) -> int:
     """Run what `ns` asks; print one-line errors; return the exit status (module docstring). `transport`: the
     link to the scheduler, if not the one ``-s`` names (`server.Simulator.run`)."""
     from .server import EXIT_PROTOCOL, SimulationError, Simulator
+    from .state import Stopped
 
     quiet = verbosity(ns) in ("quiet", "network-only")
     try:
@@ -304,11 +307,18 @@ def run_args(ns: argparse.Namespace, transport=None) -> int:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
         except ValueError:  # not the main thread
             pass
+        from .loop import stop_on_signals  # noqa: PLC0415
+        stop_on_signals()      # SIGTERM, SIGHUP: the outputs so far written, exit 128 + N
         res = sim.run(transport)
     except InputError as exc:
         from ..jsonvalues import excerpt
         print(f"{PROG}: error: {excerpt(str(exc), 2000)}", file=sys.stderr)
         return 2
+    except Stopped as exc:
+        st = sim.state
+        print(f"{PROG}: {exc} at t={float(st.now):f} s: outputs so far written ({st.jobs_csv}, {st.schedule_csv})",
+              file=sys.stderr)
+        return 128 + exc.signum
     except SimulationError as exc:
         from ..jsonvalues import excerpt
         print(f"{PROG}: simulation stopped: {excerpt(str(exc), 2000)}", file=sys.stderr)

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from procset import ProcSet
 
 from ..errors import InputError
+from ..fileio import open_output
 from ..platforms.units import parse_speed
 from .execution import post_to_server
 from .protocol import parse_interval_set
@@ -208,9 +209,9 @@ class Energy:
         self.last_date = LD(0)
         self.last_energy = LD(0)
         self.before: dict = {}
-        self.energy_csv = open(f"{prefix}_consumed_energy.csv", "w", encoding="utf-8", newline="")
+        self.energy_csv = open_output(f"{prefix}_consumed_energy.csv", "w", encoding="utf-8", newline="")
         self.energy_csv.write(CONSUMED_ENERGY_HEADER)
-        self.pstate_csv = open(f"{prefix}_pstate_changes.csv", "w", encoding="utf-8", newline="")
+        self.pstate_csv = open_output(f"{prefix}_pstate_changes.csv", "w", encoding="utf-8", newline="")
         self.pstate_csv.write(PSTATE_CHANGES_HEADER)
         by_pstate: dict[int, list[int]] = {}
         for mid in self.all:

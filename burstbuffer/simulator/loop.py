@@ -25,7 +25,7 @@ from .events import occurred
 from .execution import absorb, release_workers
 from .handlers import HANDLERS, killing_done
 from .protocol import dumps, is_number
-from .state import SimState, SimulationError
+from .state import SimState, SimulationError, Stopped
 from .workload import SimJob as Job
 
 SERVER_NAME = masters.SERVER.encode()
@@ -117,6 +117,29 @@ def deadlock_reason(st: SimState) -> str:
     return "; ".join(parts)
 
 
+#: a stopping signal's number once one arrived, and whether the server waits for the scheduler's answer
+_STOP = {"signum": 0, "waiting": False}
+
+
+def stop_on_signals() -> None:
+    """SIGTERM and SIGHUP end the simulation with its outputs (`Stopped`): at once while the server waits for
+    the scheduler's answer, else before it sends its next message (an exception raised in the midst of
+    SimGrid's own code would not unwind cleanly). Main thread only (a no-op elsewhere)."""
+    import signal  # noqa: PLC0415
+
+    def stop(signum, frame) -> None:
+        _STOP["signum"] = signum
+        if _STOP["waiting"]:
+            _STOP["waiting"] = False
+            raise Stopped(signum)
+
+    try:
+        for s in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, stop)
+    except ValueError:       # not the main thread
+        pass
+
+
 def send(st: SimState) -> None:
     """Send the pending events to the scheduler as one message and handle its answer (`queue_reply`);
     the wait is the transport's (`transport`: SimulationError when no answer can come)."""
@@ -128,7 +151,13 @@ def send(st: SimState) -> None:
     if st.cfg.log_messages:
         print(f"[{now:f}] [network/INFO] Sending '{text}'", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
-    reply = st.transport.request(text, st.nb_messages)
+    if _STOP["signum"]:
+        raise Stopped(_STOP["signum"])
+    _STOP["waiting"] = True
+    try:
+        reply = st.transport.request(text, st.nb_messages)
+    finally:
+        _STOP["waiting"] = False
     st.sched_time += time.perf_counter() - t0
     if st.cfg.log_messages:
         print(f"[{now:f}] [network/INFO] Received '{reply}'", file=sys.stderr, flush=True)

@@ -37,6 +37,8 @@ the same hues, unshuffled (every other byte is Batsim's).
 """
 from __future__ import annotations
 
+from ..fileio import open_output
+
 from ..metrics.definitions import BATSIM_JOBS_COLUMNS, stretch, turnaround_time, waiting_time
 from .longdouble import LD
 
@@ -58,7 +60,7 @@ class JobsWriter:
 
     def __init__(self, path: str):
         self.path = path
-        self.f = open(path, "w", encoding="utf-8", newline="")
+        self.f = open_output(path, "w", encoding="utf-8", newline="")
         self.f.write(",".join(BATSIM_JOBS_COLUMNS) + "\n")
         self.nb_jobs = self.nb_finished = self.nb_success = self.nb_killed = self.nb_rejected = 0
         self.sum_wait = self.sum_turn = self.sum_slow = LD(0)
@@ -131,7 +133,7 @@ class JobsWriter:
 
     @staticmethod
     def write_schedule(path: str, row: dict[str, str]) -> None:
-        with open(path, "w", encoding="utf-8", newline="") as f:
+        with open_output(path, "w", encoding="utf-8", newline="") as f:
             f.write(",".join(SCHEDULE_COLUMNS) + "\n")
             f.write(",".join(row[k] for k in SCHEDULE_COLUMNS) + "\n")
 
@@ -151,7 +153,7 @@ class MachineStatesWriter:
 
     def __init__(self, path: str, counts: dict[str, int]):
         self.path = path
-        self.f = open(path, "w", encoding="utf-8", newline="")
+        self.f = open_output(path, "w", encoding="utf-8", newline="")
         self.f.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
         self.counts = counts
 
@@ -210,7 +212,7 @@ class PajeWriter:
 
     def __init__(self, path: str, machines: list[tuple[int, str]], now: float = 0.0, jobs=()):
         self.path = path
-        self.f = open(path, "w", encoding="utf-8", newline="")
+        self.f = open_output(path, "w", encoding="utf-8", newline="")
         self.ids = [i for i, _ in machines]
         self.colors = _paje_colors()
         self.values: dict[str, str] = {}       # job id -> its entity value (j<id>)

@@ -27,7 +27,8 @@ from .events import check_machines, load_events
 from .loop import deadlock_reason, plan_submissions, serve
 from .outputs import JobsWriter, MachineStatesWriter, PajeWriter
 from .platform_loader import load_into_engine
-from .state import EXIT_PROTOCOL, MachineState, SimConfig, SimResult, SimState, SimulationError, machine_counts
+from .state import (EXIT_PROTOCOL, MachineState, SimConfig, SimResult, SimState, SimulationError, Stopped,
+                    machine_counts)
 from .workload import Workload, load_workload
 
 __all__ = ["EXIT_PROTOCOL", "SimConfig", "SimResult", "SimulationError", "Simulator", "import_simgrid"]
@@ -103,6 +104,42 @@ CORES = ("auto", "actors", "bridged")
 DEFAULT_CORE = "auto"
 
 
+#: the least stack of an actor [KiB] (SimGrid's ``contexts/stack-size``; its default, a Python thread's usual
+#: one): the server actor runs Python code, the scheduler's too under ``run``'s in-process link
+#: (`burstbuffer.colocated`), and the actor core's job actors run Python, all on their actor's stack
+MIN_STACK_KIB = 8192
+#: the least guard of an actor's stack [pages] (``contexts/guard-size``; SimGrid's default): an overflow is a
+#: segmentation fault, never a write into the memory below the stack
+MIN_GUARD_PAGES = 1
+#: the configuration options of an actor's stack, with their floors
+STACK_OPTIONS = {"contexts/stack-size": MIN_STACK_KIB, "contexts/guard-size": MIN_GUARD_PAGES}
+
+
+def stack_config(platform_config: dict[str, str], sg_cfg: list[str], path: str) -> list[str]:
+    """The ``--cfg`` arguments raising the stack options (`STACK_OPTIONS`) a platform's ``<config>`` sets
+    (`platform_config`, `PlatformSpec.config`) below their floors to the floors: SimGrid takes an option given
+    on the command line over the platform's. Batsim's ``energy_platform_homogeneous_no_net_128.xml`` asks
+    16 KiB stacks without a guard page, enough for Batsim's C++ actors, not for Python code (it overflowed
+    into the heap below the stack). The simulation is the same: a stack holds no simulated state. Raises
+    InputError for a value that is not an integer, or a --sg-cfg (`sg_cfg`) below a floor."""
+    out = []
+    for name, floor in STACK_OPTIONS.items():
+        given = [c.partition(":")[2] for c in sg_cfg if c.partition(":")[0] == name]
+        where = ("--sg-cfg", f"{name}:{given[-1]}") if given else (path, f"<config> {name}")
+        value = given[-1] if given else platform_config.get(name)
+        if value is None:
+            continue
+        try:
+            n = int(value)
+        except ValueError:
+            raise InputError(*where, f"{value!r} is not an integer") from None
+        if n < floor:
+            if given:
+                raise InputError(*where, f"at least {floor}: the simulator's actors run Python code")
+            out.append(f"--cfg={name}:{floor}")
+    return out
+
+
 def select_core(st: SimState):
     """The compiled bridge if the bridged core runs, else None (the actor core). "auto" and "bridged" run it
     when the bridge is available (built, or buildable: "bridged" says so on stderr when it is not); it runs
@@ -165,6 +202,7 @@ class Simulator:
             evs = load_events(path, config.forward_unknown_events)
             check_machines(path, evs, len(machines.all))
             event_lists[f"we{i}"] = evs
+        self.stack_args = stack_config(spec.config, config.sg_cfg, spec.path)
         self.state = SimState(cfg=config, spec=spec, machines=machines, workloads=workloads,
                               static_names=list(workloads),
                               gc_profiles=not (config.dynamic_jobs and config.profile_reuse))
@@ -189,7 +227,7 @@ class Simulator:
         sg = import_simgrid(st.cfg.quiet)
         st.sg = sg
         args = ["burstbuffer-simulate", "--cfg=host/model:ptask_L07",
-                "--log=root.thres:" + simgrid_threshold(st.cfg.quiet)]
+                "--log=root.thres:" + simgrid_threshold(st.cfg.quiet), *self.stack_args]
         nat = None
         if self.power is not None:
             from . import energy  # noqa: PLC0415
@@ -268,9 +306,20 @@ class Simulator:
             if st.energy is not None:
                 st.energy.close()
         if st.error is not None:
+            if isinstance(st.error, Stopped):       # a signal: the schedule so far written too
+                self._write_schedule(t_wall)
             raise st.error
         if not st.end_ack:   # SimGrid stopped: no actor can run and no activity is left (its deadlock)
             raise SimulationError(deadlock_reason(st))
+        self._write_schedule(t_wall)
+        w = st.writer
+        return SimResult(st.jobs_csv, st.schedule_csv, w.nb_jobs, w.nb_success, w.nb_rejected, w.nb_killed,
+                         st.end_clock, time.time() - t_wall, time.process_time() - t_cpu, st.nb_messages,
+                         st.sched_time, st.loader)
+
+    def _write_schedule(self, t_wall: float) -> None:
+        """PREFIX_schedule.csv: the run's totals (Batsim's), `t_wall` the wall-clock time it started."""
+        st = self.state
         totals: dict[str, float] = {}
         for ms in st.mstate:
             for k, v in ms.time_in.items():
@@ -281,7 +330,3 @@ class Simulator:
         if st.energy is not None:
             st.energy.finish(row)
         JobsWriter.write_schedule(st.schedule_csv, row)
-        w = st.writer
-        return SimResult(st.jobs_csv, st.schedule_csv, w.nb_jobs, w.nb_success, w.nb_rejected, w.nb_killed,
-                         st.end_clock, time.time() - t_wall, time.process_time() - t_cpu, st.nb_messages,
-                         st.sched_time, st.loader)

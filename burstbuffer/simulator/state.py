@@ -23,6 +23,16 @@ class SimulationError(Exception):
     """The scheduler broke the protocol (or the simulation cannot go on); str() is one line."""
 
 
+class Stopped(SimulationError):
+    """A signal (SIGTERM, SIGHUP: `loop.stop_on_signals`) ended the simulation: `signum`; the outputs so far
+    are written (`server.Simulator.run`) and the command exits with 128 + `signum`."""
+
+    def __init__(self, signum: int):
+        import signal  # noqa: PLC0415
+        self.signum = signum
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+
+
 # Record classes (`records.Record`: repr, ==), not data classes: this module is on the simulator's start-up
 # path (docs/startup.md).
 

@@ -20,9 +20,10 @@ from typing import Any
 from ..errors import InputError
 from ..fileio import atomic_write_text
 from ..jsonvalues import is_int as _is_int
+from ..jsonvalues import excerpt
 from ..jsonvalues import kind as _kind
 from ..records import Record
-from .batsim_rules import DefinitionError, check_job, check_profile
+from .batsim_rules import DefinitionError, check_job, check_profile, composed_cycle
 
 
 # Record classes (`records.Record`), not data classes: the embedded simulator reads its workloads here, and
@@ -166,7 +167,8 @@ def workload_from_dict(doc: Any, source: str = "<workload>", *, require_bb: bool
     Checks: top level is an object with `nb_res` (int > 0), `jobs` (list) and `profiles`
     (object); `name` and `description`, if present, are strings; every profile passes
     `batsim_rules.check_profile` (`require_bb`, `simulated`: see there; ``composed`` profiles name
-    profiles of the file); every job passes `batsim_rules.check_job`, names a profile of the file and
+    profiles of the file, and none contains itself, directly or through others: `batsim_rules.composed_cycle`);
+    every job passes `batsim_rules.check_job`, names a profile of the file and
     has an id no other job has (ids compared as Batsim does, as strings).
     Raises InputError(source, item, reason) at the first problem, item "workload", "profile <name>",
     "job <id>" or "job #<index>" (a job without a usable id).
@@ -189,12 +191,16 @@ def workload_from_dict(doc: Any, source: str = "<workload>", *, require_bb: bool
             raise InputError(source, "workload", f"field {key!r} must be a string, not {_kind(doc[key])}")
     for pname, prof in profs.items():
         validate_profile(source, pname, prof, require_bb=require_bb, simulated=simulated, known=profs)
+    cycle = composed_cycle(profs)
+    if cycle is not None:
+        raise InputError(source, f"profile {excerpt(cycle[0], 60)}",
+                         "composed profiles contain one another: " + " -> ".join(excerpt(n, 40) for n in cycle))
     jobs: list[WorkloadJob] = []
     seen: set[str] = set()
     try:
         for k, jd in enumerate(jobs_doc):
             jid, sub, wall, res, prof = check_job(jd, f"job #{k}")
-            item = f"job {jid}"
+            item = f"job {excerpt(jid, 60)}"
             if str(jid) in seen:
                 raise DefinitionError(item, "duplicate job id")
             seen.add(str(jid))

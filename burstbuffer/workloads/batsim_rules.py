@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..jsonvalues import is_int, is_num, kind
+from ..jsonvalues import excerpt, is_int, is_num, kind
 
 #: Profile types the embedded simulator executes.
 PROFILE_TYPES = ("delay", "parallel", "parallel_homogeneous", "parallel_homogeneous_total", "composed",
@@ -33,6 +33,14 @@ PROFILE_TYPES = ("delay", "parallel", "parallel_homogeneous", "parallel_homogene
 #: Batsim 4 profile types that exist but are not simulated here.
 UNSUPPORTED_TYPES = ("smpi", "usage_trace", "scheduler_send", "scheduler_recv",
                      "parallel_homogeneous_pfs_tiers", "data_staging_tiers", "send", "recv")
+
+
+#: The longest job id or profile name accepted [characters]: an id travels in every message about its job and in
+#: every output row (a 100 MB id once made one message of each); Batsim sets no limit.
+MAX_NAME_CHARS = 1000
+#: The largest ``repeat`` of a ``composed`` profile: Batsim reads it as a C ``int`` (and the embedded simulator's
+#: native loop as one too).
+MAX_REPEAT = 2**31 - 1
 
 
 #: The job fields of the three phases' BB space, bytes per compute node (docs/workload.md "Phase amounts").
@@ -56,7 +64,9 @@ def check_profile(name: str, desc: Any, known: dict | None = None, *, simulated:
     a ``parallel_homogeneous`` profile must have ``bb`` (workloads of this project's BB model).
     Raises DefinitionError("profile <name>", reason).
     """
-    item = f"profile {name}"
+    item = f"profile {excerpt(name, 60)}"
+    if len(name) > MAX_NAME_CHARS:
+        raise DefinitionError(item, f"its name is longer than {MAX_NAME_CHARS} characters ({len(name)})")
     if not isinstance(desc, dict):
         raise DefinitionError(item, f"must be an object, not {kind(desc)}")
     ptype = desc.get("type")
@@ -102,12 +112,13 @@ def check_profile(name: str, desc: Any, known: dict | None = None, *, simulated:
         if not isinstance(seq, list) or not seq or not all(isinstance(s, str) for s in seq):
             raise DefinitionError(item, "field 'seq' must be a non-empty list of profile names")
         rep = desc.get("repeat", 1)
-        if not is_int(rep) or rep < 1:
-            raise DefinitionError(item, f"field 'repeat' must be a positive integer, not {rep!r}")
+        if not is_int(rep) or not 1 <= rep <= MAX_REPEAT:
+            raise DefinitionError(item, f"field 'repeat' must be an integer from 1 to {MAX_REPEAT} (Batsim's int), "
+                                        f"not {excerpt(rep, 40)}")
         if known is not None:
             for s in seq:
                 if s not in known:
-                    raise DefinitionError(item, f"uses unknown profile {s!r}")
+                    raise DefinitionError(item, f"uses unknown profile {excerpt(s, 60)!r}")
     elif ptype == "parallel_homogeneous_pfs":
         if "bytes_to_read" not in desc and "bytes_to_write" not in desc:
             raise DefinitionError(item, "missing field 'bytes_to_read' or 'bytes_to_write'")
@@ -132,6 +143,35 @@ def check_profile(name: str, desc: Any, known: dict | None = None, *, simulated:
     return ptype
 
 
+def composed_cycle(profiles: dict) -> list[str] | None:
+    """A cycle of ``composed`` profiles of `profiles` (name → checked profile object) that contain one another
+    (``a`` → ``b`` → ``a``; a profile in its own ``seq`` is one), as the list of names from the first back to
+    it; None if there is none. A cycle would run for ever (Batsim 4.2.1 crashes on it)."""
+    state: dict[str, int] = {}          # 1: on the current path, 2: done
+    for root in profiles:
+        if state.get(root):
+            continue
+        path, stack = [root], [iter(_members(profiles, root))]
+        state[root] = 1
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            elif not state.get(nxt) and nxt in profiles:
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append(iter(_members(profiles, nxt)))
+    return None
+
+
+def _members(profiles: dict, name: str) -> list[str]:
+    desc = profiles.get(name)
+    return list(desc.get("seq") or []) if isinstance(desc, dict) and desc.get("type") == "composed" else []
+
+
 def check_job(desc: Any, item: str = "job") -> tuple[int | str, float, float, int, str]:
     """Check one job object (module docstring); return (id as written, subtime [s], walltime [s]
     (−1 = none), res, profile name). The profile's existence is the caller's check (a file's
@@ -144,7 +184,9 @@ def check_job(desc: Any, item: str = "job") -> tuple[int | str, float, float, in
         raise DefinitionError(item, "missing field 'id'")
     if not (isinstance(jid, str) or is_int(jid)):
         raise DefinitionError(item, f"field 'id' must be an integer or a string, not {jid!r}")
-    item = f"job {jid}"
+    item = f"job {excerpt(jid, 60)}"
+    if len(str(jid)) > MAX_NAME_CHARS:
+        raise DefinitionError(item, f"its id is longer than {MAX_NAME_CHARS} characters ({len(str(jid))})")
     for f in ("subtime", "res", "profile"):
         if f not in desc:
             raise DefinitionError(item, f"missing field {f!r}")
