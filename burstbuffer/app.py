@@ -56,6 +56,9 @@ class JobRecord:
     staged_at: float | None = None
     nodes_start: float | None = None
     nodes_end: float | None = None
+    #: three-phase model: (time [s], phase, {BB node id: bytes}) at each change of what the job holds, for
+    #: bb_holds.csv (docs/audit.md)
+    holds: list = field(default_factory=list)
 
     def phase_row(self) -> dict:
         """The `THREE_PHASE_COLUMNS` of the row ("" when unknown; `stage_in_pending` needs the nodes' start)."""
@@ -320,10 +323,13 @@ class SchedulerApp:
                 self.records[job_id].staged_at = ts
                 self.scheduler.stage_in_done(job_id, ts)
             elif kind == "computed":                     # its BB is the policy's again until its StageOut
+                self.records[job_id].holds.append((ts, "computed", {}))
                 if self._guard is not None:
                     self._guard.ledger.take(job_id, self.records[job_id], {})
                 self.scheduler.job_computed(job_id, ts)
             else:
+                rec = self.records[job_id]             # output written: the stage-out, past the walltime, begins
+                rec.holds.append((ts, "released", rec.holds[-1][2] if rec.holds else rec.bb_alloc))
                 if self._releases_nodes:               # else the policy holds them until the job ends
                     self.records[job_id].nodes_end = ts
                 self.scheduler.nodes_released(job_id, ts)
@@ -382,10 +388,12 @@ class SchedulerApp:
                         raise InputError("--model", self.job_model.name,
                                          f"policy {sched.name} needs the three-phase job model")
                     rec.start, rec.bb_alloc = now, start.bb_per_storage
+                    rec.holds.append((now, "stage-in", rec.bb_alloc))
                     rec._close_wait(now)
                     self.job_model.stage_in(start, now, out)
                     continue
                 if isinstance(start, StageOut):   # a decides_stage_out policy: the output of a computed job
+                    rec.holds.append((now, "stage-out", start.bb_per_storage))
                     self._job_done(self.job_model.stage_out(start, now, out), now)
                     continue
                 if rec.start is None:              # waiting time ends at the first held resource
@@ -393,6 +401,7 @@ class SchedulerApp:
                     rec._close_wait(now)
                 rec.procs, rec.bb_alloc = start.procs, start.bb_per_storage
                 rec.nodes_start = now
+                rec.holds.append((now, "run", rec.bb_alloc))
                 if _LOG.isEnabledFor(logging.DEBUG):
                     _LOG.debug("t=%g job %s started on nodes %s, BB %s", now, start.job.id, start.procs,
                                start.bb_per_storage)
@@ -441,6 +450,29 @@ class SchedulerApp:
                 w.writeheader()
                 for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
                     w.writerow(self.job_row(rec, mark_unfinished))
+            os.replace(tmp, path)
+        if self.job_model.stages_separately:
+            from .metrics.runinfo import BB_HOLDS_CSV
+            self.write_bb_holds(os.path.join(os.path.dirname(path), BB_HOLDS_CSV))
+
+    def write_bb_holds(self, path: str) -> None:
+        """bb_holds.csv of a run under a job model with phases (docs/audit.md): one row per change of what a
+        job holds — ``job_id,time,phase,bb_allocation`` (phase "stage-in", "run", "computed", "stage-out" (a policy's
+        StageOut) or "released" (the output written: the stage-out, which the walltime does not bound, begins);
+        the allocation as jobs.csv's, held from `time` [s] until the job's next row or its finish_time) —
+        for the auditor (`burstbuffer.audit`), which cannot tell a job's phases from jobs.csv's one
+        allocation. Written atomically, never through a link (`fileio.open_output`)."""
+        from .fileio import open_output, removing_on_error
+        tmp = f"{path}.tmp"
+        with removing_on_error(tmp):
+            with open_output(tmp, "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(("job_id", "time", "phase", "bb_allocation"))
+                for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
+                    local_id = rec.job.id.split("!", 1)[1] if "!" in rec.job.id else rec.job.id
+                    for t, phase, alloc in rec.holds:
+                        w.writerow((local_id, f"{t:.6f}", phase,
+                                    " ".join(f"{k}:{v}" for k, v in sorted(alloc.items()))))
             os.replace(tmp, path)
 
     def jobs_csv_columns(self) -> list[str]:

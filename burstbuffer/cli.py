@@ -28,6 +28,8 @@ _PLUGINS = {
               "run a campaign (policies × workloads × models × seeds) on Dask or a local pool"),
     "compare": ("burstbuffer.metrics.compare",
                 "judge treatment runs against control runs: effect, noise floor over replicates, verdict"),
+    "check": ("burstbuffer.audit.cli",
+              "audit a run's schedule from its outputs (processors, burst buffers, jobs accounted, walltimes)"),
 }
 
 
@@ -411,7 +413,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # BatsimDied, a protocol error and the like: one line, no traceback
         from .batsim.loop import BatsimDied
         from .batsim.protocol import ProtocolError
-        if isinstance(exc, (BatsimDied, ProtocolError)):
+        from .errors import InfeasibleSchedule
+        if isinstance(exc, (BatsimDied, ProtocolError, InfeasibleSchedule)):
             print(f"burstbuffer: {excerpt(str(exc), 2000)}", file=sys.stderr)
             return 1
         raise

@@ -54,3 +54,8 @@ def require_simgrid() -> None:
     import importlib.util
     if importlib.util.find_spec("simgrid") is None:
         raise simgrid_missing()
+
+
+class InfeasibleSchedule(Exception):
+    """A run's schedule failed its audit (`burstbuffer.audit`, docs/audit.md): its outputs are written, its
+    result is not reported. str(err) is one line; the CLI prints it and exits with status 1."""

@@ -47,6 +47,8 @@ class RunResult:
     messages: int
     #: the CPU time [s] spent answering the simulator's messages, when the scheduler ran in its process
     scheduler_cpu: float | None = None
+    #: the schedule's audit (`burstbuffer.audit.AuditReport`), set once the run ended (docs/audit.md)
+    audit: object = None
 
 
 #: The links `run` can give the scheduler and the simulator (docs/performance.md): "in-process", the scheduler in
@@ -90,7 +92,8 @@ def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, 
     input, BatsimDied if the simulator stops or stays silent for `timeout` seconds or the run outlives
     `run_timeout`, `guards.SchedulerFault` if the policy raises, outlives `timeout` in one decision or
     over-fills a burst buffer, ProtocolViolation if checked answers
-    break the protocol, `Interrupted` (from `burstbuffer.signals`, with its `result` set to the
+    break the protocol, `errors.InfeasibleSchedule` if the schedule fails its audit (`burstbuffer.audit`, outputs
+    kept), `Interrupted` (from `burstbuffer.signals`, with its `result` set to the
     partial RunResult once jobs.csv is written and the simulator stopped) if a signal arrived within
     `signals.interruptible()`.
     """
@@ -101,13 +104,14 @@ def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, 
     require_simgrid()       # before any output is made
     with OutputLock(output_dir(output)), _naming_full_disk(output):   # one writer per folder (reliability.md §5)
         refuse_links(output)                      # nothing written through a link (docs/reliability.md §5)
-        res = _run_locked(spec, workload, platform, output, bb_capacity=bb_capacity, storage=storage,
-                          progress=progress, timeout=timeout, check_protocol=check_protocol,
-                          on_progress=on_progress, cpu=cpu, network_model=network_model,
-                          run_timeout=run_timeout, energy=energy, link=link)
+        result = _run_locked(spec, workload, platform, output, bb_capacity=bb_capacity, storage=storage,
+                             progress=progress, timeout=timeout, check_protocol=check_protocol,
+                             on_progress=on_progress, cpu=cpu, network_model=network_model,
+                             run_timeout=run_timeout, energy=energy, link=link)
         from .metrics.runinfo import record_inputs
         record_inputs(Path(output), workload, platform, spec.seed)   # what `burstbuffer compare` pairs runs by
-        return res
+        from .audit import audited     # every schedule audited from its outputs (docs/audit.md)
+        return audited(result, output, workload=workload, platform=platform)
 
 
 @contextlib.contextmanager

@@ -47,6 +47,9 @@ class RunFolder:
             self.output.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(str(output), "output folder", f"cannot create it ({exc.strerror})") from None
+        from .metrics.runinfo import AUDIT_FILES
+        for name in AUDIT_FILES:     # a previous run's, which this run may not write: its audit must not read them
+            (self.output / name).unlink(missing_ok=True)
         self.bar = None
         if progress_bar(progress):   # no carriage returns in a log file
             from tqdm import tqdm

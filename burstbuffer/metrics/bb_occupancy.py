@@ -9,7 +9,8 @@ before its row). Time in seconds, ``%.6f`` as jobs.csv. No row before the first 
 
 Source: the run's ``jobs.csv`` (each job's ``bb_allocation`` ``"<BB node id>:<bytes> ..."``, held from its
 ``starting_time`` to its ``finish_time``: two-phase models hold BB while running, three-phase from the start of
-the stage-in to the end of the stage-out, docs/io-model.md) and ``run.json`` (node names and capacities),
+the stage-in to the end of the stage-out, docs/io-model.md; a three-phase run's ``bb_holds.csv``, when present,
+gives what each job holds phase by phase, docs/audit.md) and ``run.json`` (node names and capacities),
 read as `burstbuffer plot` reads them (`runplot.load_run`). A job without both times (not started, or still
 running when the run was stopped) holds nothing here.
 """
@@ -18,16 +19,26 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from ..errors import InputError
 from .runplot import RunData, _bb_of, load_run
 
 
-def bb_occupancy_rows(run: RunData) -> tuple[list[int], list[tuple[float, list[int]]]]:
-    """(BB node ids, [(time [s], [bytes held per node, in that order])]) of `run` (module docstring)."""
+def bb_occupancy_rows(run: RunData, holds=None) -> tuple[list[int], list[tuple[float, list[int]]]]:
+    """(BB node ids, [(time [s], [bytes held per node, in that order])]) of `run` (module docstring). `holds`: the
+    run's bb_holds.csv (`burstbuffer.audit.load_holds`; three-phase runs), whose phases replace jobs.csv's one
+    allocation for the jobs it lists (a job holding different amounts in its phases, as cerberus')."""
     s = run.started
     deltas: dict[float, dict[int, int]] = {}
     nodes = set(run.bb_capacity)
-    for a, b, alloc in zip(s["start"], s["end"], s["bb_allocation"].fillna("")):
-        for node, v in _bb_of(alloc).items():
+    if holds is not None:
+        from ..audit import bb_holds
+        finished = run.jobs[run.jobs["job_id"].astype(str).isin(s["job_id"].astype(str))]
+        spans = zip(*bb_holds(finished.astype({"job_id": str}), holds)[1:])
+        items = ((a, b, {node: v}) for node, v, a, b in spans)
+    else:
+        items = ((a, b, _bb_of(alloc)) for a, b, alloc in zip(s["start"], s["end"], s["bb_allocation"].fillna("")))
+    for a, b, alloc in items:
+        for node, v in alloc.items():
             nodes.add(node)
             for t, sign in ((float(a), 1), (float(b), -1)):
                 d = deltas.setdefault(t, {})
@@ -50,8 +61,13 @@ def bb_occupancy_rows(run: RunData) -> tuple[list[int], list[tuple[float, list[i
 def write_bb_occupancy(run_dir: str | Path, path: str | Path | None = None) -> Path:
     """Write `run_dir`/bb_occupancy.csv (or `path`) from the run's jobs.csv and run.json; returns the path.
     Raises InputError if jobs.csv is missing or malformed (`runplot.load_run`)."""
+    from ..audit import AuditError, load_holds
     run = load_run(run_dir)
-    order, rows = bb_occupancy_rows(run)
+    try:
+        holds = load_holds(run_dir)
+    except AuditError as exc:
+        raise InputError(str(run_dir), "bb_holds.csv", str(exc)) from None
+    order, rows = bb_occupancy_rows(run, holds)
     out = Path(path) if path is not None else Path(run_dir) / "bb_occupancy.csv"
     tmp = out.with_name(out.name + ".tmp")
     from ..fileio import open_output, removing_on_error

@@ -7,6 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+#: The files a run writes beside jobs.csv for its audit (`burstbuffer.audit`, docs/audit.md) when its job model or
+#: policy has them to say: each job's BB by phase (three-phase), EASY's head reservations (fcfs-bb, sjf-bb). A run
+#: removes a previous run's from its folder first (`session.RunFolder`), so that its audit never reads them.
+BB_HOLDS_CSV, RESERVATIONS_CSV = "bb_holds.csv", "reservations.csv"
+AUDIT_FILES = (BB_HOLDS_CSV, RESERVATIONS_CSV)
+
 
 def run_info(platform, policy: str, model: str) -> dict:
     """What `run.json` holds: policy, model and the platform (`Platform`) as the scheduler saw it (JSON values)."""
@@ -37,6 +43,13 @@ def record_inputs(run_dir: Path, workload, platform, seed: int) -> None:
     """Add to `run_dir`/run.json (made if absent) what identifies the run's inputs: ``workload_sha256`` and
     ``platform_sha256`` (the files' content) and the policy's ``seed``. `burstbuffer compare` pairs runs by
     ``workload_sha256`` (docs/compare.md)."""
+    update_run_json(run_dir, workload_sha256=sha256_of(workload), platform_sha256=sha256_of(platform),
+                    seed=int(seed))
+
+
+def update_run_json(run_dir: Path, **fields) -> None:
+    """Set `fields` (JSON values) at the top level of `run_dir`/run.json (made if absent or unreadable), written
+    atomically and never through a link (`fileio.atomic_write_text`)."""
     p = Path(run_dir) / "run.json"
     try:
         doc = json.loads(p.read_text())
@@ -44,7 +57,7 @@ def record_inputs(run_dir: Path, workload, platform, seed: int) -> None:
         doc = {}
     if not isinstance(doc, dict):
         doc = {}
-    doc.update(workload_sha256=sha256_of(workload), platform_sha256=sha256_of(platform), seed=int(seed))
+    doc.update(fields)
     from ..fileio import atomic_write_text
     atomic_write_text(p, json.dumps(doc, indent=1) + "\n")
 

@@ -134,6 +134,9 @@ def print_summary(header: str, res, outputs: str) -> None:
         _print_oversized(res.jobs_csv)
     _print_wait_reasons(res.jobs_csv)
     spent = f"; the scheduler's answers {res.scheduler_cpu:.1f} s of CPU" if res.scheduler_cpu is not None else ""
+    audit = getattr(res, "audit", None)
+    if audit is not None:
+        print(f"schedule audit         {audit.verdict()} (docs/audit.md)")
     print(f"wall time              {res.wall_time:.1f} s ({res.messages} protocol messages{spent})")
     print(f"outputs                {outputs}")
 

@@ -142,6 +142,44 @@ class EasyBackfilling(Fcfs):
         super().__init__(platform, **options)
         self.easy_extra_nodes = bool(easy_extra_nodes)
         self._easy_pass: _easy_native.EasyPass | None = None    # the C pass, bound to the profile (`_native_schedule`)
+        #: (job id, time [s], reserved start [s]): the reservation each head job got when it became head, for
+        #: reservations.csv (`write_outputs`; the auditor checks EASY's guarantee with it, docs/audit.md). Only
+        #: a reservation of processors and BB (`reserve_bb`) under a two-phase job model promises the head its
+        #: start: fcfs-easy's, of processors only, leaves the head's BB to whatever frees it; under three-phase
+        #: the stagings' durations are estimates, not walltime-bounded, so no start is promised.
+        self.head_reservations: list[tuple[str, float, float]] = []
+
+    def decide(self, now: float) -> list[Start]:
+        starts = super().decide(now)
+        r = self.last_reservation
+        if r is not None and self._promises and (not self.head_reservations or self.head_reservations[-1][0] != r.job_id):
+            self.head_reservations.append((r.job_id, now, r.start))
+        return starts
+
+    @property
+    def _promises(self) -> bool:
+        """Whether the head's reservation promises its start: processors and BB reserved (`reserve_bb`), every hold
+        bounded by its walltime (a two-phase job model: not one that stages separately, whatever the staging)."""
+        return self.reserve_bb and not getattr(self._shape_model, "stages_separately", False)
+
+    def write_outputs(self, folder: str) -> None:
+        """reservations.csv: ``job_id,time,reserved_start`` — each head job's reservation when it became head (its
+        shadow time [s] at `time` [s]; docs/audit.md), when the reservation promises the head its start (`_promises`)."""
+        super().write_outputs(folder)
+        if not self._promises:
+            return
+        import csv
+        import os
+        from ..fileio import open_output, removing_on_error
+        from ..metrics.runinfo import RESERVATIONS_CSV
+        path = os.path.join(folder, RESERVATIONS_CSV)
+        with removing_on_error(path + ".tmp"):
+            with open_output(path + ".tmp", "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(("job_id", "time", "reserved_start"))
+                for jid, t, start in self.head_reservations:
+                    w.writerow((jid.split("!", 1)[-1], f"{t:.6f}", f"{start:.6f}"))
+            os.replace(path + ".tmp", path)
 
     def _staging_unsupported(self) -> str | None:
         return "easy_extra_nodes" if self.easy_extra_nodes else super()._staging_unsupported()

@@ -1,0 +1,209 @@
+"""The auditor (`burstbuffer.audit`, docs/audit.md) on small hand-checked run folders: each check passes on a
+feasible schedule and fails, naming the job, the time, the resource and the holders, on one breach of it;
+`burstbuffer check` prints the table and exits 1 (0 when feasible, 2 on a folder it cannot read)."""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from burstbuffer import cli
+from burstbuffer.audit import AuditError, audit_run
+
+GB = 10 ** 9
+COLUMNS = ["job_id", "submission_time", "requested_number_of_resources", "requested_time", "final_state",
+           "starting_time", "finish_time", "allocated_resources", "metadata", "bb_allocation"]
+
+
+def job(jid, sub, start, end, procs, bb="", state="COMPLETED_SUCCESSFULLY", wall=100.0, reason="", **more):
+    row = {"job_id": str(jid), "submission_time": f"{sub:.6f}", "requested_number_of_resources": 1,
+           "requested_time": f"{wall:.6f}", "final_state": state,
+           "starting_time": "" if start is None else f"{start:.6f}", "finish_time": "" if end is None else f"{end:.6f}",
+           "allocated_resources": procs, "metadata": reason, "bb_allocation": bb}
+    row.update(more)
+    return row
+
+
+def write_run(tmp_path: Path, rows, *, capacity=None, workload_ids=None, holds=None, three_phase=False) -> Path:
+    run = tmp_path / "run"
+    run.mkdir()
+    cols = COLUMNS + (["nodes_start", "nodes_end"] if three_phase else [])
+    with (run / "jobs.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols, restval="")
+        w.writeheader()
+        w.writerows(rows)
+    info = {"policy": "test", "model": "three-phase" if three_phase else "io-aware", "compute": "0-3",
+            "bb_capacity": {str(k): v for k, v in (capacity or {4: 10 * GB, 5: 10 * GB}).items()},
+            "names": {"4": "bb_a", "5": "bb_b"}}
+    if workload_ids is not None:
+        wl = run / "w.json"
+        wl.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": i, "subtime": 0, "res": 1, "profile": "p"}
+                                                          for i in workload_ids], "profiles": {"p": {}}}))
+        info["workload"] = "w.json"
+    (run / "run.json").write_text(json.dumps(info))
+    if holds is not None:
+        with (run / "bb_holds.csv").open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["job_id", "time", "phase", "bb_allocation"])
+            w.writerows(holds)
+    return run
+
+
+def status(report) -> dict:
+    return dict(zip(report.checks["check"], report.checks["status"]))
+
+
+FEASIBLE = [job(1, 0, 0, 10, "0-1", "4:6000000000"), job(2, 0, 10, 20, "0-1", "4:6000000000"),
+            job(3, 5, 5, 30, "2-3", "4:4000000000 5:10000000000"),
+            job(4, 0, None, None, "", state="REJECTED", reason="asks for 9 processors, the platform has 4")]
+
+
+def test_a_feasible_schedule_passes_every_check(tmp_path):
+    r = audit_run(write_run(tmp_path, FEASIBLE, workload_ids=[1, 2, 3, 4]))
+    assert r.ok and r.violations == []
+    assert status(r) == {"processors": "ok", "burst-buffer": "ok", "accounted": "ok", "submission": "ok",
+                         "walltime": "ok", "easy-reservation": "skipped"}
+
+
+def test_two_jobs_on_one_processor_at_once(tmp_path):
+    rows = FEASIBLE[:1] + [job(2, 0, 9.5, 20, "1-2")] + FEASIBLE[2:]
+    r = audit_run(write_run(tmp_path, rows))
+    assert not r.ok and status(r)["processors"] == "FAIL"
+    first = r.violations[0]
+    # job 2 takes processor 1 at 9.5 while job 1 holds it until 10; processor 2 is job 3's from 5
+    assert (first.check, first.job, first.time, first.resource, first.holders) == \
+        ("processors", "2", 9.5, "processor 1", ("1", "2"))
+    assert [v.resource for v in r.violations] == ["processor 1", "processor 2"]
+    assert r.checks.set_index("check").loc["processors", "violations"] == 2
+
+
+def test_a_burst_buffer_node_over_its_capacity(tmp_path):
+    rows = FEASIBLE[:2] + [job(3, 5, 5, 30, "2-3", "4:4000000001 5:10000000000")] + FEASIBLE[3:]
+    r = audit_run(write_run(tmp_path, rows))
+    assert status(r)["burst-buffer"] == "FAIL"
+    v = r.violations[0]
+    # job 1 holds 6 GB on node 4 from 0 to 10; job 3 comes at 5 with 4 GB + 1 B: 1 B too many, until 10
+    assert (v.job, v.time, v.resource, v.holders) == ("3", 5.0, "bb 4 (bb_a)", ("1", "3"))
+    assert v.amount.startswith("10.00 GB > 10.00 GB")
+    # at 10 job 1 leaves and job 2 takes the same 6 GB: still over (releases first, then takes)
+    assert [x.time for x in r.violations] == [5.0, 10.0]
+
+
+def test_bytes_on_a_resource_that_is_not_a_burst_buffer(tmp_path):
+    r = audit_run(write_run(tmp_path, [job(1, 0, 0, 10, "0", "2:5")]))
+    assert status(r)["burst-buffer"] == "FAIL"
+    assert "not a burst-buffer node" in r.violations[0].detail
+
+
+def test_phase_holds_replace_the_one_allocation(tmp_path):
+    """A three-phase job holding less in its stage-out than while it ran (cerberus as written): jobs.csv's one
+    allocation, held from start to finish, would over-fill node 4 at 20; its phases (bb_holds.csv) do not."""
+    rows = [job(1, 0, 0, 40, "0", "4:8000000000", nodes_start="2.000000", nodes_end="20.000000"),
+            job(2, 0, 20, 50, "1", "4:5000000000", nodes_start="25.000000", nodes_end="30.000000")]
+    holds = [(1, "0.000000", "stage-in", "4:3000000000"), (1, "2.000000", "run", "4:8000000000"),
+             (1, "20.000000", "computed", ""), (1, "20.000000", "stage-out", "4:4000000000"),
+             (2, "20.000000", "stage-in", "4:5000000000"), (2, "25.000000", "run", "4:5000000000")]
+    run = write_run(tmp_path, rows, three_phase=True)
+    assert status(audit_run(run))["burst-buffer"] == "FAIL"          # 8 + 5 GB > 10 GB at 20
+    (run / "bb_holds.csv").unlink(missing_ok=True)
+    with (run / "bb_holds.csv").open("w", newline="") as f:
+        csv.writer(f).writerows([["job_id", "time", "phase", "bb_allocation"], *holds])
+    assert audit_run(run).ok                                        # 4 + 5 GB
+    # and its stage-out may not take more than is free
+    holds[3] = (1, "20.000000", "stage-out", "4:5000000001")
+    with (run / "bb_holds.csv").open("w", newline="") as f:
+        csv.writer(f).writerows([["job_id", "time", "phase", "bb_allocation"], *holds])
+    r = audit_run(run)
+    assert status(r)["burst-buffer"] == "FAIL" and r.violations[0].time == 20.0
+
+
+def test_three_phase_processors_are_held_from_the_nodes_start_to_their_end(tmp_path):
+    """Two jobs on processor 0 whose stagings overlap but whose node holds do not: feasible; overlapping
+    node holds: not."""
+    rows = [job(1, 0, 0, 40, "0", "", nodes_start="1.000000", nodes_end="10.000000"),
+            job(2, 0, 5, 40, "0", "", nodes_start="10.000000", nodes_end="30.000000")]
+    assert audit_run(write_run(tmp_path, rows, three_phase=True)).ok
+    rows[1]["nodes_start"] = "9.000000"
+    (tmp_path / "run" / "jobs.csv").unlink()
+    import shutil
+    shutil.rmtree(tmp_path / "run")
+    r = audit_run(write_run(tmp_path, rows, three_phase=True))
+    assert (r.violations[0].job, r.violations[0].time) == ("2", 9.0)
+
+
+def test_every_submitted_job_is_accounted_for(tmp_path):
+    rows = [job(1, 0, 0, 10, "0"), job(2, 0, None, None, "", state="REJECTED"),      # no reason
+            job(3, 0, 0, None, "1", state="RUNNING"), job(1, 0, 10, 20, "0"), job(9, 0, 20, 30, "0")]
+    r = audit_run(write_run(tmp_path, rows, workload_ids=[1, 2, 3, 4]))
+    assert status(r)["accounted"] == "FAIL"
+    got = {(v.job, v.detail) for v in r.violations if v.check == "accounted"}
+    assert got == {("2", "rejected without a reason"),
+                   ("3", "final state RUNNING: neither completed, killed nor rejected"),
+                   ("1", "2 rows in jobs.csv"), ("4", "submitted, missing from jobs.csv"),
+                   ("9", "in jobs.csv, not in the workload")}
+
+
+def test_no_start_before_submission_and_no_overrun_unless_killed(tmp_path):
+    rows = [job(1, 5, 4, 10, "0"), job(2, 0, 0, 100.5, "1", wall=100),
+            job(3, 0, 0, 150, "2", wall=100, state="COMPLETED_WALLTIME_REACHED"),
+            job(4, 0, 0, 100.0005, "3", wall=100)]                          # within the grace
+    r = audit_run(write_run(tmp_path, rows))
+    assert [(v.check, v.job) for v in r.violations] == [("submission", "1"), ("walltime", "2")]
+    assert r.violations[1].amount == "0.500000 s over"
+
+
+def test_easy_reservations_are_kept(tmp_path):
+    run = write_run(tmp_path, [job(1, 0, 0, 50, "0-3"), job(2, 1, 50, 60, "0-3"), job(3, 2, 70, 80, "0-3")])
+    with (run / "reservations.csv").open("w", newline="") as f:
+        csv.writer(f).writerows([["job_id", "time", "reserved_start"], [2, "1.000000", "100.000000"],
+                                 [3, "50.000000", "60.000000"], [3, "55.000000", "90.000000"]])
+    r = audit_run(run)
+    # job 3 became head at 50 with a reservation at 60 and started at 70; the later one at 55 does not count
+    assert [(v.check, v.job, v.time) for v in r.violations] == [("easy-reservation", "3", 70.0)]
+
+
+def test_check_command(tmp_path, capsys):
+    good = write_run(tmp_path, FEASIBLE, workload_ids=[1, 2, 3, 4])
+    assert cli.main(["check", str(good)]) == 0
+    out = capsys.readouterr().out
+    assert "verdict: feasible" in out and "processors" in out
+    rows = FEASIBLE[:1] + [job(2, 0, 9.5, 20, "1-2")] + FEASIBLE[2:]
+    bad = write_run(tmp_path / "b", rows) if (tmp_path / "b").mkdir() is None else None
+    assert cli.main(["check", str(bad)]) == 1
+    cap = capsys.readouterr()
+    assert "processors        FAIL" in cap.out
+    assert "processors: job 2 at t=9.500000 on processor 1: 2 jobs; held by jobs 1, 2" in cap.err
+
+
+def test_check_refuses_a_folder_without_jobs_csv_in_one_line(tmp_path, capsys):
+    assert cli.main(["check", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "jobs.csv" in err
+    with pytest.raises(AuditError):
+        audit_run(tmp_path)
+
+
+def test_bb_occupancy_follows_the_phase_holds(tmp_path):
+    """bb_occupancy.csv of a three-phase run with bb_holds.csv: what each job holds phase by phase (job 1: 3 GB,
+    8 GB, then 4 GB in its stage-out beside job 2's 5 GB), not jobs.csv's one allocation from start to end."""
+    from burstbuffer.metrics.bb_occupancy import write_bb_occupancy
+    rows = [job(1, 0, 0, 40, "0", "4:8000000000", nodes_start="2.000000", nodes_end="20.000000"),
+            job(2, 0, 20, 50, "1", "4:5000000000", nodes_start="25.000000", nodes_end="30.000000")]
+    holds = [(1, "0.000000", "stage-in", "4:3000000000"), (1, "2.000000", "run", "4:8000000000"),
+             (1, "20.000000", "computed", ""), (1, "20.000000", "stage-out", "4:4000000000"),
+             (2, "20.000000", "stage-in", "4:5000000000"), (2, "25.000000", "run", "4:5000000000")]
+    run = write_run(tmp_path, rows, three_phase=True, holds=holds)
+    got = list(csv.reader(write_bb_occupancy(run).open()))
+    assert got == [["time", "total", "bb_a", "bb_b"], ["0.000000", "3000000000", "3000000000", "0"],
+                   ["2.000000", "8000000000", "8000000000", "0"], ["20.000000", "9000000000", "9000000000", "0"],
+                   ["40.000000", "5000000000", "5000000000", "0"], ["50.000000", "0", "0", "0"]]
+
+
+def test_a_malformed_cell_is_one_line(tmp_path, capsys):
+    run = write_run(tmp_path, [job(1, 0, 0, 10, "0-x")])
+    with pytest.raises(AuditError, match="malformed"):
+        audit_run(run)
+    assert cli.main(["check", str(run)]) == 2
+    assert capsys.readouterr().err.strip().count("\n") == 0
