@@ -19,6 +19,7 @@ from ..orders import Order
 from ..profile import AvailabilityProfile, Fit
 from ..queues import QueueConfig
 from ..wait_table import QueueTable, TrackedQueue
+from .book import ReservationBook
 from .queue_order import QueueOrder
 from .reservations import Reservation, Reservations
 from .staging import STAGING, STAGING_BANDWIDTH_OPTION, StagedHold, StagedLifecycle
@@ -139,6 +140,9 @@ class ProfileScheduler(QueueOrder, Reservations, StagedLifecycle, WaitReasons, S
         #: the head job's reservation made by the last `decide` (None if none was needed)
         self.last_reservation: Reservation | None = None
         self._held: Reservation | None = None
+        #: the queued jobs' reservations kept from one decision to the next (`book`; empty unless the policy
+        #: keeps some: conservative-bb, a reservation depth); out of the profile between decisions
+        self._book = ReservationBook()
         #: the held reservation while it is not in the profile yet (`_reserve` with `lazy`): entered at the first fit
         #: asked for (`_fits_now`), never if none is
         self._pending: Reservation | None = None
@@ -205,6 +209,7 @@ class ProfileScheduler(QueueOrder, Reservations, StagedLifecycle, WaitReasons, S
         """A started job ended at `now`: the rest of its hold (now → start + walltime) is released.
         A still-queued job is simply removed (e.g. killed before start). Raises KeyError for an
         unknown id."""
+        self._book.forget(job_id)
         self._ensure_profile(now)
         self.profile.advance(now)
         self._as_submitted.pop(job_id, None)
@@ -233,9 +238,12 @@ class ProfileScheduler(QueueOrder, Reservations, StagedLifecycle, WaitReasons, S
         """The jobs to start now (docs/policies.md); they leave the queue and hold their resources."""
         self._ensure_profile(now)
         self.profile.advance(now)
+        out = self._decide(now)
+        if self._book.plans:       # the kept reservations leave the profile (after the wait reasons read it)
+            self._book.lift(self.profile)
         if self._as_submitted:
-            return [replace(d, job=self._as_submitted.get(d.job.id, d.job)) for d in self._decide(now)]
-        return self._decide(now)
+            return [replace(d, job=self._as_submitted.get(d.job.id, d.job)) for d in out]
+        return out
 
     def _decide(self, now: float) -> list[Start]:
         if self.staged:
