@@ -126,3 +126,14 @@ def test_a_new_built_in_policy_is_its_module_and_one_registry_line(tmp_path):
         runs[label] = (out / "jobs.csv").read_bytes()
     assert runs["new"] == runs["sjf"] and runs["new-fcfs"] == runs["bb"]
     assert runs["sjf"] != runs["bb"]          # the control: the order moves this schedule
+
+
+def test_policies_lists_each_preset_with_its_class_and_options(capsys):
+    from burstbuffer.cli import main
+    assert main(["policies"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for name, p in POLICIES.items():
+        head = next(k for k, ln in enumerate(lines) if ln.startswith(name + "  "))
+        assert lines[head + 1].startswith(f"    = {p.where[1]}"), lines[head + 1]
+    sjf = lines[next(k for k, ln in enumerate(lines) if ln.startswith("sjf-bb  ")) + 1]
+    assert sjf == "    = EasyBackfilling with reserve_bb=true, sjf_backfill=true (burstbuffer.schedulers.easy)"
