@@ -12,7 +12,7 @@ interface (`base`), `Job`, `Start`, and `AvailabilityProfile` for policy authors
 _WHERE = {
     "Job": "base", "Scheduler": "base", "Start": "base", "AvailabilityProfile": "profile", "Fit": "profile",
     "ProfileScheduler": "profile_scheduler", "Reservation": "profile_scheduler", "EasyBackfilling": "easy",
-    "Fcfs": "easy", "Filler": "easy", "PlanScheduler": "plan", "ConservativeBB": "conservative",
+    "FcfsPolicy": "easy", "Filler": "easy", "PlanScheduler": "plan", "ConservativeBB": "conservative",
     "Preset": "registry", "ORDERS": "orders", "Order": "orders", "make_order": "orders",
     "order_names": "orders", "Queue": "queues", "QueueConfig": "queues", "load_queues": "queues",
     "POLICIES": "registry", "names_taking": "registry",
@@ -22,7 +22,7 @@ _WHERE = {
 
 __all__ = [
     "Job", "Scheduler", "Start", "AvailabilityProfile", "Fit", "ProfileScheduler", "Reservation",
-    "EasyBackfilling", "Fcfs", "Filler", "PlanScheduler", "ConservativeBB",
+    "EasyBackfilling", "FcfsPolicy", "Filler", "PlanScheduler", "ConservativeBB",
     "POLICIES", "Preset", "make_scheduler", "policy_names", "ORDERS", "Order", "make_order",
     "order_names", "Queue", "QueueConfig", "load_queues", "names_taking",
     "Policy", "PolicyError", "PolicyInfo", "all_policies", "resolve_policy",

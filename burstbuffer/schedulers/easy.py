@@ -49,10 +49,10 @@ from .profile_scheduler import QUEUE_OPTIONS, ProfileScheduler, Reservation
 #: the C pass (numpy, ctypes), imported at a policy's first decision: declaring the policies costs neither
 _easy_native = lazy("burstbuffer.schedulers._easy_native", globals(), "_easy_native")
 
-__all__ = ["Fcfs", "Filler", "EasyBackfilling"]
+__all__ = ["FcfsPolicy", "Filler", "EasyBackfilling"]
 
 
-class Fcfs(ProfileScheduler):
+class FcfsPolicy(ProfileScheduler):
     """`fcfs`: FCFS without backfilling (Kopanski & Rzadca 2021, Algorithm 1 procedure FCFS; docs/policies.md)."""
 
     name = "fcfs"
@@ -91,7 +91,7 @@ class Filler(ProfileScheduler):
         return self._backfill(self._ordered(now), now)
 
 
-class EasyBackfilling(Fcfs):
+class EasyBackfilling(FcfsPolicy):
     """EASY backfilling (Kopanski & Rzadca 2021, Algorithm 1; docs/policies.md), with a reservation depth K
     (`depth`: reservations for the first K queued jobs, kept from one decision to the next) when
     ``reservation_depth`` is given. Presets: ``fcfs-easy``, ``fcfs-bb``, ``sjf-bb`` (`registry`).
@@ -113,7 +113,7 @@ class EasyBackfilling(Fcfs):
     blocked_reason = "Reservation"   # fits now beside the running jobs, not around the head's reservation
 
     default_staging = "bb-first"
-    declared_options = Fcfs.declared_options + (
+    declared_options = FcfsPolicy.declared_options + (
         Option("reservation_depth", Depth(),
                "reservations for the first K queued jobs (1 = EASY, all = conservative backfilling; null: EASY's)",
                nullable=True, flag="--reservation-depth", metavar="K"),
@@ -179,7 +179,7 @@ class EasyBackfilling(Fcfs):
     def _native_usable(self) -> bool:
         """Whether lines 12-17 run in C (`_easy_native`): the plain pass (two-phase holds, no queues, no queue-limit
         reasons, no extra nodes) and the library built (not disabled by ``BURSTBUFFER_NATIVE=0``)."""
-        if self.staged or self.easy_extra_nodes or self.queues is not None or self.limit_reasons:
+        if self.staged or self.easy_extra_nodes or self.queues is not None or self._waits.limits:
             return False
         if self._easy_pass is None or self._easy_pass.profile is not self.profile:
             if not _easy_native.available():
@@ -201,7 +201,7 @@ class EasyBackfilling(Fcfs):
             if self._plain:                          # the queue is in submission order: a stable sort by walltime
                 perm = sorted(range(len(jobs)), key=walls.__getitem__)
             else:
-                order = self._order
+                order = self._submission
                 perm = sorted(range(len(jobs)), key=lambda i: (walls[i], order[jobs[i].id]))
         kept, given = self._kept, None
         if kept is not None and kept[0] == profile.changes and kept[1][1] == bb and now < kept[2].start:
@@ -211,7 +211,7 @@ class EasyBackfilling(Fcfs):
                 index = profile._bb_index
                 given = (k, r.start, r.end, mask_of(r.procs), {index[s]: x for s, x in r.bb_per_storage.items()})
         eng = self._easy_pass
-        out = eng.run(jobs, walls, perm, bb, self._free0, given)
+        out = eng.run(jobs, walls, perm, bb, self._waits.free0, given)
         ids = profile.bb_ids
         starts: list[Start] = []
         for k in out["seq"]:
@@ -221,7 +221,7 @@ class EasyBackfilling(Fcfs):
             starts.append(self._start(job, Fit(now, procset_of(m), {p: ids[b] for p, b in zip(_ids_of(m), place)}),
                                       now))
         names = ("Resources", "BurstBufferResources", "Priority", "Reservation", self.blocked_reason)
-        noted, started = self._noted, _easy_native.STARTED
+        noted, started = self._waits.noted, _easy_native.STARTED
         for k, st in enumerate(out["status"]):
             if 0 <= st < started:
                 noted[jobs[k].id] = names[st]

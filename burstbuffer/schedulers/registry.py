@@ -44,8 +44,8 @@ class Preset:
     Attributes:
         name: the registry name (``sjf-bb``).
         where: (module, class name) of the algorithm's class, imported on first use.
-        options: the options the preset sets (not the user's: giving one is a TypeError, and the options check
-            says the policy does not take it).
+        options: the options the preset sets (not the user's: `build` refuses another value with a TypeError,
+            and the options check says the policy does not take them).
         doc: one paragraph: what the policy is and its source (``burstbuffer policies`` prints its first line).
         tags: ``family:NAME``, ``paper:KEY``, ``hashed`` (its schedules are recorded by
             benchmarks/schedule_hashes.py)…: what tests and benchmarks select presets by (`names_tagged`).
@@ -80,11 +80,12 @@ class Preset:
 
     def build(self, platform, *, seed: int = 0, **options):
         """The policy for `platform`: the class built with the preset's options and `options` (TypeError for an
-        option the preset sets; the class's TypeError / ValueError on bad ones), named after the preset."""
-        for k in options:
-            if k in self.options:
-                raise TypeError(f"policy {self.name} sets {k} = {self.options[k]!r}; it takes no option {k!r}")
-        sched = self.policy(platform, seed=seed, **self.options, **options)
+        option the preset sets to another value; the class's TypeError / ValueError on bad ones), named after
+        the preset."""
+        for k, v in options.items():
+            if k in self.options and v != self.options[k]:
+                raise TypeError(f"policy {self.name} fixes {k} = {self.options[k]!r}; it takes no other {k}")
+        sched = self.policy(platform, seed=seed, **{**options, **self.options})
         sched.name = self.name
         return sched
 
@@ -123,7 +124,7 @@ def _p(name, module, cls, doc, *tags, flag_variant=None, **options) -> tuple[str
 
 #: every built-in policy, one line each: name, module, class, description, tags, the options it sets
 PRESETS: dict[str, Preset] = dict([
-    _p("fcfs", "easy", "Fcfs", "FCFS without backfilling (Kopanski & Rzadca 2021, Algorithm 1 procedure FCFS).",
+    _p("fcfs", "easy", "FcfsPolicy", "FCFS without backfilling (Kopanski & Rzadca 2021, Algorithm 1 procedure FCFS).",
        "family:easy", _K21, "hashed"),
     _p("fcfs-easy", "easy", "EasyBackfilling", "EASY with a processor-only reservation for the head job "
        "(Kopanski & Rzadca 2021, Algorithm 1).", "family:easy", _K21, "hashed", reserve_bb=False, sjf_backfill=False),
