@@ -283,7 +283,9 @@ def test_policies_prints_every_option_with_type_default_and_meaning(capsys):
     assert main(["policies", "plan"]) == 0
     assert "alpha: float > 0, default 2.0" in capsys.readouterr().out
     assert main(["policies", "plan-3"]) == 0
-    assert "alpha" not in capsys.readouterr().out.split("\n", 1)[1]      # plan-N fix α
+    head, preset, rest = capsys.readouterr().out.split("\n", 2)
+    assert preset == "    = PlanScheduler with alpha=3 (burstbuffer.schedulers.plan)"   # the preset sets α
+    assert "alpha" not in rest                                                        # so it takes no α
     assert main(["policies", EXAMPLE]) == 0
     assert "bb_share: float, default 0.5" in capsys.readouterr().out
 
