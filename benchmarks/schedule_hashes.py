@@ -27,10 +27,15 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-POLICIES = ["fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb", "plan-1", "plan-2", "plan-3", "conservative-bb"]
+sys.path.insert(0, str(ROOT))
+from burstbuffer.schedulers.registry import names_tagged, needs_staged_model  # noqa: E402
+
+#: the registry's presets tagged ``hashed`` (`burstbuffer.schedulers.registry.PRESETS`)
+POLICIES = names_tagged("hashed")
 MODELS = ["io-aware", "alloc-only"]
-#: Policies that run only under the three-phase model: added to the default policies when it is in --models.
-THREE_PHASE_ONLY = ["cerberus", "cerberus-fcfs-24h", "slurm-bb"]
+#: Policies that run only under the three-phase model (they decide stage-ins: every ``family:cerberus`` preset):
+#: added to the default policies when it is in --models.
+THREE_PHASE_ONLY = [n for n in names_tagged("family:cerberus") if needs_staged_model(n)]
 #: The jobs.csv columns the recorded hashes cover (`JOBS_CSV_COLUMNS` when they were recorded). jobs.csv is
 #: hashed projected on these, in this order, so that columns added later do not change the hashes;
 #: the projection of a file with exactly these columns is the file itself, byte for byte.
@@ -76,6 +81,8 @@ def main() -> int:
     ap.add_argument("--policies", default=None,
                     help=f"comma-separated (default: {','.join(POLICIES)}, and {','.join(THREE_PHASE_ONLY)} "
                          "under three-phase)")
+    ap.add_argument("--tag", default=None, help="the registry's presets with this tag instead (e.g. family:window, "
+                    "for schedule_hashes_window_*.json)")
     ap.add_argument("--models", default=",".join(MODELS),
                     help=f"comma-separated job models (default: {','.join(MODELS)}; also three-phase)")
     ap.add_argument("--all-columns", action="store_true",
@@ -86,6 +93,8 @@ def main() -> int:
     g.add_argument("--check", type=Path)
     args = ap.parse_args()
     models = args.models.split(",")
+    if args.tag:
+        args.policies = ",".join(names_tagged(args.tag))
     todo = [(p, m, args.jobs, args.all_columns) for p in (args.policies or ",".join(POLICIES)).split(",")
             for m in models]
     if args.policies is None and "three-phase" in models:

@@ -86,7 +86,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _cmd_policies(args: argparse.Namespace) -> int:
-    """`burstbuffer policies [SPEC]`: name, origin, description and options of each policy. Listing them all,
+    """`burstbuffer policies [SPEC]`: name, origin, description and options of each policy (a built-in: the
+    class of its algorithm and the options the preset sets, from the registry's one table). Listing them all,
     an option several policies declare alike (same type, default and meaning) is described once, first, and
     each policy names the shared options it takes before its own."""
     from .schedulers.resolve import all_policies, policy_info
@@ -117,6 +118,11 @@ def _cmd_policies(args: argparse.Namespace) -> int:
         if n:
             print()
         print(f"{i.spec}  {i.description or '(no description)'}{origin}")
+        where = getattr(i.policy, "where", None)          # a preset: its algorithm's class, the options it sets
+        if where is not None:
+            from .schedulers.options import value_text
+            sets = ", ".join(f"{k}={value_text(v)}" for k, v in i.policy.options.items())
+            print(f"    = {where[1]}" + (f" with {sets}" if sets else "") + f" ({where[0]})")
         if not r:
             print("    options: none")
             continue

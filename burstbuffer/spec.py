@@ -31,7 +31,8 @@ class SchedulerSpec:
     """The scheduler side of one run.
 
     Attributes:
-        policy: the policy class (a `burstbuffer.schedulers.base.Scheduler` subclass).
+        policy: a built-in policy's `burstbuffer.schedulers.registry.Preset`, or the user's policy class (a
+            `burstbuffer.schedulers.base.Scheduler` subclass): either is built as ``policy.build(platform, …)``.
         label: the policy's short name (``sjf-bb``, ``plan-1.5``, a user class's name): the default output
             folder, the progress bar, run.json.
         options: the policy's checked options (name → value), passed to ``policy.build`` as they are.
@@ -91,8 +92,8 @@ def make_spec(policy: str | PolicyInfo, *, options: dict | None = None, job_mode
               seed: int = 0, flag_options: dict | None = None, sources: dict | None = None) -> SchedulerSpec:
     """The checked `SchedulerSpec` of `policy` (a name, ``MODULE:CLASS``, ``FILE.py:CLASS``, or its
     `PolicyInfo` when the caller resolved it already) with `options` (``--policy-option`` and the like) and
-    `flag_options` (the command line's flag aliases; they may choose a variant of the policy,
-    `Scheduler.for_flags`: ``--alpha A`` on ``plan-N`` runs ``plan-A``).
+    `flag_options` (the command line's flag aliases; they may choose a variant of a built-in policy,
+    `burstbuffer.schedulers.registry.Preset.for_flags`: ``--alpha A`` on ``plan-N`` runs ``plan-A``).
 
     Raises InputError (one line): ``--policy: SPEC: REASON`` for a policy that cannot be resolved or that
     needs another job model, ``--model: NAME: unknown job model``, and for a bad option ``WHERE: TEXT: REASON``
@@ -105,7 +106,7 @@ def make_spec(policy: str | PolicyInfo, *, options: dict | None = None, job_mode
     info = policy if isinstance(policy, PolicyInfo) else policy_info(str(policy))
     cls, label = info.policy, info.label
     flag_options = dict(flag_options or {})
-    if flag_options:
+    if flag_options and hasattr(cls, "for_flags"):       # a preset: a flag may run its variant (`Preset.for_flags`)
         cls, variant = cls.for_flags(flag_options)
         label = variant or label
     merged = {**flag_options, **(options or {})}
@@ -122,5 +123,5 @@ def make_spec(policy: str | PolicyInfo, *, options: dict | None = None, job_mode
     except OptionError as exc:
         where, text = sources.get(exc.name, ("--policy-option", f"{exc.name}={exc.text}"))
         raise InputError(where, text, exc.reason) from None
-    text = info.spec if cls is info.policy else cls.name        # the policy that runs (plan, for plan-N --alpha)
+    text = info.spec if cls is info.policy else cls.name        # the preset that runs (plan, for plan-N --alpha)
     return SchedulerSpec(cls, label, merged, job_model, seed, text, info.origin)

@@ -125,9 +125,9 @@ def test_lazy_packages_export_their_names():
             assert value is not None and not isinstance(value, types.ModuleType), (pkg.__name__, name)
     with pytest.raises(AttributeError):
         sch.no_such_name  # noqa: B018
-    from burstbuffer.schedulers import SjfBB
-    from burstbuffer.schedulers.easy import SjfBB as direct
-    assert SjfBB is direct
+    from burstbuffer.schedulers import EasyBackfilling
+    from burstbuffer.schedulers.easy import EasyBackfilling as direct
+    assert EasyBackfilling is direct
 
 
 def test_policies_listing_does_not_load_the_runner():

@@ -211,7 +211,7 @@ import sys
 from procset import ProcSet
 from burstbuffer.batsim.protocol import ExecuteJob
 from burstbuffer.io_model.alloc_only import AllocOnlyModel
-from burstbuffer.schedulers import FcfsBB
+from burstbuffer.schedulers import EasyBackfilling as FcfsBB   # fcfs-bb: its defaults
 
 if sys.argv[0].endswith("colocated.py"):          # the simulator's process, not the test's
     def _oversize(self, start, now, out):

@@ -25,7 +25,7 @@ KTH = ROOT / "workloads" / "kth-1000.json"
 
 POLICIES = textwrap.dedent('''
     import time
-    from burstbuffer.schedulers import FcfsBB
+    from burstbuffer.schedulers import EasyBackfilling as FcfsBB   # fcfs-bb: its defaults
 
 
     class OneBBNode(FcfsBB):

@@ -24,7 +24,7 @@ from burstbuffer.metrics.definitions import (BATSIM_JOBS_COLUMNS, JOBS_CSV_COLUM
 from burstbuffer.metrics.tidy import job_metrics
 from burstbuffer.platforms.model import Platform
 from burstbuffer.spec import make_spec
-from burstbuffer.schedulers.easy import Fcfs
+from burstbuffer.schedulers.easy import FcfsPolicy
 from burstbuffer.simulator.outputs import JobsWriter
 from burstbuffer.simulator.workload import load_workload as simulator_load
 from burstbuffer.workloads.batsim_json import load_workload as reader_load
@@ -124,7 +124,7 @@ class Recorder(AllocOnlyModel):
 def test_app_calls_the_declared_methods_in_order(monkeypatch, tmp_path):
     monkeypatch.setattr(Platform, "from_simulation_begins", SMALL)
     model = Recorder()
-    app = SchedulerApp(Fcfs, model)
+    app = SchedulerApp(FcfsPolicy, model)
     out = Outbox(0.0)
     app.on_event(0.0, SimulationBegins({"profiles": {"w0": {"p": {"type": "delay", "delay": 5, "bb": 10}}}}), out)
     app.on_event(1.0, JobSubmitted("w0!1", {"id": "w0!1", "subtime": 1.0, "walltime": 10.0, "res": 2,
@@ -142,7 +142,7 @@ def test_app_calls_the_declared_methods_in_order(monkeypatch, tmp_path):
 
 def test_a_bad_job_submitted_is_a_one_line_error(monkeypatch):
     monkeypatch.setattr(Platform, "from_simulation_begins", SMALL)
-    app = SchedulerApp(Fcfs, AllocOnlyModel())
+    app = SchedulerApp(FcfsPolicy, AllocOnlyModel())
     out = Outbox(0.0)
     app.on_event(0.0, SimulationBegins({"profiles": {}}), out)
     with pytest.raises(ProtocolError) as e:     # Batsim's message is malformed: exit 1 (docs/faults.md)
@@ -182,7 +182,7 @@ def test_one_column_list(tmp_path, monkeypatch):
     w = JobsWriter(str(tmp_path / "b_jobs.csv"))
     w.close()
     assert (tmp_path / "b_jobs.csv").read_text().strip().split(",") == list(BATSIM_JOBS_COLUMNS)
-    app = SchedulerApp(Fcfs, AllocOnlyModel())
+    app = SchedulerApp(FcfsPolicy, AllocOnlyModel())
     app.write_jobs_csv(str(tmp_path / "jobs.csv"))
     assert (tmp_path / "jobs.csv").read_text().strip().split(",") == list(JOBS_CSV_COLUMNS)
 

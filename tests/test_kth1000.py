@@ -3,11 +3,13 @@
 import pandas as pd
 import pytest
 
+from burstbuffer.schedulers.registry import names_tagged
+
 from .conftest import KTH1000, PLATFORM, ParallelRuns
 
 pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
 
-POLICIES = ["fcfs", "fcfs-easy", "filler", "fcfs-bb", "sjf-bb"]
+POLICIES = names_tagged("family:easy")      # fcfs, fcfs-easy, filler, fcfs-bb, sjf-bb (the registry's presets)
 
 
 @pytest.fixture(scope="module")

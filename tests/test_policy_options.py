@@ -201,6 +201,9 @@ def test_alpha_runs_plan_n_as_plan_with_that_alpha():
     s = _resolve("plan-2", ["--alpha", "1.5"])
     assert (s.text, s.label, s.options) == ("plan", "plan-1.5", {"alpha": 1.5})
     assert s.policy is POLICIES["plan"]
+    assert s.build(Platform.simple(2, [10 ** 12])).alpha == 1.5
+    with pytest.raises(InputError, match="takes no option 'alpha'"):      # the preset sets it
+        _resolve("plan-2", ["--policy-option", "alpha=1.5"])
 
 
 # --------------------------------------------------------------------------- the table meets the policies
@@ -217,10 +220,11 @@ def test_every_declared_option_is_taken_by_the_policy_at_its_default(policy):
 
 
 def test_no_default_is_written_twice():
-    """Each option's default is written once: in one constructor (or ``build``) of the built-in policies'
-    classes, which the others reach by passing ``**options`` on; the declarations carry none."""
-    where: dict[str, set] = {}
-    for cls in POLICIES.values():
+    """Each option's default is written once in the built-in policies' classes: in one constructor, which the
+    subclasses reach by passing ``**options`` on — a subclass may give another default (a default order of its
+    own), never the same one again; the declarations carry none."""
+    where: dict[tuple, set] = {}
+    for cls in {p.policy for p in POLICIES.values()}:
         for c in cls.__mro__:
             for fn in (c.__dict__.get("__init__"), c.__dict__.get("build")):
                 fn = getattr(fn, "__func__", fn)
@@ -228,7 +232,7 @@ def test_no_default_is_written_twice():
                     continue
                 for p in inspect.signature(fn).parameters.values():
                     if p.default is not p.empty and p.name != "seed":
-                        where.setdefault(p.name, set()).add(c.__qualname__)
+                        where.setdefault((p.name, repr(p.default)), set()).add(c.__qualname__)
     twice = {n: sorted(cs) for n, cs in where.items() if len(cs) > 1}
     assert not twice, twice
     assert all(not hasattr(o, "default") for cls in POLICIES.values() for o in cls.declared_options)
@@ -279,7 +283,9 @@ def test_policies_prints_every_option_with_type_default_and_meaning(capsys):
     assert main(["policies", "plan"]) == 0
     assert "alpha: float > 0, default 2.0" in capsys.readouterr().out
     assert main(["policies", "plan-3"]) == 0
-    assert "alpha" not in capsys.readouterr().out.split("\n", 1)[1]      # plan-N fix α
+    head, preset, rest = capsys.readouterr().out.split("\n", 2)
+    assert preset == "    = PlanScheduler with alpha=3 (burstbuffer.schedulers.plan)"   # the preset sets α
+    assert "alpha" not in rest                                                        # so it takes no α
     assert main(["policies", EXAMPLE]) == 0
     assert "bb_share: float, default 0.5" in capsys.readouterr().out
 

@@ -145,14 +145,16 @@ def test_a_new_policy_with_a_new_option_needs_one_class_and_no_edit(kth_subset, 
 
 
 def test_a_spec_travels_whole_to_another_process(tmp_path):
-    """Built-in and file-loaded classes alike: the child gets the class, not a name to look up."""
+    """Built-in presets and file-loaded classes alike: the child gets the policy (a preset: the registry's own
+    object, its class with it; a user's class), not a name to resolve again."""
     f = tmp_path / "width.py"
     f.write_text(WIDTH_POLICY)
     for spec in (make_spec("sjf-bb", options={"order": "wfp"}, seed=7),
                  make_spec(f"{f}:WidthCapped", options={"max_width": 2})):
         again = pickle.loads(pickle.dumps(spec))
         assert isinstance(again, SchedulerSpec) and again.label == spec.label and again.options == spec.options
-        assert again.policy.__qualname__ == spec.policy.__qualname__ and again.seed == spec.seed
+        assert getattr(again.policy, "__qualname__", again.policy) == getattr(spec.policy, "__qualname__", spec.policy)
+        assert again.seed == spec.seed
     code = ("import pickle, sys\nspec = pickle.loads(sys.stdin.buffer.read())\n"
             "from burstbuffer.platforms.model import Platform\n"
             "print(spec.label, spec.build(Platform.simple(2, [10 ** 12])).max_width)")

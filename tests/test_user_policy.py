@@ -160,7 +160,8 @@ def test_policies_lists_builtins_and_entry_points(user_pkg):
                                            "reverse: bool, default true", "(its docstring does not say)"], opts
     plan1 = lines[lines.index([ln for ln in lines if ln.startswith("plan-1 ")][0]):]
     plan1 = plan1[:next(k for k, ln in enumerate(plan1) if not ln)]
-    assert "cooling_rate" in plan1[1] and not any("alpha" in ln for ln in plan1[1:])     # shared: said once, above
+    assert plan1[1] == "    = PlanScheduler with alpha=1 (burstbuffer.schedulers.plan)"   # its preset sets α
+    assert "cooling_rate" in plan1[2] and not any("alpha" in ln for ln in plan1[2:])     # shared: said once, above
     assert "    cooling_rate: float in (0, 1], default 0.9" in lines[:lines.index(plan1[0])]
     # the broken entry point: one line on stderr, the listing still complete
     assert r.stderr.count("\n") == 1 and "broken" in r.stderr and "nothere" in r.stderr

@@ -104,7 +104,7 @@ def reproduce(args) -> int:
     (exit 2) for bad input (unknown study, missing platform or workload, nothing to run)."""
     from ..runner import DEFAULT_PLATFORM
     from .analysis import analyse
-    from .runs import plan_runs
+    from .runs import plan_runs, with_schedulers
     from ..schedulers import POLICIES
 
     check_engine_arguments(args)
@@ -122,7 +122,7 @@ def reproduce(args) -> int:
     check_study_options(study, plan.specs)
     if queues_note:
         plan.notes.append(queues_note)
-    specs = plan.specs
+    specs = plan.specs = with_schedulers(plan.specs)
     workers = args.workers or os.cpu_count() or 1
     manifest = {"command": " ".join(sys.argv), "study": study.name, "jobs": None if args.workload else args.jobs,
                 "workload": str(plan.whole) if plan.whole else None, "whole_label": plan.whole_label,

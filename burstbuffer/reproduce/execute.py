@@ -19,7 +19,7 @@ import signal
 import threading
 import time
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
@@ -195,7 +195,8 @@ def run_one(spec: RunSpec, settings: RunSettings, on_progress: Progress | None =
         signal.signal(signal.SIGINT, signal.default_int_handler)
     seed = settings.seed if spec.seed is None else spec.seed
     try:
-        res = run(spec.policy, Path(spec.workload), Path(spec.platform or settings.platform), out, model=spec.model,
+        policy = spec.policy if spec.scheduler is None else replace(spec.scheduler, seed=seed)   # built in the parent
+        res = run(policy, Path(spec.workload), Path(spec.platform or settings.platform), out, model=spec.model,
                   seed=seed, progress=False, on_progress=on_progress, timeout=settings.timeout,
                   cpu=settings.cpu, policy_options=json.loads(spec.options) if spec.options else None,
                   network_model=settings.network_model, run_timeout=settings.run_timeout)

@@ -17,8 +17,9 @@ inputs (paired). Replicate 0 is the plan's usual runs; replicate k > 0 goes to
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..data import bundled
 from ..errors import InputError
@@ -55,6 +56,9 @@ class RunSpec:
     platform: str = ""
     replicate: int = 0
     placebo: bool = False
+    #: the run's `burstbuffer.spec.SchedulerSpec` (policy resolved, options checked), made once in the parent
+    #: for the plan (`with_schedulers`); None: the worker makes it from `policy` and `options`
+    scheduler: Any = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -345,3 +349,25 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
             skipped.append(f"{g.label} ({g.policy} is not in the policy registry)")
     return RunPlan(specs, policies, skipped, notes, whole, parts, _whole_label(args, whole),
                    f"{len(parts)} parts" if parts else "none")
+
+
+def with_schedulers(specs: list[RunSpec]) -> list[RunSpec]:
+    """`specs`, each carrying its `burstbuffer.spec.SchedulerSpec` (``scheduler``), made in the calling
+    (parent) process once per distinct (policy, options, job model) by `burstbuffer.spec.make_spec`: the
+    workers then build the policy from the spec and never resolve its name again (a ``FILE.py`` policy is
+    imported once per process, when the spec is unpickled). A run whose spec cannot be made (a policy that
+    needs another job model) keeps None and fails in its worker as before, the other runs going on."""
+    from ..spec import make_spec
+    made: dict[tuple[str, str, str], Any] = {}
+    out = []
+    for s in specs:
+        k = (s.policy, s.options, s.model)
+        if k not in made:
+            try:
+                made[k] = make_spec(s.policy, options=json.loads(s.options) if s.options else None,
+                                    job_model=s.model)
+            except InputError:
+                made[k] = None
+        out.append(replace(s, scheduler=made[k]))
+    return out
+

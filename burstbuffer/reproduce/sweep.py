@@ -56,7 +56,7 @@ from ..jsonvalues import is_int, is_num
 from ..signals import Interrupted, interruptible
 from .execute import RunSettings, execute, interrupted, report_failed
 from ..workloads.transform import SCENARIOS
-from .runs import RunSpec
+from .runs import RunSpec, with_schedulers
 
 _TOP = {"campaign", "policy", "workload", "exclude"}
 _CAMPAIGN = {"platform", "models", "seeds", "timeout", "run-timeout", "name", "network-model"}
@@ -386,7 +386,7 @@ def sweep(args) -> int:
     check_engine_arguments(args)
     c = load_campaign(args.campaign)
     out = output_dir(args.output)
-    specs = plan_campaign(c, out)
+    specs = with_schedulers(plan_campaign(c, out))
     unique, seen = [], set()         # one run per directory (run id): identical runs under other labels
     for s in specs:
         if s.out not in seen:

@@ -17,7 +17,7 @@ Algorithm 1 lines 12-17; the placement rule §3.1/§4.1):
 - ``split`` / ``take`` = `AvailabilityProfile._split` / `reserve` (no merge: a breakpoint equal to the one before
   it changes no fit);
 - ``reason``     = `ProfileScheduler._note_wait` without queue limits;
-- ``easy_decide`` = `easy.Fcfs._fcfs_pass`, `ProfileScheduler._reserve` (lazy, the kept reservation) and
+- ``easy_decide`` = `easy.FcfsPolicy._fcfs_pass`, `ProfileScheduler._reserve` (lazy, the kept reservation) and
   `ProfileScheduler._backfill` (two-phase).
 
 Used only where the passes are the plain ones: two-phase holds, no queues, no queue-limit reasons, no extra nodes

@@ -166,25 +166,17 @@ class Scheduler(ABC):
     @classmethod
     def build(cls, platform, *, seed: int = 0, **options) -> "Scheduler":
         """The policy for `platform` with `options` (its `declared_options`; TypeError / ValueError on bad
-        ones): ``cls(platform, seed=seed, **options)``; a policy whose options choose another class says so
-        here (the EASY family's ``reservation_depth``)."""
+        ones): ``cls(platform, seed=seed, **options)``, as a built-in policy's `registry.Preset.build`."""
         return cls(platform, seed=seed, **options)
 
     @classmethod
     def options_conflict(cls, options: dict) -> str | None:
         """Why `options` (option name → value: the given ones over the defaults) cannot go together for this
         policy — a rule no single option's declared range states (e.g. a window too wide for an exact
-        solver) — in one line, or None. The constructor (or ``build``) applies the same rule, so that
+        solver) — in one line, or None. The constructor applies the same rule, so that
         checking a run's options builds no policy (`burstbuffer.schedulers.options.check_options`).
         Default: no such rule."""
         return None
-
-    @classmethod
-    def for_flags(cls, flag_options: dict) -> tuple[type, str | None]:
-        """(the policy class to run, its label or None: the policy's own) when the command line gives the
-        flag aliases `flag_options` (option name → value): `cls` itself unless a flag names a variant
-        (``--alpha A`` turns ``plan-N`` into ``plan-A``, `plan.PlanScheduler.for_flags`)."""
-        return cls, None
 
     @abstractmethod
     def can_ever_fit(self, job: Job) -> str | None:

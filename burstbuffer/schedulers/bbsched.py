@@ -37,7 +37,7 @@ from ..lazy import lazy
 from ..platforms.model import Platform
 from .base import Job, Start
 from .limits import DEFAULT_MUTATION_RATE, EXACT_LIMIT, GA_LIMIT
-from .options import Bool, Number, Option
+from .options import Bool, Choice, Number, Option
 from .profile import Fit
 from .profile_scheduler import ORDER_OPTIONS, ProfileScheduler
 
@@ -45,8 +45,11 @@ from .profile_scheduler import ORDER_OPTIONS, ProfileScheduler
 np = lazy("numpy", globals(), "np")
 moo = lazy("burstbuffer.schedulers.moo", globals(), "moo")
 
-__all__ = ["BBSched", "BBSchedExact", "BBSchedNSGA2", "BinPacking", "Constrained", "DecisionRecord",
-           "Naive", "Weighted", "WindowScheduler"]
+__all__ = ["BBSched", "BBSchedExact", "BBSchedNSGA2", "BinPacking", "DecisionRecord", "Naive", "SCORES", "Scored",
+           "WindowScheduler"]
+
+#: the single objectives of `Scored` (Fan et al. 2019 §4.3; `moo.best_subset`)
+SCORES = ("weighted", "nodes", "bb")
 
 
 @dataclass
@@ -110,8 +113,6 @@ class WindowScheduler(ProfileScheduler):
                "record per decision the generational distance of the GA's front to the true one (decisions.csv; "
                "windows of at most 20 candidates)", flag="--record-gd"),
     )
-    #: False: skip step 3 (the naive baseline)
-    selects = True
     #: approximate solver (GD can be recorded)
     approximate = False
     #: the widest window the solver takes (None: any)
@@ -194,8 +195,7 @@ class WindowScheduler(ProfileScheduler):
                 head = j
                 self._reserve(j, now, bb=True)
         rec.forced_started = len(starts)
-        if self.selects:                                              # steps 3-4
-            starts += self._window_selection(window, head, now, rec)
+        starts += self._window_selection(window, head, now, rec)    # steps 3-4
         n_sel = len(starts)
         queue = [j for j in order if j.id in self._queue]
         if head is None:                                              # step 5
@@ -261,7 +261,10 @@ class Naive(WindowScheduler):
     BB run out, then EASY backfilling (processor + BB reservation); with the starvation bound."""
 
     name = "bbsched-naive"
-    selects = False
+
+    def _window_selection(self, window, head, now, rec) -> list[Start]:
+        """No selection: step 3 is skipped (step 5 alone)."""
+        return []
 
 
 class _FrontPolicy(WindowScheduler):
@@ -338,12 +341,29 @@ class BBSchedExact(_FrontPolicy):
         return moo.exact_front(nodes, bb, cap_nodes, cap_bb)
 
 
-class _Scored(WindowScheduler):
+class Scored(WindowScheduler):
     """A single-objective baseline (Fan et al. 2019 §4.3) solved exactly: enumeration up to EXACT_LIMIT
-    candidates, scipy's MILP (HiGHS) above."""
+    candidates, scipy's MILP (HiGHS) above. Presets (`registry`): ``weighted`` (score "weighted", 50/50),
+    ``weighted-cpu`` (80/20), ``weighted-bb`` (20/80), ``constrained-cpu`` (score "nodes": node usage under the
+    node and BB capacities; ties: nearest the front of the window, BB usage ignored), ``constrained-bb``
+    (score "bb": BB usage under the capacities).
 
-    score = "weighted"
-    w_nodes = 0.5
+    Args (besides `WindowScheduler`'s): score ("weighted", "nodes" or "bb"), w_nodes (the weight of node usage
+    in the weighted score, in [0, 1]; BB usage weighs 1 − w_nodes). Raises ValueError on bad values."""
+
+    name = "scored"
+    declared_options = WindowScheduler.declared_options + (
+        Option("score", Choice(SCORES), "the §4.3 objective: weighted node and BB usage, node usage or BB usage"),
+        Option("w_nodes", Number(0, 1), "weight of node usage in the weighted score (BB usage: 1 - w_nodes)"),
+    )
+
+    def __init__(self, platform: Platform, *, seed: int = 0, score: str = "weighted", w_nodes: float = 0.5, **kw):
+        super().__init__(platform, seed=seed, **kw)
+        if score not in SCORES:
+            raise ValueError(f"unknown score {score!r}; valid: {', '.join(SCORES)}")
+        if isinstance(w_nodes, bool) or not isinstance(w_nodes, (int, float)) or not 0.0 <= w_nodes <= 1.0:
+            raise ValueError(f"w_nodes must be in [0, 1], got {w_nodes!r}")
+        self.score, self.w_nodes = score, w_nodes
 
     def _select(self, nodes, bb, cap_nodes, cap_bb, rec):
         args = (nodes, bb, cap_nodes, cap_bb, self.score, self.w_nodes, self.platform.nb_compute,
@@ -353,42 +373,6 @@ class _Scored(WindowScheduler):
             return moo.best_subset(*args)
         rec.solver = f"{self.score}-milp"
         return moo.milp_best(*args)
-
-
-class Weighted(_Scored):
-    """`weighted`: maximise 0.5·node usage + 0.5·BB usage (fractions of the machine), §4.3."""
-
-    name = "weighted"
-    w_nodes = 0.5
-
-
-class WeightedCPU(_Scored):
-    """`weighted-cpu`: weights 80 % nodes / 20 % BB (§4.3 Weighted_CPU)."""
-
-    name = "weighted-cpu"
-    w_nodes = 0.8
-
-
-class WeightedBB(_Scored):
-    """`weighted-bb`: weights 20 % nodes / 80 % BB (§4.3 Weighted_BB)."""
-
-    name = "weighted-bb"
-    w_nodes = 0.2
-
-
-class Constrained(_Scored):
-    """`constrained-cpu`: maximise node usage under the node and BB capacities (§4.3 Constrained_CPU;
-    ties: nearest the front of the window, BB usage ignored)."""
-
-    name = "constrained-cpu"
-    score = "nodes"
-
-
-class ConstrainedBB(_Scored):
-    """`constrained-bb`: maximise BB usage under the capacities (§4.3 Constrained_BB)."""
-
-    name = "constrained-bb"
-    score = "bb"
 
 
 class BinPacking(WindowScheduler):

@@ -4,7 +4,7 @@
 Defaults: the paper's algorithm — ``phases="as-written"`` (the three BB amounts, Problem 1 on Q_I and Q_O,
 Problem 2 under free nodes and free BB: below), ``starvation="none"`` (the paper states no starvation rule),
 ``knapsack_method="exact"`` (the problems solved exactly at every size). The project's variants are options or
-policies of their own: ``cerberus-fcfs-24h`` (`CerberusFcfs24h`: the same with the project's 24-h starvation
+presets of their own (`registry`): ``cerberus-fcfs-24h`` (the same with the project's 24-h starvation
 rule "fcfs"), ``phases="one"`` (one BB amount per job, below).
 
 Policy with ``phases="one"`` (one BB amount per job; not the paper's):
@@ -78,7 +78,7 @@ from .options import Choice, Number, Option
 from .placement import lowest_procs
 from .holds import bind_slots, platform_fit_reason
 
-__all__ = ["Cerberus", "CerberusFcfs24h", "PHASES", "PROFITS", "STARVATION"]
+__all__ = ["Cerberus", "PHASES", "PROFITS", "STARVATION"]
 
 #: option ``phases``: one BB amount per job, or the paper's three (the default; module docstring)
 PHASES = ("one", "as-written")
@@ -534,25 +534,6 @@ class Cerberus(Scheduler):
                 if jobs[k].res <= len(self.free_nodes):
                     out.append(self._start_run(ids[k], jobs[k], now))
         return out
-
-
-class CerberusFcfs24h(Cerberus):
-    """Policy "cerberus-fcfs-24h": the project's variant, not the paper's: cerberus plus the starvation rule
-    "fcfs" (a queue whose oldest job waited > starvation_limit, default 24 h, is served first come first served,
-    without backfilling).
-
-    The same as ``cerberus`` with ``starvation="fcfs"`` (module docstring); its other options and defaults are
-    cerberus'.
-
-    Args: as `Cerberus` (at its defaults), without ``starvation`` (fixed "fcfs").
-    Raises ValueError as `Cerberus`.
-    """
-
-    name = "cerberus-fcfs-24h"
-    declared_options = tuple(o for o in Cerberus.declared_options if o.name != "starvation")
-
-    def __init__(self, platform: Platform, *, seed: int = 0, **options):
-        super().__init__(platform, seed=seed, starvation="fcfs", **options)
 
 
 def _deal(room: dict[int, int], res: int) -> tuple[int, ...] | None:

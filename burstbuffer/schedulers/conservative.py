@@ -28,29 +28,12 @@ between decisions (the staged jobs' holds move then).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from procset import ProcSet
-
 from ..platforms.model import Platform
-from .base import Job, StageIn, Start
-from .profile import Fit
+from .base import StageIn, Start
 from .profile_scheduler import QUEUE_OPTIONS, ProfileScheduler, Reservation
+from .profile_scheduler.book import PlannedHold
 
 __all__ = ["ConservativeBB", "PlannedHold"]
-
-
-@dataclass
-class PlannedHold:
-    """A queued job's reservation: nodes `fit.procs` over [fit.start, n_end), BB `bbs` over [b_start, b_end)
-    (the same window for the two-phase hold shape); `made_at` [s] the decision that first made it."""
-
-    fit: Fit
-    n_end: float
-    bbs: dict[int, int]
-    b_start: float
-    b_end: float
-    made_at: float
 
 
 class ConservativeBB(ProfileScheduler):
@@ -59,6 +42,7 @@ class ConservativeBB(ProfileScheduler):
     Args: as `ProfileScheduler` (platform, seed, period, overdue_grace, order, queues,
     order_params, staging, staging_bandwidth). Compression and starts follow the queue order (default:
     submission order); a job whose queue is at its share of the machine gets no reservation in that decision.
+    The reservations persist in the scheduler's reservation book (`profile_scheduler.book`).
 
     After `decide`, ``last_plan`` maps every job queued at that call to its reservation start [s]
     (now for the jobs started; absent for a job that cannot be placed), and `reservations` gives
@@ -72,92 +56,27 @@ class ConservativeBB(ProfileScheduler):
 
     def __init__(self, platform: Platform, *, seed: int = 0, **options):
         super().__init__(platform, seed=seed, **options)   # `ProfileScheduler`'s options, at its defaults
-        self._plans: dict[str, PlannedHold] = {}
         self.last_plan: dict[str, float] | None = None
 
     @property
     def reservations(self) -> dict[str, Reservation]:
         """Current reservations of the queued jobs: job id → `Reservation`."""
-        return {jid: Reservation(jid, h.fit.start, h.n_end, h.fit.procs, dict(h.bbs), h.made_at)
-                for jid, h in self._plans.items()}
-
-    def job_ended(self, job_id: str, now: float) -> None:
-        """As `ProfileScheduler.job_ended`; a queued job removed this way gives its reservation up."""
-        self._plans.pop(job_id, None)
-        super().job_ended(job_id, now)
+        return self._book.reservations
 
     def decide(self, now: float) -> list[Start | StageIn]:
-        """`ProfileScheduler.decide`; the reservations are then taken out of the profile until the next
-        decision (after the wait reasons were read from it)."""
         self.last_plan = None
-        out = super().decide(now)
-        for p in self._plans.values():
-            self._take(p)
-        return out
-
-    # ------------------------------------------------------------------ reservations
-    def _put(self, p: PlannedHold) -> None:
-        """Hold `p` in the profile (ValueError, profile unchanged, if its resources are taken)."""
-        prof = self.profile
-        if p.b_start == p.fit.start and p.b_end == p.n_end:
-            prof.reserve(p.fit.start, p.n_end, p.fit.procs, p.bbs)
-            return
-        prof.begin()
-        try:
-            prof.reserve(p.fit.start, p.n_end, p.fit.procs, {})
-            if p.bbs:
-                prof.reserve(p.b_start, p.b_end, ProcSet(), p.bbs)
-        except ValueError:
-            prof.rollback()
-            raise
-        prof.commit()
-
-    def _take(self, p: PlannedHold) -> None:
-        prof = self.profile
-        if p.b_start == p.fit.start and p.b_end == p.n_end:
-            prof.release(p.fit.start, p.n_end, p.fit.procs, p.bbs)
-            return
-        prof.release(p.fit.start, p.n_end, p.fit.procs, {})
-        if p.bbs:
-            prof.release(p.b_start, p.b_end, ProcSet(), p.bbs)
-
-    def _restore(self, queue: list[Job], now: float) -> dict[str, PlannedHold]:
-        """Put the previous reservations of `queue`'s jobs back in the profile (those still valid: BB window
-        from now on, resources still free); returns them. `_plans` is emptied."""
-        old, self._plans = self._plans, {}
-        kept: dict[str, PlannedHold] = {}
-        for job in queue:
-            p = old.get(job.id)
-            if p is None or p.b_start < now:
-                continue
-            try:
-                self._put(p)
-            except ValueError:                                  # resources taken (a job overdue)
-                continue
-            kept[job.id] = p
-        return kept
-
-    def _plan(self, job: Job, fit: Fit, now: float, prev: PlannedHold | None, *, bb: bool = True) -> PlannedHold:
-        """Reserve `fit` for `job` in its hold shape (BB too if `bb`) and record it in `_plans`."""
-        shape = self.shape(job)
-        end = fit.start + job.walltime
-        bbs = fit.bb_per_storage(job.bb) if (bb and job.bb > 0) else {}
-        s_in, s_out = (shape.stage_in, shape.stage_out) if bb else (0.0, 0.0)
-        p = PlannedHold(fit, end, bbs, max(fit.start - s_in, now), end + s_out,
-                        prev.made_at if (prev is not None and prev.fit == fit) else now)
-        self._put(p)
-        self._plans[job.id] = p
-        return p
+        return super().decide(now)
 
     def _schedule(self, now: float) -> list[Start | StageIn]:
         queue = self._ordered(now)
-        kept = self._restore(queue, now)
+        book, profile = self._book, self.profile
+        kept = book.restore(profile, queue, now)
         out: list[Start | StageIn] = []
         plan_starts: dict[str, float] = {}
         for job in queue:                                       # compression, queue order
             prev = kept.pop(job.id, None)
             if prev is not None:
-                self._take(prev)
+                book.take(profile, prev)
             if not self._plain and not self._eligible(job):
                 continue
             fit = self.profile.earliest_fit(job, now, shape=self.shape(job))
@@ -167,7 +86,7 @@ class ConservativeBB(ProfileScheduler):
             if fit.start <= now + self.shape(job).stage_in:     # its stage-in (or run) starts now
                 out.append(self._start(job, fit, now))
                 continue
-            p = self._plan(job, fit, now, prev)
+            p = book.plan(profile, job, fit, self.shape(job), now, prev)
             if self.staged:
                 self._wake = p.b_start if self._wake is None else min(self._wake, p.b_start)
                 if self.last_reservation is None:

@@ -43,15 +43,16 @@ from .base import Job, Start
 from .options import Bool, Depth, Option
 from .placement import _runs, mask_of, procset_of
 from .profile import Fit
+from .depth import parse_depth
 from .profile_scheduler import QUEUE_OPTIONS, ProfileScheduler, Reservation
 
 #: the C pass (numpy, ctypes), imported at a policy's first decision: declaring the policies costs neither
 _easy_native = lazy("burstbuffer.schedulers._easy_native", globals(), "_easy_native")
 
-__all__ = ["Fcfs", "Filler", "EasyBackfilling", "FcfsEasy", "FcfsBB", "SjfBB"]
+__all__ = ["FcfsPolicy", "Filler", "EasyBackfilling"]
 
 
-class Fcfs(ProfileScheduler):
+class FcfsPolicy(ProfileScheduler):
     """`fcfs`: FCFS without backfilling (Kopanski & Rzadca 2021, Algorithm 1 procedure FCFS; docs/policies.md)."""
 
     name = "fcfs"
@@ -90,47 +91,39 @@ class Filler(ProfileScheduler):
         return self._backfill(self._ordered(now), now)
 
 
-class EasyBackfilling(Fcfs):
-    """EASY backfilling (Kopanski & Rzadca 2021, Algorithm 1; docs/policies.md).
+class EasyBackfilling(FcfsPolicy):
+    """EASY backfilling (Kopanski & Rzadca 2021, Algorithm 1; docs/policies.md), with a reservation depth K
+    (`depth`: reservations for the first K queued jobs, kept from one decision to the next) when
+    ``reservation_depth`` is given. Presets: ``fcfs-easy``, ``fcfs-bb``, ``sjf-bb`` (`registry`).
 
-    Class attributes:
-        reserve_bb: the head job's reservation includes burst buffers (fcfs-bb, sjf-bb) or only
-            processors (fcfs-easy).
-        sjf: backfill by ascending walltime (sjf-bb) instead of submission order.
+    Args (besides `ProfileScheduler`'s):
+        reserve_bb: the reservations include burst buffers (fcfs-bb, sjf-bb) or only processors (fcfs-easy).
+        sjf_backfill: backfill by ascending walltime, ties in submission order (sjf-bb), instead of queue order.
+        reservation_depth: None (EASY's one reservation, for the head job), an int K >= 1 or "all"
+            (`depth.parse_depth`; K = 1 with the submission order is EASY, "all" conservative backfilling).
+        easy_extra_nodes: also backfill a job needing no more than the nodes idle at the shadow time (EASY only).
+    Raises ValueError on a bad depth, or ``easy_extra_nodes`` with a reservation depth.
 
     After `decide`, ``last_reservation`` holds the head job's reservation (shadow time, processors,
-    BB) computed during that call, or None if every queued job started.
+    BB) computed during that call, or None if every queued job started; with a depth, ``last_plan`` maps the
+    reserved jobs to their start [s].
     """
 
     name = "easy"
     blocked_reason = "Reservation"   # fits now beside the running jobs, not around the head's reservation
-    reserve_bb = True
-    sjf = False
 
     default_staging = "bb-first"
-    declared_options = Fcfs.declared_options + (
+    declared_options = FcfsPolicy.declared_options + (
         Option("reservation_depth", Depth(),
                "reservations for the first K queued jobs (1 = EASY, all = conservative backfilling; null: EASY's)",
                nullable=True, flag="--reservation-depth", metavar="K"),
         Option("easy_extra_nodes", Bool(),
                "also backfill a job needing no more than the nodes left idle at the shadow time (ICS 632 slides, "
                "EASY; docs/orders-and-queues.md)", flag="--easy-extra-nodes"),
+        Option("reserve_bb", Bool(), "the reservations hold burst buffers too (fcfs-bb, sjf-bb), else processors "
+               "only (fcfs-easy)"),
+        Option("sjf_backfill", Bool(), "backfill by ascending walltime (sjf-bb), else in queue order"),
     )
-
-    @classmethod
-    def build(cls, platform, *, seed: int = 0, reservation_depth=None, **options):
-        """`cls`, or `depth.DepthBackfilling` with its reservation, backfilling order and name when
-        ``reservation_depth`` is given (ValueError with ``easy_extra_nodes``, which applies to EASY's one
-        reservation)."""
-        if reservation_depth is None:
-            return cls(platform, seed=seed, **options)
-        why = cls.options_conflict({**options, "reservation_depth": reservation_depth})
-        if why:
-            raise ValueError(why)
-        options.pop("easy_extra_nodes", None)
-        from .depth import DepthBackfilling
-        return DepthBackfilling(platform, seed=seed, reservation_depth=reservation_depth, reserve_bb=cls.reserve_bb,
-                                sjf_backfill=cls.sjf, name=cls.name, **options)
 
     @classmethod
     def options_conflict(cls, options: dict) -> str | None:
@@ -138,9 +131,18 @@ class EasyBackfilling(Fcfs):
             return "easy_extra_nodes applies to EASY's one reservation, not to a reservation depth"
         return super().options_conflict(options)
 
-    def __init__(self, platform, *, easy_extra_nodes: bool = False, **options):
+    def __init__(self, platform, *, reserve_bb: bool = True, sjf_backfill: bool = False, reservation_depth=None,
+                 easy_extra_nodes: bool = False, **options):
+        why = self.options_conflict({"reservation_depth": reservation_depth, "easy_extra_nodes": easy_extra_nodes})
+        if why:
+            raise ValueError(why)
         super().__init__(platform, **options)
+        self.reserve_bb = bool(reserve_bb)
+        self.sjf_backfill = bool(sjf_backfill)
+        #: K (`depth.parse_depth`: an int or math.inf), or None: EASY's one reservation
+        self.depth = None if reservation_depth is None else parse_depth(reservation_depth)
         self.easy_extra_nodes = bool(easy_extra_nodes)
+        self.last_plan: dict[str, float] | None = None
         self._easy_pass: _easy_native.EasyPass | None = None    # the C pass, bound to the profile (`_native_schedule`)
         #: (job id, time [s], reserved start [s]): the reservation each head job got when it became head, for
         #: reservations.csv (`write_outputs`; the auditor checks EASY's guarantee with it, docs/audit.md). Only
@@ -182,9 +184,19 @@ class EasyBackfilling(Fcfs):
             os.replace(path + ".tmp", path)
 
     def _staging_unsupported(self) -> str | None:
+        """A reservation depth keeps its two-phase behaviour on the three-phase model (nodes held during the
+        stagings; docs/policies.md), with a warning there; so do the extra nodes."""
+        if self.depth is not None:
+            return "reservation_depth"
         return "easy_extra_nodes" if self.easy_extra_nodes else super()._staging_unsupported()
 
+    def decide(self, now: float) -> list[Start]:
+        self.last_plan = None
+        return super().decide(now)
+
     def _schedule(self, now: float) -> list[Start]:
+        if self.depth is not None:
+            return self._depth_schedule(now)
         if self._native_usable():                                  # lines 12-17 in C, the same decisions
             return self._native_schedule(now)
         starts, head = self._fcfs_pass(now)                        # Algorithm 1 line 12
@@ -193,7 +205,7 @@ class EasyBackfilling(Fcfs):
         # line 13-14; it enters the profile at the backfilling pass's first fit (`_reserve`'s `lazy`)
         self._reserve(head, now, bb=self.reserve_bb, lazy=not self.easy_extra_nodes)
         rest = [j for j in self._ordered(now) if j is not head]
-        if self.sjf:                                               # lines 15-16
+        if self.sjf_backfill:                                      # lines 15-16
             rest.sort(key=lambda j: (j.walltime, self._submission_index(j)))
         if self.easy_extra_nodes and self._held is not None:
             starts += self._backfill_extra(head, rest, now)
@@ -205,7 +217,7 @@ class EasyBackfilling(Fcfs):
     def _native_usable(self) -> bool:
         """Whether lines 12-17 run in C (`_easy_native`): the plain pass (two-phase holds, no queues, no queue-limit
         reasons, no extra nodes) and the library built (not disabled by ``BURSTBUFFER_NATIVE=0``)."""
-        if self.staged or self.easy_extra_nodes or self.queues is not None or self.limit_reasons:
+        if self.staged or self.easy_extra_nodes or self.queues is not None or self._waits.limits:
             return False
         if self._easy_pass is None or self._easy_pass.profile is not self.profile:
             if not _easy_native.available():
@@ -223,11 +235,11 @@ class EasyBackfilling(Fcfs):
         jobs = self._ordered(now)
         walls = [j.walltime for j in jobs]
         perm = None
-        if self.sjf:                                 # lines 15-16 (the head is left out in C); ties: submission order
+        if self.sjf_backfill:                        # lines 15-16 (the head is left out in C); ties: submission order
             if self._plain:                          # the queue is in submission order: a stable sort by walltime
                 perm = sorted(range(len(jobs)), key=walls.__getitem__)
             else:
-                order = self._order
+                order = self._submission
                 perm = sorted(range(len(jobs)), key=lambda i: (walls[i], order[jobs[i].id]))
         kept, given = self._kept, None
         if kept is not None and kept[0] == profile.changes and kept[1][1] == bb and now < kept[2].start:
@@ -237,7 +249,7 @@ class EasyBackfilling(Fcfs):
                 index = profile._bb_index
                 given = (k, r.start, r.end, mask_of(r.procs), {index[s]: x for s, x in r.bb_per_storage.items()})
         eng = self._easy_pass
-        out = eng.run(jobs, walls, perm, bb, self._free0, given)
+        out = eng.run(jobs, walls, perm, bb, self._waits.free0, given)
         ids = profile.bb_ids
         starts: list[Start] = []
         for k in out["seq"]:
@@ -247,7 +259,7 @@ class EasyBackfilling(Fcfs):
             starts.append(self._start(job, Fit(now, procset_of(m), {p: ids[b] for p, b in zip(_ids_of(m), place)}),
                                       now))
         names = ("Resources", "BurstBufferResources", "Priority", "Reservation", self.blocked_reason)
-        noted, started = self._noted, _easy_native.STARTED
+        noted, started = self._waits.noted, _easy_native.STARTED
         for k, st in enumerate(out["status"]):
             if 0 <= st < started:
                 noted[jobs[k].id] = names[st]
@@ -308,28 +320,61 @@ class EasyBackfilling(Fcfs):
         return starts
 
 
+    def _depth_schedule(self, now: float) -> list[Start]:
+        """The decision with reservation depth K (`depth`): reservations for the first K queued jobs, from the
+        reservation book, compressed in queue order; the jobs reserved now start; the others are backfilled."""
+        queue = self._ordered(now)
+        book, profile = self._book, self.profile
+        kept = book.restore(profile, queue, now)
+        starting: dict[str, int] = {}                           # per queue: processors starting now
+        now_ids: set[str] = set()
+        plan_starts: dict[str, float] = {}
+        future = 0
+        rest = []
+        for i, job in enumerate(queue):                         # the first jobs: reservations
+            if future >= self.depth:
+                rest = queue[i:]
+                break
+            prev = kept.pop(job.id, None)
+            if prev is not None:
+                book.take(profile, prev)
+            if not self._plain and not self._eligible(job, starting):
+                continue
+            fit = self.profile.fit_at(job, now)                 # processors and BB free now: start
+            starts_now = fit is not None
+            if fit is None:                                     # else a reservation (BB too if reserve_bb;
+                fit = self.profile.earliest_fit(job, now, bb_aware=self.reserve_bb)   # it may start at `now`
+                if fit is None:                                 # on processors only: not startable)
+                    continue
+            p = book.plan(profile, job, fit, self.shape(job), now, prev, bb=starts_now or self.reserve_bb)
+            plan_starts[job.id] = fit.start
+            if starts_now:
+                now_ids.add(job.id)
+                if self.queues is not None:
+                    q = self._queue_of[job.id].name
+                    starting[q] = starting.get(q, 0) + job.res
+            else:
+                if future == 0:
+                    self.last_reservation = Reservation(job.id, fit.start, p.n_end, fit.procs, dict(p.bbs), now)
+                future += 1
+        for job in rest:                                        # the others hold none
+            prev = kept.pop(job.id, None)
+            if prev is not None:
+                book.take(profile, prev)
+        self.last_plan = plan_starts
+        starts: list[Start] = []
+        for job in queue:                                       # start the reservations of now
+            if job.id in now_ids:
+                p = book.plans.pop(job.id)
+                book.take(profile, p)
+                starts.append(self._start(job, p.fit, now))
+        if rest:                                                # backfilling
+            if self.sjf_backfill:
+                rest = sorted(rest, key=lambda j: (j.walltime, self._submission_index(j)))
+            starts += self._backfill(rest, now)
+        return starts
+
+
 def _ids_of(mask: int) -> list[int]:
     """The ids of bitmask `mask`, ascending."""
     return [p for a, n in _runs(mask) for p in range(a, a + n)]
-
-
-class FcfsEasy(EasyBackfilling):
-    """`fcfs-easy`: EASY with a processor-only reservation for the head job (docs/policies.md)."""
-
-    name = "fcfs-easy"
-    reserve_bb = False
-
-
-class FcfsBB(EasyBackfilling):
-    """`fcfs-bb`: EASY with the head job's processors + BB reservation (docs/policies.md)."""
-
-    name = "fcfs-bb"
-    reserve_bb = True
-
-
-class SjfBB(EasyBackfilling):
-    """`sjf-bb`: `fcfs-bb` backfilling by ascending walltime (docs/policies.md, Algorithm 1 lines 15-16)."""
-
-    name = "sjf-bb"
-    reserve_bb = True
-    sjf = True

@@ -320,16 +320,29 @@ def _own(cls) -> bool:
     return getattr(cls, "__module__", "").startswith("burstbuffer.")
 
 
+def _class_of(policy):
+    """The class of a built-in policy's `registry.Preset`; `policy` itself for a class or a factory."""
+    from .registry import Preset
+    return policy.policy if isinstance(policy, Preset) else policy
+
+
+def _built_in(policy) -> bool:
+    """A built-in policy (a `registry.Preset`, or one of the package's classes): it takes its declared options
+    only, and states its rules across options (``options_conflict``) without being built."""
+    from .registry import Preset
+    return isinstance(policy, Preset) or (isinstance(policy, type) and _own(policy))
+
+
 def takes(policy) -> tuple[dict[str, tuple[Option | None, Any]], bool]:
     """(name → (its declared `Option` or None, its default), takes any other keyword) of the options of
     policy class (or factory) `policy`: the options it declares, then the keyword parameters that a
     policy's own code adds (a user class; a built-in takes its declared options only). The default is the
     constructor's (``inspect.Parameter.empty`` if it has none)."""
     decl = declared(policy)
-    params, open_ended = _signature_options(policy)
+    params, open_ended = _signature_options(_class_of(policy))
     defaults = {p.name: p.default for p in params}
     own = {n: (o, defaults.get(n, None)) for n, o in decl.items()}
-    if isinstance(policy, type) and _own(policy):
+    if _built_in(policy):
         return own, False
     out: dict[str, tuple[Option | None, Any]] = {}     # a user's own keywords first, then those it inherits
     for p in params:
@@ -422,7 +435,7 @@ def check_options(policy, options: dict, *, label: str | None = None, texts: dic
                 raise OptionError(name, value, why, texts.get(name))
     if options.get("queues") is not None and "queues" in known:
         _check_queue_orders(options, texts)
-    if isinstance(policy, type) and _own(policy):      # a built-in: its rules across options, no policy built
+    if _built_in(policy):                             # a built-in: its rules across options, no policy built
         why = policy.options_conflict({**{n: d for n, (_, d) in known.items()}, **options})
         if why:
             _raise_for(why, options, texts)
@@ -518,9 +531,10 @@ def describe(policy) -> list[tuple[str, str, str, str]]:
     a declared option as declared (its default the constructor's); another keyword with its type from the
     annotation or the default and its meaning from a ``name: text`` line of the docstring, else ""."""
     known, open_ended = takes(policy)
-    doc = (inspect.getdoc(policy) or "") + "\n\n" + (inspect.getdoc(getattr(policy, "__init__", None)) or "")
+    cls = _class_of(policy)
+    doc = (inspect.getdoc(cls) or "") + "\n\n" + (inspect.getdoc(getattr(cls, "__init__", None)) or "")
     meanings = docstring_meanings(doc, known)
-    params = {p.name: p for p in _signature_options(policy)[0]}
+    params = {p.name: p for p in _signature_options(cls)[0]}
     out = []
     for name, (opt, default) in known.items():
         d = "(required)" if default is inspect.Parameter.empty else value_text(default)

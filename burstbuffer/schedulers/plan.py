@@ -48,7 +48,7 @@ from .profile import AvailabilityProfile, Fit, procset_of
 from .options import Custom, Number, Option, native_check
 from .profile_scheduler import ProfileScheduler
 
-__all__ = ["FixedAlphaPlan", "Plan1", "Plan2", "Plan3", "PlanScheduler", "SearchResult", "candidate_orders", "plan_search", "plan_on_profile",
+__all__ = ["PlanScheduler", "SearchResult", "candidate_orders", "plan_search", "plan_on_profile",
            "MAX_EXHAUSTIVE", "wake_time"]
 
 
@@ -224,7 +224,7 @@ class PlanScheduler(ProfileScheduler):
     Args:
         platform, seed, period, overdue_grace: see `ProfileScheduler` (the seed drives the
             annealing's random choices).
-        alpha: α > 0 of Eq. 1 (real); plan-1/2/3 fix it to 1/2/3.
+        alpha: α > 0 of Eq. 1 (real); the presets plan-1/2/3 set it to 1/2/3 (`registry`).
         cooling_rate: r, 0 < r ≤ 1.
         cooling_steps: N ≥ 0.
         temperature_steps: M ≥ 0 moves per temperature.
@@ -274,13 +274,6 @@ class PlanScheduler(ProfileScheduler):
         super().__init__(platform, seed=seed, **options)   # period, overdue_grace, staging, staging_bandwidth
         set_search_options(self, alpha, cooling_rate, cooling_steps, temperature_steps, exhaustive_limit, native)
 
-    @classmethod
-    def for_flags(cls, flag_options: dict) -> tuple[type, str | None]:
-        """``--alpha A`` runs ``plan`` with α = A, labelled ``plan-A`` (for ``plan`` and ``plan-N``)."""
-        if "alpha" in flag_options:
-            return PlanScheduler, f"plan-{flag_options['alpha']:g}"
-        return cls, None
-
     def decide(self, now: float) -> list[Start | StageIn]:
         self.last_search = None
         self.last_plan = None
@@ -320,39 +313,3 @@ class PlanScheduler(ProfileScheduler):
         if self.staged:
             self._wake = None if wake is None else wake_time(wake)
         return out
-
-
-class FixedAlphaPlan(PlanScheduler):
-    """`plan-N`: `PlanScheduler` with α fixed to `fixed_alpha` (Kopanski & Rzadca 2021, §3.3); it takes every
-    option of ``plan`` but ``alpha`` (TypeError if another α is passed). ``--alpha A`` on the command line
-    runs ``plan`` with α = A instead (`for_flags`)."""
-
-    declared_options = tuple(o for o in PlanScheduler.declared_options if o.name != "alpha")
-    fixed_alpha: float = 2
-
-    def __init__(self, platform: Platform, *, seed: int = 0, **options):
-        a = options.pop("alpha", self.fixed_alpha)
-        if a != self.fixed_alpha:
-            raise TypeError(f"{self.name} fixes alpha = {self.fixed_alpha}; use policy 'plan' with alpha={a!r}")
-        super().__init__(platform, seed=seed, alpha=self.fixed_alpha, **options)
-
-
-class Plan1(FixedAlphaPlan):
-    """`plan-1`: plan-based scheduling with α = 1 (Kopanski & Rzadca 2021, §3.3)."""
-
-    name = "plan-1"
-    fixed_alpha = 1
-
-
-class Plan2(FixedAlphaPlan):
-    """`plan-2`: plan-based scheduling with α = 2 (Kopanski & Rzadca 2021, §3.3)."""
-
-    name = "plan-2"
-    fixed_alpha = 2
-
-
-class Plan3(FixedAlphaPlan):
-    """`plan-3`: plan-based scheduling with α = 3 (Kopanski & Rzadca 2021, §3.3)."""
-
-    name = "plan-3"
-    fixed_alpha = 3

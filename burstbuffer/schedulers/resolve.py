@@ -55,7 +55,8 @@ class PolicyInfo:
         spec: what the user wrote (a name or ``MODULE:CLASS`` / ``FILE.py:CLASS``).
         label: a short name safe as a folder name (the built-in or entry-point name; else the class's own
             ``name`` attribute, else its class name) — `run`'s default ``out/LABEL``, reproduce's run folder.
-        policy: the policy class (a `Scheduler` subclass: its options, capabilities and ``build``).
+        policy: a built-in's `registry.Preset` (its class and the options it sets), else the policy class (a
+            `Scheduler` subclass); either gives its options, capabilities and ``build``.
         origin: ``built-in``, ``entry point of DIST``, ``module MODULE`` or ``file PATH``.
     """
 
@@ -67,7 +68,7 @@ class PolicyInfo:
     @property
     def description(self) -> str:
         """First line of the policy class's docstring ('' if none)."""
-        doc = (inspect.getdoc(self.policy) or "").strip()
+        doc = (getattr(self.policy, "doc", None) or inspect.getdoc(self.policy) or "").strip()
         return " ".join(doc.split("\n\n", 1)[0].split()) if doc else ""
 
     @property

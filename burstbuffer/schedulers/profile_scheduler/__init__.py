@@ -3,8 +3,9 @@
 Every policy of docs/policies.md is a few lines on top of `ProfileScheduler` (docs/README.md): the decision loop
 drives `submit` / `job_ended` / `decide` (the `Scheduler` contract of `base.py`); the subclass only
 implements `_schedule(now)`, calling `_fits_now`, `_start`, `_reserve` and `_unreserve`. The class is put
-together from four concerns, a module each: `queue_order`, `reservations`, `staging` and `wait_reasons`;
-`scheduler` holds the queue, the running jobs and the decision.
+together from three concerns, a module each: `queue_order`, `reservations` and `staging`; it owns two objects
+with their own state: the reservation book (`book`: the reservations kept from one decision to the next) and
+the wait-reason log (`wait_reasons`); `scheduler` holds the queue, the running jobs and the decision.
 
 Running jobs hold their processors and BB bytes in the profile from their start until
 start + walltime (their expected end, pessimistic as in EASY); a job that ends early gives back the
@@ -27,7 +28,8 @@ from .queue_order import ORDER_OPTIONS, QUEUE_OPTIONS, QueueOrder
 from .reservations import Reservation, Reservations
 from .scheduler import ProfileScheduler, Running
 from .staging import StagedHold, StagedLifecycle
-from .wait_reasons import WaitReasons
+from .book import PlannedHold, ReservationBook
+from .wait_reasons import WaitLog
 
 __all__ = ["ORDER_OPTIONS", "ProfileScheduler", "QUEUE_OPTIONS", "QueueOrder", "Reservation", "Reservations",
-           "Running", "StagedHold", "StagedLifecycle", "WaitReasons"]
+           "PlannedHold", "ReservationBook", "Running", "StagedHold", "StagedLifecycle", "WaitLog"]

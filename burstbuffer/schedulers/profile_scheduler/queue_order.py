@@ -75,7 +75,7 @@ class QueueOrder:
         return []
 
     def _order_key(self, job: Job, now: float) -> tuple:
-        seq = self._order[job.id]
+        seq = self._submission[job.id]
         if self.queues is None:
             return self.order.key(job, now, seq)
         q = self._queue_of[job.id]
@@ -103,4 +103,4 @@ class QueueOrder:
         return self._rank_order[self._queue_of[job.id].rank].priority(job, now)
 
     def _submission_index(self, job: Job) -> int:
-        return self._order[job.id]
+        return self._submission[job.id]

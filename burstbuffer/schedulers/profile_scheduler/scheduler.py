@@ -1,8 +1,9 @@
 """`ProfileScheduler`, the base of the policies on the availability profile: the queue, the running jobs and
-their holds, and the decision — put together from its four concerns, each a module a policy author reads
-alone: `queue_order` (in which order the queue is looked at), `reservations` (the head job's reservation and
-backfilling), `staging` (the staged lifecycle on a job model that stages separately) and `wait_reasons` (why
-each queued job waits)."""
+their holds, and the decision — put together from three concerns, each a module a policy author reads alone:
+`queue_order` (in which order the queue is looked at), `reservations` (the head job's reservation and
+backfilling) and `staging` (the staged lifecycle on a job model that stages separately); and owning two
+objects: the reservation book (`book.ReservationBook`, ``_book``) and the wait-reason log
+(`wait_reasons.WaitLog`, ``_waits``: why each queued job waits)."""
 from __future__ import annotations
 
 import math
@@ -18,11 +19,13 @@ from ..options import PERIOD_MIN, Custom, Number, Option, period_check
 from ..orders import Order
 from ..profile import AvailabilityProfile, Fit
 from ..queues import QueueConfig
-from ..wait_table import QueueTable, TrackedQueue
+from ..placement import bb_room
+from ..wait_table import TrackedQueue
+from .book import ReservationBook
 from .queue_order import QueueOrder
 from .reservations import Reservation, Reservations
 from .staging import STAGING, STAGING_BANDWIDTH_OPTION, StagedHold, StagedLifecycle
-from .wait_reasons import WaitReasons
+from .wait_reasons import WaitLog
 
 __all__ = ["ProfileScheduler", "Running"]
 
@@ -48,7 +51,7 @@ class Running:
     bb_per_storage: dict[int, int]
 
 
-class ProfileScheduler(QueueOrder, Reservations, StagedLifecycle, WaitReasons, Scheduler):
+class ProfileScheduler(QueueOrder, Reservations, StagedLifecycle, Scheduler):
     """Base of the profile-based policies (docs/policies.md, Kopanski & Rzadca 2021, §3.2).
 
     Args:
@@ -132,29 +135,23 @@ class ProfileScheduler(QueueOrder, Reservations, StagedLifecycle, WaitReasons, S
         self.profile: AvailabilityProfile | None = None  # created at the first call (origin = now)
         self.running: dict[str, Running] = {}
         self._queue: dict[str, Job] = TrackedQueue()  # insertion order = submission order
-        self._wait_table = QueueTable()
-        self._order: dict[str, int] = {}
+        self._submission: dict[str, int] = {}      # job id → its submission index (not the queue `order`)
         self._seq = 0
         self._max_bb_node = max(platform.bb_capacity.values(), default=0)
         #: the head job's reservation made by the last `decide` (None if none was needed)
         self.last_reservation: Reservation | None = None
         self._held: Reservation | None = None
+        #: the queued jobs' reservations kept from one decision to the next (`book`; empty unless the policy
+        #: keeps some: conservative-bb, a reservation depth); out of the profile between decisions
+        self._book = ReservationBook()
         #: the held reservation while it is not in the profile yet (`_reserve` with `lazy`): entered at the first fit
         #: asked for (`_fits_now`), never if none is
         self._pending: Reservation | None = None
         #: the head's reservation kept for the next decision (`_reserve`): (profile's `releases` when it was made,
         #: (job id, bb), the reservation), then, once dropped, (profile's `changes` after that, …)
         self._kept: tuple[int, tuple[str, bool], Reservation] | None = None
-        #: job id → reason (`burstbuffer.metrics.definitions.WAIT_REASONS`) of the jobs whose reason changed at
-        #: the last `decide` (new jobs included); None: use `wait_reasons`
-        self.wait_reasons_changed: dict[str, str] | None = None
-        self.wait_reasons = {}
-        #: hook for queue limits: job id → a limit reason (e.g. "QOSMaxJobsPerUserLimit") that a policy with
-        #: queues sets for the jobs its limits hold back and removes when they no longer do; it takes
-        #: precedence over every other reason (docs/wait-reasons.md). Empty in the built-in policies.
-        self.limit_reasons: dict[str, str] = {}
-        self._free0: tuple[int, tuple[int, ...]] = (0, ())   # free counts now, before this decision's starts
-        self._noted: dict[str, str] = {}                        # reasons noted during this decision's pass
+        #: why each queued job waits (`wait_reasons.WaitLog`: the reasons noted by the passes, the free counts)
+        self._waits = WaitLog()
         self._init_orders(order, queues, order_params or {})
 
     def can_ever_fit(self, job: Job) -> str | None:
@@ -198,19 +195,20 @@ class ProfileScheduler(QueueOrder, Reservations, StagedLifecycle, WaitReasons, S
         self._queue[job.id] = job
         if self.queues is not None:
             self._queue_of[job.id] = self.queues.route(job, self.platform.nb_compute)[0]
-        self._order[job.id] = self._seq
+        self._submission[job.id] = self._seq
         self._seq += 1
 
     def job_ended(self, job_id: str, now: float) -> None:
         """A started job ended at `now`: the rest of its hold (now → start + walltime) is released.
         A still-queued job is simply removed (e.g. killed before start). Raises KeyError for an
         unknown id."""
+        self._book.forget(job_id)
         self._ensure_profile(now)
         self.profile.advance(now)
         self._as_submitted.pop(job_id, None)
         h = self.holds.pop(job_id, None)
         if h is not None:                      # staged lifecycle
-            self._order.pop(job_id, None)
+            self._submission.pop(job_id, None)
             self._drop_nodes(h, now)
             self._bb_to(h, now, now)
             return
@@ -218,14 +216,14 @@ class ProfileScheduler(QueueOrder, Reservations, StagedLifecycle, WaitReasons, S
         if run is None:
             if self._queue.pop(job_id, None) is None:
                 raise KeyError(f"job_ended: unknown job {job_id!r}")
-            self._order.pop(job_id, None)
+            self._submission.pop(job_id, None)
             self._queue_of.pop(job_id, None)
             return
-        self._order.pop(job_id, None)
+        self._submission.pop(job_id, None)
         q = self._queue_of.pop(job_id, None)
         if q is not None:
             self._held_by_queue[q.name] -= run.job.res
-        self.limit_reasons.pop(job_id, None)
+        self._waits.limits.pop(job_id, None)
         if run.hold_end > now:
             self.profile.release(now, run.hold_end, run.procs, run.bb_per_storage)
 
@@ -233,17 +231,19 @@ class ProfileScheduler(QueueOrder, Reservations, StagedLifecycle, WaitReasons, S
         """The jobs to start now (docs/policies.md); they leave the queue and hold their resources."""
         self._ensure_profile(now)
         self.profile.advance(now)
+        out = self._decide(now)
+        if self._book.plans:       # the kept reservations leave the profile (after the wait reasons read it)
+            self._book.lift(self.profile)
         if self._as_submitted:
-            return [replace(d, job=self._as_submitted.get(d.job.id, d.job)) for d in self._decide(now)]
-        return self._decide(now)
+            return [replace(d, job=self._as_submitted.get(d.job.id, d.job)) for d in out]
+        return out
 
     def _decide(self, now: float) -> list[Start]:
         if self.staged:
             return self._decide_staged(now)
         self._extend_overdue(now)
         self.last_reservation = None
-        self._free0 = self.profile.free_counts_at(now)
-        self._noted = {}
+        self._waits.begin(self.profile.free_counts_at(now))
         starts = self._schedule(now) if self._queue else []
         if self._held is not None:  # a policy must drop its reservation (Algorithm 1 line 18)
             self._unreserve()
@@ -267,7 +267,7 @@ class ProfileScheduler(QueueOrder, Reservations, StagedLifecycle, WaitReasons, S
         if not self.holds:
             return list(self._queue.values())
         jobs = list(self._queue.values()) + [h.job for h in self.holds.values() if h.phase in ("staging", "staged")]
-        return sorted(jobs, key=lambda j: self._order[j.id])
+        return sorted(jobs, key=lambda j: self._submission[j.id])
 
     def _schedule(self, now: float) -> list[Start]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -300,3 +300,61 @@ class ProfileScheduler(QueueOrder, Reservations, StagedLifecycle, WaitReasons, S
                 new_end = now + self.overdue_grace
                 self.profile.reserve(now, new_end, run.procs, run.bb_per_storage)
                 run.hold_end = new_end
+
+    # ------------------------------------------------------------------ why the queued jobs wait (`_waits`)
+    @property
+    def wait_reasons(self) -> dict[str, str]:
+        """Job id → reason (`burstbuffer.metrics.definitions.WAIT_REASONS`) of every job queued after the
+        last `decide`, in submission order (docs/wait-reasons.md). A policy may assign its own map; the
+        decision loop then reads it whole."""
+        return self._waits.reasons
+
+    @wait_reasons.setter
+    def wait_reasons(self, value: dict[str, str]) -> None:
+        self._waits.set_reasons(value)
+
+    @property
+    def wait_reasons_changed(self) -> dict[str, str] | None:
+        """Job id → reason of the jobs whose reason changed at the last `decide` (new jobs included); None: use
+        `wait_reasons`."""
+        return self._waits.changed
+
+    @property
+    def limit_reasons(self) -> dict[str, str]:
+        """Hook for queue limits: job id → a limit reason (e.g. "QOSMaxJobsPerUserLimit") that a policy with
+        queues sets for the jobs its limits hold back and removes when they no longer do; it takes precedence
+        over every other reason (docs/wait-reasons.md). Empty in the built-in policies."""
+        return self._waits.limits
+
+    def _record_wait_reasons(self, now: float) -> None:
+        """Classify the jobs still queued after the decision (`wait_reasons.WaitLog.record`)."""
+        self._waits.record(self._queue, lambda: self.profile.free_counts_at(now), self.blocked_reason)
+
+    def _note_wait(self, job: Job, now: float) -> None:
+        """Note why `job`, looked at now by the pass and not started, waits (package docstring): a limit reason,
+        its queue's share (QOSGrpNodeLimit), else Resources / BurstBufferResources from the free counts before
+        the decision, Priority if this decision's starts took what it needed, else Reservation while the head's
+        reservation is held, or the policy's `blocked_reason`."""
+        limits = self._waits.limits
+        r = limits.get(job.id) if limits else None
+        if r is None and self.queues is not None and not self._eligible(job):
+            r = "QOSGrpNodeLimit"      # its queue holds its share of the machine (Slurm's name for a group limit)
+        if r is None:
+            free0, bb0 = self._waits.free0
+            if job.res > free0:
+                r = "Resources"
+            elif job.bb > 0 and not bb_room(bb0, job.bb, job.res):
+                r = "BurstBufferResources"
+            else:
+                free, bb = self.profile.free_counts_at(now)
+                held = self._held
+                if held is not None and held.start <= now:   # counts without the reservation
+                    free += len(held.procs)
+                    if held.bb_per_storage:
+                        bb = tuple(b + held.bb_per_storage.get(i, 0) for i, b in zip(self.profile.bb_ids, bb))
+                if job.res > free or (job.bb > 0 and not bb_room(bb, job.bb, job.res)):
+                    r = "Priority"
+                else:
+                    r = "Reservation" if held is not None else self.blocked_reason
+        self._waits.note(job, r)
+

@@ -62,8 +62,7 @@ class StagedLifecycle:
         """`decide` of the staged lifecycle (class docstring): the jobs whose stage-in started are placed
         first (`_place_started`), then the policy's `_schedule` decides for the queued jobs."""
         self.last_reservation = None
-        self._free0 = self.profile.free_counts_at(now)
-        self._noted = {}
+        self._waits.begin(self.profile.free_counts_at(now))
         self._wake = None
         prev: dict[str, ProcSet] = {}
         for h in self.holds.values():             # node windows of the jobs not yet on nodes: re-placed below

@@ -1,68 +1,71 @@
-"""Why each queued job waits (docs/wait-reasons.md): the reason noted by the passes (`_note_wait`), else the one
-the free counts give after the decision, for the whole queue at once (`_record_wait_reasons`,
-`wait_table.QueueTable`). One of the four concerns of `ProfileScheduler` (the rule: the package docstring); the
-state it reads (``_free0``, ``_noted``, ``limit_reasons``, ``_wait_table``) is set by `ProfileScheduler.__init__`."""
+"""Why each queued job waits (docs/wait-reasons.md): the wait-reason log a `ProfileScheduler` owns
+(``_waits``). During a decision the passes note the reason of each job they look at and do not start
+(`ProfileScheduler._note_wait` computes it, `WaitLog.note` keeps it); after the decision `WaitLog.record`
+gives every other queued job the one the free counts give, for the whole queue at once
+(`wait_table.QueueTable`)."""
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 from ..base import Job
-from ..placement import bb_room
+from ..wait_table import QueueTable
 
-__all__ = ["WaitReasons"]
+__all__ = ["WaitLog"]
 
 
-class WaitReasons:
-    """The wait reasons of a `ProfileScheduler` (module docstring)."""
+class WaitLog:
+    """The wait reasons of a scheduler's queue (module docstring).
+
+    Attributes:
+        limits: job id → a limit reason (e.g. "QOSMaxJobsPerUserLimit") a policy with queues sets for the jobs its
+            limits hold back; it takes precedence over every other reason (`ProfileScheduler.limit_reasons`).
+        changed: job id → reason of the jobs whose reason changed at the last `record` (new jobs included); None:
+            read `reasons` whole.
+        free0: (free processors, free bytes per BB node) now, before this decision's starts (`begin`).
+        noted: the reasons noted during this decision's passes.
+    """
+
+    def __init__(self) -> None:
+        self.table = QueueTable()
+        self.limits: dict[str, str] = {}
+        self.changed: dict[str, str] | None = None
+        self.free0: tuple[int, tuple[int, ...]] = (0, ())
+        self.noted: dict[str, str] = {}
+        self._override: dict[str, str] | None = {}
 
     @property
-    def wait_reasons(self) -> dict[str, str]:
-        """Job id → reason (`burstbuffer.metrics.definitions.WAIT_REASONS`) of every job queued after the
-        last `decide`, in submission order (docs/wait-reasons.md). A policy may assign its own map; the
-        decision loop then reads it whole."""
-        if self._wait_override is not None:
-            return self._wait_override
-        return self._wait_table.reasons()
+    def reasons(self) -> dict[str, str]:
+        """Job id → reason (`burstbuffer.metrics.definitions.WAIT_REASONS`) of every job queued after the last
+        `record`, in submission order, or the map a policy set (`set_reasons`)."""
+        if self._override is not None:
+            return self._override
+        return self.table.reasons()
 
-    @wait_reasons.setter
-    def wait_reasons(self, value: dict[str, str]) -> None:
-        self._wait_override = value
-        self.wait_reasons_changed = None
+    def set_reasons(self, value: dict[str, str]) -> None:
+        """A policy's own map of the reasons: read whole by the decision loop until the next `record`."""
+        self._override = value
+        self.changed = None
 
-    def _record_wait_reasons(self, now: float) -> None:
-        """Classify the jobs still queued (module docstring; docs/wait-reasons.md): the reason noted during
-        the pass, else the one the free counts give after the decision (no reservation held), for the whole
-        queue at once (`wait_table.QueueTable`); sets `wait_reasons_changed` to the jobs whose reason
-        changed."""
-        table = self._wait_table
-        table.sync(self._queue)
-        self._wait_override = None
-        if not self._queue:
-            self.wait_reasons_changed = {}
+    def begin(self, free0: tuple[int, tuple[int, ...]]) -> None:
+        """A decision starts with the free counts `free0` at now: no reason noted yet."""
+        self.free0 = free0
+        self.noted = {}
+
+    def note(self, job: Job, reason: str) -> None:
+        """`job`, looked at by a pass and not started, waits for `reason`."""
+        self.noted[job.id] = reason
+
+    def record(self, queue: Mapping[str, Job], free_now: Callable[[], tuple[int, tuple[int, ...]]],
+               blocked_reason: str) -> None:
+        """After the decision: the reason noted during the pass, else the one the free counts give (`free0`
+        and ``free_now()``, called only when jobs are queued), for the whole `queue` at once; sets `changed` to
+        the jobs whose reason changed."""
+        table = self.table
+        table.sync(queue)
+        self._override = None
+        if not queue:
+            self.changed = {}
             return
-        free0, bb0 = self._free0
-        free1, bb1 = self.profile.free_counts_at(now)
-        self.wait_reasons_changed = table.classify(free0, bb0, free1, bb1, self.blocked_reason,
-                                                   self.limit_reasons, self._noted)
-
-    def _note_wait(self, job: Job, now: float) -> None:
-        """Note why `job`, looked at now by the pass and not started, waits (module docstring)."""
-        r = self.limit_reasons.get(job.id) if self.limit_reasons else None
-        if r is None and self.queues is not None and not self._eligible(job):
-            r = "QOSGrpNodeLimit"      # its queue holds its share of the machine (Slurm's name for a group limit)
-        if r is None:
-            free0, bb0 = self._free0
-            if job.res > free0:
-                r = "Resources"
-            elif job.bb > 0 and not bb_room(bb0, job.bb, job.res):
-                r = "BurstBufferResources"
-            else:
-                free, bb = self.profile.free_counts_at(now)
-                held = self._held
-                if held is not None and held.start <= now:   # counts without the reservation
-                    free += len(held.procs)
-                    if held.bb_per_storage:
-                        bb = tuple(b + held.bb_per_storage.get(i, 0) for i, b in zip(self.profile.bb_ids, bb))
-                if job.res > free or (job.bb > 0 and not bb_room(bb, job.bb, job.res)):
-                    r = "Priority"
-                else:
-                    r = "Reservation" if held is not None else self.blocked_reason
-        self._noted[job.id] = r
+        free0, bb0 = self.free0
+        free1, bb1 = free_now()
+        self.changed = table.classify(free0, bb0, free1, bb1, blocked_reason, self.limits, self.noted)
