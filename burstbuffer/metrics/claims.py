@@ -32,8 +32,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..lazy import lazy
-from .verdicts import (DIFFERENCE, MISSING, MODES, NO_DIFFERENCE, NOT, OUT_OF_REGIME, PARTLY, REPRODUCED,
-                       Verdict)
+from .verdicts import (DIFFERENCE, MISSING, MODES, NO_DIFFERENCE, NOT, NOT_TESTABLE, OUT_OF_REGIME, PAPER, PARTLY,
+                       PROJECT, REPRODUCED, Verdict)
 
 np = lazy("numpy")  # numpy and pandas: imported on first use (burstbuffer.lazy)
 pd = lazy("pandas")
@@ -307,17 +307,26 @@ class Claim:
     id: short stable name (``verdicts.json``); text: the claim in words; source: where the paper states it
     (section, figures); paper_value: the paper's number, or ``qualitative``; conditions: its `Condition`s
     (treatment, control, metric, band, noise floor each), all of which must hold for ``reproduced``.
-    ValueError for a claim without conditions."""
+    words: the source's own words, quoted (the study pages show them beside `source`); origin: `PAPER` (a
+    statement of the source) or `PROJECT` (a question the project asks itself: listed apart, as the
+    project's); not_testable: why the source gives nothing a run could check (no experiment, no defined
+    metric) — the claim is then ``not testable``, never judged, and may have no condition.
+    ValueError for a testable claim without conditions, or an unknown origin."""
 
     id: str
     text: str
     source: str
     paper_value: str = ""
     conditions: tuple[Condition, ...] = ()
+    words: str = ""
+    origin: str = PAPER
+    not_testable: str = ""
 
     def __post_init__(self):
-        if not self.conditions:
+        if not self.conditions and not self.not_testable:
             raise ValueError(f"claim {self.id}: no condition (docs/verdicts.md)")
+        if self.origin not in (PAPER, PROJECT):
+            raise ValueError(f"claim {self.id}: origin {self.origin!r} not in ({PAPER!r}, {PROJECT!r})")
 
     @property
     def asserts(self) -> str:
@@ -443,8 +452,10 @@ def _g(x: float) -> str:
 
 def _judge_claim(c: Claim, jobs: "_Rows | None", mode: str) -> Verdict:
     """A claim with conditions: each condition judged (`judge`), then combined (module docstring)."""
-    base = dict(id=c.id, paper_value=c.paper_value, asserts=c.asserts, mode=mode,
+    base = dict(id=c.id, paper_value=c.paper_value, asserts=c.asserts, mode=mode, origin=c.origin,
                 band="; ".join(dict.fromkeys(f"{k.name}: {k.band.text(EFFECTS[k.effect][0])}" for k in c.conditions)))
+    if c.not_testable:
+        return Verdict(c.text, c.source, "", NOT_TESTABLE, c.not_testable, **base)
     if jobs is None or jobs.jobs.empty:
         return Verdict(c.text, c.source, "needs the per-job table of the runs", MISSING, "", **base)
     conds = [judge(k, jobs, mode) for k in c.conditions]
@@ -489,7 +500,19 @@ def evaluate(claims: list[Claim] | tuple[Claim, ...], jobs: pd.DataFrame | None,
     out = []
     for c in claims:
         v = _judge_claim(c, rows, mode)
-        if failed and v.verdict != MISSING:
-            v.verdict, v.regime = OUT_OF_REGIME, failed
+        if failed and v.verdict not in (MISSING, NOT_TESTABLE):
+            _out_of_regime(v, failed)
         out.append(v)
     return out
+
+
+def _out_of_regime(v: Verdict, failed: list[str]) -> None:
+    """`v` (a measured verdict) made ``out of regime`` everywhere it is read: the claim's verdict, each
+    condition's verdict and why, and the per-condition text (the effects stay reported, unjudged)."""
+    v.verdict, v.regime = OUT_OF_REGIME, failed
+    for d in v.conditions:
+        if d["verdict"] != MISSING:
+            d["verdict"] = OUT_OF_REGIME
+            d["why"] = f"{OUT_OF_REGIME} ({'; '.join(failed)}): the effect is reported, not judged"
+    v.by_how_much = "; ".join(f"{d['name']}, {d['metric']}: {_g(d['value'])}{EFFECTS[d['effect']][0]} (interval "
+                              f"{_g(d['interval'][0])} to {_g(d['interval'][1])}): {OUT_OF_REGIME}" for d in v.conditions)

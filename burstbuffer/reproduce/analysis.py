@@ -237,7 +237,7 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
     # the scopes run like the whole workload: "whole" and the study's extra workloads (e.g. S1-S4)
     extra = [sc for sc in summ["scope"].unique() if sc != "whole" and not str(sc).startswith("part-")]
     from .study import StudyData
-    data = StudyData(rep, jobs, summ, specs, results, out, figs)
+    data = StudyData(rep, jobs, summ, specs, results, out, figs, manifest)
     rep.h(1, "The paper's claims beside the measurements")
     if len(whole):
         note = study.whole_scope_note(manifest) if study.whole_scope_note else None
