@@ -127,12 +127,13 @@ def test_easy_vs_fcfs_each_condition():
 
 
 def _parts(filler_above: int, plan1_below: int, n: int = 16) -> pd.DataFrame:
-    """`n` parts of 20 jobs: filler's mean above sjf-bb's in the first `filler_above`, plan-1's below plan-2's
+    """`n` parts of 20 jobs: filler's mean above sjf-bb's and fcfs-bb's in the first `filler_above`, plan-1's below
+    plan-2's
     in the first `plan1_below`; the plans below sjf-bb everywhere."""
     frames = []
     for k in range(n):
         b = BASE[:20]
-        w = {"sjf-bb": b, "filler": b * (1.3 if k < filler_above else 0.8), "plan-2": 0.8 * b,
+        w = {"sjf-bb": b, "fcfs-bb": 1.05 * b, "filler": b * (1.4 if k < filler_above else 0.8), "plan-2": 0.8 * b,
              "plan-1": b * (0.7 if k < plan1_below else 0.9), "plan-3": 0.85 * b}
         frames.append(_jobs(w, {p: 1 + x for p, x in w.items()}, f"part-{k:02d}"))
     return pd.concat(frames, ignore_index=True)
