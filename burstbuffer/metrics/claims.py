@@ -16,8 +16,9 @@ the spread over at least 3 seeds). A condition asserting a difference is
 
 a condition asserting no difference is reproduced when the whole noise interval lies inside its band, not
 reproduced otherwise. A claim is reproduced when all its conditions are, not reproduced when one is not,
-partly otherwise; ``out of regime`` when a regime check of the study failed (`RegimeCheck`); ``not
-measured`` when the runs lack a condition's columns. No condition can pass with the treatment worse than
+partly otherwise; ``out of regime`` when a regime check of the study failed (`RegimeCheck`: then every
+condition says so too); ``not measured`` when the runs lack a condition's columns; ``not testable`` when its
+source states nothing a run could check (`Claim.not_testable`: never judged). No condition can pass with the treatment worse than
 the control on its own metric.
 
 Because every condition names its treatment and its control, `evaluate` can judge the same table as a
@@ -330,7 +331,10 @@ class Claim:
 
     @property
     def asserts(self) -> str:
-        """`DIFFERENCE` when a condition asserts one, else `NO_DIFFERENCE`."""
+        """`DIFFERENCE` when a condition asserts one (or when there is no condition: a claim not testable states
+        an effect), else `NO_DIFFERENCE`."""
+        if not self.conditions:
+            return DIFFERENCE
         return DIFFERENCE if any(c.asserts == DIFFERENCE for c in self.conditions) else NO_DIFFERENCE
 
 
