@@ -18,8 +18,8 @@ a condition asserting no difference is reproduced when the whole noise interval 
 reproduced otherwise. A claim is reproduced when all its conditions are, not reproduced when one is not,
 partly otherwise; ``out of regime`` when a regime check of the study failed (`RegimeCheck`: then every
 condition says so too); ``not measured`` when the runs lack a condition's columns; ``not testable`` when its
-source states nothing a run could check (`Claim.not_testable`: never judged). No condition can pass with the treatment worse than
-the control on its own metric.
+source states nothing a run could check (`Claim.not_testable`: never judged). No condition can pass with the
+treatment worse than the control on its own metric.
 
 Because every condition names its treatment and its control, `evaluate` can judge the same table as a
 *placebo* (the control's runs in place of the treatment's: the simulator is deterministic for a given seed,
@@ -519,4 +519,5 @@ def _out_of_regime(v: Verdict, failed: list[str]) -> None:
             d["verdict"] = OUT_OF_REGIME
             d["why"] = f"{OUT_OF_REGIME} ({'; '.join(failed)}): the effect is reported, not judged"
     v.by_how_much = "; ".join(f"{d['name']}, {d['metric']}: {_g(d['value'])}{EFFECTS[d['effect']][0]} (interval "
-                              f"{_g(d['interval'][0])} to {_g(d['interval'][1])}): {OUT_OF_REGIME}" for d in v.conditions)
+                              f"{_g(d['interval'][0])} to {_g(d['interval'][1])}): {OUT_OF_REGIME}"
+                              for d in v.conditions)

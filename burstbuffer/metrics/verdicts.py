@@ -3,8 +3,8 @@
 Their meaning is docs/verdicts.md: ``reproduced`` (the paper's direction, a magnitude inside the claim's
 band, beyond the noise floor), ``partly`` (right direction beyond the noise floor, magnitude outside the
 band), ``not reproduced`` (wrong direction, or inside the noise floor), ``out of regime`` (the study's
-regime checks failed: no verdict), ``not measured`` (the runs lack what the claim needs), ``not testable`` (the source states no experiment or
-number that a run could check: the claim is listed, never judged).
+regime checks failed: no verdict), ``not measured`` (the runs lack what the claim needs), ``not testable``
+(the source states no experiment or number that a run could check: the claim is listed, never judged).
 
 The primitives below `burstbuffer.metrics.claims` (which evaluates claims into verdicts) and
 `burstbuffer.metrics.report` (which renders them); neither this module nor those import a study.
