@@ -10,7 +10,7 @@ PY     := $(VENV)/bin/python
 APT_PACKAGES := python3-simgrid python3-venv python3-dev libsimgrid-dev pybind11-dev libzmq3-dev g++
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup system-deps run test test-fast test-asan docs bench clean constraints docker-check slurm-check study-table kopanski-table
+.PHONY: setup system-deps run test test-fast test-asan docs bench clean constraints docker-check slurm-check study-table kopanski-table claim-pages
 
 system-deps:
 	@if ! $(PY_SYS) -c 'import simgrid, venv, ensurepip' >/dev/null 2>&1 \
@@ -80,6 +80,11 @@ STUDY_OUT ?= out
 study-table: setup
 	nice -n 10 $(PY) -m burstbuffer reproduce --study $(STUDY) $(STUDY_ARGS) --output $(STUDY_OUT)/$(STUDY)-table -q
 	$(PY) benchmarks/verdict_table.py $(STUDY_OUT)/$(STUDY)-table --doc > docs/studies/verdicts/$(STUDY).inc
+
+# Each study's claims as its source states them (docs/studies/claims/NAME.inc, included by the study pages):
+# generated from the claims tables; tests/test_claims_sources.py fails when they differ.
+claim-pages:
+	$(PY) -m burstbuffer.reproduce.claim_pages docs/studies/claims
 
 # The paper's table at the paper's scale: the whole KTH trace (28,453 jobs) and its 16 three-week parts, the eight
 # policies of §4.2 (hours of CPU: one whole-trace run of a policy takes minutes, plan-1 to plan-3 the longest).

@@ -16,6 +16,11 @@ import sys
 from pathlib import Path
 
 
+def _id(v: dict) -> str:
+    """A row's id; a question the project asks itself (not the source's claim) is marked so."""
+    return v["id"] + (" (the project's question)" if v.get("origin") == "project" else "")
+
+
 def table(out: Path, short: bool = False, doc: bool = False) -> str:
     verdicts = json.loads((out / "verdicts.json").read_text(encoding="utf-8"))
     esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")  # noqa: E731
@@ -37,7 +42,7 @@ def table(out: Path, short: bool = False, doc: bool = False) -> str:
                       "are not measured. Rerun the same command to finish them.", ""]
         head = ["id", "claim", "where", "asserts", "verdict", "placebo", "reversed", "band (its reason)",
                 "noise floor", "by how much"]
-        rows = [[v["id"], v["claim"], v["source"], v.get("asserts", ""),
+        rows = [[_id(v), v["claim"], v["source"], v.get("asserts", ""),
                  *(v["verdict"] if m == mode else v.get(f"verdict_{m}", "") for m in ("real", "placebo", "reverse")),
                  v.get("band", ""), v.get("noise", ""), v["by_how_much"]] for v in verdicts]
         checks = json.loads((out / "regime.json").read_text(encoding="utf-8")) if (out / "regime.json").is_file() else []
@@ -50,10 +55,10 @@ def table(out: Path, short: bool = False, doc: bool = False) -> str:
             intro += ["Regime checks: none (the study declares none).", ""]
     elif short:
         head = ["id", "claim", "where", "verdict", "by how much"]
-        rows = [[v["id"], v["claim"], v["source"], v["verdict"], v["by_how_much"]] for v in verdicts]
+        rows = [[_id(v), v["claim"], v["source"], v["verdict"], v["by_how_much"]] for v in verdicts]
     else:
         head = ["id", "claim", "where", "measured", "verdict", "by how much"]
-        rows = [[v["id"], v["claim"], v["source"], v["measured"], v["verdict"], v["by_how_much"]] for v in verdicts]
+        rows = [[_id(v), v["claim"], v["source"], v["measured"], v["verdict"], v["by_how_much"]] for v in verdicts]
     lines = intro + ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
     lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)

@@ -30,7 +30,10 @@ def test_backfilling_study_end_to_end(tmp_path, kth_subset):
                               policies=None, model="io-aware", gantt_jobs=0, seed=0)
     out = tmp_path / "rep"
     plan = plan_runs(st, args, out, POLICIES, log=lambda m: None)
-    assert [s.column or s.policy for s in plan.specs] == [v.label for v in BF.VARIANTS]
+    # every column on the selected jobs; slide 31's two columns also on its scope (the trace's actual run times)
+    assert [(s.scope, s.column or s.policy) for s in plan.specs] == \
+        [("whole", v.label) for v in BF.VARIANTS if not v.scopes or "whole" in v.scopes] + \
+        [(BF.ACTUAL, BF.EASY), (BF.ACTUAL, BF.X3)]
     assert {s.model for s in plan.specs} == {"alloc-only"}                   # whatever --model says
     assert json.loads(next(s for s in plan.specs if s.column == "easy/x3").options) == {"walltime_factor": 3}
     results = execute(plan.specs, LocalPoolExecutor(2, pin=False, progress=False),

@@ -199,8 +199,8 @@ SMALL_LONG = (RES <= 4) & (WT > 3600)
 LARGE_SHORT = (RES >= 20) & (WT <= 3600)
 
 
-def _bf(cols: dict[str, np.ndarray]) -> pd.DataFrame:
-    return _table(cols)
+def _bf(cols: dict[str, np.ndarray], scope: str = "whole") -> pd.DataFrame:
+    return _table(cols).assign(scope=scope)
 
 
 def test_easy_asymmetries_both_ways():
@@ -212,11 +212,14 @@ def test_easy_asymmetries_both_ways():
 
 
 def test_inflated_estimates_both_ways():
-    def t(lab, f):
-        return _bf({"easy": BASE, lab: f * BASE})
+    def t(lab, f, scope="whole"):
+        return _bf({"easy": BASE, lab: f * BASE}, scope)
     _check(BF.CLAIMS, "estimates-x2", t("easy/x2", 0.9), t("easy/x2", 0.999), t("easy/x2", 1.1))
-    _check(BF.CLAIMS, "estimates-x3", t("easy/x3", 0.9), t("easy/x3", 0.999), t("easy/x3", 1.1))
-    some = _bf({"easy": BASE, "easy/x3": np.where(RES <= 4, 0.9, 1.1) * BASE})     # better for the small only
+    # slide 31: on the scope of the trace's actual run times (`BF.ACTUAL`), and there only
+    _check(BF.CLAIMS, "estimates-x3", t("easy/x3", 0.9, BF.ACTUAL), t("easy/x3", 0.999, BF.ACTUAL),
+           t("easy/x3", 1.1, BF.ACTUAL))
+    assert _one(BF.CLAIMS, "estimates-x3", t("easy/x3", 0.9)).verdict == MISSING
+    some = _bf({"easy": BASE, "easy/x3": np.where(RES <= 4, 0.9, 1.1) * BASE}, BF.ACTUAL)   # better for the small only
     v = _one(BF.CLAIMS, "estimates-x3", some)
     assert v.verdict == NOT and [d["verdict"] for d in v.conditions] == [REPRODUCED, REPRODUCED, NOT, NOT]
 

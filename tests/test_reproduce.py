@@ -98,7 +98,9 @@ def test_report_lists_claims_skips_and_figures(reproduced):
     verdicts = json.loads((out / "verdicts.json").read_text())
     # 30 jobs are not the whole KTH trace, nor 2 parts the paper's 16: no verdict, the measurements shown
     assert len(verdicts) == 11 and {v["verdict"] for v in verdicts} <= {"out of regime", "not measured"}
-    assert "| workload | 30 jobs |" in md and "| NO |" in md
+    # the regime is checked by what the workload is (the identity of its jobs), not by its count
+    row = next(ln for ln in md.splitlines() if ln.startswith("| workload | "))
+    assert row.endswith("| NO |") and "trace" in row
     for name in FIGS:
         assert f"figures/{name}.png" in md
     html = (out / "report.html").read_text()

@@ -17,9 +17,10 @@ of the jobs of one run). A condition asserting a difference is
 
 a condition asserting no difference is reproduced when the whole noise interval lies inside its band, not
 reproduced otherwise. A claim is reproduced when all its conditions are, not reproduced when one is not,
-partly otherwise; ``out of regime`` when a regime check of the study failed (`RegimeCheck`); ``not
-measured`` when the runs lack a condition's columns. No condition can pass with the treatment worse than
-the control on its own metric.
+partly otherwise; ``out of regime`` when a regime check of the study failed (`RegimeCheck`: then every
+condition says so too); ``not measured`` when the runs lack a condition's columns; ``not testable`` when its
+source states nothing a run could check (`Claim.not_testable`: never judged). No condition can pass with the
+treatment worse than the control on its own metric.
 
 Because every condition names its treatment and its control, `evaluate` can judge the same table as a
 *placebo*, an A/A test (the control's A/A column, the control policy run again with independent seeds on
@@ -34,8 +35,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..lazy import lazy
-from .verdicts import (DIFFERENCE, MISSING, MODES, NO_DIFFERENCE, NOT, OUT_OF_REGIME, PARTLY, REPRODUCED,
-                       Verdict, placebo_column)
+from .verdicts import (DIFFERENCE, MISSING, MODES, NO_DIFFERENCE, NOT, NOT_TESTABLE, OUT_OF_REGIME, PAPER, PARTLY,
+                       PROJECT, REPRODUCED, Verdict, placebo_column)
 
 np = lazy("numpy")  # numpy and pandas: imported on first use (burstbuffer.lazy)
 pd = lazy("pandas")
@@ -299,21 +300,33 @@ class Claim:
     id: short stable name (``verdicts.json``); text: the claim in words; source: where the paper states it
     (section, figures); paper_value: the paper's number, or ``qualitative``; conditions: its `Condition`s
     (treatment, control, metric, band, noise floor each), all of which must hold for ``reproduced``.
-    ValueError for a claim without conditions."""
+    words: the source's own words, quoted (the study pages show them beside `source`); origin: `PAPER` (a
+    statement of the source) or `PROJECT` (a question the project asks itself: listed apart, as the
+    project's); not_testable: why the source gives nothing a run could check (no experiment, no defined
+    metric) — the claim is then ``not testable``, never judged, and may have no condition.
+    ValueError for a testable claim without conditions, or an unknown origin."""
 
     id: str
     text: str
     source: str
     paper_value: str = ""
     conditions: tuple[Condition, ...] = ()
+    words: str = ""
+    origin: str = PAPER
+    not_testable: str = ""
 
     def __post_init__(self):
-        if not self.conditions:
+        if not self.conditions and not self.not_testable:
             raise ValueError(f"claim {self.id}: no condition (docs/verdicts.md)")
+        if self.origin not in (PAPER, PROJECT):
+            raise ValueError(f"claim {self.id}: origin {self.origin!r} not in ({PAPER!r}, {PROJECT!r})")
 
     @property
     def asserts(self) -> str:
-        """`DIFFERENCE` when a condition asserts one, else `NO_DIFFERENCE`."""
+        """`DIFFERENCE` when a condition asserts one (or when there is no condition: a claim not testable states
+        an effect), else `NO_DIFFERENCE`."""
+        if not self.conditions:
+            return DIFFERENCE
         return DIFFERENCE if any(c.asserts == DIFFERENCE for c in self.conditions) else NO_DIFFERENCE
 
 
@@ -489,8 +502,10 @@ def _g(x: float) -> str:
 
 def _judge_claim(c: Claim, jobs: "_Rows | None", mode: str) -> Verdict:
     """A claim with conditions: each condition judged (`judge`), then combined (module docstring)."""
-    base = dict(id=c.id, paper_value=c.paper_value, asserts=c.asserts, mode=mode,
+    base = dict(id=c.id, paper_value=c.paper_value, asserts=c.asserts, mode=mode, origin=c.origin,
                 band="; ".join(dict.fromkeys(f"{k.name}: {k.band.text(EFFECTS[k.effect][0])}" for k in c.conditions)))
+    if c.not_testable:
+        return Verdict(c.text, c.source, "", NOT_TESTABLE, c.not_testable, **base)
     if jobs is None or jobs.jobs.empty:
         return Verdict(c.text, c.source, "needs the per-job table of the runs", MISSING, "", **base)
     conds = [judge(k, jobs, mode) for k in c.conditions]
@@ -526,8 +541,8 @@ def evaluate(claims: list[Claim] | tuple[Claim, ...], jobs: pd.DataFrame | None,
     out = []
     for c in claims:
         v = _judge_claim(c, rows, mode)
-        if failed and v.verdict != MISSING:
-            v.verdict, v.regime = OUT_OF_REGIME, failed
+        if failed and v.verdict not in (MISSING, NOT_TESTABLE):
+            _out_of_regime(v, failed)
         out.append(v)
     return out
 
@@ -537,3 +552,16 @@ def false_positive_rate(verdicts: list[Verdict]) -> tuple[int, int]:
     beyond the noise floor in either direction. Nominal: k / n ≈ 1 − the interval's level."""
     conds = [d for v in verdicts for d in v.conditions if d["asserts"] == DIFFERENCE and d["verdict"] != MISSING]
     return sum(bool(d["beyond_noise"]) for d in conds), len(conds)
+
+
+def _out_of_regime(v: Verdict, failed: list[str]) -> None:
+    """`v` (a measured verdict) made ``out of regime`` everywhere it is read: the claim's verdict, each
+    condition's verdict and why, and the per-condition text (the effects stay reported, unjudged)."""
+    v.verdict, v.regime = OUT_OF_REGIME, failed
+    for d in v.conditions:
+        if d["verdict"] != MISSING:
+            d["verdict"] = OUT_OF_REGIME
+            d["why"] = f"{OUT_OF_REGIME} ({'; '.join(failed)}): the effect is reported, not judged"
+    v.by_how_much = "; ".join(f"{d['name']}, {d['metric']}: {_g(d['value'])}{EFFECTS[d['effect']][0]} (interval "
+                              f"{_g(d['interval'][0])} to {_g(d['interval'][1])}): {OUT_OF_REGIME}"
+                              for d in v.conditions)

@@ -20,7 +20,7 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["idle_while_queued", "idle_while_queued_windows", "mean_queue", "offered_load"]
+__all__ = ["idle_while_queued", "idle_while_queued_windows", "mean_queue", "offered_load", "trace_identity"]
 
 
 def mean_queue(jobs: pd.DataFrame, a: float | None = None, b: float | None = None) -> float:
@@ -103,3 +103,18 @@ def idle_while_queued_windows(jobs: pd.DataFrame, nodes: int, windows: int) -> p
     with np.errstate(divide="ignore", invalid="ignore"):
         out[:] = np.where(q > 0, i / q, np.nan)
     return out
+
+
+def trace_identity(path) -> str:
+    """The identity of the trace behind the Batsim workload `path`: the first 16 hex digits of the SHA-256 of
+    its jobs' id, submission time, walltime and processors, in file order — what Kopanski & Rzadca §4.1 take
+    from the KTH log ("we extract submission times, walltimes and the requested number of processors"). The
+    burst-buffer and communication draws (``workload from-swf --seed``) do not change it; another trace, a
+    subset or a reordered file does. InputError (`burstbuffer.workloads.batsim_json.load_workload`) for a
+    missing or malformed file."""
+    import hashlib
+    from ..workloads.batsim_json import load_workload
+    h = hashlib.sha256()
+    for j in load_workload(path, require_bb=False).jobs:
+        h.update(f"{j.id} {j.subtime:g} {j.walltime:g} {j.res}\n".encode())
+    return h.hexdigest()[:16]

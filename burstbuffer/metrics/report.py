@@ -7,7 +7,9 @@ The claims are data (`burstbuffer.metrics.claims`: a table of `Claim`s evaluated
 nothing above it).
 Verdicts: ``reproduced`` (the claim holds as stated, within the tolerance named in the row),
 ``partly`` (same direction, smaller effect, or holds for one of two metrics), ``not reproduced``
-(the opposite is measured), ``not measured`` (a policy or the parts were not run).
+(the opposite is measured), ``not measured`` (a policy or the parts were not run), ``out of regime`` (the runs
+are not in the regime the source's claim is about), ``not testable`` (the source states nothing a run could
+check).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .verdicts import MISSING, NOT, PARTLY, REPRODUCED, Verdict  # noqa: F401 - re-exported
+from .verdicts import MISSING, NOT, NOT_TESTABLE, OUT_OF_REGIME, PARTLY, REPRODUCED, Verdict  # noqa: F401 - re-exported
 
 
 #: A NaN written out in a table cell ("nan", "+nan", "nan %"), as Python formats one.
@@ -82,7 +84,7 @@ class Report:
                "padding:3px 6px;text-align:left;vertical-align:top}th{background:#eee}"
                "figure{margin:1.5em 0}img{max-width:100%}figcaption{font-style:italic}"
                ".reproduced{background:#d8f5d0}.partly{background:#fbf1c7}.not-reproduced{background:#f9d0d0}"
-               ".not-measured{background:#e8e8e8}pre{background:#f6f6f6;padding:.5em}</style>",
+               ".not-measured,.out-of-regime,.not-testable{background:#e8e8e8}pre{background:#f6f6f6;padding:.5em}</style>",
                "</head><body>", f"<h1>{e(self.title)}</h1>"]
         for b in self.blocks:
             if b[0] == "h":
@@ -94,7 +96,8 @@ class Report:
                 for r in b[2]:
                     cells = []
                     for c in r:
-                        cls = c.replace(" ", "-") if c in (REPRODUCED, PARTLY, NOT, MISSING) else ""
+                        cls = c.replace(" ", "-") if c in (REPRODUCED, PARTLY, NOT, MISSING, OUT_OF_REGIME,
+                                                           NOT_TESTABLE) else ""
                         cells.append(f"<td class='{cls}'>{e(c)}</td>" if cls else f"<td>{e(c)}</td>")
                     out.append("<tr>" + "".join(cells) + "</tr>")
                 out.append("</table>")

@@ -22,7 +22,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..metrics.claims import evaluate, false_positive_rate
 from ..metrics.report import VERDICT_HEADER, Report, verdict_rows
-from ..metrics.verdicts import MODES, VERDICTS, placebo_column
+from ..metrics.verdicts import MODES, PROJECT, VERDICTS, placebo_column
 
 #: the report's column of the verdicts in each mode (docs/verdicts.md)
 COLUMN = {"real": "real", "placebo": "placebo", "reverse": "reversed"}
@@ -234,7 +234,7 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
     # the scopes run like the whole workload: "whole" and the study's extra workloads (e.g. S1-S4)
     extra = [sc for sc in summ["scope"].unique() if sc != "whole" and not str(sc).startswith("part-")]
     from .study import StudyData
-    data = StudyData(rep, jobs, summ, specs, results, out, figs)
+    data = StudyData(rep, jobs, summ, specs, results, out, figs, manifest)
     rep.h(1, "The paper's claims beside the measurements")
     if len(whole):
         note = study.whole_scope_note(manifest) if study.whole_scope_note else None
@@ -286,7 +286,13 @@ def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, di
     header += ["asserts", "band (its reason)", "noise floor"]
     for r, v in zip(rows_out, verdicts):
         r += [v.asserts, v.band or "(a rule without a band)", v.noise]
-    rep.table(header, rows_out)
+    own = {i for i, v in enumerate(verdicts) if v.origin == PROJECT}
+    rep.table(header, [r for i, r in enumerate(rows_out) if i not in own])
+    if own:     # the project's own questions: apart, as the project's (docs/verdicts.md)
+        rep.p("The project's own questions: not the source's claims, asked by this project and judged by the same "
+              "rules.")
+        rep.table([h if k != 1 else "question (the project's)" for k, h in enumerate(header)],
+                  [r for i, r in enumerate(rows_out) if i in own])
     counts = {k: sum(v.verdict == k for v in verdicts) for k in VERDICTS}
     rep.p("Verdicts: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
     wrong = [v.id for v in verdicts if mode != "real" and v.asserts == "difference"

@@ -74,7 +74,8 @@ class StudyData:
     `burstbuffer.metrics.report.Report`) to append to, the tidy per-job table `jobs` (columns scope,
     policy = variant label, then `tidy.job_metrics`'s), the summary table `summary`
     (`metrics.tables.summary_table`), the runs (`specs`, `results`: key → marker or error), the output
-    folder `out` and its `figures` folder."""
+    folder `out` and its `figures` folder; `manifest`: the invocation's settings (`analysis.analyse`: model,
+    platform, seed, …) — what a regime check reads of the runs beside `specs`."""
 
     report: object
     jobs: pd.DataFrame
@@ -83,6 +84,7 @@ class StudyData:
     results: dict
     out: Path
     figures: Path
+    manifest: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,10 @@ simulations, where a job's run time does not depend on its I/O), on the selected
   job can be overtaken through the BB);
 - ``conservative``: conservative backfilling, every queued job reserved (``fcfs-bb`` with
   ``reservation_depth = all``);
-- ``easy/x2``, ``easy/x3``: EASY seeing every requested walltime × 2 and × 3 (``walltime_factor``; the jobs
-  still run, and are killed, under their own walltime);
+- ``easy/x2``: EASY seeing every requested walltime × 2 (``walltime_factor``; the jobs still run, and are
+  killed, under their own walltime);
+- ``easy/x3``: on the scope ``actual`` only (slide 31, `actual_runtime_workload`: each job runs its trace's actual
+  run time and asks exactly that), EASY seeing 3 × the actual run time; ``easy`` runs there too (f = 1);
 - ``window/fcfs`` and ``window/lookahead``: the window policies of `burstbuffer.schedulers.bbsched` without
   and with a lookahead — ``bbsched-naive`` (the first 20 queued jobs started in order, then EASY) and
   ``constrained-cpu`` (the subset of those 20 that uses the most nodes now, solved exactly, then EASY): the
@@ -25,6 +27,8 @@ long, 100 large short, 52 large long jobs.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from ...lazy import lazy
 from ...metrics.claims import Band, Claim, Condition, Metric
 from ..study import Study, StudyData, Variant
@@ -36,15 +40,49 @@ MODEL = "alloc-only"
 FCFS, EASY, CONSERVATIVE = "fcfs", "easy", "conservative"
 X2, X3 = "easy/x2", "easy/x3"
 NAIVE, LOOKAHEAD = "window/fcfs", "window/lookahead"
+#: the scope of slide 31's experiment (`actual_runtime_workload`): the trace's jobs run exactly their actual run
+#: time (the SWF's), each job's estimate that run time
+ACTUAL = "actual"
+WHOLE = ("whole",)
 VARIANTS = (
-    Variant(FCFS, "fcfs", model=MODEL),
+    Variant(FCFS, "fcfs", model=MODEL, scopes=WHOLE),
     Variant(EASY, "fcfs-bb", model=MODEL),
-    Variant(CONSERVATIVE, "fcfs-bb", {"reservation_depth": "all"}, model=MODEL),
-    Variant(X2, "fcfs-bb", {"walltime_factor": 2}, model=MODEL),
-    Variant(X3, "fcfs-bb", {"walltime_factor": 3}, model=MODEL),
-    Variant(NAIVE, "bbsched-naive", model=MODEL),
-    Variant(LOOKAHEAD, "constrained-cpu", model=MODEL),
+    Variant(CONSERVATIVE, "fcfs-bb", {"reservation_depth": "all"}, model=MODEL, scopes=WHOLE),
+    Variant(X2, "fcfs-bb", {"walltime_factor": 2}, model=MODEL, scopes=WHOLE),
+    Variant(X3, "fcfs-bb", {"walltime_factor": 3}, model=MODEL, scopes=(ACTUAL,)),
+    Variant(NAIVE, "bbsched-naive", model=MODEL, scopes=WHOLE),
+    Variant(LOOKAHEAD, "constrained-cpu", model=MODEL, scopes=WHOLE),
 )
+
+
+def actual_runtime_workload(whole, work, seed: int = 0, platform=None, swf=None) -> list:
+    """Slide 31's workload (Casanova, "Sample results": "replace user estimate by f times the actual run time"): the
+    jobs of the Batsim workload `whole` with their trace's actual run time (SWF field 4 of the same job number, from
+    `swf`, default the bundled KTH trace) as a ``delay`` profile (the job runs exactly that long; its BB request
+    kept) and that run time as the estimate (walltime, at least 1 s). On it, ``easy`` sees f = 1 (the actual run
+    time) and ``easy/x3`` (``walltime_factor`` 3) f = 3. Written to `work`/<stem>-actual.json; the scope
+    ``actual`` (`ACTUAL`). [] (no such scope) when a job of `whole` is not in the trace, with no error: the
+    other claims do not need it. `seed`, `platform`: unused (the `Study.workloads` signature)."""
+    from ..study import ExtraWorkload
+    from ...workloads.batsim_json import Workload, load_workload, write_workload
+    from ...workloads.bundled import KTH_SWF
+    from ...workloads.swf import iter_swf
+    w = load_workload(whole, require_bb=False)
+    run = {r.job_number: r.run_time for r in iter_swf(swf or KTH_SWF)}
+    if not w.jobs or any(j.id not in run or run[j.id] < 0 for j in w.jobs):
+        return []
+    jobs, profiles = [], {}
+    for j in w.jobs:
+        t = float(run[j.id])
+        name = f"actual-{j.id}"
+        profiles[name] = {"type": "delay", "delay": t, "bb": int(w.profiles.get(j.profile, {}).get("bb", 0))}
+        jobs.append(j.replaced(walltime=max(1.0, t), profile=name))
+    path = Path(work) / f"{Path(whole).stem}-actual.json"
+    write_workload(path, Workload(w.name, f"{w.description}; slide 31: each job runs its trace's actual run time, "
+                                          "estimated exactly", w.nb_res, jobs, profiles))
+    return [ExtraWorkload(ACTUAL, path, f"slide 31 ({ACTUAL}): the same {len(jobs)} jobs, each running its trace's "
+                                        "actual run time (a delay profile), its estimate that run time (f = 1); "
+                                        "easy/x3 sees 3 × it (f = 3)")]
 #: (name, lowest, highest processors requested) of the small and large classes (96 processors)
 SMALL, LARGE = (1, 4), (20, 10 ** 9)
 #: requested walltime [s] up to which a job is short
@@ -110,23 +148,31 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("easy-small-long", "EASY favours small long jobs (here: jobs of at most 4 processors asking more than "
           f"1 h wait at least {100 * MARGIN:g} % less under EASY than under conservative backfilling)",
           "slide 24 (Conservative Backfilling)", paper_value="qualitative",
-          conditions=(Condition(EASY, CONSERVATIVE, _wait("small_long"), FAVOURS),)),
+          words="EASY favors small long jobs", conditions=(Condition(EASY, CONSERVATIVE, _wait("small_long"), FAVOURS),)),
     Claim("easy-large-short", "EASY harms large short jobs (here: jobs of at least 20 processors asking at most 1 h "
           f"wait at least {100 * MARGIN:g} % longer under EASY than under conservative backfilling)",
           "slide 24 (Conservative Backfilling)", paper_value="qualitative",
-          conditions=(Condition(CONSERVATIVE, EASY, _wait("large_short"), FAVOURS),)),
+          words="EASY harms large short jobs", conditions=(Condition(CONSERVATIVE, EASY, _wait("large_short"), FAVOURS),)),
     Claim("estimates-x2", "It is possible to improve performance by multiplying the user estimates by 2 (here: "
           f"EASY's mean wait and mean bounded slowdown, each at least {100 * IMPROVE:g} % lower)",
-          "slide 32 (Another Result)", paper_value="qualitative",
+          "slide 32 (Another Result)", paper_value="qualitative (the slide's table is not in its text)",
+          words="Possible to improve performance by multiplying user estimates by 2! (table shows reduction in %)",
           conditions=(Condition(X2, EASY, WAIT, HELPS), Condition(X2, EASY, BSLD, HELPS))),
-    Claim("estimates-x3", "Overestimating by 3 would make everybody's life better (here: EASY with the user's "
-          "estimates × 3 — the slide multiplies the actual run time, which the policy does not know — lowers the "
-          "mean bounded slowdown of every job class: small / large × short / long)", "slide 31 (Sample results)",
-          paper_value="qualitative", conditions=tuple(Condition(X3, EASY, _bsld(c), HELPS) for c in CLASSES)),
+    Claim("estimates-x3", "Overestimating by 3 would make everybody's life better, the estimate being f times the "
+          "actual run time (here, on the trace's jobs running their actual run times: EASY with estimates 3 × the "
+          "actual run time against EASY with the actual run time, f = 1, lowers the mean bounded slowdown of every "
+          "job class, small / large × short / long, each at least "
+          f"{100 * IMPROVE:g} %)", "slide 31 (Sample results)", paper_value="qualitative",
+          words="A type of experiments that people have done: replace user estimate by f times the actual run time "
+                "[…] overestimating by 3 would make everybodys life better!!",
+          conditions=tuple(Condition(X3, EASY, _bsld(c), HELPS, scope=ACTUAL) for c in CLASSES)),
     Claim("lookahead", "Accumulating jobs and scheduling them together (lookahead, by dynamic programming) has been "
           "shown to improve performance a little bit (here: the window of 20 packed for node usage vs started in "
           f"order: mean bounded slowdown {LITTLE[0]:g} to {LITTLE[1]:g} % lower)", "slide 34 (Lookahead idea)",
-          paper_value="a little", conditions=(Condition(LOOKAHEAD, NAIVE, BSLD, LITTLE_BAND),)),
+          paper_value="a little",
+          words="we can wait for a while, accumulate jobs, and schedule them together […] This idea has been shown to "
+                "improve performance a little bit",
+          conditions=(Condition(LOOKAHEAD, NAIVE, BSLD, LITTLE_BAND),)),
 )
 
 
@@ -161,6 +207,6 @@ STUDY = Study(
     description="Casanova, ICS 632 'Job Scheduling' slides 24, 31-32, 34: FCFS, EASY, conservative, EASY with "
                 "estimates × 2 / × 3, a window without and with lookahead (alloc-only); per-class waits, 5 claims",
     policies=(), reference=EASY, claims=CLAIMS, variants=VARIANTS, sections=sections,
-    whole_scope_note=whole_scope_note,
+    whole_scope_note=whole_scope_note, workloads=actual_runtime_workload,
     paper="Casanova, ICS 632 slides",
 )

@@ -24,15 +24,15 @@ slowdown, node and BB utilisation, the jobs it rejected, and how long jobs held 
 ``stage_in_pending``: stage-in + wait for nodes after it) and the stage-in itself (``stage_in_end −
 starting_time``).
 
-Claims (docs/verdicts.md): the paper's text has sections 1-3 and gives no number; its §1 states that "the
+Claims (docs/verdicts.md): the paper's text has sections 1-3 and reports no experiment; its §1 states that "the
 preliminary simulation results demonstrate that the three-phase design of Cerberus not only boosts system
-responsiveness, but also improves job performance", naming no baseline. The readings are the project's, each
-claim a set of directional conditions (band: any improvement, the project's own; noise floor: a paired bootstrap
-over jobs): responsiveness as a lower mean waiting time than each other policy (three-phase; and the same
+responsiveness, but also improves job performance", naming no baseline and no number. That statement is *not
+testable* (`cerberus-results`). What the study judges are the project's own questions, listed apart as the
+project's: responsiveness read as a lower mean waiting time than each other policy (three-phase; and the same
 policies on io-aware), job performance as a lower mean bounded slowdown (τ = 600 s, docs/metrics.md) than each
-other policy. Every condition must hold, so no single weak baseline (fcfs-easy) decides a verdict. A fourth
-claim, whether the three-phase model itself helps the policies run on both models, is the project's own
-hypothesis (§2 defines the model and measures nothing). Regime (`regime`): jobs queue, and the burst buffer is
+other policy, and whether the three-phase model itself helps the policies run on both models; each a set of
+direction-only conditions (band: any improvement, the project's own; noise floor: a paired bootstrap over jobs).
+Every condition must hold, so no single weak baseline (fcfs-easy) decides a verdict. Regime (`regime`): jobs queue, and the burst buffer is
 one of the resources they wait for, under the reference run (the report shows the checks, each claim's bands and
 noise floor, and its verdicts as a placebo and reversed).
 """
@@ -42,6 +42,7 @@ import math
 from pathlib import Path
 
 from ...metrics.claims import LOWER, Band, Claim, Condition, Metric, Paired, RegimeCheck
+from ...metrics.verdicts import PROJECT
 from ...metrics.definitions import WAIT_COLUMNS
 from ..study import Study, Variant
 from ...lazy import lazy
@@ -81,13 +82,17 @@ def common_jobs(jobs: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, list[str]]]
     return w[w["job_id"].isin(keep)], left
 
 
-#: where the paper states the claims: its text has sections 1-3 and no number; §1: "the preliminary simulation
-#: results demonstrate that the three-phase design of Cerberus not only boosts system responsiveness, but also
-#: improves job performance"
-_SRC = "Yan et al., Cerberus, §1 (no number)"
-_OWN_SRC = "the project's hypothesis (Yan et al., Cerberus, §2 defines the model and measures nothing)"
+#: the one statement of results in the paper: §1 announces simulation results that its text (§1-3) does not report
+_WORDS = ("As shown later on, the preliminary simulation results demonstrate that the three-phase design of Cerberus "
+          "not only boosts system responsiveness, but also improves job performance.")
+_NO_EXPERIMENT = ("the paper's text (§1-3) reports no experiment: no baseline, workload, metric or number for "
+                  "'responsiveness' or 'job performance'; the simulation results §1 announces are not in it. "
+                  "What this study measures are the project's own questions below")
+_SRC = "Yan et al., Cerberus, §1"
+_OWN = "the project's question (Yan et al., Cerberus, §1 names no baseline and gives no number)"
+_OWN_MODEL = "the project's question (Yan et al., Cerberus, §2 defines the model and measures nothing)"
 #: no number in the paper: the conditions are directional, the band every improvement (the project's own)
-_ANY = Band(0.0, math.inf, "the paper gives no number: any improvement beyond the noise floor", own=True)
+_ANY = Band(0.0, math.inf, "no source number: any improvement beyond the noise floor (direction only)", own=True)
 WAIT = Metric("mean waiting time [h]", "waiting_time", "mean", 3600.0)
 BSLD = Metric("mean bounded slowdown", "bounded_slowdown", "mean")
 #: the controls: every other policy on three-phase, then the same policies on io-aware
@@ -102,17 +107,20 @@ def _versus(metric: Metric, controls) -> tuple[Condition, ...]:
 
 
 CLAIMS = (
-    Claim("responsive-3p", "Cerberus boosts system responsiveness: a lower mean waiting time than each other policy "
-          "on the three-phase model (the project's reading: the paper names no baseline and gives no number)",
-          _SRC, paper_value="qualitative", conditions=_versus(WAIT, OTHERS_TP)),
-    Claim("responsive-io", "Cerberus boosts system responsiveness: a lower mean waiting time than the same policies "
-          "on the io-aware model, where the stage-in holds the nodes (the project's reading, as above)",
-          _SRC, paper_value="qualitative", conditions=_versus(WAIT, OTHERS_IO)),
-    Claim("performance", "Cerberus improves job performance: a lower mean bounded slowdown than each other policy, "
-          "either model (the project's reading, as above)", _SRC, paper_value="qualitative",
+    Claim("cerberus-results", "Cerberus' three-phase design boosts system responsiveness and improves job "
+          "performance (preliminary simulation results)", _SRC, paper_value="none", words=_WORDS,
+          not_testable=_NO_EXPERIMENT),
+    Claim("responsive-3p", "Does Cerberus have a lower mean waiting time than each other policy on the three-phase "
+          "model? (the project's reading of 'responsiveness')", _OWN, paper_value="none", origin=PROJECT,
+          conditions=_versus(WAIT, OTHERS_TP)),
+    Claim("responsive-io", "Does Cerberus have a lower mean waiting time than the same policies on the io-aware "
+          "model, where the stage-in holds the nodes?", _OWN, paper_value="none", origin=PROJECT,
+          conditions=_versus(WAIT, OTHERS_IO)),
+    Claim("performance", "Does Cerberus have a lower mean bounded slowdown than each other policy, either model? "
+          "(the project's reading of 'job performance')", _OWN, paper_value="none", origin=PROJECT,
           conditions=_versus(BSLD, OTHERS_TP + OTHERS_IO)),
-    Claim("three-phase-model", "Staging in before the nodes (the three-phase model) lowers the mean bounded slowdown "
-          "of the same policy", _OWN_SRC, paper_value="qualitative",
+    Claim("three-phase-model", "Does staging in before the nodes (the three-phase model) lower the mean bounded "
+          "slowdown of the same policy?", _OWN_MODEL, paper_value="none", origin=PROJECT,
           conditions=tuple(Condition(f"{p}/{TP}", f"{p}/{IO}", BSLD, _ANY, LOWER, "relative", noise=Paired())
                            for p in BOTH)),
 )
