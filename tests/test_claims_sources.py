@@ -56,10 +56,13 @@ def test_a_rule_can_fail_the_ways_it_says():
     """Judged on hand-made per-job tables: an at-least rule fails a small effect and passes any large one; an
     at-most rule the other way round; direction only passes both."""
     base = np.linspace(1.0, 3.0, 200)
-    jobs = lambda t: pd.DataFrame({"scope": "whole", "policy": ["t"] * 200 + ["c"] * 200,  # noqa: E731
-                                   "job_id": [str(i) for i in range(200)] * 2,
-                                   "waiting_time": 3600 * np.concatenate([t, base])})
-    small, large = jobs(0.98 * base), jobs(0.2 * base)          # 2 % and 80 % lower
+
+    def jobs(factor):                      # 3 replicates, the treatment's effect varying a little between them
+        return pd.concat([pd.DataFrame({"scope": "whole", "policy": ["t"] * 200 + ["c"] * 200, "replicate": r,
+                                        "job_id": [str(i) for i in range(200)] * 2,
+                                        "waiting_time": 3600 * np.concatenate([(factor + 0.002 * r) * base, base])})
+                          for r in range(3)], ignore_index=True)
+    small, large = jobs(0.98), jobs(0.2)          # about 2 % and 80 % lower
     at_least, at_most, direction = _cond(5, 100), _cond(0, 26), _cond(0, 100)
     v = lambda c, j: evaluate([Claim("x", "x", "s", conditions=(c,))], j)[0].verdict  # noqa: E731
     assert (v(at_least, small), v(at_least, large)) == ("partly", REPRODUCED)
@@ -89,9 +92,10 @@ def test_verdicts_page_does_not_call_every_band_two_sided():
 # ------------------------------------------------------------------------ not testable, the project's
 def _all_pass_table():
     base = np.linspace(1.0, 3.0, 100)
-    return pd.DataFrame({"scope": "whole", "policy": ["t"] * 100 + ["c"] * 100,
-                         "job_id": [str(i) for i in range(100)] * 2,
-                         "waiting_time": 3600 * np.concatenate([0.5 * base, base])})
+    return pd.concat([pd.DataFrame({"scope": "whole", "policy": ["t"] * 100 + ["c"] * 100, "replicate": r,
+                                    "job_id": [str(i) for i in range(100)] * 2,
+                                    "waiting_time": 3600 * np.concatenate([(0.5 + 0.01 * r) * base, base])})
+                      for r in range(3)], ignore_index=True)          # 3 replicates, a little apart
 
 
 def test_a_claim_with_no_experiment_is_never_reproduced():

@@ -255,7 +255,8 @@ def test_regime_and_missing():
     bad = [RegimeCheck("offered load", False, "2.2", "0.8 to 1.2"), RegimeCheck("jobs", True, "1000", "≥ 500")]
     v = _one(c, jobs, regime=bad)
     assert v.verdict == OUT_OF_REGIME and v.regime == ["offered load: 2.2 (needs 0.8 to 1.2)"]
-    assert v.conditions[0]["verdict"] == REPRODUCED                  # still measured and shown
+    d = v.conditions[0]                   # still measured and shown, but judged nowhere: out of regime everywhere
+    assert d["verdict"] == OUT_OF_REGIME and d["value"] is not None and REPRODUCED not in d["why"]
     assert _one(c, jobs, regime=bad[1:]).verdict == REPRODUCED
     v = _one(c, _jobs({"t": list(BASE)}))
     assert v.verdict == MISSING and v.measured == "needs c on whole"
