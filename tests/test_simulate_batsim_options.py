@@ -262,3 +262,59 @@ def test_no_sched_refusals(tmp_path, extra, reason):
     r = simulate(["-p", REPO / "tests" / "data" / "energy4.xml" if "-E" in extra else CLUSTER, "-w", wl,
                   "--no-sched", "-e", tmp_path / "out", *[ev if a == "EV" else a for a in extra]])
     assert r.returncode == 2 and reason in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+#: Batsim 4.2.1's inputs (tests/data/batsim-4.2.1/README.md)
+BATSIM_DATA = REPO / "tests" / "data" / "batsim-4.2.1"
+
+
+@pytest.mark.parametrize("args", [
+    [],                                                            # docs/cli.rst, "First run"
+    ["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"],       # "Using dynamic jobs"
+    ["--sg-log", "surf_energy.thresh:critical"],                   # "Example with various options"
+    ["--sg-log", "surf_energy.t:critical ker_engine.threshold=info"],
+    ["--sg-cfg", "network/optim:Full,network/maxmin-selective-update:no", "--sg-log", "xbt_cfg.thres:info"],
+], ids=["first-run", "dynamic-jobs", "sg-log-thresh", "sg-log-two", "sg-cfg-two"])
+def test_batsim_cli_rst_command_lines(tmp_path, args):
+    """The command lines of Batsim 4.2.1's docs/cli.rst on its own small_platform.xml and
+    test_one_computation_job.json:
+    every --sg-log form SimGrid's log parser takes (``thresh``, ``t``, ``threshold=``, two settings in one
+    option) and a --sg-cfg holding two settings run, and give the same _jobs.csv as without them."""
+    res = run_simulation(tmp_path, BATSIM_DATA / "workloads" / "test_one_computation_job.json",
+                         platform=BATSIM_DATA / "platforms" / "small_platform.xml", sim_args=args,
+                         scheduler=("fcfs", "--finish-registration") if "--enable-dynamic-jobs" in args else ("fcfs",))
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert [(r["job_id"], r["final_state"]) for r in res.jobs] == [("1", "COMPLETED_SUCCESSFULLY")]
+    if "--sg-cfg" in args:
+        assert "Set 'network/maxmin-selective-update' to 'no'" in res.stderr
+
+
+def test_batsim_cli_rst_energy_line(tmp_path):
+    """docs/cli.rst's "Example with various options" as far as this simulator goes (no Redis, refused in one
+    line elsewhere): two workloads, -E with ``--sg-log surf_energy.thresh:critical``, --enable-compute-sharing,
+    an export folder, on Batsim's energy platform: every job of both workloads completes."""
+    wls = ["test_energy_minimal_load100.json", "test_energy_minimal_load0.json"]
+    args = ["-w", str(BATSIM_DATA / "workloads" / wls[1]), "--enable-compute-sharing", "-E",
+            "--sg-log", "surf_energy.thresh:critical"]
+    res = run_simulation(tmp_path, BATSIM_DATA / "workloads" / wls[0],
+                         platform=BATSIM_DATA / "platforms" / "energy_platform_homogeneous_no_net_128.xml",
+                         sim_args=args)
+    assert res.returncode == 0, res.stderr[-2000:]
+    n = sum(len(json.loads((BATSIM_DATA / "workloads" / w).read_text())["jobs"]) for w in wls)
+    assert len(res.jobs) == n and all(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in res.jobs)
+
+
+@pytest.mark.parametrize("args, reason", [
+    (["--sg-log", "root.flavour:debug"], "unknown setting 'flavour'"),
+    (["--sg-log", "a.t:debug bogus"], "'bogus': expected CATEGORY.SETTING:VALUE"),
+    (["--sg-cfg", "network/optim:Full network/model"], "'network/model': expected NAME:VALUE"),
+    (["--sg-log", "root.app:nowhere"], "Unknown appender log type"),
+])
+def test_simgrid_option_forms_simgrid_would_abort_on(tmp_path, args, reason):
+    """What SimGrid would abort the process on (or reject) is one line naming the option, exit 2."""
+    out = simulate(["-p", BATSIM_DATA / "platforms" / "small_platform.xml", "-w",
+                    BATSIM_DATA / "workloads" / "test_one_computation_job.json", "-e", tmp_path / "o",
+                    "-s", "tcp://localhost:1", "--timeout", "1", *args])
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and reason in lines[0] and f"error: {args[0]}: " in lines[0], lines

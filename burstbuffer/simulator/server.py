@@ -211,7 +211,7 @@ class Simulator:
         try:
             engine = sg.Engine(args)
         except (IndexError, ValueError) as exc:  # SimGrid: "Bad config key: K" (and the list), a bad value
-            opt = "--sg-log" if "priority" in str(exc) else "--sg-cfg"
+            opt = "--sg-log" if "priority" in str(exc) or "appender" in str(exc) else "--sg-cfg"
             given = " ".join(st.cfg.sg_log if opt == "--sg-log" else st.cfg.sg_cfg)
             raise InputError(opt, given, str(exc).splitlines()[0]) from None
         st.engine = engine
