@@ -272,7 +272,7 @@ PYBIND11_MODULE(MODNAME, m) {
   }, "run job `key` in an actor on host `host` through a program: nodes (kind 0 parallel task, 1 delay, "
      "2 composed, 3 error; host indices, flops per host, bytes row-major, delay [s], steps' node indices, "
      "repeat, return code), the root first, under `walltime` s (< 0: none); `payload`: its message");
-  m.def("where", [](long key) {
+  m.def("where", [](long key) -> py::tuple {  // one type for both returns (pybind11 >= 3 types make_tuple)
     auto it = where_of.find(key);
     if (it == where_of.end()) return py::make_tuple(py::list(), -1, -1, 0.0);
     py::list stack;
