@@ -34,6 +34,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .metrics.summary import print_summary
     from .runner import run_spec
     from .signals import Interrupted, interruptible
+    from .platforms.model import NoStorageError
     spec = spec_from_args(args, job_model=args.model, seed=args.seed, timeout=args.timeout)
     out = Path(args.output) if args.output else Path("out") / spec.label
     workload = Path(args.workload)
@@ -56,6 +57,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                       bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
                       timeout=args.timeout, cpu=args.cpu,
                       network_model=args.network_model, energy=args.energy, link=args.link)
+    except NoStorageError as exc:     # name run's own option (simulate and Batsim say -r HOSTS:storage)
+        raise exc.for_option("--storage HOSTS") from None
     except Interrupted as exc:
         if exc.result is not None:
             print_summary(header + " (interrupted)", exc.result, f"{out}/jobs.csv (per job; unfinished jobs "

@@ -373,7 +373,9 @@ def run_args(ns: argparse.Namespace, transport=None) -> int:
               f"{res.nb_rejected} rejected), simulated until t={res.end_time:f} s, {res.nb_messages} messages, "
               f"wall {res.wall_time:.2f} s (scheduler {res.scheduling_time:.2f} s), CPU {res.cpu_time:.2f} s; "
               f"outputs {res.jobs_csv}, {res.schedule_csv}", file=sys.stderr)
-        # as Batsim: BB data are transfers, not held space (docs/reliability.md §3); a raw client is not checked
+    if not quiet and not getattr(ns, "no_sched", False) and sim.state.machines.storage:
+        # as Batsim: BB data are transfers, not held space (docs/reliability.md §3); a raw client is not checked.
+        # Only said of a platform with storage machines: without, there is no burst buffer to check.
         print(f"{PROG}: note: burst-buffer capacity is not checked by the simulator (as in Batsim): the "
               "scheduler's decisions must respect it", file=sys.stderr)
     return 0
