@@ -175,11 +175,17 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
               f"{int(jobs['nb_subjobs'].sum())} sub-jobs")
     print(s)
     print("\n".join(lines))
+    from .metrics.batsim_csv import SUBJOBS_CSV
     beside = path.with_name(path.name[:-len("jobs.csv")] + "schedule.csv") if path.name.endswith("jobs.csv") else None
-    theirs = read_schedule_csv(beside) if beside is not None else None
+    if path.name == SUBJOBS_CSV:      # a run's own Batsim table of sub-jobs (docs/run-outputs.md)
+        beside = path.with_name("batsim_schedule.csv")
+    split = path.name == "batsim_jobs.csv" and (path.parent / SUBJOBS_CSV).is_file()
+    theirs = read_schedule_csv(beside) if beside is not None and not split else None
     print("Batsim's _schedule.csv fields, by Batsim 4.2.1's definitions over the table's "
           f"{batsim['nb_jobs']:.0f} rows (docs/run-outputs.md)"
-          + (f"; checked against {beside.name}" if theirs is not None else ""))
+          + (f"; checked against {beside.name}" if theirs is not None else "")
+          + (f"; {beside.name} counts the sub-jobs: `metrics {path.parent / SUBJOBS_CSV}` to compare" if split
+             else ""))
     print("\n".join(schedule_lines(batsim, theirs)))
     return 0
 

@@ -84,3 +84,19 @@ def test_metrics_command_reports_a_field_that_differs(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "  makespan               1120.000045   (Batsim's _schedule.csv: 1000.000000)" in out
     assert "mean_waiting_time      0.000021\n" in out
+
+
+@pytest.mark.slow
+def test_metrics_on_a_runs_own_batsim_tables(tmp_path, capsys):
+    """An io-aware run: the simulator's batsim_schedule.csv is over the sub-jobs, so `metrics` of
+    batsim_subjobs.csv matches it field by field, and `metrics` of batsim_jobs.csv (one row per user job) says
+    where to compare instead of reporting differences."""
+    out = tmp_path / "run"
+    assert main(["run", "--jobs", "6", "--policy", "fcfs-easy", "--output", str(out), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["metrics", str(out / "batsim_subjobs.csv")]) == 0
+    sub = capsys.readouterr().out
+    assert "checked against batsim_schedule.csv" in sub and "Batsim's _schedule.csv:" not in sub
+    assert main(["metrics", str(out / "batsim_jobs.csv")]) == 0
+    own = capsys.readouterr().out
+    assert "batsim_schedule.csv counts the sub-jobs" in own and "Batsim's _schedule.csv:" not in own
