@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -318,3 +319,42 @@ def test_simgrid_option_forms_simgrid_would_abort_on(tmp_path, args, reason):
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and reason in lines[0] and f"error: {args[0]}: " in lines[0], lines
+
+
+@pytest.mark.batsim
+def test_first_simulation_tutorial_command_line_beside_real_batsim(tmp_path):
+    """Batsim 4.2.1's first-simulation tutorial (docs/tuto-first-simulation/run_batsim.bash): ``-p
+    platforms/cluster512.xml -w workloads/test_batsim_paper_workload_seed1.json -e PREFIX``, the same command line
+    given to the real Batsim and to `simulate`, with the same FCFS scheduler (batsched's easy_bf is not needed to
+    compare the simulators): byte-identical _jobs.csv and _machine_states.csv (800 jobs)."""
+    import gzip
+
+    from .batsim_diff import find_batsim, same_command_pair
+    if find_batsim() is None:
+        pytest.skip("no real Batsim 4.2.1 (BATSIM_BIN)")
+    wl = tmp_path / "test_batsim_paper_workload_seed1.json"
+    wl.write_bytes(gzip.decompress((BATSIM_DATA / "workloads" / "test_batsim_paper_workload_seed1.json.gz").read_bytes()))
+    sched = [sys.executable, str(REPO / "tests" / "sim_sched.py"), "fcfs", "{endpoint}"]
+    real, emb = same_command_pair(tmp_path, ["-p", BATSIM_DATA / "platforms" / "cluster512.xml", "-w", wl,
+                                             "-e", "{prefix}", "-s", "{socket}", "-q"], sched)
+    assert real.returncode == 0 and emb.returncode == 0, emb.stderr[-2000:]
+    for f in ("_jobs.csv", "_machine_states.csv"):
+        a, b = Path(real.prefix + f).read_bytes(), Path(emb.prefix + f).read_bytes()
+        assert a == b, f
+    assert len(real.jobs) == 800
+
+
+def test_cli_rst_energy_platform_is_refused_in_one_line(tmp_path):
+    """docs/cli.rst's "Example with various options" (its Redis options left out) on Batsim 4.2.1's own
+    energy_platform.xml: host Earth declares 9 pstates and 6 power profiles, which SimGrid 3.32's energy plugin
+    rejects (the real Batsim 4.2.1 aborts there: "Found 6 energetic profiles for 7 pstates"); `simulate` says so
+    in one line and exits 2, before connecting to any scheduler."""
+    d = BATSIM_DATA
+    out = simulate(["-p", d / "platforms" / "energy_platform.xml", "-w", d / "workloads" / "test_long_workload.json",
+                    "-w", d / "workloads" / "test_energy_minimal_load100.json", "--add-role-to-hosts", "Mars:storage",
+                    "--enable-compute-sharing", "-E", "--sg-log", "surf_energy.thresh:critical",
+                    "--export", tmp_path / "simu_outputs" / "out", "-s", "tcp://localhost:1", "--timeout", "1",
+                    "-v", "debug"])
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1, out.stderr
+    assert "energy_platform.xml: host 'Earth': 'wattage_per_state' gives 6 power profiles for 9 pstates" in lines[0]
