@@ -358,3 +358,18 @@ def test_cli_rst_energy_platform_is_refused_in_one_line(tmp_path):
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 2 and len(lines) == 1, out.stderr
     assert "energy_platform.xml: host 'Earth': 'wattage_per_state' gives 6 power profiles for 9 pstates" in lines[0]
+
+
+def test_host_model_stays_ptask_l07_as_in_batsim(tmp_path):
+    """Batsim 4.2.1 sets host/model:ptask_L07 after the user's --sg-cfg (batsim.cpp): a user's host/model is
+    overridden, so test_one_computation_job's parallel task lasts as without the option."""
+    wl = BATSIM_DATA / "workloads" / "test_one_computation_job.json"
+    plat = BATSIM_DATA / "platforms" / "small_platform.xml"
+    rows = []
+    for args in ([], ["--sg-cfg", "host/model:compound", "--sg-log", "xbt_cfg.thres:info"]):
+        (tmp_path / str(len(rows))).mkdir()
+        res = run_simulation(tmp_path / str(len(rows)), wl, platform=plat, sim_args=args)
+        assert res.returncode == 0, res.stderr[-2000:]
+        rows.append([(r["starting_time"], r["execution_time"]) for r in res.jobs])
+    assert rows[0] == rows[1]
+    assert res.stderr.index("Set 'host/model' to 'compound'") < res.stderr.rindex("Set 'host/model' to 'ptask_L07'")

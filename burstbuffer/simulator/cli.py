@@ -99,8 +99,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="only passed on in SIMULATION_BEGINS' config (no Redis) [default: default]")
     p.add_argument("--sg-cfg", action="append", default=[], metavar="NAME:VALUE",
                    help="a SimGrid configuration option (as SimGrid's --cfg=NAME:VALUE, e.g. "
-                        "network/optim:Full); repeatable. It comes after this simulator's own (host/model:ptask_L07, "
-                        "the context factory): changing those gives results the real Batsim would not")
+                        "network/optim:Full; several in one, separated by spaces or commas); repeatable. As in "
+                        "Batsim, host/model stays ptask_L07 (set after the user's options); the context factory "
+                        "given here is used, where Batsim sets it too late for it to apply")
     p.add_argument("--sg-log", action="append", default=[], metavar="OPTION",
                    help="a SimGrid logging option (as SimGrid's --log=OPTION, e.g. ker_lmm.thres:debug); "
                         "repeatable")

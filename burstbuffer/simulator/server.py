@@ -208,6 +208,8 @@ class Simulator:
             # Given to the engine's constructor: the factory is made then (a later set_config is ignored).
             args.append("--cfg=contexts/factory:" + os.environ.get(CONTEXTS_ENV, "raw"))
         args += [f"--cfg={c}" for c in st.cfg.sg_cfg] + [f"--log={g}" for g in st.cfg.sg_log]
+        if st.cfg.sg_cfg:   # as Batsim 4.2.1, which sets host/model:ptask_L07 after the user's options (batsim.cpp)
+            args.append("--cfg=host/model:ptask_L07")
         try:
             engine = sg.Engine(args)
         except (IndexError, ValueError) as exc:  # SimGrid: "Bad config key: K" (and the list), a bad value
