@@ -16,6 +16,12 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <xbt/base.h>  // SG_BEGIN_DECL, which simgrid/version.h uses
+#include <simgrid/version.h>
+#if defined(BB_PY_SIMGRID_MAJOR) && \
+    (SIMGRID_VERSION_MAJOR != BB_PY_SIMGRID_MAJOR || SIMGRID_VERSION_MINOR != BB_PY_SIMGRID_MINOR)
+#error "SimGrid's C++ headers are not the version of SimGrid's Python module (two libsimgrid would be loaded)"
+#endif
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <simgrid/Exception.hpp>
