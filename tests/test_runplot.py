@@ -168,6 +168,14 @@ def test_plot_batsim_outputs_without_bb_panel(tmp_path, capsys, given, name, n_j
     ranges = sum(len(list(ProcSet.from_str(a).intervals())) for a in s["allocated_resources"])
     bars = [c for c in ax["gantt"].collections if c.get_gid() == "jobs"][0]
     assert len(bars.get_paths()) == ranges
+    # Batsim's PREFIX_machine_states.csv beside the table: the share of machines computing, as Batsim counted it
+    lines = [ln for ln in ax["utilisation"].get_lines() if ln.get_gid() == "machines computing"]
+    assert len(lines) == (run.machine_states is not None) == (name != "evalys-tests-batsim_out")
+    if lines:
+        ms = run.machine_states
+        total = ms[["nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle", "nb_computing"]].sum(axis=1)
+        want = (100 * ms["nb_computing"] / total).to_numpy()
+        assert np.allclose(lines[0].get_ydata()[1:-1], want) and set(total) == {4 if name == "walltime" else 32}
     plt.close(fig)
 
 

@@ -72,6 +72,9 @@ class RunData:
     label: str = ""
     #: the figures' file name: ``run`` for a run folder, the export prefix's name for Batsim's outputs
     name: str = "run"
+    #: Batsim's ``PREFIX_machine_states.csv`` beside a Batsim table (time [s], the number of machines in each
+    #: state), None if absent: the utilisation panel then also draws the share of machines computing
+    machine_states: pd.DataFrame | None = None
 
     @property
     def has_bb(self) -> bool:
@@ -157,7 +160,25 @@ def load_run(run_dir: str | Path) -> RunData:
     for a in jobs["allocated_resources"].dropna():
         if str(a).strip():
             top = max(top, ProcSet.from_str(str(a)).max)
-    return RunData(jobs, ProcSet((0, top)) if top >= 0 else ProcSet(), {}, {}, label, name)
+    return RunData(jobs, ProcSet((0, top)) if top >= 0 else ProcSet(), {}, {}, label, name,
+                   _machine_states(run_dir / f"{name}_machine_states.csv") if name != "run" else None)
+
+
+#: the columns of Batsim's ``_machine_states.csv`` (Batsim 1.x to 4.2: the same header)
+MACHINE_STATE_COLUMNS = ("time", "nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle", "nb_computing")
+
+
+def _machine_states(path: Path) -> pd.DataFrame | None:
+    """Batsim's machine-state table at `path`, or None when absent or not of that layout (then not drawn)."""
+    if not path.is_file():
+        return None
+    try:
+        ms = pd.read_csv(path)
+    except (OSError, ValueError):
+        return None
+    if not set(MACHINE_STATE_COLUMNS) <= set(ms.columns) or ms.empty:
+        return None
+    return ms[list(MACHINE_STATE_COLUMNS)].apply(pd.to_numeric, errors="coerce").dropna()
 
 
 def natural_key(name: str) -> tuple:
@@ -260,6 +281,12 @@ def run_figure(run: RunData, *, max_jobs: int = GANTT_MAX_JOBS):
     pt, pv = step_function(s["start"], s["end"], res)
     _draw_steps(ax["utilisation"], pt, pv, t0, t1, 100.0 / max(nb, 1), unit_s, color="tab:blue", lw=0.8,
                 label="processors").set_gid("processors")
+    if run.machine_states is not None:     # Batsim's own count: machines computing / machines
+        ms = run.machine_states
+        total = ms[list(MACHINE_STATE_COLUMNS[1:])].sum(axis=1).to_numpy(float)
+        share = ms["nb_computing"].to_numpy(float) / np.maximum(total, 1)
+        _draw_steps(ax["utilisation"], ms["time"].to_numpy(float), share, t0, t1, 100.0, unit_s, color="tab:green",
+                    lw=0.8, ls="--", label="machines computing\n(_machine_states.csv)").set_gid("machines computing")
     cap = sum(run.bb_capacity.values())
     if cap:
         _draw_steps(ax["utilisation"], *total, t0, t1, 100.0 / cap, unit_s, color="tab:orange", lw=0.8,
