@@ -250,8 +250,8 @@ def _add_plot(sub) -> None:
     pl = sub.add_parser("plot", help="figures of a run: Gantt chart, BB per storage node, queue, utilisation",
                         description="Draw one figure of a run folder (jobs.csv and run.json, as `run` and `serve` "
                                     "write them), or of Batsim's outputs (an export prefix, PREFIX_jobs.csv, or a "
-                                    "folder holding one; any layout 1.x-4.2), with four panels over time: the Gantt chart of the processors "
-                                    "(killed jobs hatched; a busy-fraction heat map above --max-jobs jobs), the "
+                                    "folder holding one; any layout 1.x-4.2), with four panels over time: the "
+                                    "Gantt chart of the processors (killed jobs hatched; a busy-fraction heat map above --max-jobs jobs), the "
                                     "burst-buffer occupancy of every storage node, the queue length, and the "
                                     "processor and BB utilisation (no BB panel for a table without burst "
                                     "buffers). Writes run.png and run.svg (PREFIX.png and .svg for Batsim's).")

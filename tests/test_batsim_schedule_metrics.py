@@ -72,6 +72,8 @@ def test_metrics_command_prints_batsims_fields_and_checks_them(capsys):
     assert "span                   237 s" in out                # first submission at 0: the same here
     util = [ln for ln in out.splitlines() if ln.startswith("processor utilisation")][0]
     assert "n/a" not in util and util.endswith("%")
+    assert main(["metrics", f"{prefix}_jobs.csv"]) == 0              # without the platform: says what to give
+    assert "n/a (number of processors unknown: --platform FILE or --nb-compute N)" in capsys.readouterr().out
 
 
 def test_metrics_command_reports_a_field_that_differs(tmp_path, capsys):

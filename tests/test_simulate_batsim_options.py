@@ -333,7 +333,8 @@ def test_first_simulation_tutorial_command_line_beside_real_batsim(tmp_path):
     if find_batsim() is None:
         pytest.skip("no real Batsim 4.2.1 (BATSIM_BIN)")
     wl = tmp_path / "test_batsim_paper_workload_seed1.json"
-    wl.write_bytes(gzip.decompress((BATSIM_DATA / "workloads" / "test_batsim_paper_workload_seed1.json.gz").read_bytes()))
+    packed = BATSIM_DATA / "workloads" / "test_batsim_paper_workload_seed1.json.gz"
+    wl.write_bytes(gzip.decompress(packed.read_bytes()))
     sched = [sys.executable, str(REPO / "tests" / "sim_sched.py"), "fcfs", "{endpoint}"]
     real, emb = same_command_pair(tmp_path, ["-p", BATSIM_DATA / "platforms" / "cluster512.xml", "-w", wl,
                                              "-e", "{prefix}", "-s", "{socket}", "-q"], sched)

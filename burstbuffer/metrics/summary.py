@@ -18,6 +18,8 @@ __all__ = ["Summary", "node_time", "print_summary", "summarize", "summarize_csv"
 
 #: Why the burst-buffer utilisation of a Batsim table is unknown (the `metrics` command's options supply it).
 BB_UNKNOWN = "BB sizes unknown: --total-bb SIZE and the run's --workload"
+#: Why the processor utilisation of a Batsim table is unknown (`metrics --platform` or `--nb-compute` supplies it).
+CPU_UNKNOWN = "number of processors unknown: --platform FILE or --nb-compute N"
 
 
 def value_or_na(x: float, spec: str, unit: str = "", why: str = "no job started") -> str:
@@ -61,7 +63,7 @@ class Summary:
             f"mean bounded slowdown  {num(self.mean_bounded_slowdown, '.3f', f'  (tau = {TAU:.0f} s)')}",
             f"span                   {self.makespan:.0f} s ({self.makespan / 86400:.2f} days, first submission "
             f"to last end)",
-            f"processor utilisation  {pct(self.cpu_utilisation, 'number of processors unknown: --nb-compute N')}",
+            f"processor utilisation  {pct(self.cpu_utilisation, CPU_UNKNOWN)}",
             f"burst-buffer util.     {pct(self.bb_utilisation, BB_UNKNOWN)}",
         ]
 

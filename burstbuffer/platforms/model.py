@@ -36,7 +36,8 @@ class NoStorageError(InputError):
     `option` (default ``-r HOSTS:storage``, Batsim's and ``simulate``'s); a command with another (``run``'s
     ``--storage HOSTS``) re-raises `for_option`."""
 
-    def __init__(self, source: str, item: str = "storage_resources", reason: str = "", option: str = "-r HOSTS:storage"):
+    def __init__(self, source: str, item: str = "storage_resources", reason: str = "",
+                 option: str = "-r HOSTS:storage"):
         super().__init__(source, item, reason or f"platform has no burst-buffer storage node (give storage roles "
                                                  f"with {option})")
 

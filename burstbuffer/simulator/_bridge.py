@@ -94,7 +94,8 @@ def load_extension(source: str, stem: str, libs: tuple[str, ...] = ("-lsimgrid",
 
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     so, name = compile_file_cached(os.path.join(NATIVE_DIR, source), stem, compiler=os.environ.get("CXX", "c++"),
-                                   flags=CXXFLAGS + simgrid_module_flags(), key=lambda: (*_includes(), suffix), src_suffix=".cpp",
+                                   flags=CXXFLAGS + simgrid_module_flags(), key=lambda: (*_includes(), suffix),
+                                   src_suffix=".cpp",
                                    suffix=suffix, args=lambda name: (f"-DMODNAME={name}", *_includes()),
                                    libs=libs, timeout=600, error_line=_first_error)
     spec = importlib.util.spec_from_file_location(name, so)

@@ -208,8 +208,8 @@ def sg_log_settings(option: str) -> list[str]:
             raise InputError("--sg-log", option, f"{_which(item, items)}expected CATEGORY.SETTING:VALUE (e.g. "
                                                  f"surf_energy.thresh:critical or ker_lmm.thres:debug)")
         if not any(s.startswith(m.group(2)) for s in SG_LOG_SETTINGS):
-            raise InputError("--sg-log", option, f"{_which(item, items)}unknown setting {m.group(2)!r} (an abbreviation of "
-                                                 f"{', '.join(SG_LOG_SETTINGS)})")
+            raise InputError("--sg-log", option, f"{_which(item, items)}unknown setting {m.group(2)!r} (an "
+                                                 f"abbreviation of {', '.join(SG_LOG_SETTINGS)})")
     return items
 
 

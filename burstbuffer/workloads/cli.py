@@ -152,7 +152,8 @@ def _write_converted(args: argparse.Namespace, conv, params: dict, t0: float, si
     write_workload(args.output, conv.workload)
     dt = time.perf_counter() - t0
     print(f"{args.trace}: {conv.summary()}")
-    print(f"platform: nb_res {params['nb_res']}{sized}, {params['bb_nodes']} BB nodes of {params['bb_capacity']} bytes; "
+    print(f"platform: nb_res {params['nb_res']}{sized}, {params['bb_nodes']} BB nodes of "
+          f"{params['bb_capacity']} bytes; "
           f"seed {args.seed}")
     print(f"wrote {args.output} ({conv.workload.description}) in {dt:.2f} s")
     return 0
