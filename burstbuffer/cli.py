@@ -38,6 +38,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .metrics.summary import print_summary
     from .runner import run_spec
     from .signals import Interrupted, interruptible
+    from .platforms.model import NoStorageError
     spec = spec_from_args(args, job_model=args.model, seed=args.seed, timeout=args.timeout)
     out = Path(args.output) if args.output else Path("out") / spec.label
     workload = Path(args.workload)
@@ -60,6 +61,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                       bb_capacity=args.bb_capacity, storage=args.storage, progress=not args.quiet,
                       timeout=args.timeout, cpu=args.cpu,
                       network_model=args.network_model, energy=args.energy, link=args.link)
+    except NoStorageError as exc:     # name run's own option (simulate and Batsim say -r HOSTS:storage)
+        raise exc.for_option("--storage HOSTS") from None
     except Interrupted as exc:
         if exc.result is not None:
             print_summary(header + " (interrupted)", exc.result, f"{out}/jobs.csv (per job; unfinished jobs "
@@ -158,12 +161,21 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise InputError("--total-bb", str(args.total_bb), str(exc)) from None
     seen = platform_size(path.parent) if args.nb_compute is None or total_bb is None else None
+    machines = None
+    if args.platform:
+        from .platforms.simgrid_xml import parse_platform, resolve_machines
+        cliargs.input_file(Path(args.platform), "--platform")
+        ms = resolve_machines(parse_platform(args.platform))
+        machines, seen = len(ms.all), seen or (len(ms.compute), None)
     nb_compute = args.nb_compute or (seen[0] if seen else None)
     total_bb = total_bb or (seen[1] if seen else None)
+    from .metrics.batsim_csv import read_schedule_csv, schedule_fields, schedule_lines
+    from .metrics.tidy import read_table
     try:
         jobs = load_jobs(path, bb)
         s = summarize(jobs, nb_compute, total_bb)
         lines = describe_lines(job_metrics(jobs))
+        batsim = schedule_fields(read_table(path), machines)
     except (KeyError, ValueError) as exc:
         raise InputError(str(path), "columns", f"not a Batsim jobs.csv ({exc})") from None
     if jobs.attrs.get("layout_note"):
@@ -173,6 +185,18 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
               f"{int(jobs['nb_subjobs'].sum())} sub-jobs")
     print(s)
     print("\n".join(lines))
+    from .metrics.batsim_csv import SUBJOBS_CSV
+    beside = path.with_name(path.name[:-len("jobs.csv")] + "schedule.csv") if path.name.endswith("jobs.csv") else None
+    if path.name == SUBJOBS_CSV:      # a run's own Batsim table of sub-jobs (docs/run-outputs.md)
+        beside = path.with_name("batsim_schedule.csv")
+    split = path.name == "batsim_jobs.csv" and (path.parent / SUBJOBS_CSV).is_file()
+    theirs = read_schedule_csv(beside) if beside is not None and not split else None
+    print("Batsim's _schedule.csv fields, by Batsim 4.2.1's definitions over the table's "
+          f"{batsim['nb_jobs']:.0f} rows (docs/run-outputs.md)"
+          + (f"; checked against {beside.name}" if theirs is not None else "")
+          + (f"; {beside.name} counts the sub-jobs: `metrics {path.parent / SUBJOBS_CSV}` to compare" if split
+             else ""))
+    print("\n".join(schedule_lines(batsim, theirs)))
     return 0
 
 
@@ -235,11 +259,14 @@ def _add_run(sub) -> None:
 def _add_plot(sub) -> None:
     pl = sub.add_parser("plot", help="figures of a run: Gantt chart, BB per storage node, queue, utilisation",
                         description="Draw one figure of a run folder (jobs.csv and run.json, as `run` and `serve` "
-                                    "write them) with four panels over time: the Gantt chart of the processors "
-                                    "(killed jobs hatched; a busy-fraction heat map above --max-jobs jobs), the "
+                                    "write them), or of Batsim's outputs (an export prefix, PREFIX_jobs.csv, or a "
+                                    "folder holding one; any layout 1.x-4.2), with four panels over time: the "
+                                    "Gantt chart of the processors (killed jobs hatched; a busy-fraction heat map above --max-jobs jobs), the "
                                     "burst-buffer occupancy of every storage node, the queue length, and the "
-                                    "processor and BB utilisation. Writes run.png and run.svg.")
-    pl.add_argument("run_dir", metavar="RUN_DIR", help="a run's output folder (holds jobs.csv)")
+                                    "processor and BB utilisation (no BB panel for a table without burst "
+                                    "buffers). Writes run.png and run.svg (PREFIX.png and .svg for Batsim's).")
+    pl.add_argument("run_dir", metavar="RUN_DIR", help="a run's output folder (holds jobs.csv), a Batsim export "
+                                                       "prefix or output folder")
     pl.add_argument("--output", metavar="DIR", help="where to write the figures (default: RUN_DIR/figures)")
     pl.add_argument("--max-jobs", type=cliargs.positive_int, metavar="N",
                     help="draw one rectangle per job up to N started jobs, a heat map above (default: "
@@ -269,6 +296,9 @@ def _add_metrics(sub) -> None:
                                                       "BB utilisation (default: from run.json beside JOBS.csv)")
     m.add_argument("--workload", metavar="FILE",
                    help="the run's workload JSON: per-node BB requests for a Batsim table that lacks them")
+    m.add_argument("--platform", metavar="FILE",
+                   help="the run's SimGrid platform XML: its compute machines for the processor utilisation and "
+                        "Batsim's nb_computing_machines (default: run.json beside JOBS.csv, if any)")
     m.set_defaults(func=_cmd_metrics)
 
 

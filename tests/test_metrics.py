@@ -219,7 +219,7 @@ def test_metrics_command_on_batsim_capture(capsys):
     out = capsys.readouterr().out
     assert "10 original jobs rebuilt from 560 sub-jobs" in out
     assert "jobs submitted         10" in out and "completed            10" in out
-    assert "makespan               215852 s" in out      # 215852.78 − 1 (first submission)
+    assert "span                   215852 s" in out      # 215852.78 − 1 (first submission)
     assert "burst-buffer util." in out and "n/a" not in out.split("burst-buffer util.")[1].splitlines()[0]
     assert "waiting time [h]       mean 0 ± 0 (95 % CI, n = 10)" in out
 

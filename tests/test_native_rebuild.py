@@ -64,3 +64,19 @@ def test_a_sanitized_build_is_cached_apart(tmp_path, monkeypatch):
     monkeypatch.setenv(_cbuild.SANITIZE_ENV, "address,thread")
     with pytest.raises(_cbuild.NativeUnavailable, match="BURSTBUFFER_SANITIZE=thread: unknown sanitizer"):
         build()
+
+
+def test_bridge_refuses_headers_of_another_simgrid(tmp_path, monkeypatch):
+    """The simulator's compiled modules are built for the SimGrid Python module in use: against C++ headers of
+    another version (here: the module claims 99.0) the build stops with one line saying so (the simulator then
+    runs its actor core), instead of loading a second libsimgrid beside the module's (docs/installation.md)."""
+    from burstbuffer.simulator import _bridge
+    if shutil.which(os.environ.get("CXX", "c++")) is None or not os.path.exists("/usr/include/simgrid/version.h"):
+        pytest.skip("no C++ compiler or no SimGrid headers")
+    monkeypatch.setenv("BURSTBUFFER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("BURSTBUFFER_NATIVE", raising=False)
+    assert _bridge.simgrid_module_flags()[0].startswith("-DBB_PY_SIMGRID_MAJOR=")   # read from the module
+    monkeypatch.setattr(_bridge, "simgrid_module_flags",
+                        lambda: ("-DBB_PY_SIMGRID_MAJOR=99", "-DBB_PY_SIMGRID_MINOR=0"))
+    with pytest.raises(_cbuild.NativeUnavailable, match="not the version of SimGrid's Python module"):
+        _bridge.load_extension("simbridge.cpp", "_bb_simbridge_test")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -140,4 +141,47 @@ def test_matches_evalys(run_dir):
 def test_plot_bad_folder_is_one_line_error(tmp_path, capsys):
     assert main(["plot", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == f"burstbuffer: {tmp_path}: jobs.csv: no such file: not a run folder"
+    assert err == (f"burstbuffer: {tmp_path}: jobs.csv: no jobs.csv nor PREFIX_jobs.csv: not a run or Batsim "
+                   "output folder")
+
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.mark.parametrize("given, name, n_jobs", [
+    (DATA / "batsim-4.2.1" / "outputs" / "walltime", "walltime", 44),           # a Batsim 4.2.1 export prefix
+    (DATA / "evalys-medium_late-easy", "out", 801),                              # a Batsim 1.x output folder
+    (DATA / "batsim-layouts" / "evalys-tests-batsim_out_jobs.csv", "evalys-tests-batsim_out", 100),  # 1.x file
+])
+def test_plot_batsim_outputs_without_bb_panel(tmp_path, capsys, given, name, n_jobs):
+    """`plot` on Batsim's own outputs (a prefix, a folder with one PREFIX_jobs.csv, a pre-3.0 table without
+    final_state): the figure is named after the prefix, has no BB panel (no BB in the table), and its Gantt
+    panel draws every started job's allocation: one rectangle per job and contiguous range of processors."""
+    from burstbuffer.metrics.runplot import load_run, run_figure
+    assert main(["plot", str(given), "--output", str(tmp_path)]) == 0
+    assert (tmp_path / f"{name}.png").is_file() and (tmp_path / f"{name}.svg").is_file()
+    run = load_run(given)
+    assert len(run.jobs) == n_jobs and not run.has_bb
+    fig, ax = run_figure(run)
+    assert set(ax) == {"gantt", "queue", "utilisation"}
+    s = run.started
+    ranges = sum(len(list(ProcSet.from_str(a).intervals())) for a in s["allocated_resources"])
+    bars = [c for c in ax["gantt"].collections if c.get_gid() == "jobs"][0]
+    assert len(bars.get_paths()) == ranges
+    # Batsim's PREFIX_machine_states.csv beside the table: the share of machines computing, as Batsim counted it
+    lines = [ln for ln in ax["utilisation"].get_lines() if ln.get_gid() == "machines computing"]
+    assert len(lines) == (run.machine_states is not None) == (name != "evalys-tests-batsim_out")
+    if lines:
+        ms = run.machine_states
+        total = ms[["nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle", "nb_computing"]].sum(axis=1)
+        want = (100 * ms["nb_computing"] / total).to_numpy()
+        assert np.allclose(lines[0].get_ydata()[1:-1], want) and set(total) == {4 if name == "walltime" else 32}
+    plt.close(fig)
+
+
+def test_plot_folder_with_several_prefixes_names_them(tmp_path, capsys):
+    for n in ("a", "b"):
+        (tmp_path / f"{n}_jobs.csv").write_text((DATA / "batsim-4.2.1" / "outputs" / "walltime_jobs.csv").read_text())
+    assert main(["plot", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "several (a_jobs.csv, b_jobs.csv)" in err[0]

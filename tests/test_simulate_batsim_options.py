@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -262,3 +263,114 @@ def test_no_sched_refusals(tmp_path, extra, reason):
     r = simulate(["-p", REPO / "tests" / "data" / "energy4.xml" if "-E" in extra else CLUSTER, "-w", wl,
                   "--no-sched", "-e", tmp_path / "out", *[ev if a == "EV" else a for a in extra]])
     assert r.returncode == 2 and reason in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+#: Batsim 4.2.1's inputs (tests/data/batsim-4.2.1/README.md)
+BATSIM_DATA = REPO / "tests" / "data" / "batsim-4.2.1"
+
+
+@pytest.mark.parametrize("args", [
+    [],                                                            # docs/cli.rst, "First run"
+    ["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"],       # "Using dynamic jobs"
+    ["--sg-log", "surf_energy.thresh:critical"],                   # "Example with various options"
+    ["--sg-log", "surf_energy.t:critical ker_engine.threshold=info"],
+    ["--sg-cfg", "network/optim:Full,network/maxmin-selective-update:no", "--sg-log", "xbt_cfg.thres:info"],
+], ids=["first-run", "dynamic-jobs", "sg-log-thresh", "sg-log-two", "sg-cfg-two"])
+def test_batsim_cli_rst_command_lines(tmp_path, args):
+    """The command lines of Batsim 4.2.1's docs/cli.rst on its own small_platform.xml and
+    test_one_computation_job.json:
+    every --sg-log form SimGrid's log parser takes (``thresh``, ``t``, ``threshold=``, two settings in one
+    option) and a --sg-cfg holding two settings run, and give the same _jobs.csv as without them."""
+    res = run_simulation(tmp_path, BATSIM_DATA / "workloads" / "test_one_computation_job.json",
+                         platform=BATSIM_DATA / "platforms" / "small_platform.xml", sim_args=args,
+                         scheduler=("fcfs", "--finish-registration") if "--enable-dynamic-jobs" in args else ("fcfs",))
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert [(r["job_id"], r["final_state"]) for r in res.jobs] == [("1", "COMPLETED_SUCCESSFULLY")]
+    if "--sg-cfg" in args:
+        assert "Set 'network/maxmin-selective-update' to 'no'" in res.stderr
+
+
+def test_batsim_cli_rst_energy_line(tmp_path):
+    """docs/cli.rst's "Example with various options" as far as this simulator goes (no Redis, refused in one
+    line elsewhere): two workloads, -E with ``--sg-log surf_energy.thresh:critical``, --enable-compute-sharing,
+    an export folder, on Batsim's energy platform: every job of both workloads completes."""
+    wls = ["test_energy_minimal_load100.json", "test_energy_minimal_load0.json"]
+    args = ["-w", str(BATSIM_DATA / "workloads" / wls[1]), "--enable-compute-sharing", "-E",
+            "--sg-log", "surf_energy.thresh:critical"]
+    res = run_simulation(tmp_path, BATSIM_DATA / "workloads" / wls[0],
+                         platform=BATSIM_DATA / "platforms" / "energy_platform_homogeneous_no_net_128.xml",
+                         sim_args=args)
+    assert res.returncode == 0, res.stderr[-2000:]
+    n = sum(len(json.loads((BATSIM_DATA / "workloads" / w).read_text())["jobs"]) for w in wls)
+    assert len(res.jobs) == n and all(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in res.jobs)
+
+
+@pytest.mark.parametrize("args, reason", [
+    (["--sg-log", "root.flavour:debug"], "unknown setting 'flavour'"),
+    (["--sg-log", "a.t:debug bogus"], "'bogus': expected CATEGORY.SETTING:VALUE"),
+    (["--sg-cfg", "network/optim:Full network/model"], "'network/model': expected NAME:VALUE"),
+    (["--sg-log", "root.app:nowhere"], "Unknown appender log type"),
+])
+def test_simgrid_option_forms_simgrid_would_abort_on(tmp_path, args, reason):
+    """What SimGrid would abort the process on (or reject) is one line naming the option, exit 2."""
+    out = simulate(["-p", BATSIM_DATA / "platforms" / "small_platform.xml", "-w",
+                    BATSIM_DATA / "workloads" / "test_one_computation_job.json", "-e", tmp_path / "o",
+                    "-s", "tcp://localhost:1", "--timeout", "1", *args])
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and reason in lines[0] and f"error: {args[0]}: " in lines[0], lines
+
+
+@pytest.mark.batsim
+def test_first_simulation_tutorial_command_line_beside_real_batsim(tmp_path):
+    """Batsim 4.2.1's first-simulation tutorial (docs/tuto-first-simulation/run_batsim.bash): ``-p
+    platforms/cluster512.xml -w workloads/test_batsim_paper_workload_seed1.json -e PREFIX``, the same command line
+    given to the real Batsim and to `simulate`, with the same FCFS scheduler (batsched's easy_bf is not needed to
+    compare the simulators): byte-identical _jobs.csv and _machine_states.csv (800 jobs)."""
+    import gzip
+
+    from .batsim_diff import find_batsim, same_command_pair
+    if find_batsim() is None:
+        pytest.skip("no real Batsim 4.2.1 (BATSIM_BIN)")
+    wl = tmp_path / "test_batsim_paper_workload_seed1.json"
+    packed = BATSIM_DATA / "workloads" / "test_batsim_paper_workload_seed1.json.gz"
+    wl.write_bytes(gzip.decompress(packed.read_bytes()))
+    sched = [sys.executable, str(REPO / "tests" / "sim_sched.py"), "fcfs", "{endpoint}"]
+    real, emb = same_command_pair(tmp_path, ["-p", BATSIM_DATA / "platforms" / "cluster512.xml", "-w", wl,
+                                             "-e", "{prefix}", "-s", "{socket}", "-q"], sched)
+    assert real.returncode == 0 and emb.returncode == 0, emb.stderr[-2000:]
+    for f in ("_jobs.csv", "_machine_states.csv"):
+        a, b = Path(real.prefix + f).read_bytes(), Path(emb.prefix + f).read_bytes()
+        assert a == b, f
+    assert len(real.jobs) == 800
+
+
+def test_cli_rst_energy_platform_is_refused_in_one_line(tmp_path):
+    """docs/cli.rst's "Example with various options" (its Redis options left out) on Batsim 4.2.1's own
+    energy_platform.xml: host Earth declares 9 pstates and 6 power profiles, which SimGrid 3.32's energy plugin
+    rejects (the real Batsim 4.2.1 aborts there: "Found 6 energetic profiles for 7 pstates"); `simulate` says so
+    in one line and exits 2, before connecting to any scheduler."""
+    d = BATSIM_DATA
+    out = simulate(["-p", d / "platforms" / "energy_platform.xml", "-w", d / "workloads" / "test_long_workload.json",
+                    "-w", d / "workloads" / "test_energy_minimal_load100.json", "--add-role-to-hosts", "Mars:storage",
+                    "--enable-compute-sharing", "-E", "--sg-log", "surf_energy.thresh:critical",
+                    "--export", tmp_path / "simu_outputs" / "out", "-s", "tcp://localhost:1", "--timeout", "1",
+                    "-v", "debug"])
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1, out.stderr
+    assert "energy_platform.xml: host 'Earth': 'wattage_per_state' gives 6 power profiles for 9 pstates" in lines[0]
+
+
+def test_host_model_stays_ptask_l07_as_in_batsim(tmp_path):
+    """Batsim 4.2.1 sets host/model:ptask_L07 after the user's --sg-cfg (batsim.cpp): a user's host/model is
+    overridden, so test_one_computation_job's parallel task lasts as without the option."""
+    wl = BATSIM_DATA / "workloads" / "test_one_computation_job.json"
+    plat = BATSIM_DATA / "platforms" / "small_platform.xml"
+    rows = []
+    for args in ([], ["--sg-cfg", "host/model:compound", "--sg-log", "xbt_cfg.thres:info"]):
+        (tmp_path / str(len(rows))).mkdir()
+        res = run_simulation(tmp_path / str(len(rows)), wl, platform=plat, sim_args=args)
+        assert res.returncode == 0, res.stderr[-2000:]
+        rows.append([(r["starting_time"], r["execution_time"]) for r in res.jobs])
+    assert rows[0] == rows[1]
+    assert res.stderr.index("Set 'host/model' to 'compound'") < res.stderr.rindex("Set 'host/model' to 'ptask_L07'")

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 from procset import ProcSet
 
-from .definitions import BATSIM_JOBS_COLUMNS, bounded_slowdown, runtime, turnaround_time, waiting_time
+from .definitions import (BATSIM_JOBS_COLUMNS, BatsimScheduleCounters, bounded_slowdown, runtime, turnaround_time,
+                          waiting_time)
 _BAD_STATES = ("COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED", "COMPLETED_FAILED")
 
 
@@ -56,6 +57,71 @@ def normalise_layout(jobs: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     if "workload_name" not in jobs:
         jobs["workload_name"] = ""
     return jobs, ("a Batsim table of a layout before 3.0: " + "; ".join(notes)) if notes else ""
+
+
+#: The fields of Batsim 4.2.1's ``PREFIX_schedule.csv`` that a ``_jobs.csv`` gives (`schedule_fields`), in the
+#: file's order; the others (batsim_version, consumed_joules, the machine switches, scheduling_time,
+#: simulation_time, the time_* of the machine states) come from the simulation, not from the jobs.
+SCHEDULE_FIELDS_FROM_JOBS = ("makespan", "max_slowdown", "max_turnaround_time", "max_waiting_time", "mean_slowdown",
+                             "mean_turnaround_time", "mean_waiting_time", "nb_computing_machines", "nb_jobs",
+                             "nb_jobs_finished", "nb_jobs_killed", "nb_jobs_rejected", "nb_jobs_success",
+                             "success_rate")
+
+
+def schedule_fields(jobs: pd.DataFrame, nb_machines: int | None = None) -> dict[str, float]:
+    """Batsim's ``PREFIX_schedule.csv`` fields (`SCHEDULE_FIELDS_FROM_JOBS`) computed from its ``_jobs.csv``
+    `jobs` (one row per job Batsim wrote, sub-jobs and rejected jobs included; a layout before 3.0 first through
+    `normalise_layout`) with Batsim 4.2.1's definitions (`definitions.BatsimScheduleCounters`: makespan from
+    time 0, means over every job, rejected ones as zeros). `nb_machines`: the platform's machines
+    (``nb_computing_machines``: compute and storage, not the master), NaN when None. Times in seconds; equal to
+    Batsim's own file up to the %f rounding of the table's times."""
+    counts = BatsimScheduleCounters(np.float64(0))
+    num = {c: pd.to_numeric(jobs[c], errors="coerce").to_numpy(float)
+           for c in ("submission_time", "starting_time", "finish_time", "execution_time") if c in jobs}
+    if "execution_time" not in num:
+        num["execution_time"] = runtime(num["starting_time"], num["finish_time"])
+    with np.errstate(all="ignore"):   # a zero runtime's stretch is inf, as Batsim's
+        for state, sub, start, run in zip(jobs["final_state"].astype(str), num["submission_time"],
+                                          num["starting_time"], num["execution_time"]):
+            counts.add(state, np.float64(sub), np.float64(start), np.float64(run))
+        out = {k: float(v) for k, v in counts.fields().items()}
+    out["nb_computing_machines"] = float(nb_machines) if nb_machines is not None else float("nan")
+    return {k: out[k] for k in SCHEDULE_FIELDS_FROM_JOBS}
+
+
+def read_schedule_csv(path) -> dict[str, str] | None:
+    """The one row of a Batsim ``PREFIX_schedule.csv`` as {field: text}; None if `path` is absent or unreadable."""
+    import csv
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return rows[0] if len(rows) == 1 else None
+
+
+def schedule_lines(fields: dict[str, float], beside: dict[str, str] | None = None) -> list[str]:
+    """`schedule_fields` as text, one ``name value`` line each (counts as integers, the rest as Batsim's %f);
+    with `beside` (Batsim's own `read_schedule_csv`), each value that differs from Batsim's by more than the
+    rounding of the table (relative 1e-6, absolute 1e-5) is followed by Batsim's."""
+    import math
+    lines = []
+    for k, v in fields.items():
+        if v != v and k == "nb_computing_machines":
+            lines.append(f"  {k:<22} n/a (the platform: --platform FILE)")
+            continue
+        text = f"{int(v)}" if k.startswith("nb_") else f"{v:f}"
+        theirs = (beside or {}).get(k)
+        if theirs is not None:
+            try:
+                t = float(theirs)
+                same = (t != t and v != v) or math.isclose(v, t, rel_tol=1e-6, abs_tol=1e-5)
+            except ValueError:
+                same = False
+            if not same:
+                text += f"   (Batsim's _schedule.csv: {theirs})"
+        lines.append(f"  {k:<22} {text}")
+    return lines
 
 
 def is_subjob_csv(jobs: pd.DataFrame) -> bool:

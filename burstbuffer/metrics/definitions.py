@@ -104,3 +104,69 @@ def bounded_slowdown(turnaround, run, tau: float = TAU):
     import numpy as np
 
     return np.maximum(np.asarray(turnaround, float) / np.maximum(np.asarray(run, float), tau), 1.0)
+
+
+class BatsimScheduleCounters:
+    """Batsim 4.2.1's schedule metrics, the numbers of ``PREFIX_schedule.csv`` that come from the jobs
+    (``export.cpp``, ``JobsTracer::write_job`` and ``finalize``), accumulated one ended job at a time in the
+    number type of `zero` (the simulator's long double `LD`, or float):
+
+    - ``nb_jobs``: every job written, rejected ones included; ``nb_jobs_rejected``: REJECTED;
+      ``nb_jobs_finished``: the others; of them ``nb_jobs_success`` (COMPLETED_SUCCESSFULLY) and
+      ``nb_jobs_killed`` (any other end: walltime reached, killed, failed);
+    - ``success_rate`` = nb_jobs_success / nb_jobs;
+    - ``makespan`` = the latest completion (start + runtime) of a finished job, from time 0 (not from the first
+      submission), 0 without one;
+    - ``mean_waiting_time``, ``mean_turnaround_time``, ``mean_slowdown``: sums over the finished jobs divided by
+      ``nb_jobs`` (rejected jobs count in the denominator, as zeros); slowdown = `stretch` (unbounded);
+    - ``max_waiting_time``, ``max_turnaround_time``, ``max_slowdown``: over the finished jobs, 0 without one.
+
+    Means and the rate are NaN when no job was written (Batsim prints ``-nan``). Times in seconds."""
+
+    NAMES = ("nb_jobs", "nb_jobs_finished", "nb_jobs_success", "nb_jobs_killed", "nb_jobs_rejected",
+             "success_rate", "makespan", "mean_waiting_time", "mean_turnaround_time", "mean_slowdown",
+             "max_waiting_time", "max_turnaround_time", "max_slowdown")
+
+    def __init__(self, zero=0.0):
+        self.nb_jobs = self.nb_jobs_finished = self.nb_jobs_success = self.nb_jobs_killed = 0
+        self.nb_jobs_rejected = 0
+        self.sum_wait = self.sum_turn = self.sum_slow = zero
+        self.makespan = self.max_wait = self.max_turn = self.max_slow = zero
+
+    def add(self, state: str, submission, start=None, run=None):
+        """Count one ended job (`state`: Batsim's final_state); for a job not REJECTED, `start` and `run`
+        (runtime) give its waiting time, completion, turnaround time and stretch, returned as that tuple (in
+        the type of the inputs); None for a rejected job."""
+        self.nb_jobs += 1
+        if state == "REJECTED":
+            self.nb_jobs_rejected += 1
+            return None
+        self.nb_jobs_finished += 1
+        if state == "COMPLETED_SUCCESSFULLY":
+            self.nb_jobs_success += 1
+        else:
+            self.nb_jobs_killed += 1
+        wait = waiting_time(submission, start)
+        completion = start + run
+        turn = turnaround_time(submission, completion)
+        slow = stretch(turn, run)
+        self.sum_wait += wait
+        self.sum_turn += turn
+        self.sum_slow += slow
+        self.makespan = max(self.makespan, completion)
+        self.max_wait = max(self.max_wait, wait)
+        self.max_turn = max(self.max_turn, turn)
+        self.max_slow = max(self.max_slow, slow)
+        return wait, completion, turn, slow
+
+    def fields(self) -> dict:
+        """`NAMES` → value (counts as int, the rest in the accumulating type; NaN means without a job)."""
+        n = self.nb_jobs
+        nan = float("nan")
+        return {"nb_jobs": n, "nb_jobs_finished": self.nb_jobs_finished, "nb_jobs_success": self.nb_jobs_success,
+                "nb_jobs_killed": self.nb_jobs_killed, "nb_jobs_rejected": self.nb_jobs_rejected,
+                "success_rate": self.nb_jobs_success / n if n else nan, "makespan": self.makespan,
+                "mean_waiting_time": self.sum_wait / n if n else nan,
+                "mean_turnaround_time": self.sum_turn / n if n else nan,
+                "mean_slowdown": self.sum_slow / n if n else nan, "max_waiting_time": self.max_wait,
+                "max_turnaround_time": self.max_turn, "max_slowdown": self.max_slow}

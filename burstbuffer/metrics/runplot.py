@@ -70,6 +70,16 @@ class RunData:
     bb_capacity: dict[int, int] = field(default_factory=dict)
     names: dict[int, str] = field(default_factory=dict)
     label: str = ""
+    #: the figures' file name: ``run`` for a run folder, the export prefix's name for Batsim's outputs
+    name: str = "run"
+    #: Batsim's ``PREFIX_machine_states.csv`` beside a Batsim table (time [s], the number of machines in each
+    #: state), None if absent: the utilisation panel then also draws the share of machines computing
+    machine_states: pd.DataFrame | None = None
+
+    @property
+    def has_bb(self) -> bool:
+        """True when the table or the platform says anything of burst buffers (else no BB panel is drawn)."""
+        return bool(self.bb_capacity) or bool(self.jobs["bb_allocation"].fillna("").astype(str).str.strip().any())
 
     @property
     def started(self) -> pd.DataFrame:
@@ -83,31 +93,48 @@ class RunData:
         return out
 
 
+def find_jobs_table(where: str | Path) -> tuple[Path, Path, str]:
+    """The per-job table `where` names, as (path, its folder, the figures' name): a run folder (``jobs.csv``,
+    figures named ``run``), a Batsim export prefix (``PREFIX_jobs.csv``, named PREFIX), a ``*_jobs.csv`` file,
+    or a folder holding exactly one ``*_jobs.csv`` (Batsim's outputs, any version: ``out_jobs.csv``...).
+    Raises InputError (one line) when there is none, or several without a way to choose."""
+    where = Path(where)
+    if where.is_dir() and (where / "jobs.csv").is_file():
+        return where / "jobs.csv", where, "run"
+    if where.is_file() and where.name.endswith("jobs.csv"):
+        stem = where.name[:-len("jobs.csv")].rstrip("_") or "run"
+        return where, where.parent, stem
+    prefixed = where.parent / f"{where.name}_jobs.csv"
+    if where.name and prefixed.is_file():
+        return prefixed, where.parent, where.name
+    if where.is_dir():
+        found = sorted(p for p in where.glob("*_jobs.csv") if p.name != "batsim_subjobs.csv")
+        if len(found) == 1:
+            return found[0], where, found[0].name[:-len("_jobs.csv")]
+        if found:
+            raise InputError(str(where), "jobs tables", f"several ({', '.join(p.name for p in found[:4])}): give "
+                                                        "the export prefix, e.g. " + str(where / found[0].name[:-9]))
+        raise InputError(str(where), "jobs.csv", "no jobs.csv nor PREFIX_jobs.csv: not a run or Batsim output "
+                                                 "folder")
+    raise InputError(str(where), "jobs table", "no such folder, file nor Batsim export prefix (PREFIX_jobs.csv)")
+
+
 def load_run(run_dir: str | Path) -> RunData:
-    """Read `run_dir`/jobs.csv and, if present, `run_dir`/run.json. Raises InputError (file, item,
-    reason) if jobs.csv is missing or lacks a column the figures need, or run.json is malformed."""
-    run_dir = Path(run_dir)
-    path = run_dir / "jobs.csv"
-    if not path.is_file():
-        raise InputError(str(run_dir), "jobs.csv", "no such file: not a run folder")
-    from ..fileio import open_input
-    from .tidy import CSV_MISSING
+    """Read the per-job table `run_dir` names (`find_jobs_table`: a run folder, a Batsim export prefix or output
+    folder of any layout 1.x-4.2, read by `tidy.load_jobs`: older layouts translated, an I/O-aware Batsim run's
+    sub-jobs rebuilt per original job) and, beside a run's jobs.csv, run.json. Raises InputError (file, item,
+    reason) if there is no such table, it lacks a column the figures need, or run.json is malformed."""
+    path, run_dir, name = find_jobs_table(run_dir)
+    from .tidy import load_jobs
     try:
-        with open_input(path, "jobs.csv") as f:
-            jobs = pd.read_csv(f, dtype={"job_id": str, "allocated_resources": str, "bb_allocation": str,
-                                         "final_state": str}, **CSV_MISSING)
-    except (OSError, ValueError) as exc:
+        jobs = load_jobs(path)
+    except (OSError, ValueError, KeyError) as exc:
         raise InputError(str(path), "table", f"unreadable ({exc})") from None
     need = {"submission_time", "starting_time", "finish_time", "final_state", "allocated_resources",
             "requested_number_of_resources"}
     missing = sorted(need - set(jobs.columns))
     if missing:
         raise InputError(str(path), "columns", f"missing {', '.join(missing)}")
-    from .tidy import check_times
-    try:
-        check_times(jobs)
-    except ValueError as exc:
-        raise InputError(str(path), "table", str(exc)) from None
     if "bb_allocation" not in jobs:
         jobs["bb_allocation"] = ""
     for i, a in enumerate(jobs["allocated_resources"]):
@@ -118,8 +145,8 @@ def load_run(run_dir: str | Path) -> RunData:
             from ..jsonvalues import excerpt
             raise InputError(str(path), f"row {i + 1}, column allocated_resources",
                              f"{excerpt(a, 40)} is not a set of resource ids (e.g. 0-3 8)") from None
-    meta, label = run_dir / "run.json", run_dir.name
-    if meta.is_file():
+    meta, label = run_dir / "run.json", (run_dir.name if name == "run" else name)
+    if name == "run" and meta.is_file():
         try:
             doc = json.loads(meta.read_text())
             compute = ProcSet.from_str(doc["compute"])
@@ -128,12 +155,30 @@ def load_run(run_dir: str | Path) -> RunData:
             label = f"{doc.get('policy', '?')}, {doc.get('model', '?')} model"
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise InputError(str(meta), "content", f"malformed ({exc})") from None
-        return RunData(jobs, compute, caps, names, label)
+        return RunData(jobs, compute, caps, names, label, name)
     top = -1
     for a in jobs["allocated_resources"].dropna():
         if str(a).strip():
             top = max(top, ProcSet.from_str(str(a)).max)
-    return RunData(jobs, ProcSet((0, top)) if top >= 0 else ProcSet(), {}, {}, label)
+    return RunData(jobs, ProcSet((0, top)) if top >= 0 else ProcSet(), {}, {}, label, name,
+                   _machine_states(run_dir / f"{name}_machine_states.csv") if name != "run" else None)
+
+
+#: the columns of Batsim's ``_machine_states.csv`` (Batsim 1.x to 4.2: the same header)
+MACHINE_STATE_COLUMNS = ("time", "nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle", "nb_computing")
+
+
+def _machine_states(path: Path) -> pd.DataFrame | None:
+    """Batsim's machine-state table at `path`, or None when absent or not of that layout (then not drawn)."""
+    if not path.is_file():
+        return None
+    try:
+        ms = pd.read_csv(path)
+    except (OSError, ValueError):
+        return None
+    if not set(MACHINE_STATE_COLUMNS) <= set(ms.columns) or ms.empty:
+        return None
+    return ms[list(MACHINE_STATE_COLUMNS)].apply(pd.to_numeric, errors="coerce").dropna()
 
 
 def natural_key(name: str) -> tuple:
@@ -164,7 +209,8 @@ def _draw_steps(ax, times, values, t0, t1, scale, unit_s, **kw):
 
 def run_figure(run: RunData, *, max_jobs: int = GANTT_MAX_JOBS):
     """The four-panel figure of `run` (module docstring). Returns (figure, {panel name: Axes}) with
-    panels "gantt", "bb", "queue", "utilisation". Raises InputError if no job started."""
+    panels "gantt", "bb", "queue", "utilisation"; without burst buffers (`RunData.has_bb`: a Batsim table, a
+    platform without BB) no "bb" panel. Raises InputError if no job started."""
     from .figures import binned_mean, gantt_axes, plt, step_function
     s = run.started
     if s.empty:
@@ -173,9 +219,11 @@ def run_figure(run: RunData, *, max_jobs: int = GANTT_MAX_JOBS):
     t0 = float(min(sub.min(), s["start"].min()))
     t1 = float(s["end"].max())
     unit_s, unit = (86400.0, "days") if t1 - t0 > 3 * 86400 else (3600.0, "h")
-    fig, axes = plt.subplots(4, 1, figsize=(12, 10), sharex=True,
-                             gridspec_kw={"height_ratios": [3, 1.6, 1, 1.2], "hspace": 0.12})
-    ax = dict(zip(("gantt", "bb", "queue", "utilisation"), axes))
+    panels = ("gantt", "bb", "queue", "utilisation") if run.has_bb else ("gantt", "queue", "utilisation")
+    ratios = {"gantt": 3, "bb": 1.6, "queue": 1, "utilisation": 1.2}
+    fig, axes = plt.subplots(len(panels), 1, figsize=(12, 10 if run.has_bb else 8), sharex=True,
+                             gridspec_kw={"height_ratios": [ratios[p] for p in panels], "hspace": 0.12})
+    ax = dict(zip(panels, axes))
     nb = len(run.compute)
     gantt_axes(ax["gantt"], s, nb_res=nb, unit_s=unit_s, max_jobs=max_jobs, bins=BINS,
                rows=min(HEAT_ROWS, max(nb, 1)), t_range=(t0, t1))
@@ -193,7 +241,9 @@ def run_figure(run: RunData, *, max_jobs: int = GANTT_MAX_JOBS):
             off.append(b)
             w.append(v)
     total = step_function(*(sum((per_node[n][i] for n in nodes), []) for i in range(3)))
-    if len(nodes) > MAX_BB_LINES:     # one row per storage node, busy fraction of its capacity per time bin
+    if "bb" not in ax:
+        pass
+    elif len(nodes) > MAX_BB_LINES:     # one row per storage node, busy fraction of its capacity per time bin
         edges = np.linspace(t0, t1, BINS + 1)
         grid = np.array([binned_mean(*step_function(*per_node[n]), edges)
                          / (run.bb_capacity.get(n) or max(1, max(per_node[n][2], default=1))) for n in nodes])
@@ -231,6 +281,12 @@ def run_figure(run: RunData, *, max_jobs: int = GANTT_MAX_JOBS):
     pt, pv = step_function(s["start"], s["end"], res)
     _draw_steps(ax["utilisation"], pt, pv, t0, t1, 100.0 / max(nb, 1), unit_s, color="tab:blue", lw=0.8,
                 label="processors").set_gid("processors")
+    if run.machine_states is not None:     # Batsim's own count: machines computing / machines
+        ms = run.machine_states
+        total = ms[list(MACHINE_STATE_COLUMNS[1:])].sum(axis=1).to_numpy(float)
+        share = ms["nb_computing"].to_numpy(float) / np.maximum(total, 1)
+        _draw_steps(ax["utilisation"], ms["time"].to_numpy(float), share, t0, t1, 100.0, unit_s, color="tab:green",
+                    lw=0.8, ls="--", label="machines computing\n(_machine_states.csv)").set_gid("machines computing")
     cap = sum(run.bb_capacity.values())
     if cap:
         _draw_steps(ax["utilisation"], *total, t0, t1, 100.0 / cap, unit_s, color="tab:orange", lw=0.8,
@@ -246,9 +302,11 @@ def run_figure(run: RunData, *, max_jobs: int = GANTT_MAX_JOBS):
 
 
 def plot_run(run_dir: str | Path, out: str | Path | None = None, *, max_jobs: int = GANTT_MAX_JOBS) -> list[Path]:
-    """Write the run figure of `run_dir` as `out`/run.png and run.svg (default `out`: `run_dir`/figures).
-    Returns the two paths. InputError as `load_run` and `run_figure`."""
+    """Write the run figure of `run_dir` (a run folder, a Batsim export prefix or output folder: `load_run`) as
+    `out`/NAME.png and NAME.svg, NAME ``run`` for a run folder, else the export prefix's name (default `out`: the
+    folder of the table, /figures). Returns the two paths. InputError as `load_run` and `run_figure`."""
     from .figures import save_figure
+    path, folder, _ = find_jobs_table(run_dir)
     run = load_run(run_dir)
     fig, _ = run_figure(run, max_jobs=max_jobs)
-    return save_figure(fig, Path(out) if out is not None else Path(run_dir) / "figures", "run")
+    return save_figure(fig, Path(out) if out is not None else folder / "figures", run.name)

@@ -18,6 +18,8 @@ __all__ = ["Summary", "node_time", "print_summary", "summarize", "summarize_csv"
 
 #: Why the burst-buffer utilisation of a Batsim table is unknown (the `metrics` command's options supply it).
 BB_UNKNOWN = "BB sizes unknown: --total-bb SIZE and the run's --workload"
+#: Why the processor utilisation of a Batsim table is unknown (`metrics --platform` or `--nb-compute` supplies it).
+CPU_UNKNOWN = "number of processors unknown: --platform FILE or --nb-compute N"
 
 
 def value_or_na(x: float, spec: str, unit: str = "", why: str = "no job started") -> str:
@@ -35,7 +37,7 @@ class Summary:
     mean_waiting_h: float
     max_waiting_h: float
     mean_bounded_slowdown: float
-    makespan: float         # [s] last finish time − first submission time
+    makespan: float         # [s] the span: last finish time − first submission time (Batsim's makespan: from 0)
     cpu_utilisation: float  # Σ res·node time / (nb_compute · makespan); node time: `node_time`
     bb_utilisation: float   # Σ res·bb·execution_time / (total_bb · makespan); nan if unknown
 
@@ -56,11 +58,12 @@ class Summary:
             f"  killed/failed        {self.killed}",
             f"  rejected             {self.rejected}",
             *( [f"  unfinished           {self.unfinished}"] if self.unfinished else [] ),
-            f"mean waiting time      {num(self.mean_waiting_h, '.3f', ' h')}",
-            f"max waiting time       {num(self.max_waiting_h, '.3f', ' h')}",
+            f"mean wait, started     {num(self.mean_waiting_h, '.3f', ' h')}",
+            f"max wait, started      {num(self.max_waiting_h, '.3f', ' h')}",
             f"mean bounded slowdown  {num(self.mean_bounded_slowdown, '.3f', f'  (tau = {TAU:.0f} s)')}",
-            f"makespan               {self.makespan:.0f} s ({self.makespan / 86400:.2f} days)",
-            f"processor utilisation  {pct(self.cpu_utilisation, 'number of processors unknown: --nb-compute N')}",
+            f"span                   {self.makespan:.0f} s ({self.makespan / 86400:.2f} days, first submission "
+            f"to last end)",
+            f"processor utilisation  {pct(self.cpu_utilisation, CPU_UNKNOWN)}",
             f"burst-buffer util.     {pct(self.bb_utilisation, BB_UNKNOWN)}",
         ]
 
@@ -79,7 +82,8 @@ def node_time(jobs: pd.DataFrame, run: pd.Series) -> pd.Series:
 
 
 def summarize(jobs: pd.DataFrame, nb_compute: int | None = None, total_bb: int | None = None) -> Summary:
-    """Summary of a run. `jobs` has Batsim `_jobs.csv` columns; waiting time and bounded slowdown
+    """Summary of a run, by the project's definitions (docs/run-outputs.md gives them beside Batsim's, which
+    `batsim_csv.schedule_fields` computes). `jobs` has Batsim `_jobs.csv` columns; waiting time and bounded slowdown
     are over jobs that started (waiting = start of the compute nodes − submission_time, `nodes_start`:
     docs/metrics.md §1). Utilisations need the platform size (`nb_compute` processors, `total_bb` bytes); nan
     when not given."""

@@ -49,14 +49,10 @@ def check_times(df: pd.DataFrame, columns=TIME_COLUMNS) -> None:
                              "of seconds")
 
 
-def load_jobs(path: str | Path, bb_per_node: dict | None = None) -> pd.DataFrame:
-    """One row per original job (Batsim `_jobs.csv` columns) from a run's jobs table at `path`: this project's
-    jobs.csv or a Batsim ``_jobs.csv`` of any layout 1.x-4.2 (older ones translated by
-    `batsim_csv.normalise_layout`, which says what it did in ``attrs["layout_note"]``).
-
-    Raises KeyError/ValueError (from pandas, `check_times` or `rebuild_original_jobs`) if it is not such a
-    table (a time cell that is neither empty nor a finite number included).
-    """
+def read_table(path: str | Path) -> pd.DataFrame:
+    """The rows of a run's jobs table at `path` as written (a Batsim ``_jobs.csv``: one row per job Batsim wrote,
+    sub-jobs and rejected jobs included), in the Batsim 3.0-4.2 layout (`batsim_csv.normalise_layout`, its note
+    in ``attrs["layout_note"]``). Raises KeyError/ValueError as `load_jobs`."""
     from ..fileio import open_input
     with open_input(path, "jobs.csv") as f:
         df = pd.read_csv(f, dtype={"job_id": str, "jobID": str, "workload_name": str, "profile": str,
@@ -69,6 +65,18 @@ def load_jobs(path: str | Path, bb_per_node: dict | None = None) -> pd.DataFrame
         raise KeyError(f"missing column(s) {', '.join(sorted(missing))}")
     df.attrs["layout_note"] = note
     check_times(df)
+    return df
+
+
+def load_jobs(path: str | Path, bb_per_node: dict | None = None) -> pd.DataFrame:
+    """One row per original job (Batsim `_jobs.csv` columns) from a run's jobs table at `path`: this project's
+    jobs.csv or a Batsim ``_jobs.csv`` of any layout 1.x-4.2 (older ones translated by
+    `batsim_csv.normalise_layout`, which says what it did in ``attrs["layout_note"]``).
+
+    Raises KeyError/ValueError (from pandas, `check_times` or `rebuild_original_jobs`) if it is not such a
+    table (a time cell that is neither empty nor a finite number included).
+    """
+    df = read_table(path)
     if is_subjob_csv(df):
         return rebuild_original_jobs(df, bb_per_node)
     if bb_per_node and "bb_per_node" not in df:

@@ -25,7 +25,9 @@ def _cmd_dragonfly(args: argparse.Namespace) -> int:
     fmt = args.format or {".cpp": "cpp", ".so": "so"}.get(Path(args.output).suffix, "xml")
     if fmt == "xml":
         path = write_platform(p, args.output)
-        target = "for SimGrid <= 3.27, or 3.32 through burstbuffer simulate / run"
+        target = ("the XML loads as is in SimGrid <= 3.27 (a Batsim built on it: batsim -p FILE); burstbuffer "
+                  "simulate and run load it on any SimGrid they support, rebuilding the Dragonfly with SimGrid's API; "
+                  "for a Batsim built on SimGrid >= 3.28, write a C++ plugin instead: --format so")
     else:
         from ..fileio import atomic_write_text
         from .sg_cpp import compile_platform, dragonfly_cpp

@@ -31,6 +31,21 @@ def bb_capacity_text(properties: dict[str, str], zone_properties: dict[str, str]
     return properties.get("burst_buffer_capacity") or zone_properties.get("burst_buffer_capacity")
 
 
+class NoStorageError(InputError):
+    """A platform without burst-buffer storage node. Its reason names the option giving storage roles:
+    `option` (default ``-r HOSTS:storage``, Batsim's and ``simulate``'s); a command with another (``run``'s
+    ``--storage HOSTS``) re-raises `for_option`."""
+
+    def __init__(self, source: str, item: str = "storage_resources", reason: str = "",
+                 option: str = "-r HOSTS:storage"):
+        super().__init__(source, item, reason or f"platform has no burst-buffer storage node (give storage roles "
+                                                 f"with {option})")
+
+    def for_option(self, option: str) -> "NoStorageError":
+        """The same error naming `option` (e.g. ``--storage HOSTS``)."""
+        return NoStorageError(self.source, self.item, option=option)
+
+
 @dataclass(frozen=True)
 class Dragonfly:
     """Dragonfly shape (SimGrid `topo_parameters` "G,_;C,_;R,_;N" → G, C, R, N).
@@ -170,8 +185,7 @@ class Platform:
                     source, r["name"],
                     "storage node has no burst_buffer_capacity (host or zone property); pass --bb-capacity")
         if not bb:
-            raise InputError(source, "storage_resources",
-                             "platform has no burst-buffer storage node (give storage roles with -r HOSTS:storage)")
+            raise NoStorageError(source)
         shape = dragonfly
         if shape is None:
             for r in compute:

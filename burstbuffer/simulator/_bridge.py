@@ -69,6 +69,21 @@ def _first_error(stderr: str) -> str:
     return ([ln for ln in stderr.strip().splitlines() if "error" in ln][:1] or ["?"])[0]
 
 
+def simgrid_module_flags() -> tuple[str, ...]:
+    """``-DBB_PY_SIMGRID_MAJOR=M -DBB_PY_SIMGRID_MINOR=N``: the version of the SimGrid Python module this process
+    uses (``simgrid.simgrid_version``; imported here if not yet: the simulator has imported it already). The
+    compiled modules refuse to build against C++ headers of another version (``#error``; they would load a
+    second libsimgrid beside the module's: e.g. Debian's 3.32 headers with PyPI's SimGrid 4.1), and a module
+    built for another SimGrid is rebuilt (the flags are part of its cache stamp). () when the module or its
+    version cannot be read."""
+    try:
+        import simgrid  # noqa: PLC0415
+        major, minor = (int(x) for x in str(simgrid.simgrid_version).split(".")[:2])
+    except (ImportError, AttributeError, ValueError):
+        return ()
+    return (f"-DBB_PY_SIMGRID_MAJOR={major}", f"-DBB_PY_SIMGRID_MINOR={minor}")
+
+
 def load_extension(source: str, stem: str, libs: tuple[str, ...] = ("-lsimgrid",)):
     """The pybind11 module compiled from ``native/SOURCE`` (linked with `libs`; built on its first use,
     cached as ``STEM_<tag>`` by `cbuild.compile_file_cached`, which a start whose source did not change
@@ -79,7 +94,8 @@ def load_extension(source: str, stem: str, libs: tuple[str, ...] = ("-lsimgrid",
 
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     so, name = compile_file_cached(os.path.join(NATIVE_DIR, source), stem, compiler=os.environ.get("CXX", "c++"),
-                                   flags=CXXFLAGS, key=lambda: (*_includes(), suffix), src_suffix=".cpp",
+                                   flags=CXXFLAGS + simgrid_module_flags(), key=lambda: (*_includes(), suffix),
+                                   src_suffix=".cpp",
                                    suffix=suffix, args=lambda name: (f"-DMODNAME={name}", *_includes()),
                                    libs=libs, timeout=600, error_line=_first_error)
     spec = importlib.util.spec_from_file_location(name, so)

@@ -101,8 +101,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="only passed on in SIMULATION_BEGINS' config (no Redis) [default: default]")
     p.add_argument("--sg-cfg", action="append", default=[], metavar="NAME:VALUE",
                    help="a SimGrid configuration option (as SimGrid's --cfg=NAME:VALUE, e.g. "
-                        "network/optim:Full); repeatable. It comes after this simulator's own (host/model:ptask_L07, "
-                        "the context factory): changing those gives results the real Batsim would not")
+                        "network/optim:Full; several in one, separated by spaces or commas); repeatable. As in "
+                        "Batsim, host/model stays ptask_L07 (set after the user's options); the context factory "
+                        "given here is used, where Batsim sets it too late for it to apply")
     p.add_argument("--sg-log", action="append", default=[], metavar="OPTION",
                    help="a SimGrid logging option (as SimGrid's --log=OPTION, e.g. ker_lmm.thres:debug); "
                         "repeatable")
@@ -176,9 +177,58 @@ def register(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-#: SimGrid's logging option: CATEGORY.SETTING:VALUE (anything else makes SimGrid abort the process); compiled
-#: when an --sg-log is given
-_SG_LOG = r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*\.(thres|threshold|fmt|layout|app|appender|add|additivity):.+$"
+#: SimGrid's log settings (src/xbt/log.cpp, ``_xbt_log_parse_setting``): a setting is any abbreviation of
+#: one of these (``thres``, ``thresh``, ``app``, ``add``...); anything else makes SimGrid abort the process
+SG_LOG_SETTINGS = ("threshold", "additivity", "appender", "fmt")
+
+
+def _which(item: str, items: list[str]) -> str:
+    """The prefix of an error about `item`, one of an option's `items`: its name when there are several."""
+    return f"{item!r}: " if len(items) > 1 else ""
+
+
+def sg_log_settings(option: str) -> list[str]:
+    """The settings of one ``--sg-log`` OPTION as SimGrid's ``xbt_log_control_set`` (which Batsim 4.2.1
+    calls with it, batsim.cpp) reads it: space-separated (quotes and ``\\`` escaping as Boost's
+    ``escaped_list_separator``), each ``CATEGORY.SETTING:VALUE`` or ``CATEGORY.SETTING=VALUE``, the
+    category before the first dot, SETTING an abbreviation of `SG_LOG_SETTINGS`; ``no_loc`` alone is
+    SimGrid's too. Raises InputError for what would make SimGrid abort; a bad value (an unknown priority or
+    appender) is SimGrid's to reject (`server.Simulator.run`)."""
+    if option == "no_loc":
+        return [option]
+    import shlex  # noqa: PLC0415
+
+    try:
+        items = shlex.split(option)
+    except ValueError:
+        raise InputError("--sg-log", option, "unbalanced quotes") from None
+    if not items:
+        raise InputError("--sg-log", option, "empty logging option (e.g. surf_energy.thresh:critical)")
+    for item in items:
+        m = re.match(r"^([^.:= ]*)\.([^:= ]*)[:=]", item)
+        if not m:
+            raise InputError("--sg-log", option, f"{_which(item, items)}expected CATEGORY.SETTING:VALUE (e.g. "
+                                                 f"surf_energy.thresh:critical or ker_lmm.thres:debug)")
+        if not any(s.startswith(m.group(2)) for s in SG_LOG_SETTINGS):
+            raise InputError("--sg-log", option, f"{_which(item, items)}unknown setting {m.group(2)!r} (an "
+                                                 f"abbreviation of {', '.join(SG_LOG_SETTINGS)})")
+    return items
+
+
+def sg_cfg_settings(option: str) -> list[str]:
+    """The settings of one ``--sg-cfg`` OPTION as SimGrid's ``config::set_parse`` (``Engine::set_config``,
+    which Batsim 4.2.1 calls with it) reads it: separated by spaces, tabs, newlines or commas, each
+    ``NAME:VALUE``. Raises InputError for one without ``:`` (SimGrid aborts on it); an unknown name or a
+    bad value is SimGrid's to reject (`server.Simulator.run`)."""
+    items = [t for t in re.split(r"[ \t\n,]+", option) if t]
+    if not items:
+        raise InputError("--sg-cfg", option, "expected NAME:VALUE (a SimGrid configuration option, e.g. "
+                                             "network/optim:Full)")
+    for item in items:
+        if ":" not in item or item.startswith(":"):
+            raise InputError("--sg-cfg", option, f"{_which(item, items)}expected NAME:VALUE (a SimGrid configuration "
+                                                 f"option, e.g. network/optim:Full)")
+    return items
 
 
 #: Batsim options this simulator refuses (argparse dest → the reason given)
@@ -225,8 +275,8 @@ def verbosity(ns: argparse.Namespace) -> str:
 
 def config_from_args(ns: argparse.Namespace):
     """argparse namespace → SimConfig. Raises InputError for a --sg-cfg that is not NAME:VALUE or an
-    --sg-log that is not CATEGORY.SETTING:VALUE (SimGrid's own syntax, checked here because SimGrid aborts
-    on it; an unknown option name or a bad value is SimGrid's to reject: `server.Simulator.run`), an
+    --sg-log that SimGrid cannot parse (`sg_cfg_settings`, `sg_log_settings`: SimGrid aborts on those; an
+    unknown option name or a bad value is SimGrid's to reject: `server.Simulator.run`), an
     unreadable --sched-cfg-file, --enable-profile-reuse without --enable-dynamic-jobs, or an option this
     simulator refuses (`UNSUPPORTED`)."""
     from .server import SimConfig
@@ -236,14 +286,11 @@ def config_from_args(ns: argparse.Namespace):
         raise InputError("--enable-profile-reuse", "option", "profile reuse is enabled but dynamic registration "
                                                              "is not (add --enable-dynamic-jobs)")
 
-    for c in getattr(ns, "sg_cfg", []):
-        if not re.match(r"^[A-Za-z0-9_/-]+:.*$", c):
-            raise InputError("--sg-cfg", c, "expected NAME:VALUE (a SimGrid configuration option, e.g. "
-                                            "network/optim:Full)")
-    for g in getattr(ns, "sg_log", []):
-        if not re.match(_SG_LOG, g):
-            raise InputError("--sg-log", g, "expected CATEGORY.SETTING:VALUE (SETTING thres, fmt, app or add; "
-                                            "e.g. ker_lmm.thres:debug)")
+    sg_cfg, sg_log = list(getattr(ns, "sg_cfg", [])), list(getattr(ns, "sg_log", []))
+    for c in sg_cfg:    # given to SimGrid unchanged (it splits them again)
+        sg_cfg_settings(c)
+    for g in sg_log:
+        sg_log_settings(g)
 
     return SimConfig(platform=ns.platform, workloads=list(ns.workload), export_prefix=ns.export,
                      socket=ns.socket_endpoint, roles=list(ns.add_role_to_hosts), master=ns.master_host,
@@ -254,8 +301,8 @@ def config_from_args(ns: argparse.Namespace):
                      log_messages=verbosity(ns) in ("network-only", "debug"), timeout=ns.timeout,
                      network_model=ns.network_model, core=getattr(ns, "core", None),
                      machine_states=not getattr(ns, "disable_machine_state_tracing", False),
-                     energy=getattr(ns, "energy", False), sg_cfg=list(getattr(ns, "sg_cfg", [])),
-                     sg_log=list(getattr(ns, "sg_log", [])), events=list(getattr(ns, "events", [])),
+                     energy=getattr(ns, "energy", False), sg_cfg=sg_cfg,
+                     sg_log=sg_log, events=list(getattr(ns, "events", [])),
                      forward_unknown_events=getattr(ns, "forward_unknown_events", False),
                      max_machines=getattr(ns, "mmax", 0), max_machines_by_workload=getattr(ns, "mmax_workload", False),
                      redis_hostname=getattr(ns, "redis_hostname", "127.0.0.1"),
@@ -337,7 +384,9 @@ def run_args(ns: argparse.Namespace, transport=None) -> int:
               f"{res.nb_rejected} rejected), simulated until t={res.end_time:f} s, {res.nb_messages} messages, "
               f"wall {res.wall_time:.2f} s (scheduler {res.scheduling_time:.2f} s), CPU {res.cpu_time:.2f} s; "
               f"outputs {res.jobs_csv}, {res.schedule_csv}", file=sys.stderr)
-        # as Batsim: BB data are transfers, not held space (docs/reliability.md §3); a raw client is not checked
+    if not quiet and not getattr(ns, "no_sched", False) and sim.state.machines.storage:
+        # as Batsim: BB data are transfers, not held space (docs/reliability.md §3); a raw client is not checked.
+        # Only said of a platform with storage machines: without, there is no burst buffer to check.
         print(f"{PROG}: note: burst-buffer capacity is not checked by the simulator (as in Batsim): the "
               "scheduler's decisions must respect it", file=sys.stderr)
     return 0

@@ -38,8 +38,7 @@ the same hues, unshuffled (every other byte is Batsim's).
 from __future__ import annotations
 
 from ..fileio import open_output
-
-from ..metrics.definitions import BATSIM_JOBS_COLUMNS, stretch, turnaround_time, waiting_time
+from ..metrics.definitions import BATSIM_JOBS_COLUMNS, BatsimScheduleCounters
 from .longdouble import LD
 
 SCHEDULE_COLUMNS = ("batsim_version", "consumed_joules", "makespan", "max_slowdown", "max_turnaround_time",
@@ -62,15 +61,19 @@ class JobsWriter:
         self.path = path
         self.f = open_output(path, "w", encoding="utf-8", newline="")
         self.f.write(",".join(BATSIM_JOBS_COLUMNS) + "\n")
-        self.nb_jobs = self.nb_finished = self.nb_success = self.nb_killed = self.nb_rejected = 0
-        self.sum_wait = self.sum_turn = self.sum_slow = LD(0)
-        self.makespan = self.max_wait = self.max_turn = self.max_slow = LD(0)
+        #: the schedule metrics (Batsim's JobsTracer), in long double as Batsim computes them
+        self.counts = BatsimScheduleCounters(LD(0))
+
+    # the counts SimResult reports
+    nb_jobs = property(lambda self: self.counts.nb_jobs)
+    nb_success = property(lambda self: self.counts.nb_jobs_success)
+    nb_rejected = property(lambda self: self.counts.nb_jobs_rejected)
+    nb_killed = property(lambda self: self.counts.nb_jobs_killed)
 
     def write_job(self, job) -> None:
         """Append the row of a job that just ended (completed, killed, or rejected)."""
         success = job.state == "COMPLETED_SUCCESSFULLY"
         rejected = job.state == "REJECTED"
-        self.nb_jobs += 1
         sub = LD(job.subtime)
         row = {
             "job_id": job.name, "workload_name": job.workload.name, "profile": job.profile.name,
@@ -80,28 +83,13 @@ class JobsWriter:
             "metadata": f'"{job.metadata}"',
         }
         if rejected:
-            self.nb_rejected += 1
+            self.counts.add(job.state, sub)
             for k in ("starting_time", "execution_time", "finish_time", "waiting_time", "turnaround_time",
                       "stretch", "consumed_energy"):
                 row[k] = ""
         else:
-            self.nb_finished += 1
-            if success:
-                self.nb_success += 1
-            else:
-                self.nb_killed += 1
             start, runtime = LD(job.starting_time), LD(job.runtime)
-            wait = waiting_time(sub, start)
-            completion = start + runtime
-            turn = turnaround_time(sub, completion)
-            slow = stretch(turn, runtime)
-            self.sum_wait += wait
-            self.sum_turn += turn
-            self.sum_slow += slow
-            self.makespan = max(self.makespan, completion)
-            self.max_wait = max(self.max_wait, wait)
-            self.max_turn = max(self.max_turn, turn)
-            self.max_slow = max(self.max_slow, slow)
+            wait, completion, turn, slow = self.counts.add(job.state, sub, start, runtime)
             row.update({"starting_time": f6(start), "execution_time": f6(runtime), "finish_time": f6(completion),
                         "waiting_time": f6(wait), "turnaround_time": f6(turn), "stretch": f6(slow),
                         "consumed_energy": job.consumed_energy or f6(-1.0)})
@@ -113,20 +101,18 @@ class JobsWriter:
     def schedule_row(self, *, version: str, nb_machines: int, scheduling_time: float, simulation_time: float,
                      time_in_state: dict[str, float]) -> dict[str, str]:
         """The values of ``PREFIX_schedule.csv`` (Batsim's JobsTracer::finalize)."""
-        n = self.nb_jobs
-        mean = (lambda s: f6(s / n)) if n else (lambda s: "-nan")
-        row = {
-            "batsim_version": version, "consumed_joules": f6(0.0), "makespan": f6(self.makespan),
-            "max_slowdown": f6(self.max_slow), "max_turnaround_time": f6(self.max_turn),
-            "max_waiting_time": f6(self.max_wait), "mean_slowdown": mean(self.sum_slow),
-            "mean_turnaround_time": mean(self.sum_turn), "mean_waiting_time": mean(self.sum_wait),
-            "nb_computing_machines": str(nb_machines), "nb_grouped_switches": "0", "nb_jobs": str(n),
-            "nb_jobs_finished": str(self.nb_finished), "nb_jobs_killed": str(self.nb_killed),
-            "nb_jobs_rejected": str(self.nb_rejected), "nb_jobs_success": str(self.nb_success),
-            "nb_machine_switches": "0", "scheduling_time": f6(scheduling_time),
-            "simulation_time": f6(simulation_time),
-            "success_rate": f6(self.nb_success / n) if n else "-nan",
-        }
+        c = self.counts.fields()
+        n = c["nb_jobs"]
+
+        def g(name):   # %f, or Batsim's -nan for a mean over no job
+            return f6(c[name]) if n else "-nan"
+        row = {"batsim_version": version, "consumed_joules": f6(0.0), "nb_computing_machines": str(nb_machines),
+               "nb_grouped_switches": "0", "nb_machine_switches": "0", "scheduling_time": f6(scheduling_time),
+               "simulation_time": f6(simulation_time),
+               **{k: str(c[k]) for k in ("nb_jobs", "nb_jobs_finished", "nb_jobs_killed", "nb_jobs_rejected",
+                                         "nb_jobs_success")},
+               **{k: f6(c[k]) for k in ("makespan", "max_slowdown", "max_turnaround_time", "max_waiting_time")},
+               **{k: g(k) for k in ("mean_slowdown", "mean_turnaround_time", "mean_waiting_time", "success_rate")}}
         for state in ("computing", "idle", "sleeping", "switching_off", "switching_on", "unavailable"):
             row[f"time_{state}"] = f6(time_in_state.get(state, 0.0))
         return row

@@ -246,10 +246,12 @@ class Simulator:
             # Given to the engine's constructor: the factory is made then (a later set_config is ignored).
             args.append("--cfg=contexts/factory:" + os.environ.get(CONTEXTS_ENV, "raw"))
         args += [f"--cfg={c}" for c in st.cfg.sg_cfg] + [f"--log={g}" for g in st.cfg.sg_log]
+        if st.cfg.sg_cfg:   # as Batsim 4.2.1, which sets host/model:ptask_L07 after the user's options (batsim.cpp)
+            args.append("--cfg=host/model:ptask_L07")
         try:
             engine = sg.Engine(args)
         except (IndexError, ValueError) as exc:  # SimGrid: "Bad config key: K" (and the list), a bad value
-            opt = "--sg-log" if "priority" in str(exc) else "--sg-cfg"
+            opt = "--sg-log" if "priority" in str(exc) or "appender" in str(exc) else "--sg-cfg"
             given = " ".join(st.cfg.sg_log if opt == "--sg-log" else st.cfg.sg_cfg)
             raise InputError(opt, given, str(exc).splitlines()[0]) from None
         st.engine = engine

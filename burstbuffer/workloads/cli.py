@@ -113,32 +113,47 @@ def _model_params(args: argparse.Namespace) -> dict[str, int]:
 def _cmd_from_swf(args: argparse.Namespace) -> int:
     from .bb_model import BBModel
     from .convert import convert_swf
+    from .swf import SIZE_HEADERS, machine_size, swf_header
+    args.trace = str(input_path(args.trace, "trace"))
+    sized = ""
+    if args.platform is None and args.nb_res is None:
+        got = machine_size(swf_header(args.trace))
+        if got is not None:
+            args.nb_res, key = got
+            sized = f" (from the trace's header {key}; --nb-res N or --platform P to choose)"
+        else:
+            sized = (f" (the default: the trace's header gives no {' nor '.join(SIZE_HEADERS)}; --nb-res N or "
+                     "--platform P to choose)")
     params = _model_params(args)
     if args.jobs is not None and args.jobs <= 0:
         raise InputError("--jobs", str(args.jobs), "must be positive")
     model = BBModel(bb_capacity=params["bb_capacity"], bb_nodes=params["bb_nodes"],
                     distinct_bb=args.artifact_distinct_bb)
     t0 = time.perf_counter()
-    args.trace = str(input_path(args.trace, "trace"))
     if args.artifact_selection and args.walltime_factor is not None:
         raise InputError("--walltime-factor", str(args.walltime_factor),
                          "the artifact's selection takes the requested time as the walltime; drop one of the two")
+    if args.delay_grain is not None and args.profiles != "delay":
+        raise InputError("--delay-grain", str(args.delay_grain), "rounds delay profiles: add --profiles delay")
     conv = convert_swf(args.trace, name=args.name, nb_res=params["nb_res"], model=model, seed=args.seed,
                        from_job=args.from_job, max_records=args.jobs, drop_oversized=args.drop_oversized,
                        width=args.width, speedup=args.speedup, days=args.days,
                        rule="artifact" if args.artifact_selection else "archive",
-                       walltime_factor=args.walltime_factor)
-    return _write_converted(args, conv, params, t0)
+                       walltime_factor=args.walltime_factor, profile_type=args.profiles,
+                       delay_grain=args.delay_grain)
+    return _write_converted(args, conv, params, t0, sized)
 
 
-def _write_converted(args: argparse.Namespace, conv, params: dict, t0: float) -> int:
-    """Write a converted trace (`from-swf`, `from-sacct`) and print its summary; InputError if no job is left."""
+def _write_converted(args: argparse.Namespace, conv, params: dict, t0: float, sized: str = "") -> int:
+    """Write a converted trace (`from-swf`, `from-sacct`) and print its summary (`sized`: where nb_res came from,
+    appended to its line); InputError if no job is left."""
     if not conv.workload.jobs:
         raise InputError(args.trace, "records", "no job left after the filters (" + conv.selection.summary() + ")")
     write_workload(args.output, conv.workload)
     dt = time.perf_counter() - t0
     print(f"{args.trace}: {conv.summary()}")
-    print(f"platform: nb_res {params['nb_res']}, {params['bb_nodes']} BB nodes of {params['bb_capacity']} bytes; "
+    print(f"platform: nb_res {params['nb_res']}{sized}, {params['bb_nodes']} BB nodes of "
+          f"{params['bb_capacity']} bytes; "
           f"seed {args.seed}")
     print(f"wrote {args.output} ({conv.workload.description}) in {dt:.2f} s")
     return 0
@@ -248,8 +263,18 @@ def register(subparsers) -> None:
                         "or a SimGrid XML with storage roles and burst_buffer_capacity)")
     f.add_argument("--bb-capacity", metavar="SIZE", help="capacity of one BB node (default: 40GB)")
     f.add_argument("--bb-nodes", type=cliargs.positive_int, metavar="B", help="number of BB nodes (default: 12)")
-    f.add_argument("--nb-res", type=cliargs.positive_int, metavar="N", help="number of compute nodes (default: 96)")
+    f.add_argument("--nb-res", type=cliargs.positive_int, metavar="N",
+                   help="number of compute nodes (default: the trace header's MaxProcs, else its MaxNodes, else 96)")
     f.add_argument("--name", help="workload name (default: the trace's file name without .swf)")
+    f.add_argument("--profiles", choices=("parallel_homogeneous", "delay"), default="parallel_homogeneous",
+                   help="parallel_homogeneous: the paper's model (computation and communication from the run "
+                        "time, docs/workload.md); delay: Batsim's delay profiles, each job lasting its recorded run "
+                        "time exactly (replaying the trace: run it with --model alloc-only; docs/inputs.md) "
+                        "[default: parallel_homogeneous]")
+    f.add_argument("--delay-grain", type=cliargs.positive_float, metavar="G",
+                   help="with --profiles delay: delay = (floor(run time / G) + 1) x G, the rounding of Batsim's "
+                        "swf_to_batsim_workload_delay.py (its --jobGrain, 1 there) (default: the run time as "
+                        "recorded)")
     f.add_argument("--drop-oversized", action="store_true",
                    help="drop jobs requesting more than nb_res processors (default: keep; they are rejected "
                         "at run time)")

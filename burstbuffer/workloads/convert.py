@@ -79,13 +79,40 @@ class Conversion:
         return "\n".join(lines)
 
 
+#: The profiles `convert_records` writes: the paper's model (computation, communication and BB request from the
+#: run time), or Batsim's delay profiles (the recorded run time; docs/inputs.md says which job model gives which)
+PROFILE_TYPES = ("parallel_homogeneous", "delay")
+
+
+def delay_of(run_time: int | float, grain: float | None = None) -> int | float:
+    """A delay profile's delay [s] for a recorded `run_time` [s]: the run time itself, or with `grain` G Batsim's
+    converter's ``int((run_time // G + 1) * G)`` (tools/swf_to_batsim_workload_delay.py)."""
+    if grain is None:
+        return run_time
+    return int((run_time // grain + 1) * grain)
+
+
+def _drop_zero_delays(sel: Selection, grain: float | None) -> None:
+    """Remove from `sel` (in place) the kept records whose delay would be 0, counted as ignored."""
+    keep = [i for i, r in enumerate(sel.kept) if delay_of(r.run_time, grain) > 0]
+    if len(keep) == len(sel.kept):
+        return
+    sel.ignored["run time 0 (a delay profile needs > 0)"] += len(sel.kept) - len(keep)
+    for name in ("kept", "subtimes", "walltimes", "procs"):
+        setattr(sel, name, [getattr(sel, name)[i] for i in keep])
+    if sel.kept:        # the first kept job at the rule's origin again
+        base = sel.kept[0].submit_time - sel.origin
+        sel.subtimes = [r.submit_time - base for r in sel.kept]
+
+
 def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96,
                     model: BBModel | None = None, seed: int | np.random.Generator | None = 0,
                     from_job: int = 0, max_records: int | None = None,
                     drop_oversized: bool = False, source: str = "<swf>",
                     bb_given: dict[int, int] | None = None, bb_source: dict[int, str] | None = None,
                     trace_kind: str = "swf", rule: str = "archive",
-                    walltime_factor: float | None = None) -> Conversion:
+                    walltime_factor: float | None = None, profile_type: str = "parallel_homogeneous",
+                    delay_grain: float | None = None) -> Conversion:
     """Select SWF records by `rule` (``"archive"``, the SWF definition, or ``"artifact"``, the paper
     artifact's filters and shift; see :func:`~burstbuffer.workloads.swf.select_records` for `rule`,
     `walltime_factor` and `from_job` / `max_records`, which count SWF records as the artifact's
@@ -99,12 +126,23 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
     takes its draws, so the others get the values they get without `bb_given`. With `bb_given` (even empty)
     each profile records where its ``bb`` came from in ``bb_source``: ``bb_source[job]`` (default "trace") or
     "model".
+
+    `profile_type` ``"delay"`` (`PROFILE_TYPES`) writes Batsim ``delay`` profiles instead: each job waits its
+    recorded run time (field 4) exactly, ``{"type": "delay", "delay": run time, "bb": bytes per node}`` (the BB
+    request of the model kept for the BB-aware policies; Batsim ignores it), as Batsim's
+    ``tools/swf_to_batsim_workload_delay.py`` writes delay jobs; with `delay_grain` G, that converter's rounding
+    instead: delay = (⌊run time / G⌋ + 1) × G (its ``--jobGrain``, 1 there). A record whose delay would be 0 is
+    ignored and counted (Batsim refuses a delay ≤ 0).
     Raises InputError(source, "line N", …) if a job number repeats, ValueError from the model on
-    impossible parameters.
+    impossible parameters or an unknown `profile_type`.
     """
+    if profile_type not in PROFILE_TYPES:
+        raise ValueError(f"unknown profile type {profile_type!r} (one of {', '.join(PROFILE_TYPES)})")
     model = model or BBModel()
     sel = select_records(records, from_job=from_job, max_records=max_records, source=source, rule=rule,
                          walltime_factor=walltime_factor)
+    if profile_type == "delay":
+        _drop_zero_delays(sel, delay_grain)
     kept, subtimes, walls, procs = sel.kept, sel.subtimes, sel.walltimes, sel.procs
     seen: set[int] = set()
     for rec in kept:
@@ -137,7 +175,10 @@ def convert_records(records: Iterable[SWFRecord], *, name: str, nb_res: int = 96
                                           given.tolist()):
         pname = str(rec.job_number)
         jobs.append(WorkloadJob(rec.job_number, sub, w, int(n), pname))
-        profiles[pname] = {"type": "parallel_homogeneous", "cpu": c, "com": m, "bb": b}
+        if profile_type == "delay":
+            profiles[pname] = {"type": "delay", "delay": delay_of(rec.run_time, delay_grain), "bb": b}
+        else:
+            profiles[pname] = {"type": "parallel_homogeneous", "cpu": c, "com": m, "bb": b}
         if bb_given is not None:
             profiles[pname]["bb_source"] = (bb_source or {}).get(rec.job_number, "trace") if g else "model"
     desc = (f"{len(jobs)} jobs from {trace_kind} job number {jobs[0].id} to {jobs[-1].id} inclusive"

@@ -147,6 +147,51 @@ def iter_swf(path: str | Path) -> Iterator[SWFRecord]:
             raise InputError(source, f"line {lineno + 1}", f"cannot decompress: {exc}") from None
 
 
+#: The SWF header fields giving the machine's size, in the order `machine_size` prefers them: MaxProcs counts
+#: processors, the unit of the records' processor fields (5 and 8); MaxNodes counts nodes.
+SIZE_HEADERS = ("MaxProcs", "MaxNodes")
+
+
+def swf_header(path: str | Path) -> dict[str, str]:
+    """The header fields of the SWF file at `path`: its leading ``; Key: value`` comment lines (SWF definition,
+    "header comments"), {Key: value} (text as written; the first of a repeated key). Reading stops at the first
+    record. Raises InputError as `iter_swf` for an unreadable file."""
+    import io
+    from ..fileio import open_input
+    source = str(path)
+    raw = open_input(path, "file")
+    f = io.TextIOWrapper(gzip.GzipFile(fileobj=raw) if source.endswith(".gz") else raw, encoding="utf-8",
+                         errors="replace")
+    out: dict[str, str] = {}
+    with f:
+        try:
+            for text in f:
+                s = text.strip()
+                if not s:
+                    continue
+                if not s.startswith(";"):
+                    break
+                key, sep, value = s.lstrip(";").partition(":")
+                if sep and key.strip() and " " not in key.strip():
+                    out.setdefault(key.strip(), value.strip())
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(source, "header", f"cannot decompress: {exc}") from None
+    return out
+
+
+def machine_size(header: dict[str, str]) -> tuple[int, str] | None:
+    """(size, the header field giving it) from an SWF header (`swf_header`): the first of `SIZE_HEADERS` that is
+    a positive integer; None if none is."""
+    for key in SIZE_HEADERS:
+        try:
+            n = int(header.get(key, ""))
+        except ValueError:
+            continue
+        if n > 0:
+            return n, key
+    return None
+
+
 def read_swf(path: str | Path) -> list[SWFRecord]:
     """All records of an SWF file as a list (see :func:`iter_swf`)."""
     return list(iter_swf(path))
@@ -184,6 +229,8 @@ class Selection:
     origin: int = 0
     rule: str = "archive"
     hint: str = ""
+    #: kept records submitted before the kept record above them in the file (then all were sorted: `select_records`)
+    out_of_order: int = 0
 
     @property
     def nb_ignored(self) -> int:
@@ -197,6 +244,8 @@ class Selection:
                 + (f" (ignored {self.nb_ignored}: {why})" if self.ignored else " (none ignored)")
                 + (f"; {filled}" if filled else "")
                 + (f"; {self.skipped} records before the first job number asked for" if self.skipped else "")
+                + (f"; not in submit order ({self.out_of_order} records submitted before the one above them): "
+                   "sorted by submit time, stably" if self.out_of_order else "")
                 + (f"; {self.hint}" if self.hint else ""))
 
 
@@ -263,16 +312,16 @@ def select_records(records: Iterable[SWFRecord], *, from_job: int = 0,
     (:func:`archive_job`; `walltime_factor` F gives walltime = max(requested time, F × run time)); the first
     kept record is submitted at t = 0 s. Rule ``"artifact"``: ignored if its job number, submit time, requested
     time, run time or requested processors is ≤ 0 (counted by reason); the first kept record is submitted at
-    t = 1 s. Raises ValueError for an unknown rule, a walltime factor ≤ 0 or one given with the artifact rule;
-    InputError(source, "line N", …) if a kept record is submitted before the previous kept one (the SWF
-    standard orders records by submit time; a shifted time would otherwise be negative).
+    t = 1 s. The SWF standard orders records by submit time; kept records that are not (e.g. evalys'
+    tests/easy_mediumWL_smallPF.swf) are sorted by submit time, stably (records submitted at the same time keep
+    their file order), and `Selection.out_of_order` counts those found before the one above them. Raises
+    ValueError for an unknown rule, a walltime factor ≤ 0 or one given with the artifact rule.
     """
     if rule not in RULES:
         raise ValueError(f"unknown SWF rule {rule!r} (one of {', '.join(RULES)})")
     if walltime_factor is not None and (rule == "artifact" or not walltime_factor > 0):
         raise ValueError("a walltime factor must be > 0 and goes with the archive rule, not the artifact's")
     sel = Selection(origin=1 if rule == "artifact" else 0, rule=rule)
-    first_submit = None
     for rec in records:
         if rec.job_number < from_job:
             sel.skipped += 1
@@ -288,15 +337,18 @@ def select_records(records: Iterable[SWFRecord], *, from_job: int = 0,
             sel.ignored[why] += 1
             continue
         sel.filled.update(filled)
-        if first_submit is None:
-            first_submit = rec.submit_time
-        elif rec.submit_time < sel.kept[-1].submit_time:
-            raise InputError(source, f"line {rec.line}", f"submit_time {rec.submit_time} is earlier than the previous "
-                             f"job's {sel.kept[-1].submit_time} (SWF records must be in submission order)")
+        if sel.kept and rec.submit_time < sel.kept[-1].submit_time:
+            sel.out_of_order += 1
         sel.kept.append(rec)
-        sel.subtimes.append(rec.submit_time - first_submit + sel.origin)
         sel.walltimes.append(wall)
         sel.procs.append(int(procs))
+    if sel.out_of_order:
+        order = sorted(range(len(sel.kept)), key=lambda i: sel.kept[i].submit_time)   # stable
+        sel.kept = [sel.kept[i] for i in order]
+        sel.walltimes = [sel.walltimes[i] for i in order]
+        sel.procs = [sel.procs[i] for i in order]
+    first_submit = sel.kept[0].submit_time if sel.kept else 0
+    sel.subtimes = [rec.submit_time - first_submit + sel.origin for rec in sel.kept]
     if sel.ignored.get("requested time missing"):
         sel.hint = WALLTIME_HINT
     return sel

@@ -16,6 +16,12 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <xbt/base.h>  // SG_BEGIN_DECL, which simgrid/version.h uses
+#include <simgrid/version.h>
+#if defined(BB_PY_SIMGRID_MAJOR) && \
+    (SIMGRID_VERSION_MAJOR != BB_PY_SIMGRID_MAJOR || SIMGRID_VERSION_MINOR != BB_PY_SIMGRID_MINOR)
+#error "SimGrid's C++ headers are not the version of SimGrid's Python module (two libsimgrid would be loaded)"
+#endif
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <simgrid/Exception.hpp>
@@ -272,7 +278,7 @@ PYBIND11_MODULE(MODNAME, m) {
   }, "run job `key` in an actor on host `host` through a program: nodes (kind 0 parallel task, 1 delay, "
      "2 composed, 3 error; host indices, flops per host, bytes row-major, delay [s], steps' node indices, "
      "repeat, return code), the root first, under `walltime` s (< 0: none); `payload`: its message");
-  m.def("where", [](long key) {
+  m.def("where", [](long key) -> py::tuple {  // one type for both returns (pybind11 >= 3 types make_tuple)
     auto it = where_of.find(key);
     if (it == where_of.end()) return py::make_tuple(py::list(), -1, -1, 0.0);
     py::list stack;

@@ -2,6 +2,12 @@
 // plugin, which its Python API does not expose. Sums are long doubles, as Batsim 4.2.1 keeps them
 // (machines.cpp: total_consumed_energy, total_wattmin, consumed_energy_on_machines); a long double crosses
 // to Python as two doubles (hi, lo) with hi + lo == the value exactly (64-bit significand).
+#include <xbt/base.h>  // SG_BEGIN_DECL, which simgrid/version.h uses
+#include <simgrid/version.h>
+#if defined(BB_PY_SIMGRID_MAJOR) && \
+    (SIMGRID_VERSION_MAJOR != BB_PY_SIMGRID_MAJOR || SIMGRID_VERSION_MINOR != BB_PY_SIMGRID_MINOR)
+#error "SimGrid's C++ headers are not the version of SimGrid's Python module (two libsimgrid would be loaded)"
+#endif
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <simgrid/host.h>
