@@ -13,6 +13,7 @@ import pytest
 from burstbuffer.cli import main
 from burstbuffer.metrics.claims import RegimeCheck, evaluate
 from burstbuffer.metrics.report import NOT, PARTLY, REPRODUCED
+from burstbuffer.metrics.verdicts import placebo_column
 from burstbuffer.reproduce.runs import plan_runs
 from burstbuffer.reproduce.studies import bbsched as B
 from burstbuffer.reproduce.studies import bbsched_claims as C
@@ -171,17 +172,21 @@ def test_gd_summary():
 
 
 # --- claims on hand-made per-job tables -------------------------------------------------------------
-def _waits(group, cut, n=200, seed=0, cuts=None):
+def _waits(group, cut, n=200, seed=0, cuts=None, aa=False):
     """A tidy per-job table of `group`'s 3 replicates: bbsched-naive's jobs wait 1-10 h, bbsched's the
-    baseline's wait × (1 − `cut`) (5 % noise per job); `cuts`: {policy: cut} instead."""
+    baseline's wait × (1 − `cut`) (5 % noise per job); `cuts`: {policy: cut} instead. `aa`: with the
+    baseline's A/A column (``bbsched-naive (A/A)``: its waits drawn again, independently)."""
     rng = np.random.default_rng(seed)
+    other = np.random.default_rng(seed + 1000)          # the A/A draws: the other columns stay as without
     cuts = cuts or {"bbsched": cut}
+    cols = {"bbsched-naive": 0.0, **cuts, **({placebo_column("bbsched-naive"): None} if aa else {})}
     rows = []
     for k in range(3):
         sub = np.sort(rng.uniform(0, 30 * 86400, n))
         base = rng.uniform(3600, 36000, n)
-        for p, c in {"bbsched-naive": 0.0, **cuts}.items():
-            w = base if c == 0.0 else base * (1 - c) * rng.uniform(0.95, 1.05, n)
+        for p, c in cols.items():
+            w = (other.uniform(3600, 36000, n) if c is None else base if c == 0.0
+                 else base * (1 - c) * rng.uniform(0.95, 1.05, n))
             rows.append(pd.DataFrame({"scope": f"{group}-r{k}", "policy": p, "job_id": [str(i) for i in range(n)],
                                       "submission_time": sub, "starting_time": sub + w, "finish_time": sub + w + 600,
                                       "requested_number_of_resources": 1, "bb_per_node": 0, "waiting_time": w,
@@ -205,10 +210,38 @@ def test_the_claims_name_treatment_control_and_the_papers_number():
     for c in B.CLAIMS:
         for k in c.conditions:
             assert k.scope.rsplit("-r", 1)[0] in R.GROUPS and k.band.reason
-    # one condition per replicate: Theta-S4's 41 % three times
+    # one condition per workload, over its replicate scopes: Theta-S4's 41 % once, on theta-S4-r*
     w = next(c for c in B.CLAIMS if c.id == "wait-theta-s4")
     assert [(k.treatment, k.control, k.scope, k.band.low, k.band.high) for k in w.conditions] == [
-        ("bbsched", "bbsched-naive", f"theta-S4-r{k}", 20.5, 61.5) for k in range(3)]
+        ("bbsched", "bbsched-naive", "theta-S4-r*", 20.5, 61.5)]
+    assert all(k.scope.endswith("-r*") for c in B.CLAIMS for k in c.conditions)
+
+
+def test_the_regime_claims_noise_floor_is_the_replicate_scopes():
+    """The R replicate workloads of a group (``theta-S4-r0`` … ``-r2``) are the replicates of one condition's
+    noise floor: effect = the mean of the per-replicate effects (each by hand here: the relative cut of the
+    mean wait over the window's jobs), Student's t interval over the 3; one scope alone has no interval."""
+    jobs = _waits("theta-S4", 0.41)
+    v = _verdict("wait-theta-s4", jobs)
+    (d,) = v.conditions
+    assert d["scope"] == "theta-S4-r*" and d["n"] == 3 and d["verdict"] == REPRODUCED
+    by_hand = []
+    for k in range(3):
+        r = jobs[jobs["scope"] == f"theta-S4-r{k}"]
+        a, b, _ = R.window(r["submission_time"])
+        r = r[(r["submission_time"] >= a) & (r["submission_time"] <= b)]
+        t, c = (r.loc[r["policy"] == p, "waiting_time"].mean() for p in ("bbsched", "bbsched-naive"))
+        by_hand.append(100 * (c - t) / c)
+    assert d["per_replicate"] == pytest.approx(by_hand) and d["value"] == pytest.approx(np.mean(by_hand))
+    lo, hi = d["interval"]
+    half = 4.302653 * np.std(by_hand, ddof=1) / math.sqrt(3)              # t(0.975, 2 degrees of freedom)
+    assert (lo, hi) == pytest.approx((np.mean(by_hand) - half, np.mean(by_hand) + half), rel=1e-5)
+    assert 30 < lo < d["value"] < hi < 52
+    # fewer replicate scopes, fewer replicates; one: no interval, never reproduced
+    two = _verdict("wait-theta-s4", jobs[jobs["scope"] != "theta-S4-r2"]).conditions[0]
+    assert two["n"] == 2 and two["verdict"] == REPRODUCED
+    one = _verdict("wait-theta-s4", jobs[jobs["scope"] == "theta-S4-r0"]).conditions[0]
+    assert one["n"] == 1 and one["verdict"] == NOT and math.isnan(one["interval"][0])
 
 
 def test_a_sized_claim_reproduced_partly_and_not():
@@ -217,8 +250,9 @@ def test_a_sized_claim_reproduced_partly_and_not():
     assert _verdict("wait-theta-s4", _waits("theta-S4", 0.90)).verdict == PARTLY       # right direction, too large
     assert _verdict("wait-theta-s4", _waits("theta-S4", -0.41)).verdict == NOT         # BBSched worse
     assert _verdict("wait-theta-s4", _waits("theta-S4", 0.0)).verdict == NOT           # inside the noise floor
-    # the placebo (the baseline's runs as bbsched's) and the reversal fail
-    assert _verdict("wait-theta-s4", _waits("theta-S4", 0.41), mode="placebo").verdict == NOT
+    # the placebo (the baseline against its A/A runs, unpaired) and the reversal fail
+    assert _verdict("wait-theta-s4", _waits("theta-S4", 0.41, aa=True), mode="placebo").verdict == NOT
+    assert _verdict("wait-theta-s4", _waits("theta-S4", 0.41), mode="placebo").verdict == "not measured"
     assert _verdict("wait-theta-s4", _waits("theta-S4", 0.41), mode="reverse").verdict == NOT
     assert _verdict("wait-cori-s4", _waits("theta-S4", 0.41)).verdict == "not measured"
 
@@ -239,9 +273,9 @@ def test_second_best_is_bounded_on_both_sides():
 
 def test_classes_of_jobs_within_the_baseline():
     """Fig. 10: under the baseline, jobs with > 200 TB (of Theta's 2.16 PB: > 9.26 % of the BB) wait 4.1 × as
-    long as jobs without BB; compared unpaired within one column; the placebo compares a class with itself."""
+    long as jobs without BB; compared unpaired within one column; the placebo compares the class with its A/A runs'."""
     def table(ratio):
-        j = _waits("theta-S4", 0.0, n=300, cuts={})
+        j = _waits("theta-S4", 0.0, n=300, cuts={}, aa=True)
         big = j["job_id"].astype(int) % 3 == 0                    # a third of the jobs hold 10 % of the BB
         j.loc[big, "bb_per_node"] = int(0.10 * C.R_BB["theta"])
         j.loc[big, "waiting_time"] *= ratio

@@ -339,7 +339,7 @@ def whole_scope_note(manifest: dict) -> str | None:
     """Where the claims are judged: the paper regime's workloads, gated by its regime checks."""
     return ("The claims are judged on the paper regime: Cori-like and Theta-like machines (burstbuffer.workloads."
             "fan2019) with the Original and S1-S4 workloads built as §4.1 builds them, "
-            f"{R.REPLICATES} replicates each, one condition per replicate (bbsched_claims). They are out of regime when "
+            f"{R.REPLICATES} replicates each, one condition per workload whose noise floor is its replicates (bbsched_claims). They are out of regime when "
             "a regime check fails (the table 'The paper regime' below gives each workload's offered load, the "
             "Baseline's usages and the share of bbsched's decisions the GA made). "
             f"{_capital(manifest.get('whole_label', 'the selected workload'))} (KTH) and KTH-S1 … S4 derived from it are run "

@@ -2,8 +2,9 @@
 §6) on the verdict semantics of `burstbuffer.metrics.claims` (docs/verdicts.md): each claim names its
 treatment and control columns, the metric, the paper's number and a two-sided band around it with its
 reason, and is judged on the paper-regime workloads of `bbsched_regime` (Cori-like and Theta-like,
-Original and S1-S4), one condition per replicate (``<machine>-<scenario>-r<k>``) with a paired bootstrap
-over that replicate's jobs (or its hours, for a usage) as the noise floor: every replicate must pass.
+Original and S1-S4): one condition per workload over its `bbsched_regime.REPLICATES` replicate scopes
+(scope ``<machine>-<scenario>-r*``: each ``<machine>-<scenario>-r<k>`` one replicate), whose noise floor is
+the Student's t interval over the per-replicate paired effects (`burstbuffer.metrics.claims.measure`).
 
 What a claim compares is the paper's; where the paper gives a number for a workload, the condition runs
 on that workload only. The study's regime checks (`bbsched_regime.GroupRegime.checks`) gate every claim:
@@ -95,19 +96,17 @@ def wait(select=None, name: str = "mean waiting time [h]") -> Metric:
     return Metric(name, column="waiting_time", stat="mean", scale=3600.0, select=keep)
 
 
-def _reps(group: str) -> list[str]:
-    return [R.scope_name(*group.split("-"), k) for k in range(R.REPLICATES)]
-
-
 def conds(treatment: str, control: str, group: str, metric, band: Band, better: str = LOWER,
           asserts: str = "difference", **kw) -> tuple[Condition, ...]:
-    """One `Condition` per replicate of `group` (paired bootstrap over its units, or over each class's jobs
-    with `treatment_jobs`/`control_jobs` in `kw`); `metric`: a `Metric` or a function machine → `Metric`."""
+    """The `Condition` of `group` (e.g. ``theta-S4``) over its replicate scopes (`bbsched_regime.replicates_of`):
+    the effect is the mean of the per-replicate effects (paired by job or hour; each class's jobs with
+    `treatment_jobs`/`control_jobs` in `kw`), the noise floor their Student's t interval. `metric`: a
+    `Metric` or a function machine → `Metric`. A 1-tuple, so that a claim's conditions add up."""
     m = metric(_machine(group)) if callable(metric) and not isinstance(metric, Metric) else metric
     side = lambda lab, j: lab + (f" ({j[0]})" if j else "")  # noqa: E731
-    return tuple(Condition(treatment, control, m, band, better=better, asserts=asserts, scope=s,
-                           label=f"{side(treatment, kw.get('treatment_jobs'))} vs "
-                                 f"{side(control, kw.get('control_jobs'))} on {s}", **kw) for s in _reps(group))
+    return (Condition(treatment, control, m, band, better=better, asserts=asserts,
+                      scope=R.replicates_of(*group.split("-")), label=f"{side(treatment, kw.get('treatment_jobs'))} vs "
+                            f"{side(control, kw.get('control_jobs'))} on {group}", **kw),)
 
 
 def _around(v: float) -> Band:

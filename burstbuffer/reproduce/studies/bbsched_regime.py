@@ -67,7 +67,14 @@ MACHINE_NAMES = {"cori": "Cori", "theta": "Theta"}
 
 
 def scope_name(machine: str, scenario: str, k: int) -> str:
-    return f"{machine}-{scenario}-r{k}"
+    """Replicate `k`'s scope of the machine's scenario: ``cori-S4-r2``."""
+    return f"{replicates_of(machine, scenario)[:-1]}{k}"
+
+
+def replicates_of(machine: str, scenario: str) -> str:
+    """The scope pattern of every replicate of the machine's scenario (``cori-S4-r*``: a condition's scope
+    whose matching scopes are each one replicate, `burstbuffer.metrics.claims.Condition`)."""
+    return f"{machine}-{scenario}-r*"
 
 
 def group_of(scope: str) -> str | None:
