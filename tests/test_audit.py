@@ -281,3 +281,21 @@ def test_simulate_audit_accounts_for_every_workload_job(tmp_path):
     note = audit_simulation(prefix, wls, range(4), bb_capacity={3: GB}).checks.set_index("check").loc[
         "burst-buffer", "note"]
     assert note.startswith("not checked: the platform declares 1 BB capacities, but out_jobs.csv carries no")
+
+
+@pytest.mark.parametrize("start,ok", [("481.087000", True), ("481.086990", False)])
+def test_simulate_audit_ties_at_the_last_decimals(tmp_path, start, ok):
+    """Batsim 4.2.1's own output (energy128notopo, mixed workload, batsched's sleeper): a job written to start
+    10 µs before the 10 µs job on its hosts ends — equal times at jobs.csv's precision (docs/audit.md); 20 µs
+    is an overlap."""
+    from burstbuffer.audit import audit_simulation
+    rows = [f'homo_no_cpu,w0,p,0.000000,4,-1.000000,1,COMPLETED_SUCCESSFULLY,481.087000,0.000010,481.087010,,,,'
+            f'0-1 4-5,-1.000000,""',
+            f'reach_walltime,w0,p,0.000000,4,-1.000000,1,COMPLETED_SUCCESSFULLY,{start},0.050000,481.137000,,,,'
+            f'0-1 4-5,-1.000000,""']
+    prefix, wls = write_prefix(tmp_path, rows, ["homo_no_cpu", "reach_walltime"])
+    r = audit_simulation(prefix, wls, range(128))
+    assert r.ok is ok, r.violations
+    if not ok:
+        assert r.violations[0].line() == ("processors: job w0!homo_no_cpu at t=481.087000 on processor 0: 2 jobs; "
+                                          "held by jobs w0!homo_no_cpu, w0!reach_walltime")

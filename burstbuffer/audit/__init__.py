@@ -29,8 +29,10 @@ from ..metrics.runinfo import BB_HOLDS_CSV, RESERVATIONS_CSV
 
 #: The checks, in the order of the table.
 CHECKS = ("processors", "burst-buffer", "accounted", "submission", "walltime", "easy-reservation")
-#: Slack [s] of the time comparisons: jobs.csv writes times with 6 decimals.
+#: Slack [s] of the time comparisons: jobs.csv writes times with 6 decimals; two times at most EPS apart are
+#: equal (`OVER`: the margin above it, for the binary rounding of the parsed decimals, e.g. 481.08701 - 481.087).
 EPS = 1e-5
+OVER = EPS + 1e-9
 #: What a job may overrun its walltime by [s] without being killed (the simulator kills at the walltime; the
 #: times are rounded to microseconds and a phase's sub-jobs each get the walltime left).
 GRACE = 1e-3
@@ -194,7 +196,7 @@ def check_processors(jobs, first: int, only=None):
     run_max = pd.Series(e).groupby(grp).cummax().to_numpy(float)
     prev = np.r_[-np.inf, run_max[:-1]]
     prev[new] = -np.inf
-    bad = np.nonzero((s < prev - EPS) & (e > s))[0]
+    bad = np.nonzero((s < prev - OVER) & (e > s))[0]
     if not len(bad):
         return 0, []
     instants = len({(float(s[i]), int(proc[i])) for i in bad})
@@ -359,7 +361,7 @@ def check_accounted(jobs, workload: Path | None, first: int, *, wanted: tuple[li
 def check_submission(jobs, first: int):
     import numpy as np
     sub, start = _num(jobs["submission_time"]), _num(jobs["starting_time"])
-    bad = np.nonzero(start < sub - EPS)[0]
+    bad = np.nonzero(start < sub - OVER)[0]
     ids = jobs["job_id"].to_numpy()
     return len(bad), [Violation("submission", str(ids[i]), float(start[i]), "", f"{sub[i] - start[i]:.6f} s early",
                                 (), f"submitted at {sub[i]:.6f}") for i in bad[:first]]
