@@ -299,3 +299,24 @@ def test_simulate_audit_ties_at_the_last_decimals(tmp_path, start, ok):
     if not ok:
         assert r.violations[0].line() == ("processors: job w0!homo_no_cpu at t=481.087000 on processor 0: 2 jobs; "
                                           "held by jobs w0!homo_no_cpu, w0!reach_walltime")
+
+
+def test_simulate_prints_one_verdict_line_and_fails_on_a_violation(tmp_path, capsys):
+    """`simulate`'s end (`simulator.cli.audit`) on outputs edited to put two jobs on compute host 0 at once:
+    exit 1, one line naming the job, the time, the host and the holders, even under -q."""
+    from types import SimpleNamespace as NS
+    from burstbuffer.simulator.cli import audit
+    rows = [batsim_row(1, 10, 15, "0"), batsim_row(2, 12, 19.5, "0 3")]
+    prefix, wls = write_prefix(tmp_path, rows, [1, 2])
+    machines = NS(compute=[NS(id=i) for i in range(4)], storage=[])
+    sim = NS(state=NS(cfg=NS(export_prefix=str(prefix), workloads=[str(wls[0][1])], compute_sharing=False),
+                      static_names=["w0"], machines=machines))
+    ns = NS(verbosity="quiet", quiet=True)
+    assert audit(ns, sim, quiet=True) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["burstbuffer simulate: audit: INFEASIBLE: processors 1; first: processors: job w0!2 at "
+                   "t=12.000000 on processor 0: 2 jobs; held by jobs w0!1, w0!2 (outputs kept; docs/audit.md)"]
+    (tmp_path / "out_jobs.csv").write_text("\n".join([BATSIM_HEADER, rows[0], batsim_row(2, 15, 19.5, "0 3")]) + "\n")
+    assert audit(NS(verbosity="information", quiet=False), sim, quiet=False) == 0
+    assert capsys.readouterr().err == ("burstbuffer simulate: audit: feasible (4 checks passed: processors, "
+                                       "accounted, submission, walltime)\n")
