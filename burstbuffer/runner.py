@@ -139,7 +139,8 @@ def _run_locked(spec: SchedulerSpec, workload: Path, platform: Path, output: Pat
         return simulator_command(str(platform), str(workload), export_prefix=str(output / "batsim"),
                                  socket_endpoint=endpoint, roles=[f"{storage}:storage"] if storage else (),
                                  dynamic_jobs=uses_dynamic, profile_reuse=uses_dynamic,
-                                 network_model=network_model, energy=energy)
+                                 network_model=network_model, energy=energy,
+                                 audit=False)    # the run's own audit reads more (`audit.audited`)
 
     with pinned(core):
         # the parent keeps the folder and the progress; a child builds the scheduler from the spec and runs it,

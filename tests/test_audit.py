@@ -207,3 +207,116 @@ def test_a_malformed_cell_is_one_line(tmp_path, capsys):
         audit_run(run)
     assert cli.main(["check", str(run)]) == 2
     assert capsys.readouterr().err.strip().count("\n") == 0
+
+
+# ---------------------------------------------------------------------------------------------- simulate's audit
+BATSIM = Path(__file__).parent / "data" / "batsim-4.2.1"
+BATSIM_HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,success,"
+                 "final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch,"
+                 "allocated_resources,consumed_energy,metadata")
+
+
+def batsim_row(jid, start, end, procs, *, sub=0.0, state="COMPLETED_SUCCESSFULLY", wall=100.0, wl="w0"):
+    t = (lambda x: "" if x is None else f"{x:.6f}")
+    return (f'{jid},{wl},p,{sub:.6f},1,{wall:.6f},1,{state},{t(start)},{t(None if start is None else end - start)},'
+            f'{t(end)},,,,{procs},-1.000000,""')
+
+
+def write_prefix(tmp_path: Path, rows, ids) -> tuple[Path, list]:
+    (tmp_path / "out_jobs.csv").write_text("\n".join([BATSIM_HEADER, *rows]) + "\n")
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": i, "subtime": 0, "res": 1, "profile": "p"} for i in ids],
+                              "profiles": {"p": {"type": "delay", "delay": 1}}}))
+    return tmp_path / "out", [("w0", wl)]
+
+
+def test_simulate_audit_of_a_real_batsim_run_is_feasible():
+    """Batsim 4.2.1's own PREFIX_jobs.csv (`run` io-aware on 10 KTH jobs, dragonfly96: compute 0-95, storage
+    96-107 shared by the I/O sub-jobs of several jobs at once): every static job accounted for (rejected, their
+    dynamic sub-jobs ran), no compute host double-booked."""
+    from burstbuffer.audit import audit_simulation
+    wls = [("w0", BATSIM / "kth-io-aware-first10.json")]
+    r = audit_simulation(BATSIM / "capture10", wls, range(96))
+    assert r.ok, r.violations
+    assert r.verdict() == "feasible (4 checks passed: processors, accounted, submission, walltime)"
+    st = dict(zip(r.checks["check"], r.checks["status"]))
+    assert st["burst-buffer"] == st["easy-reservation"] == "skipped"
+    assert r.checks.set_index("check").loc["accounted", "note"] == "10 jobs of 1 workload(s), 560 dynamic"
+    # the storage hosts swept as processors too: the same rows fail there, and only there
+    bad = audit_simulation(BATSIM / "capture10", wls, range(108))
+    assert not bad.ok and all(int(v.resource.split()[1]) >= 96 for v in bad.violations)
+
+
+def test_simulate_audit_two_jobs_on_one_compute_host_at_once(tmp_path):
+    from burstbuffer.audit import audit_simulation
+    rows = [batsim_row(1, 10, 15, "0"), batsim_row(2, 20, 23, "0-1"), batsim_row(3, 12, 19.5, "0 3")]
+    prefix, wls = write_prefix(tmp_path, rows, [1, 2, 3])
+    r = audit_simulation(prefix, wls, range(4))
+    assert not r.ok and r.verdict() == "INFEASIBLE: processors 1"
+    v = r.violations[0]
+    assert (v.check, v.job, v.time, v.resource, v.holders) == ("processors", "w0!3", 12.0, "processor 0",
+                                                              ("w0!1", "w0!3"))
+    assert v.line() == ("processors: job w0!3 at t=12.000000 on processor 0: 2 jobs; held by jobs w0!1, w0!3")
+    # host 0 a storage host (not a compute one): shared legitimately, not checked
+    assert audit_simulation(prefix, wls, [1, 2, 3]).ok
+    # --enable-compute-sharing: not checked, said so
+    s = audit_simulation(prefix, wls, range(4), compute_sharing=True)
+    assert s.ok and s.checks.set_index("check").loc["processors", "note"].startswith("not checked")
+
+
+def test_simulate_audit_accounts_for_every_workload_job(tmp_path):
+    from burstbuffer.audit import audit_simulation
+    rows = [batsim_row(1, 10, 15, "0"), batsim_row(2, None, None, "", state="REJECTED"),
+            batsim_row(4, 0, 5, "1", wl="w0%1"), batsim_row(5, 3, 4, "2", sub=3.5)]
+    prefix, wls = write_prefix(tmp_path, rows, [1, 2, 3, 5])
+    r = audit_simulation(prefix, wls, range(4))
+    # job 3 never came back; a rejected job needs no reason (Batsim's REJECT_JOB has none); a dynamic job is
+    # accepted; job 5 started 0.5 s before its submission
+    assert r.verdict() == "INFEASIBLE: accounted 1, submission 1"
+    assert [x.line() for x in r.violations] == [
+        "accounted: job w0!3 (submitted, missing from jobs.csv)",
+        "submission: job w0!5 at t=3.000000: 0.500000 s early (submitted at 3.500000)"]
+    bb = r.checks.set_index("check").loc["burst-buffer", "note"]
+    assert bb == "not checked: the platform declares no BB capacity"
+    note = audit_simulation(prefix, wls, range(4), bb_capacity={3: GB}).checks.set_index("check").loc[
+        "burst-buffer", "note"]
+    assert note.startswith("not checked: the platform declares 1 BB capacities, but out_jobs.csv carries no")
+
+
+@pytest.mark.parametrize("start,ok", [("481.087000", True), ("481.086990", False)])
+def test_simulate_audit_ties_at_the_last_decimals(tmp_path, start, ok):
+    """Batsim 4.2.1's own output (energy128notopo, mixed workload, batsched's sleeper): a job written to start
+    10 µs before the 10 µs job on its hosts ends — equal times at jobs.csv's precision (docs/audit.md); 20 µs
+    is an overlap."""
+    from burstbuffer.audit import audit_simulation
+    rows = [f'homo_no_cpu,w0,p,0.000000,4,-1.000000,1,COMPLETED_SUCCESSFULLY,481.087000,0.000010,481.087010,,,,'
+            f'0-1 4-5,-1.000000,""',
+            f'reach_walltime,w0,p,0.000000,4,-1.000000,1,COMPLETED_SUCCESSFULLY,{start},0.050000,481.137000,,,,'
+            f'0-1 4-5,-1.000000,""']
+    prefix, wls = write_prefix(tmp_path, rows, ["homo_no_cpu", "reach_walltime"])
+    r = audit_simulation(prefix, wls, range(128))
+    assert r.ok is ok, r.violations
+    if not ok:
+        assert r.violations[0].line() == ("processors: job w0!homo_no_cpu at t=481.087000 on processor 0: 2 jobs; "
+                                          "held by jobs w0!homo_no_cpu, w0!reach_walltime")
+
+
+def test_simulate_prints_one_verdict_line_and_fails_on_a_violation(tmp_path, capsys):
+    """`simulate`'s end (`simulator.cli.audit`) on outputs edited to put two jobs on compute host 0 at once:
+    exit 1, one line naming the job, the time, the host and the holders, even under -q."""
+    from types import SimpleNamespace as NS
+    from burstbuffer.simulator.cli import audit
+    rows = [batsim_row(1, 10, 15, "0"), batsim_row(2, 12, 19.5, "0 3")]
+    prefix, wls = write_prefix(tmp_path, rows, [1, 2])
+    machines = NS(compute=[NS(id=i) for i in range(4)], storage=[])
+    sim = NS(state=NS(cfg=NS(export_prefix=str(prefix), workloads=[str(wls[0][1])], compute_sharing=False),
+                      static_names=["w0"], machines=machines))
+    ns = NS(verbosity="quiet", quiet=True)
+    assert audit(ns, sim, quiet=True) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["burstbuffer simulate: audit: INFEASIBLE: processors 1; first: processors: job w0!2 at "
+                   "t=12.000000 on processor 0: 2 jobs; held by jobs w0!1, w0!2 (outputs kept; docs/audit.md)"]
+    (tmp_path / "out_jobs.csv").write_text("\n".join([BATSIM_HEADER, rows[0], batsim_row(2, 15, 19.5, "0 3")]) + "\n")
+    assert audit(NS(verbosity="information", quiet=False), sim, quiet=False) == 0
+    assert capsys.readouterr().err == ("burstbuffer simulate: audit: feasible (4 checks passed: processors, "
+                                       "accounted, submission, walltime)\n")

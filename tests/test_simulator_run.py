@@ -284,3 +284,14 @@ def test_a_simulation_that_simgrid_stops_early_is_an_error(tmp_path):
     lines = [ln for ln in out.stderr.splitlines() if ln.startswith("burstbuffer simulate:")]
     assert out.returncode == 1, out.stderr[-2000:]
     assert len(lines) == 1 and "deadlock at t=" in lines[0], out.stderr[-2000:]
+
+
+def test_simulate_audits_its_outputs(tmp_path, hand):
+    """After the run, one line on stderr, the last: the audit of PREFIX_jobs.csv (docs/audit.md); -q: nothing
+    unless it fails."""
+    r = run_simulation(tmp_path, HAND, scheduler=("fcfs", "--kill", "w0!6@5"), quiet=False)
+    assert r.returncode == 0, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last == ("burstbuffer simulate: audit: feasible (4 checks passed: processors, accounted, submission, "
+                    "walltime)")
+    assert hand.returncode == 0 and "audit" not in hand.stderr

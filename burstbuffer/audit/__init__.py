@@ -29,8 +29,10 @@ from ..metrics.runinfo import BB_HOLDS_CSV, RESERVATIONS_CSV
 
 #: The checks, in the order of the table.
 CHECKS = ("processors", "burst-buffer", "accounted", "submission", "walltime", "easy-reservation")
-#: Slack [s] of the time comparisons: jobs.csv writes times with 6 decimals.
+#: Slack [s] of the time comparisons: jobs.csv writes times with 6 decimals; two times at most EPS apart are
+#: equal (`OVER`: the margin above it, for the binary rounding of the parsed decimals, e.g. 481.08701 - 481.087).
 EPS = 1e-5
+OVER = EPS + 1e-9
 #: What a job may overrun its walltime by [s] without being killed (the simulator kills at the walltime; the
 #: times are rounded to microseconds and a phase's sub-jobs each get the walltime left).
 GRACE = 1e-3
@@ -126,8 +128,13 @@ def _num(col):
 
 def load_jobs(run_dir: Path):
     """jobs.csv of `run_dir` as a DataFrame of strings (AuditError if missing or not a jobs.csv)."""
+    return read_jobs_csv(Path(run_dir) / "jobs.csv")
+
+
+def read_jobs_csv(path: Path):
+    """A jobs.csv (or Batsim's PREFIX_jobs.csv) at `path` as a DataFrame of strings (AuditError if missing or
+    without Batsim's columns)."""
     import pandas as pd
-    path = Path(run_dir) / "jobs.csv"
     try:
         jobs = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, ValueError) as exc:
@@ -157,8 +164,9 @@ def _job_key(j: str):
     return (0, int(j), "") if str(j).isdigit() else (1, 0, str(j))
 
 
-def check_processors(jobs, first: int):
-    """(instants, violations): processors held by two jobs at once (module docstring)."""
+def check_processors(jobs, first: int, only=None):
+    """(instants, violations): processors held by two jobs at once (module docstring). `only`: the resource ids
+    to check (a sequence of int; None: every one of ``allocated_resources``)."""
     import numpy as np
     import pandas as pd
     a = _num(jobs["starting_time"])
@@ -176,6 +184,9 @@ def check_processors(jobs, first: int):
     n = hi - lo + 1
     job = np.repeat(rows_j, n)
     proc = np.repeat(lo, n) + (np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n))
+    if only is not None:
+        keep = np.isin(proc, np.asarray(list(only), dtype=np.int64))
+        job, proc = job[keep], proc[keep]
     s, e = a[job], b[job]
     order = np.lexsort((s, proc))
     proc, s, e, job = proc[order], s[order], e[order], job[order]
@@ -185,7 +196,7 @@ def check_processors(jobs, first: int):
     run_max = pd.Series(e).groupby(grp).cummax().to_numpy(float)
     prev = np.r_[-np.inf, run_max[:-1]]
     prev[new] = -np.inf
-    bad = np.nonzero((s < prev - EPS) & (e > s))[0]
+    bad = np.nonzero((s < prev - OVER) & (e > s))[0]
     if not len(bad):
         return 0, []
     instants = len({(float(s[i]), int(proc[i])) for i in bad})
@@ -305,14 +316,18 @@ def workload_of(run_dir: Path, info: dict) -> Path | None:
     return found[0] if len(found) == 1 else None
 
 
-def check_accounted(jobs, workload: Path | None, first: int):
+def check_accounted(jobs, workload: Path | None, first: int, *, wanted: tuple[list[str], str] | None = None,
+                    need_reason: bool = True):
+    """(jobs, violations, note): the ``accounted`` check (module docstring) against the job ids of `workload`,
+    or against `wanted` (ids, what they are: the note) when given. `need_reason`: a rejected job must give its
+    reason in ``metadata`` (Batsim's REJECT_JOB carries none: False for its outputs)."""
     out = []
     ids = jobs["job_id"].tolist()
     state = jobs["final_state"].tolist()
     reason = jobs["metadata"].tolist() if "metadata" in jobs else [""] * len(ids)
     for j, s, r, t0, t1 in zip(ids, state, reason, jobs["starting_time"], jobs["finish_time"]):
         if s == REJECTED:
-            if not r.strip():
+            if need_reason and not r.strip():
                 out.append(Violation("accounted", j, math.nan, "", "", (), "rejected without a reason"))
         elif s not in RAN_STATES:
             out.append(Violation("accounted", j, math.nan, "", "", (),
@@ -326,26 +341,27 @@ def check_accounted(jobs, workload: Path | None, first: int):
         if n > 1:
             out.append(Violation("accounted", j, math.nan, "", "", (), f"{n} rows in jobs.csv"))
     note = "workload unknown: rows' states only"
-    if workload is not None:
+    if wanted is not None:
+        wanted, note = wanted
+    elif workload is not None:
         wanted = _workload_ids(workload)
-        if wanted is None:
-            note = f"workload {workload} unreadable: rows' states only"
-        else:
-            note = f"{len(wanted)} jobs of {Path(workload).name}"
-            known = set(wanted)
-            for j in wanted:
-                if j not in seen:
-                    out.append(Violation("accounted", j, math.nan, "", "", (), "submitted, missing from jobs.csv"))
-            for j in seen:
-                if j not in known:
-                    out.append(Violation("accounted", j, math.nan, "", "", (), "in jobs.csv, not in the workload"))
+        note = (f"workload {workload} unreadable: rows' states only" if wanted is None else
+                f"{len(wanted)} jobs of {Path(workload).name}")
+    if wanted is not None:
+        known = set(wanted)
+        for j in wanted:
+            if j not in seen:
+                out.append(Violation("accounted", j, math.nan, "", "", (), "submitted, missing from jobs.csv"))
+        for j in seen:
+            if j not in known:
+                out.append(Violation("accounted", j, math.nan, "", "", (), "in jobs.csv, not in the workload"))
     return len(out), out[:first], note
 
 
 def check_submission(jobs, first: int):
     import numpy as np
     sub, start = _num(jobs["submission_time"]), _num(jobs["starting_time"])
-    bad = np.nonzero(start < sub - EPS)[0]
+    bad = np.nonzero(start < sub - OVER)[0]
     ids = jobs["job_id"].to_numpy()
     return len(bad), [Violation("submission", str(ids[i]), float(start[i]), "", f"{sub[i] - start[i]:.6f} s early",
                                 (), f"submitted at {sub[i]:.6f}") for i in bad[:first]]
@@ -415,20 +431,30 @@ def audit_run(run_dir: str | Path, *, workload: str | Path | None = None, first:
         raise AuditError(f"{run_dir}: malformed run outputs ({type(exc).__name__}: {exc})") from None
 
 
-def _audit(run_dir: Path, workload, first: int) -> AuditReport:
-    import pandas as pd
-    jobs = load_jobs(run_dir)
-    info = load_run_json(run_dir)
-    holds = load_holds(run_dir)
-    rows, viol = [], []
-
+def _adder(rows: list, viol: list):
+    """add(check, result, note): append a check's row (result None: skipped; else (count, violations, ...))."""
     def add(check, result, note=""):
         if result is None:
             rows.append((check, "skipped", 0, note))
             return
-        n, v = result[0], result[1]
-        rows.append((check, "FAIL" if n else "ok", int(n), note))
-        viol.extend(v)
+        rows.append((check, "FAIL" if result[0] else "ok", int(result[0]), note))
+        viol.extend(result[1])
+    return add
+
+
+def _report(target: Path, rows: list, viol: list) -> AuditReport:
+    import pandas as pd
+    checks = pd.DataFrame(rows, columns=["check", "status", "violations", "note"])
+    viol.sort(key=lambda x: (CHECKS.index(x.check), 0.0 if math.isnan(x.time) else x.time))
+    return AuditReport(target, checks, viol)
+
+
+def _audit(run_dir: Path, workload, first: int) -> AuditReport:
+    jobs = load_jobs(run_dir)
+    info = load_run_json(run_dir)
+    holds = load_holds(run_dir)
+    rows, viol = [], []
+    add = _adder(rows, viol)
 
     model = info.get("model", "")
     three = "nodes_start" in jobs
@@ -451,9 +477,68 @@ def _audit(run_dir: Path, workload, first: int) -> AuditReport:
     add("walltime", check_walltime(jobs, holds, first), f"grace {GRACE:g} s" + (f", model {model}" if model else ""))
     res = check_reservations(jobs, run_dir, first)
     add("easy-reservation", res, "reservations.csv" if res is not None else "the policy records no reservation")
-    checks = pd.DataFrame(rows, columns=["check", "status", "violations", "note"])
-    viol.sort(key=lambda x: (CHECKS.index(x.check), 0.0 if math.isnan(x.time) else x.time))
-    return AuditReport(run_dir, checks, viol)
+    return _report(run_dir, rows, viol)
+
+
+def audit_simulation(prefix: str | Path, workloads, compute, *, bb_capacity: dict[int, int] | None = None,
+                     compute_sharing: bool = False, first: int = 10) -> AuditReport:
+    """Audit what Batsim's outputs of a simulation (``burstbuffer simulate``, docs/audit.md) let one check:
+    ``PREFIX_jobs.csv`` read alone, jobs named ``WORKLOAD!ID`` (its workload_name and job_id).
+
+    `workloads`: the static workloads' (name, JSON path) pairs in order (w0, w1, ...): each of their jobs must
+    have a row (rows of other workloads, the scheduler's dynamic jobs, are accepted); `compute`: the compute
+    machines' resource ids (the platform's compute role), the only ones the ``processors`` check sweeps: a
+    storage host is legitimately shared by the I/O sub-jobs of several jobs; `bb_capacity`: BB node id →
+    capacity [bytes] the platform declares (None or empty: none); checked only if the outputs carry a per-job
+    ``bb_allocation``, which Batsim's columns do not. `compute_sharing` (``--enable-compute-sharing``): jobs may
+    share compute hosts, ``processors`` is skipped. Returns an `AuditReport` (``run_dir``: the prefix); raises
+    AuditError if PREFIX_jobs.csv is missing or malformed."""
+    path = Path(f"{prefix}_jobs.csv")
+    try:
+        jobs = read_jobs_csv(path)
+        if "workload_name" in jobs:
+            jobs["job_id"] = jobs["workload_name"] + "!" + jobs["job_id"]
+        rows, viol = [], []
+        add = _adder(rows, viol)
+        compute = sorted(int(c) for c in compute)
+        if compute_sharing:
+            add("processors", None, "not checked: --enable-compute-sharing lets jobs share compute hosts")
+        else:
+            add("processors", check_processors(jobs, first, only=compute),
+                f"{len(compute)} compute hosts, starting_time → finish_time (storage hosts are shared by I/O)")
+        if not bb_capacity:
+            add("burst-buffer", None, "not checked: the platform declares no BB capacity")
+        elif "bb_allocation" not in jobs:
+            add("burst-buffer", None, f"not checked: the platform declares {len(bb_capacity)} BB capacities, but "
+                                      f"{path.name} carries no per-job BB amount (Batsim's columns)")
+        else:
+            add("burst-buffer", check_burst_buffer(jobs, None, bb_capacity, {}, first),
+                f"{len(bb_capacity)} BB nodes (platform); starting_time → finish_time")
+        static = [name for name, _ in workloads]
+        wanted, unread = [], []
+        for name, wl in workloads:
+            ids = _workload_ids(wl)
+            if ids is None:
+                unread.append(str(wl))
+            else:
+                wanted += [f"{name}!{j}" for j in ids]
+        if unread:
+            n, v, note = check_accounted(jobs, None, first, need_reason=False)
+            note = f"workload {unread[0]} unreadable: rows' states only"
+        else:
+            dynamic = jobs["job_id"][~jobs["workload_name"].isin(static)].tolist() if "workload_name" in jobs else []
+            n, v, note = check_accounted(jobs, None, first, need_reason=False, wanted=(
+                wanted + dynamic, f"{len(wanted)} jobs of {len(static)} workload(s)"
+                                  + (f", {len(dynamic)} dynamic" if dynamic else "")))
+        add("accounted", (n, v), note)
+        add("submission", check_submission(jobs, first))
+        add("walltime", check_walltime(jobs, None, first), f"grace {GRACE:g} s")
+        add("easy-reservation", None, "not checked: Batsim's outputs record no reservation")
+    except AuditError:
+        raise
+    except (ValueError, KeyError, TypeError) as exc:
+        raise AuditError(f"{path}: malformed ({type(exc).__name__}: {exc})") from None
+    return _report(Path(prefix), rows, viol)
 
 
 def record_verdict(run_dir: str | Path, report: AuditReport, **facts) -> None:

@@ -29,14 +29,15 @@ def command(platform: str, workloads: str | Sequence[str], *, export_prefix: str
             dynamic_jobs: bool = False, profile_reuse: bool = False, ack_dynamic_jobs: bool = False,
             forward_profiles: bool = False, quiet: bool = True, timeout: float | None = None,
             python: str | None = None, network_model: str = "exact", core: str | None = None,
-            energy: bool = False, schedule_trace: bool = False) -> list[str]:
+            energy: bool = False, schedule_trace: bool = False, audit: bool = True) -> list[str]:
     """The argv that runs the simulator as a subprocess (``python -m burstbuffer.simulator ...``).
 
     `roles`: ``"HOSTS:ROLE"`` strings (Batsim's -r); `timeout`: seconds to wait for each scheduler answer
     (None: forever, like Batsim); `python`: interpreter (default: this one); `network_model`: ``--network-model``
     (given only when not "exact", docs/io-model.md §5); `core`: ``--core`` (auto, actors, bridged;
     docs/simulator-core.md), not given when None; `energy`: ``-E`` (Batsim's energy, docs/batsim.md);
-    `schedule_trace`: write Batsim's Pajé trace PREFIX_schedule.trace (else ``--disable-schedule-tracing``).
+    `schedule_trace`: write Batsim's Pajé trace PREFIX_schedule.trace (else ``--disable-schedule-tracing``);
+    `audit`: audit PREFIX_jobs.csv after the run (else ``--no-audit``; docs/audit.md).
     """
     argv = [python or sys.executable, "-m", "burstbuffer.simulator", "-p", str(platform)]
     for w in [workloads] if isinstance(workloads, str) else list(workloads):
@@ -62,6 +63,8 @@ def command(platform: str, workloads: str | Sequence[str], *, export_prefix: str
         argv.append("-E")
     if not schedule_trace:
         argv.append("--disable-schedule-tracing")
+    if not audit:
+        argv.append("--no-audit")
     if quiet:
         argv.append("-q")
     return argv

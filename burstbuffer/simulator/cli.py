@@ -10,12 +10,15 @@ command line runs as it is (docs/batsim.md has the table): -p PLATFORM [-w WORKL
 [--redis-hostname H] [--redis-port P] [--redis-prefix X] [--workflow-jobs-limit N]
 [--ignore-beyond-last-workflow] [--dump-execution-context] [--no-sched]. Refused with one line (exit 2): Redis
 (--enable-redis) and workflows (-W, --WS). This simulator's own: --network-model, --core,
---timeout, --dump-platform, --route. --version and --simgrid-version print a version and exit. As with Batsim, start the scheduler first (it binds its REP socket),
+--timeout, --dump-platform, --route, --no-audit. --version and --simgrid-version print a version and exit. As with Batsim, start the scheduler first (it binds its REP socket),
 then this process connects to it.
 
 Exit status: 0 done; 2 bad input (missing or malformed platform/workload/events file, bad option, an option
 this simulator does not support), with one line 'burstbuffer simulate: error: FILE: ITEM: REASON'; 1 the
-scheduler broke the protocol (one line saying how, as Batsim aborts) or the simulation deadlocked; 128 + N
+scheduler broke the protocol (one line saying how, as Batsim aborts) or the simulation deadlocked, or the
+audit of PREFIX_jobs.csv found a violation (a compute host held by two jobs at once, a job unaccounted for,
+started before its submission or past its walltime; one line 'audit: INFEASIBLE ...', outputs kept;
+--no-audit skips it, docs/audit.md); 128 + N
 after SIGTERM (143) or SIGHUP (129), the outputs so far written (PREFIX_jobs.csv, PREFIX_schedule.csv; Batsim
 writes none), with one line saying so.
 """
@@ -140,6 +143,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--version", action=_Print, text=_version, help="print the simulator's version and exit")
     p.add_argument("--simgrid-version", action=_Print, text=_simgrid_version,
                    help="print the version of SimGrid it runs on and exit")
+    p.add_argument("--no-audit", action="store_true",
+                   help="do not audit PREFIX_jobs.csv after the run (by default: no compute host held by two jobs "
+                        "at once, every job accounted for, none started before its submission or run past its "
+                        "walltime unless killed; one line 'audit: ...', exit 1 on a violation; docs/audit.md)")
     p.add_argument("--dump-platform", action="store_true",
                    help="print the resources (JSON, as SIMULATION_BEGINS lists them) and exit; no workload needed")
     p.add_argument("--route", action="append", default=[], metavar="SRC,DST",
@@ -389,7 +396,48 @@ def run_args(ns: argparse.Namespace, transport=None) -> int:
         # Only said of a platform with storage machines: without, there is no burst buffer to check.
         print(f"{PROG}: note: burst-buffer capacity is not checked by the simulator (as in Batsim): the "
               "scheduler's decisions must respect it", file=sys.stderr)
-    return 0
+    return 0 if getattr(ns, "no_sched", False) or getattr(ns, "no_audit", False) else audit(ns, sim, quiet)
+
+
+def declared_bb_capacity(machines) -> dict[int, int]:
+    """BB node id → capacity [bytes] of the storage machines whose platform declares ``burst_buffer_capacity``
+    (host or zone property, docs/platform.md; the PFS excluded); unparsable ones are left out."""
+    from ..platforms.model import bb_capacity_text, is_pfs
+    from ..platforms.units import parse_bytes
+    out = {}
+    for m in machines.storage:
+        cap = bb_capacity_text(m.properties, m.zone_properties)
+        if cap is not None and not is_pfs(m.name, m.properties):
+            try:
+                out[int(m.id)] = parse_bytes(cap)
+            except ValueError:
+                pass
+    return out
+
+
+def audit(ns: argparse.Namespace, sim, quiet: bool) -> int:
+    """Audit the run's PREFIX_jobs.csv (`burstbuffer.audit.audit_simulation`, docs/audit.md): print one line
+    'audit: VERDICT' (a failure, with its first violation, even when quiet); 1 on a violation, else 0."""
+    from ..audit import AuditError, audit_simulation
+    st = sim.state
+    try:
+        report = audit_simulation(st.cfg.export_prefix, [(name, st.cfg.workloads[i]) for i, name in
+                                                          enumerate(st.static_names)],
+                                  [m.id for m in st.machines.compute],
+                                  bb_capacity=declared_bb_capacity(st.machines),
+                                  compute_sharing=st.cfg.compute_sharing)
+    except AuditError as exc:
+        print(f"{PROG}: audit: cannot read the outputs: {exc}", file=sys.stderr)
+        return 1
+    if verbosity(ns) == "debug":
+        print(report.table(), file=sys.stderr)
+    if report.ok:
+        if not quiet:
+            print(f"{PROG}: audit: {report.verdict()}", file=sys.stderr)
+        return 0
+    first = report.violations[0].line() if report.violations else ""
+    print(f"{PROG}: audit: {report.verdict()}; first: {first} (outputs kept; docs/audit.md)", file=sys.stderr)
+    return 1
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
