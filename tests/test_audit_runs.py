@@ -25,8 +25,8 @@ pytestmark = pytest.mark.slow
 
 #: every built-in policy × every job model it runs under
 PAIRS = [(p, m) for p in policy_names() for m in model_names() if m == "three-phase" or not needs_staged_model(p)]
-#: the prefix of the bundled KTH jobs each pair runs
-KTH_JOBS = 200
+#: the prefix of the bundled KTH jobs each pair runs (more of them: benchmarks/audit_matrix.py --jobs N)
+KTH_JOBS = 120
 
 
 def _run(policy: str, model: str, workload: Path, out: Path):
@@ -81,7 +81,7 @@ def workloads(draw) -> dict:
 
 @pytest.mark.parametrize("policy,model", PAIRS)
 def test_generated_workloads_are_scheduled_feasibly(tmp_path_factory, policy, model):
-    @settings(max_examples=examples(0.05), deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples(0.02), deadline=None, suppress_health_check=list(HealthCheck))
     @given(workloads())
     def check(w):
         tmp = tmp_path_factory.mktemp("gen")
