@@ -93,7 +93,8 @@ def make_spec(policy: str | PolicyInfo, *, options: dict | None = None, job_mode
     """The checked `SchedulerSpec` of `policy` (a name, ``MODULE:CLASS``, ``FILE.py:CLASS``, or its
     `PolicyInfo` when the caller resolved it already) with `options` (``--policy-option`` and the like) and
     `flag_options` (the command line's flag aliases; they may choose a variant of a built-in policy,
-    `burstbuffer.schedulers.registry.Preset.for_flags`: ``--alpha A`` on ``plan-N`` runs ``plan-A``).
+    `burstbuffer.schedulers.registry.Preset.for_flags`: ``--alpha A`` on ``plan`` or ``plan-N``
+    runs ``plan`` labelled ``plan-A``).
 
     Raises InputError (one line): ``--policy: SPEC: REASON`` for a policy that cannot be resolved or that
     needs another job model, ``--model: NAME: unknown job model``, and for a bad option ``WHERE: TEXT: REASON``

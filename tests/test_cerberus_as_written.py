@@ -297,11 +297,15 @@ def test_as_written_never_overallocates_bb_and_every_job_ends(wl, starvation, me
 # ---------------------------------------------------------------------------- the workload's phase amounts
 def test_phase_amounts_derived_from_the_io_model():
     """bb_in = stage-in bytes, bb_run = one checkpoint's (0.5 bb; none for one compute phase), bb_out = the
-    output's; a profile's io_* volumes replace them."""
-    assert phase_bb({"cpu": 0}, 100) == (100, 0, 100)
-    assert phase_bb({"cpu": 2 * FLOPS_PER_PHASE}, 100) == (100, 50, 100)
-    assert phase_bb({"cpu": 2 * FLOPS_PER_PHASE, "io_stage_in": 7, "io_checkpoint": 3, "io_stage_out": 9}, 100) \
-        == (7, 3, 9)
+    output's; a profile's io_* volumes replace them. Only a parallel_homogeneous profile is split into phases
+    (io_model.io_aware.PHASED_TYPE): another profile writes no checkpoint."""
+    ph = {"type": "parallel_homogeneous", "com": 0}
+    assert phase_bb({**ph, "cpu": 0}, 100) == (100, 0, 100)
+    assert phase_bb({**ph, "cpu": 2 * FLOPS_PER_PHASE}, 100) == (100, 50, 100)
+    assert phase_bb({**ph, "cpu": 2 * FLOPS_PER_PHASE, "io_stage_in": 7, "io_checkpoint": 3, "io_stage_out": 9},
+                    100) == (7, 3, 9)
+    assert phase_bb({"type": "delay", "delay": 10}, 100) == (100, 0, 100)
+    assert phase_bb({"cpu": 2 * FLOPS_PER_PHASE}, 100) == (100, 0, 100)       # no type: not split
     assert Job("w0!1", 0, 1, 1, 100).phase_bb == (100, 0, 100)
 
 

@@ -179,7 +179,7 @@ LAYERS = (
     ("protocol", ("burstbuffer.batsim",)),
     ("simulator", ("burstbuffer.simulator",)),
     ("inputs and outputs", ("burstbuffer.workloads", "burstbuffer.platforms", "burstbuffer.metrics",
-                            "burstbuffer.defaults", "burstbuffer.data")),
+                            "burstbuffer.audit", "burstbuffer.defaults", "burstbuffer.data")),
 )
 
 

@@ -262,14 +262,23 @@ def test_bad_parameters_leave_an_existing_file_alone(tmp_path):
     assert out.read_text() == "old" and list(tmp_path.iterdir()) == [out]
 
 
-def test_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
+def test_failed_write_leaves_no_partial_file(tmp_path, monkeypatch, capsys):
+    """A full disk is not bad input: the OSError goes through, and the command line says it in one line with
+    exit 74 (errors.EXIT_DISK_FULL, docs/faults.md); no temporary or partial file is left either way."""
     import burstbuffer.fileio as fileio
+    from burstbuffer.errors import EXIT_DISK_FULL, is_disk_full
 
     def boom(src, dst):
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(fileio.os, "replace", boom)
-    with pytest.raises(InputError, match="No space left"):
+    with pytest.raises(OSError, match="No space left") as err:
         write_platform(DragonflyParams(3, 4, 3, 3), tmp_path / "p.xml")
+    assert is_disk_full(err.value) and not isinstance(err.value, InputError)
+    assert list(tmp_path.iterdir()) == []
+    capsys.readouterr()
+    assert cli_main(["platform", "dragonfly", *_args({}), "--output", str(tmp_path / "q.xml")]) == EXIT_DISK_FULL == 74
+    err_lines = capsys.readouterr().err.splitlines()
+    assert len(err_lines) == 1 and "cannot write the outputs: No space left on device" in err_lines[0]
     assert list(tmp_path.iterdir()) == []
 
 

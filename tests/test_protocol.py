@@ -49,6 +49,20 @@ def test_malformed_message_is_a_protocol_error():
         decode(b'not json')
 
 
+def test_times_batsim_runs_are_accepted_and_impossible_ones_refused():
+    """Batsim's own test_long_workload.json runs to t = 1e17 s: such a date is a time; a negative, NaN,
+    infinite or absurdly large one is a malformed message (MAX_TIME)."""
+    def completed(t) -> bytes:
+        return (f'{{"now":{t},"events":[{{"timestamp":{t},"type":"JOB_COMPLETED","data":{{"job_id":"w0!15",'
+                f'"job_state":"COMPLETED_SUCCESSFULLY","return_code":0,"alloc":"0"}}}}]}}').encode()
+    for t in ("1000000000000020.25", "1e17", "100000000000000000030"):
+        now, [(ts, _)] = decode(completed(t))
+        assert now == ts == float(t)
+    for t in ("-1.0", "NaN", "Infinity", "-Infinity", "1e300"):
+        with pytest.raises(ProtocolError, match="is not a time in"):
+            decode(completed(t))
+
+
 def test_encode_matches_batsim_field_names():
     raw = encode(4.5, [(4.5, ExecuteJob("w0%15!0", ProcSet(96, 108), storage_mapping={"source": 108,
                                                                                       "destination": 96})),

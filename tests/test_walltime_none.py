@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from burstbuffer.batsim.loop import BatsimDied
-from burstbuffer.runner import _simulator_failed, run
+from burstbuffer.colocated import simulator_failed
+from burstbuffer.runner import run
 
 from .conftest import PLATFORM
 
@@ -37,7 +38,7 @@ def test_a_simgrid_abort_is_one_line_naming_the_jobs(tmp_path):
     log.write_text("[1.000000] ./src/kernel/activity/ActivityImpl.cpp:100: [root/CRITICAL] timeout is not finite!\n"
                    "Backtrace (displayed in actor maestro):\n   ->  21# _start in /usr/bin/python\n")
     with pytest.raises(BatsimDied) as err:
-        _simulator_failed(-6, log, ["w0%15!0", "w0%15!1"])
+        simulator_failed(-6, log, ["w0%15!0", "w0%15!1"])
     assert str(err.value) == ("simulator aborted (SIGABRT) at t=1.000000 while executing w0%15!0, w0%15!1: "
                               "SimGrid: timeout is not finite!")
 

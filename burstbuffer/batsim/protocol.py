@@ -148,9 +148,11 @@ Decision = Union[ExecuteJob, RejectJob, KillJob, CallMeLater, RegisterProfile, R
                  NotifyBatsim, SetJobMetadata]
 
 
-#: Largest simulated time accepted from Batsim [s] (about 31 million years): beyond it a walltime added to a
-#: date is lost in a double's rounding, so such a date can only be a malformed message.
-MAX_TIME = 1e15
+#: Largest simulated time accepted from Batsim [s]. Batsim runs any finite date (its own test workload
+#: test_long_workload.json submits jobs at 1e16 and 1e17 s), so the bound is far beyond any workload; it
+#: keeps sums and products of times (a job's end, its area, the metrics' totals) finite. A time that is
+#: negative, NaN, infinite or above it can only come from a malformed message (ProtocolError).
+MAX_TIME = 1e200
 
 
 def _quoted(x: Any, limit: int) -> str:

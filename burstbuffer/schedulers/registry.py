@@ -22,6 +22,7 @@ Plan-based policies (Kopanski & Rzadca 2021, §3.3): ``plan-1``, ``plan-2``, ``p
 from __future__ import annotations
 
 import importlib
+import string
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,9 +50,10 @@ class Preset:
         doc: one paragraph: what the policy is and its source (``burstbuffer policies`` prints its first line).
         tags: ``family:NAME``, ``paper:KEY``, ``hashed`` (its schedules are recorded by
             benchmarks/schedule_hashes.py)…: what tests and benchmarks select presets by (`names_tagged`).
-        flag_variant: (preset, label template): a command-line flag alias giving an option this preset sets runs
-            that other preset with it, labelled by the template (``--alpha 1.5`` on ``plan-2``: ``plan``,
-            ``plan-1.5``); None: no such variant (the flag is then refused as any option the preset sets).
+        flag_variant: (preset, label template): a command-line flag alias giving an option the template names
+            runs that preset (this one or another) with it, labelled by the template (``--alpha 1.5`` on
+            ``plan-2`` or ``plan``: ``plan``, ``plan-1.5``); None: no such variant (a flag giving an option the
+            preset sets is then refused as any such option).
     """
 
     name: str
@@ -93,12 +95,14 @@ class Preset:
 
     def for_flags(self, flag_options: dict) -> tuple["Preset", str | None]:
         """(the preset to run, its label or None: its own) when the command line's flag aliases give
-        `flag_options`: this preset, or its `flag_variant` when a flag gives an option this preset sets."""
-        given = {k: v for k, v in flag_options.items() if k in self.options}
-        if not given or self.flag_variant is None:
+        `flag_options`: this preset, or its `flag_variant` when the flags give every option its template names."""
+        if self.flag_variant is None:
             return self, None
         other, template = self.flag_variant
-        return POLICIES[other], template.format(**given)
+        named = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+        if not named or not named <= flag_options.keys():
+            return self, None
+        return POLICIES[other], template.format(**{k: flag_options[k] for k in named})
 
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
@@ -141,7 +145,7 @@ PRESETS: dict[str, Preset] = dict([
     _p("plan-3", "plan", "PlanScheduler", "plan-based scheduling with α = 3 (Kopanski & Rzadca 2021, §3.3).",
        "family:plan", _K21, "hashed", alpha=3, flag_variant=("plan", "plan-{alpha:g}")),
     _p("plan", "plan", "PlanScheduler", "plan-based scheduling with simulated annealing, any α > 0 "
-       "(Kopanski & Rzadca 2021, §3.3, Algorithm 2).", "family:plan", _K21),
+       "(Kopanski & Rzadca 2021, §3.3, Algorithm 2).", "family:plan", _K21, flag_variant=("plan", "plan-{alpha:g}")),
     _p("conservative-bb", "conservative", "ConservativeBB", "conservative backfilling with BB reservations "
        "(ICS 632 slides, \"Conservative Backfilling\").", "family:conservative", "hashed"),
     _p("bbsched", "bbsched", "BBSched", "BBSched's GA + the §3.2.4 decision rule (Fan et al. 2019 §3).",
