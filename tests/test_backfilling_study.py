@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
+import pandas as pd
 import pytest
 
 from burstbuffer.reproduce import RunSettings, analyse, execute, get_study, plan_runs
@@ -18,9 +19,12 @@ pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
 
 
 def _crowd(w):
-    """The first 16 KTH jobs submitted one second apart: the queue fills and jobs wait."""
+    """The first 16 KTH jobs submitted one second apart, every other one asking for at least 40 of the 96 nodes:
+    the queue fills and jobs wait."""
     for k, j in enumerate(w["jobs"]):
         j["subtime"] = float(k)
+        if k % 2:
+            j["res"] = max(j["res"], 40)
 
 
 def test_backfilling_study_end_to_end(tmp_path, kth_subset):
@@ -41,6 +45,8 @@ def test_backfilling_study_end_to_end(tmp_path, kth_subset):
     assert all("error" not in r for r in results.values()), results
     analyse(out, st, plan.specs, results, {"model": "io-aware", "platform": str(DEFAULT_PLATFORM), "seed": 0,
                                             "workers": 2}, log=lambda m: None)
+    jm = pd.read_csv(out / "job_metrics.csv")
+    assert (jm.waiting_time > 0).any()                                      # the crowded jobs do wait
     verdicts = {v["id"]: v for v in json.loads((out / "verdicts.json").read_text())}
     assert set(verdicts) == {c.id for c in BF.CLAIMS}
     # the claims over every job are judged; a class with no job among these 16 is not measured, and says so

@@ -46,6 +46,8 @@ def test_every_output_file_is_produced(reproduced, capsys):
         for policy in ("fcfs", "sjf-bb"):
             run = out / "runs" / scope / policy
             assert (run / "summary.json").is_file() and (run / "jobs.csv").is_file() and (run / "batsim_jobs.csv").is_file()
+            for k in (1, 2):                               # the study's default 3 replicates
+                assert (out / "runs" / f"r{k}" / scope / policy / "summary.json").is_file()
     assert (out / "runs" / "gantt" / "fcfs-easy" / "summary.json").is_file()
     assert not (out / "runs" / "whole" / "no-such-policy").exists()
 
@@ -109,22 +111,27 @@ def test_report_lists_claims_skips_and_figures(reproduced):
     assert manifest["policies"] == ["fcfs", "sjf-bb"] and not manifest["failed"]
 
 
+#: the runs of the fixture: the study's default 3 replicates of 2 policies on the whole workload and 2 parts, and
+#: Fig. 3's one Gantt run
+RUNS = 3 * 2 * 3 + 1
+
+
 def test_second_call_resumes(reproduced, capsys):
     out, argv = reproduced
     marker = out / "runs" / "whole" / "fcfs" / "summary.json"
     before = marker.stat().st_mtime_ns
     assert main(argv + ["-q"]) == 0
     text = capsys.readouterr().out
-    assert "resuming: 7 finished run(s) kept, 0 to do" in text
+    assert f"resuming: {RUNS} finished run(s) kept, 0 to do" in text
     assert "skipped: policy no-such-policy is not in the registry" in text
     assert marker.stat().st_mtime_ns == before
     # a run whose marker is gone is redone, the others are kept
     marker.unlink()
     assert main(argv + ["-q"]) == 0
-    assert "resuming: 6 finished run(s) kept, 1 to do" in capsys.readouterr().out
+    assert f"resuming: {RUNS - 1} finished run(s) kept, 1 to do" in capsys.readouterr().out
     assert marker.is_file()
     history = json.loads((out / "manifest.json").read_text())["history"]
-    assert [h["runs_done"] for h in history] == [7, 0, 1]
+    assert [h["runs_done"] for h in history] == [RUNS, 0, 1]
 
 
 def test_report_only_simulates_nothing(reproduced, capsys):
@@ -132,7 +139,7 @@ def test_report_only_simulates_nothing(reproduced, capsys):
     marker = out / "runs" / "part-01" / "sjf-bb" / "summary.json"
     marker.unlink()                                   # an unfinished run: left out, not simulated
     assert main(argv + ["--report-only", "-q"]) == 0
-    assert "report only: 6 of 7 runs finished" in capsys.readouterr().out
+    assert f"report only: {RUNS - 1} of {RUNS} runs finished" in capsys.readouterr().out
     assert not marker.exists()
     assert "not finished yet: part-01/sjf-bb" in (out / "report.md").read_text()
     assert json.loads((out / "manifest.json").read_text())["missing"] == ["part-01/sjf-bb"]   # what it was made from

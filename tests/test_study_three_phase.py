@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 
 import pandas as pd
 import pytest
 
 from burstbuffer.cli import main
 from burstbuffer.metrics.claims import evaluate
-from burstbuffer.metrics.verdicts import NOT_TESTABLE
+from burstbuffer.metrics.verdicts import MISSING, NOT_TESTABLE, placebo_column
 from burstbuffer.metrics.report import NOT, REPRODUCED
 from burstbuffer.reproduce.runs import plan_runs
 from burstbuffer.reproduce.study import get_study
@@ -44,15 +45,21 @@ def test_plan(tmp_path, kth_subset):
     assert all(s.jobs == 12 for s in plan.specs) and not plan.skipped
 
 
-def _jobs(means: dict[str, tuple[float, float]], n: int = 40) -> pd.DataFrame:
-    """A tidy per-job table: for each column label, `n` jobs whose waiting times [h] and bounded slowdowns are its
-    (wait, bsld) means ± a spread shared by every column (job i: ±(i mod 5 − 2)/10 of the mean)."""
+def _jobs(means: dict[str, tuple[float, float]], n: int = 40, replicates: int = 3, draw: int = 0) -> pd.DataFrame:
+    """A tidy per-job table: for each column label and each of `replicates` replicates, `n` jobs whose waiting
+    times [h] and bounded slowdowns are its (wait, bsld) means ± a spread shared by every column (job i:
+    ±(i mod 5 − 2)/10 of the mean), times a replicate's factor of its own per column (within ±1 %), so that the
+    per-replicate effects vary: the noise floor is Student's t over the replicates. `draw`: another draw of those
+    factors (the A/A runs' independent replicates)."""
     rows = []
-    for pol, (w, b) in means.items():
-        for i in range(n):
-            k = 1 + ((i % 5) - 2) / 10
-            rows.append({"scope": "whole", "policy": pol, "job_id": str(i), "waiting_time": 3600 * w * k,
-                         "bounded_slowdown": b * k, "final_state": "COMPLETED_SUCCESSFULLY"})
+    for c, (pol, (w, b)) in enumerate(means.items()):
+        for r in range(replicates):
+            f = 1 + math.sin(7 * r + 3 * c + 1 + 11 * draw) / 100
+            for i in range(n):
+                k = f * (1 + ((i % 5) - 2) / 10)
+                rows.append({"scope": "whole", "policy": pol, "replicate": r, "job_id": str(i),
+                             "waiting_time": 3600 * w * k, "bounded_slowdown": b * k,
+                             "final_state": "COMPLETED_SUCCESSFULLY"})
     return pd.DataFrame(rows)
 
 
@@ -85,8 +92,15 @@ def test_claims_on_a_hand_made_per_job_table():
     assert "no experiment" in v["cerberus-results"].by_how_much
     assert {c.id for c in CLAIMS if c.origin == "project"} == {"responsive-3p", "responsive-io", "performance",
                                                                "three-phase-model"}
-    placebo = evaluate(CLAIMS, jobs, mode="placebo")
+    # the A/A runs: each control again, on independent replicates (its own means, another draw of the spread)
+    aa = pd.concat([jobs, _jobs({placebo_column(k): m for k, m in MEANS.items()}, draw=1)])
+    assert all(x.verdict == MISSING for x in evaluate(CLAIMS, jobs, mode="placebo") if x.origin == "project")
+    placebo = evaluate(CLAIMS, aa, mode="placebo")
     assert all(x.verdict == NOT for x in placebo if x.origin == "project")   # the control against itself
+    # every condition judged, unpaired on 3 + 3 replicates (a single A/A condition may fall beyond the noise floor
+    # by chance, at the interval's 5 %: the claims need every condition)
+    assert all(d["verdict"] != MISSING and d["n"] == 6 and not d["per_replicate"] for x in placebo
+               for d in x.conditions)
     for mode in ("real", "placebo", "reverse"):                # never judged, whatever the runs
         assert evaluate(CLAIMS, jobs, mode=mode)[0].verdict == NOT_TESTABLE
     reverse = {x.id: x.verdict for x in evaluate(CLAIMS, jobs, mode="reverse")}
@@ -97,21 +111,24 @@ def test_claims_on_a_hand_made_per_job_table():
 
 def test_a_job_one_column_rejects_is_in_no_column_s_means():
     """Job 3 is rejected by cerberus only: it leaves every column's means in the report's table (and is named),
-    job 4 never started anywhere; the claims pair the jobs both columns started."""
+    job 4 never started anywhere; the claims pair the jobs both columns started. Three replicates (cerberus waits
+    0.1 h more in each), so n counts replicates and the values are means over them."""
     rows = []
-    for pol, waits in (("cerberus/three-phase", [3600.0, 7200.0, None, None]),
-                       ("sjf-bb/three-phase", [0.0, 3600.0, 36000.0, None])):
-        for i, w in enumerate(waits, 1):
-            rows.append({"scope": "whole", "policy": pol, "job_id": str(i), "waiting_time": w,
-                         "bounded_slowdown": None if w is None else 1 + w / 3600, "final_state":
-                         "REJECTED" if w is None else "COMPLETED_SUCCESSFULLY"})
+    for r in range(3):
+        for pol, waits in (("cerberus/three-phase", [3600.0 + 360 * r, 7200.0 + 360 * r, None, None]),
+                           ("sjf-bb/three-phase", [0.0, 3600.0, 36000.0, None])):
+            for i, w in enumerate(waits, 1):
+                rows.append({"scope": "whole", "policy": pol, "replicate": r, "job_id": str(i), "waiting_time": w,
+                             "bounded_slowdown": None if w is None else 1 + w / 3600, "final_state":
+                             "REJECTED" if w is None else "COMPLETED_SUCCESSFULLY"})
     jobs = pd.DataFrame(rows)
     same, left = common_jobs(jobs)
     assert sorted(same.job_id.unique()) == ["1", "2"]
     assert left == {"cerberus/three-phase": ["3", "4"], "sjf-bb/three-phase": ["4"]}
     v = evaluate(CLAIMS, jobs)[1].conditions
     d = next(d for d in v if d["control"] == "sjf-bb/three-phase")
-    assert d["n"] == 2 and d["control_value"] == pytest.approx(0.5) and d["treatment_value"] == pytest.approx(1.5)
+    # job 3 left in would make sjf-bb's mean wait (0 + 1 + 10) / 3 h
+    assert d["n"] == 3 and d["control_value"] == pytest.approx(0.5) and d["treatment_value"] == pytest.approx(1.6)
 
 
 def test_tiny_study_end_to_end(tmp_path, kth_subset):

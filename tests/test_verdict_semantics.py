@@ -358,3 +358,18 @@ def test_aa_rule_passes_replicates_and_fails_a_job_bootstrap():
     assert calibrated(hits, n) and hits / n <= 0.1
     assert not calibrated(boot, n) and boot / n > 0.5
     assert not calibrated(0, 0) and calibrated(5, 100) and not calibrated(20, 100)
+
+
+def test_a_control_that_never_waits_is_measured_with_an_undefined_effect():
+    """Jobs paired in every replicate, the control's mean wait 0: a relative effect is undefined (never
+    reproduced, and says why), not *not measured* as if nothing were paired; no job at all is not measured."""
+    zero = pd.concat([_jobs({"t": list(BASES[k]), "c": [0.0] * len(BASES[k])}, replicate=k) for k in range(R)],
+                     ignore_index=True)
+    v = _one(_claim(_cond()), zero)
+    d = v.conditions[0]
+    assert v.verdict == NOT and "effect undefined" in d["why"] and len(d["per_replicate"]) == R
+    assert d["control_value"] == 0.0 and not d["beyond_noise"]
+    none = pd.DataFrame({"scope": ["whole"] * 2, "policy": ["t", "c"], "job_id": ["0", "1"],
+                         "waiting_time": [3600.0, 3600.0], "replicate": [0, 0]})   # no job in both columns
+    v = _one(_claim(_cond()), none)
+    assert v.verdict == MISSING and "no jobs paired" in v.measured

@@ -485,7 +485,7 @@ def judge(cond: Condition, jobs, mode: str = "real") -> dict:
         out["why"] = why
         return out
     m = measure(cd, rt, rc, tj=tj, cj=cj, paired=mode != "placebo")
-    if not m["n"]:
+    if not m["n"] and not m["per_replicate"]:     # paired units whose effect is undefined are judged below
         out["why"] = f"no {cd.metric.over} paired between {t_label} and {c_label} on {cd.scope}"
         return out
     lo, hi = m["interval"]
