@@ -187,6 +187,8 @@ def check_processors(jobs, first: int, only=None):
     if only is not None:
         keep = np.isin(proc, np.asarray(list(only), dtype=np.int64))
         job, proc = job[keep], proc[keep]
+        if not len(job):                   # every hold on resources not checked (e.g. storage hosts only)
+            return 0, []
     s, e = a[job], b[job]
     order = np.lexsort((s, proc))
     proc, s, e, job = proc[order], s[order], e[order], job[order]
