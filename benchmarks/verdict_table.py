@@ -29,12 +29,18 @@ def table(out: Path, short: bool = False, doc: bool = False) -> str:
         m = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
         mode = verdicts[0].get("mode", "real") if verdicts else "real"
         words = str(m.get("command", "")).split()[1:]
-        for flag, n in (("--output", 2), ("--workers", 2), ("--engine", 2), ("--report-only", 1), ("-q", 1)):
+        for flag, n in (("--output", 2), ("--workers", 2), ("--engine", 2), ("--cache", 2), ("--report-only", 1),
+                        ("-q", 1)):
             if flag in words:                                   # where and how fast: nothing of the results
                 i = words.index(flag)
                 del words[i:i + n]
         intro = [f"Measured by `burstbuffer {' '.join(words)}` (whole workload: {m.get('whole_label')}; "
-                 f"parts: {m.get('parts_label')}; model {m.get('model')}, seed {m.get('seed')}); verdict: {mode} run.",
+                 f"parts: {m.get('parts_label')}; model {m.get('model')}, seed {m.get('seed')}, "
+                 f"{m.get('replicates', 1)} replicate(s)); verdict: {mode} run."
+                 + (" The placebo column judges the A/A runs `--placebo` added to the same folder."
+                    if mode != "placebo" and any(v.get("verdict_placebo") not in (None, "", "not measured",
+                                                                                  "not testable")
+                                                 for v in verdicts) else ""),
                  ""]
         if m.get("missing"):                                    # --report-only before every run finished
             intro += [f"**Partial**: judged on the runs finished so far; {len(m['missing'])} not finished yet "

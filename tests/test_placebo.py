@@ -18,6 +18,7 @@ from burstbuffer.reproduce import get_study
 pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
 
 PASS = ("reproduced", "partly")
+REPLICATES = 3   # every study's default R: the A/A runs are replicates R … 2R − 1
 
 
 def _crowd(w):
@@ -70,13 +71,23 @@ def test_placebo_and_reverse(study, tmp_path, kth_subset):
     assert main([*base, "--reverse", "--report-only"]) == 0
     rev = json.loads((out / "verdicts.json").read_text())
     assert [v["verdict"] for v in rev] == [v["verdict_reverse"] for v in placebo]
+    # without --placebo the A/A runs the --placebo run left in the folder are judged in the placebo column
+    # (the docs table's three columns from one folder), and none is simulated again, finished or not
+    aa = sorted((out / "runs" / f"r{REPLICATES}").rglob("summary.json"))
+    assert aa, "the --placebo run made no A/A run"
+    aa[0].unlink()                                       # one A/A run unfinished: left out, not simulated
     assert main([*base, "--report-only"]) == 0
+    assert main(base) == 0
+    assert not aa[0].exists()
     real = json.loads((out / "verdicts.json").read_text())
     assert [v["verdict"] for v in real] == [v["verdict_real"] for v in placebo]
-    # without --placebo the A/A runs are not part of the plan: the placebo column is not measured (a claim the
-    # source gives no testable number for is not testable in every mode)
-    assert all(v["verdict_placebo"] == ("not testable" if v["verdict"] == "not testable" else "not measured")
-               for v in real)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["runs_done_now"] == 0
+    # with every A/A run finished again, the real run's placebo column is the placebo run's verdict
+    assert main([*base, "--placebo"]) == 0
+    assert main([*base, "--report-only"]) == 0
+    real = json.loads((out / "verdicts.json").read_text())
+    assert [v["verdict_placebo"] for v in real] == [v["verdict"] for v in placebo]
     md = (out / "report.md").read_text()
     assert "| verdict | by how much | placebo | reversed |" in md
     # the docs page's table (make study-table): the three verdicts side by side, and the regime checks

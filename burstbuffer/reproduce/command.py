@@ -104,7 +104,7 @@ def reproduce(args) -> int:
     (exit 2) for bad input (unknown study, missing platform or workload, nothing to run)."""
     from ..runner import DEFAULT_PLATFORM
     from .analysis import analyse
-    from .runs import plan_runs, with_schedulers
+    from .runs import finished_placebo, plan_runs, with_schedulers
     from ..schedulers import POLICIES
 
     check_engine_arguments(args)
@@ -122,7 +122,9 @@ def reproduce(args) -> int:
     check_study_options(study, plan.specs)
     if queues_note:
         plan.notes.append(queues_note)
-    specs = plan.specs = with_schedulers(plan.specs)
+    settings = RunSettings(str(platform), seed=args.seed, timeout=args.timeout, run_timeout=args.run_timeout)
+    specs = plan.specs = finished_placebo(with_schedulers(plan.specs), bool(getattr(args, "placebo", False)),
+                                          lambda s: read_marker(s, settings) is not None)
     workers = args.workers or os.cpu_count() or 1
     manifest = {"command": " ".join(sys.argv), "study": study.name, "jobs": None if args.workload else args.jobs,
                 "workload": str(plan.whole) if plan.whole else None, "whole_label": plan.whole_label,
@@ -136,7 +138,6 @@ def reproduce(args) -> int:
           f"{' + Fig. 3' if any(s.scope == 'gantt' for s in specs) else ''})"
           f", {workers} worker(s), output {out}")
     t0 = time.perf_counter()
-    settings = RunSettings(str(platform), seed=args.seed, timeout=args.timeout, run_timeout=args.run_timeout)
     markers = {s.key: read_marker(s, settings) for s in specs}
     kept = sum(m is not None for m in markers.values())
     if args.report_only:

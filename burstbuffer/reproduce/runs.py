@@ -228,6 +228,13 @@ def replicate_dir(runs: Path, k: int) -> Path:
     return runs if k == 0 else runs / f"r{k}"
 
 
+def finished_placebo(specs: list[RunSpec], asked: bool, finished) -> list[RunSpec]:
+    """`specs` without the A/A runs (`RunSpec.placebo`) that `finished` (spec → bool) says are not done, unless
+    the A/A runs were `asked` (``--placebo``): a run without ``--placebo`` judges the placebo column with the
+    A/A runs an earlier ``--placebo`` run finished in its folder, and simulates none of them."""
+    return specs if asked else [s for s in specs if not s.placebo or finished(s)]
+
+
 def placebo_controls(study: Study) -> set[str]:
     """The column labels that are the control of a condition asserting a difference in `study`'s claims: the
     columns whose A/A runs ``reproduce --placebo`` makes."""
@@ -297,7 +304,8 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
     whole one (scopes beside ``whole``); a variant with `Variant.scopes` runs on those scopes only. With
     ``args.replicates`` R > 1, every run but the Gantt one in R replicates (module docstring); with
     ``args.placebo``, the columns that are a control of a difference claim (`placebo_controls`) also in R
-    more replicates, R … 2R − 1: their A/A runs. InputError as `select_workloads`."""
+    more replicates, R … 2R − 1: their A/A runs; without it, the A/A runs of an earlier ``--placebo`` run into
+    `out` are planned too (`finished_placebo` keeps those that finished). InputError as `select_workloads`."""
     work = out / "workloads"
     work.mkdir(parents=True, exist_ok=True)
     policies, skipped = [], []
@@ -323,7 +331,10 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
             skipped.append(f"{p} (not in the policy registry)")
             log(f"skipped: policy {p} is not in the registry (available: {', '.join(sorted(registry))})")
     replicates = getattr(args, "replicates", 1) or 1
-    aa = placebo_controls(study) if getattr(args, "placebo", False) else set()
+    # A/A runs: asked by --placebo, or left in `out` by an earlier --placebo run (their draws' folders exist),
+    # which `reproduce` then judges in the placebo column if they are finished (`finished_placebo`)
+    left = (work / f"draw-{replicates}").is_dir()
+    aa = placebo_controls(study) if getattr(args, "placebo", False) or left else set()
     runs = out / "runs"
     specs: list[RunSpec] = []
     whole = parts = notes = None
