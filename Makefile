@@ -73,12 +73,14 @@ docs: setup $(VENV)/.docs-installed
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 	@echo "docs: docs/_build/html/index.html"
 
-# A study's verdict table for its docs page (docs/verdicts.md): `reproduce --study STUDY STUDY_ARGS` (nice'd; finished
-# runs in STUDY_OUT/STUDY-table are kept, so a second call only re-judges), then its verdicts beside the placebo and
-# reversed ones into docs/studies/verdicts/STUDY.inc (Markdown), which the study's page includes.
+# A study's verdict table for its docs page (docs/verdicts.md): `reproduce --study STUDY STUDY_ARGS --placebo` (nice'd;
+# finished runs in STUDY_OUT/STUDY-table are kept, so a second call only re-judges), the real verdicts judged again on
+# the same runs (--report-only), then those beside the placebo and reversed ones into docs/studies/verdicts/STUDY.inc
+# (Markdown), which the study's page includes.
 STUDY_OUT ?= out
 study-table: setup
-	nice -n 10 $(PY) -m burstbuffer reproduce --study $(STUDY) $(STUDY_ARGS) --output $(STUDY_OUT)/$(STUDY)-table -q
+	nice -n 10 $(PY) -m burstbuffer reproduce --study $(STUDY) $(STUDY_ARGS) --placebo --output $(STUDY_OUT)/$(STUDY)-table -q
+	$(PY) -m burstbuffer reproduce --study $(STUDY) $(STUDY_ARGS) --report-only --output $(STUDY_OUT)/$(STUDY)-table -q
 	$(PY) benchmarks/verdict_table.py $(STUDY_OUT)/$(STUDY)-table --doc > docs/studies/verdicts/$(STUDY).inc
 
 # Each study's claims as its source states them (docs/studies/claims/NAME.inc, included by the study pages):
