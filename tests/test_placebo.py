@@ -72,22 +72,19 @@ def test_placebo_and_reverse(study, tmp_path, kth_subset):
     rev = json.loads((out / "verdicts.json").read_text())
     assert [v["verdict"] for v in rev] == [v["verdict_reverse"] for v in placebo]
     # without --placebo the A/A runs the --placebo run left in the folder are judged in the placebo column
-    # (the docs table's three columns from one folder), and none is simulated again, finished or not
-    aa = sorted((out / "runs" / f"r{REPLICATES}").rglob("summary.json"))
-    assert aa, "the --placebo run made no A/A run"
-    aa[0].unlink()                                       # one A/A run unfinished: left out, not simulated
-    assert main([*base, "--report-only"]) == 0
+    # (the docs table's three columns from one folder), and none is simulated again
     assert main(base) == 0
-    assert not aa[0].exists()
     real = json.loads((out / "verdicts.json").read_text())
     assert [v["verdict"] for v in real] == [v["verdict_real"] for v in placebo]
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["runs_done_now"] == 0
-    # with every A/A run finished again, the real run's placebo column is the placebo run's verdict
-    assert main([*base, "--placebo"]) == 0
-    assert main([*base, "--report-only"]) == 0
-    real = json.loads((out / "verdicts.json").read_text())
     assert [v["verdict_placebo"] for v in real] == [v["verdict"] for v in placebo]
+    assert json.loads((out / "manifest.json").read_text())["runs_done_now"] == 0
+    if study == "backfilling":
+        # an A/A run that did not finish is left out, not simulated by a run without --placebo
+        aa = sorted((out / "runs" / f"r{REPLICATES}").rglob("summary.json"))
+        assert aa, "the --placebo run made no A/A run"
+        aa[0].unlink()
+        assert main(base) == 0
+        assert not aa[0].exists() and json.loads((out / "manifest.json").read_text())["runs_done_now"] == 0
     md = (out / "report.md").read_text()
     assert "| verdict | by how much | placebo | reversed |" in md
     # the docs page's table (make study-table): the three verdicts side by side, and the regime checks
