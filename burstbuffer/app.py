@@ -134,6 +134,27 @@ def check_resource_ids(data: dict) -> None:
 _LOG = logging.getLogger("burstbuffer")
 
 
+def write_bb_holds(records, path: str) -> None:
+    """bb_holds.csv of a run under a job model with phases, from its `records` (`JobRecord`s; docs/audit.md): one
+    row per change of what a job holds — ``job_id,time,phase,bb_allocation`` (phase "stage-in", "run", "computed",
+    "stage-out" (a policy's StageOut) or "released" (the output written: the stage-out, which the walltime does not
+    bound, begins); the allocation as jobs.csv's, held from `time` [s] until the job's next row or its
+    finish_time) — for the auditor (`burstbuffer.audit`), which cannot tell a job's phases from jobs.csv's one
+    allocation. Written atomically, never through a link (`fileio.open_output`)."""
+    from .fileio import open_output, removing_on_error
+    tmp = f"{path}.tmp"
+    with removing_on_error(tmp):
+        with open_output(tmp, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(("job_id", "time", "phase", "bb_allocation"))
+            for rec in sorted(records, key=lambda r: (r.job.subtime, r.job.id)):
+                local_id = rec.job.id.split("!", 1)[1] if "!" in rec.job.id else rec.job.id
+                for t, phase, alloc in rec.holds:
+                    w.writerow((local_id, f"{t:.6f}", phase,
+                                " ".join(f"{k}:{v}" for k, v in sorted(alloc.items()))))
+        os.replace(tmp, path)
+
+
 class SchedulerApp:
     """Handler of the decision loop (see `burstbuffer.batsim.loop.run_loop`).
 
@@ -453,27 +474,7 @@ class SchedulerApp:
             os.replace(tmp, path)
         if self.job_model.stages_separately:
             from .metrics.runinfo import BB_HOLDS_CSV
-            self.write_bb_holds(os.path.join(os.path.dirname(path), BB_HOLDS_CSV))
-
-    def write_bb_holds(self, path: str) -> None:
-        """bb_holds.csv of a run under a job model with phases (docs/audit.md): one row per change of what a
-        job holds — ``job_id,time,phase,bb_allocation`` (phase "stage-in", "run", "computed", "stage-out" (a policy's
-        StageOut) or "released" (the output written: the stage-out, which the walltime does not bound, begins);
-        the allocation as jobs.csv's, held from `time` [s] until the job's next row or its finish_time) —
-        for the auditor (`burstbuffer.audit`), which cannot tell a job's phases from jobs.csv's one
-        allocation. Written atomically, never through a link (`fileio.open_output`)."""
-        from .fileio import open_output, removing_on_error
-        tmp = f"{path}.tmp"
-        with removing_on_error(tmp):
-            with open_output(tmp, "w", newline="") as f:
-                w = csv.writer(f)
-                w.writerow(("job_id", "time", "phase", "bb_allocation"))
-                for rec in sorted(self.records.values(), key=lambda r: (r.job.subtime, r.job.id)):
-                    local_id = rec.job.id.split("!", 1)[1] if "!" in rec.job.id else rec.job.id
-                    for t, phase, alloc in rec.holds:
-                        w.writerow((local_id, f"{t:.6f}", phase,
-                                    " ".join(f"{k}:{v}" for k, v in sorted(alloc.items()))))
-            os.replace(tmp, path)
+            write_bb_holds(self.records.values(), os.path.join(os.path.dirname(path), BB_HOLDS_CSV))
 
     def jobs_csv_columns(self) -> list[str]:
         """The columns of jobs.csv (`write_jobs_csv`)."""

@@ -290,8 +290,8 @@ def test_as_written_never_overallocates_bb_and_every_job_ends(wl, starvation, me
     times = run_phases(sched, plat, jobs)
     assert set(times) == {j.id for j in jobs}
     assert all(len(t) == 3 and t[0] <= t[1] <= t[2] for t in times.values())
-    assert not sched.queue and not sched.q_o and all(v == 0 for v in sched.promised.values())
-    assert sched.free_bb == plat.bb_capacity
+    assert not sched.queue and not sched.q_o and all(v == 0 for v in sched.bb.promised.values())
+    assert sched.bb.free == plat.bb_capacity
 
 
 # ---------------------------------------------------------------------------- the workload's phase amounts

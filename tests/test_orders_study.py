@@ -56,9 +56,9 @@ def test_plan_every_order_with_and_without_queues(tmp_path, kth_subset):
     assert json.loads(s.options) == {"order": "ljf", "queues": {"order": None, "path": str(MIRA)}}
     # the queue option is JSON and the policy's factory takes it: the file's order (wfp) is replaced by ljf
     sched = make_scheduler("fcfs-bb", Platform.simple(96, [10**12]), **json.loads(s.options))
-    assert sched.queues.order is None and {o.name for o in sched._rank_order.values()} == {"ljf"}
+    assert sched.queues.order is None and {o.name for o in sched._orders.rank_orders} == {"ljf"}
     plain = make_scheduler("fcfs-bb", Platform.simple(96, [10**12]), queues=str(MIRA))
-    assert {o.name for o in plain._rank_order.values()} == {"wfp"}     # a bare path keeps the file's order
+    assert {o.name for o in plain._orders.rank_orders} == {"wfp"}     # a bare path keeps the file's order
     plan = plan_runs(st, _args(kth_subset(5), policies="sjf-bb/wfp+queues,fcfs-bb/large"), tmp_path, POLICIES,
                      log=lambda m: None)
     assert [s.key for s in plan.specs] == ["whole/sjf-bb/wfp+queues", "whole/fcfs-bb/large"]

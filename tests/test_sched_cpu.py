@@ -146,7 +146,7 @@ def test_reply_socket_times_out_then_serves():
        st.booleans())
 def test_kept_reservation_is_the_one_computed_again(wl, policy, period, extra):
     """The EASY head's reservation kept from one decision to the next while the profile is unchanged
-    (`ProfileScheduler._reserve_kept`) gives, at every decision, the same starts and the same reservation (shadow
+    (`Reservations._keep`) gives, at every decision, the same starts and the same reservation (shadow
     time, processors, BB per node) as computing it again each time; periodic decisions (`period`) make many
     decisions without a change. The same with the reservation entered into the profile at once instead of at the
     backfilling pass's first fit (`_reserve`'s `lazy`)."""

@@ -125,7 +125,7 @@ class _Machinery(ProfileScheduler):
         self.held.append((r, b0, b1))
         if self.staged:                                  # be called when its stage-in should start
             w = wake_time(max(fit.start - shape.stage_in, self.now))
-            self._wake = w if self._wake is None else min(self._wake, w)
+            self._staging.wake_at(w)
         return r
 
     def _schedule(self, now: float) -> list[Start | StageIn]:

@@ -73,6 +73,8 @@ from procset import ProcSet
 
 from ..platforms.model import Platform
 from .base import Job, Scheduler, StageIn, StageOut, Start
+from .bb_ledger import BBLedger
+from .cerberus_reserve import decide_reserve
 from .knapsack import METHODS, knapsack
 from .options import Choice, Number, Option
 from .placement import lowest_procs
@@ -160,19 +162,16 @@ class Cerberus(Scheduler):
         self.platform = platform
         self.profit, self.starvation_limit, self.method = PROFITS[profit], float(starvation_limit), knapsack_method
         self.free_nodes = ProcSet(platform.compute)
-        self.free_bb = dict(platform.bb_capacity)       # BB node → free bytes
+        #: the BB: free bytes per BB node, each job's shares and their bytes, the promises (`bb_ledger.BBLedger`)
+        self.bb = BBLedger(platform.bb_capacity)
         self.q_in: dict[str, tuple[Job, float]] = {}    # job id → (job, time it entered the queue)
         self.q_run: dict[str, tuple[Job, float]] = {}
         self.staging: dict[str, Job] = {}               # stage-in running
-        self.slots: dict[str, tuple[int, ...]] = {}     # job id → BB node of each share
         self.nodes: dict[str, ProcSet] = {}             # job id → compute nodes it holds
         self.q_out: set[str] = set()
-        self._bb: dict[str, int] = {}                   # job id → bytes per share it holds
         self.node_end: dict[str, float] = {}            # running job → expected node release [s] (start + walltime)
         # phases="as-written" only
         self.q_o: dict[str, tuple[Job, float]] = {}     # computed jobs waiting for their StageOut
-        self.promised: dict[int, int] = {}             # BB node → bb_run bytes promised to staging/staged jobs
-        self._promise: dict[str, int] = {}             # job id → its bb_run per share, while promised
         self.outputs: set[str] = set()                  # jobs whose StageOut was decided, not ended
         self.running_jobs: dict[str, Job] = {}          # started jobs still computing
 
@@ -216,16 +215,13 @@ class Cerberus(Scheduler):
             self.q_o.pop(job_id, None)
             self.running_jobs.pop(job_id, None)
             self.outputs.discard(job_id)
-            self._unpromise(job_id)
-        per_share = self._bb.pop(job_id, 0)
-        for b in self.slots.pop(job_id, ()):
-            self.free_bb[b] += per_share
+        self.bb.release(job_id)
 
     def job_computed(self, job_id: str, now: float) -> None:
         """(phases="as-written") `job_id` ended its computation: it gives back its input and checkpoint space and
         enters Q_O, on its nodes."""
         self.node_end.pop(job_id, None)
-        self._hold(job_id, 0)
+        self.bb.hold(job_id, 0)
         self.q_o[job_id] = (self.running_jobs.pop(job_id), now)
 
     @property
@@ -237,20 +233,10 @@ class Cerberus(Scheduler):
     # ------------------------------------------------------------------ decisions
     def _stage_in(self, jid: str, job: Job, slots) -> StageIn:
         """Take `job`'s BB `slots` (BB node per compute share) and move it from Q_I to stage-in."""
-        for b in slots:
-            self.free_bb[b] -= job.bb
+        self.bb.take(jid, slots, job.bb)
         del self.q_in[jid]
-        self.slots[jid], self._bb[jid] = slots, job.bb
         self.staging[jid] = job
         return StageIn(job, slots)
-
-    def _place(self, job: Job) -> tuple[int, ...] | None:
-        """BB node of each of the job's `res` shares of `bb` bytes, dealt round-robin over the BB nodes with
-        room (by id), so that a job's shares spread like its compute nodes will; None if no room."""
-        if job.bb == 0:
-            return ()
-        room = {b: f // job.bb for b, f in sorted(self.free_bb.items()) if f >= job.bb}
-        return _deal(room, job.res)
 
     def _select(self, queue: dict[str, tuple[Job, float]], now: float, values, weights, caps) -> list[str]:
         """Job ids to serve from `queue`: FCFS from the head while its oldest job starves, else the knapsack."""
@@ -270,17 +256,17 @@ class Cerberus(Scheduler):
         for jid in [i for i, (j, _) in self.q_in.items() if j.bb == 0]:   # nothing to stage: straight to Q_R
             job = self.q_in.pop(jid)[0]
             self.q_run[jid] = (job, now)
-            self.slots[jid], self._bb[jid] = (), 0
+            self.bb.take(jid, (), 0)
         if self.starvation == "reserve":
-            return self._decide_reserve(now, out)
+            return decide_reserve(self, now, out)
         if self.phases == "as-written":
             return self._decide_as_written(now, out)
         # Q_I — Problem 1
         fcfs = self._starves(self.q_in, now)
         for jid in self._select(self.q_in, now, lambda j: j.bb_total, [lambda j: j.bb_total],
-                                [sum(self.free_bb.values())]):
+                                [self.bb.total()]):
             job = self.q_in[jid][0]
-            slots = self._place(job)
+            slots = self.bb.place(job)
             if slots is None:
                 if fcfs:
                     break
@@ -299,7 +285,7 @@ class Cerberus(Scheduler):
             self.free_nodes -= procs
             self.nodes[jid] = procs
             del self.q_run[jid]
-            out.append(Start(job, procs, bind_slots(self.platform, procs, self.slots[jid])))
+            out.append(Start(job, procs, bind_slots(self.platform, procs, self.bb.slots[jid])))
         return out
 
     def _starves(self, queue: dict[str, tuple[Job, float]], now: float) -> bool:
@@ -308,38 +294,6 @@ class Cerberus(Scheduler):
                 and now - next(iter(queue.values()))[1] > self.starvation_limit)
 
     # ------------------------------------------------------------------ phases "as-written"
-    def _hold(self, jid: str, share: int) -> None:
-        """Make `jid` hold `share` bytes on the BB node of each of its shares (its slots), from what it held."""
-        old = self._bb.get(jid, 0)
-        for b in self.slots.get(jid, ()):
-            self.free_bb[b] -= share - old
-        self._bb[jid] = share
-
-    def _unpromise(self, jid: str) -> None:
-        per = self._promise.pop(jid, 0)
-        for b in self.slots.get(jid, ()) if per else ():
-            self.promised[b] -= per
-
-    def _place_as(self, job: Job, need: int, *, promised: bool = False) -> tuple[int, ...] | None:
-        """BB node of each of `job`'s shares, round-robin by id over the BB nodes with room for `need` bytes
-        per share now (less the promised bytes, `promised`) and for the job's largest share once free
-        (`_largest`); None if there is no room. `need` > 0."""
-        big = self._largest(job)
-        room: dict[int, int] = {}
-        for b, f in sorted(self.free_bb.items()):
-            f -= self.promised.get(b, 0) if promised else 0
-            k = min(f // need if f > 0 else 0, self.platform.bb_capacity[b] // big)
-            if k > 0:
-                room[b] = k
-        return _deal(room, job.res)
-
-    def _room_on_slots(self, jid: str, extra: int) -> bool:
-        """Whether `extra` more bytes per share fit on `jid`'s slots now."""
-        count: dict[int, int] = {}
-        for b in self.slots.get(jid, ()):
-            count[b] = count.get(b, 0) + 1
-        return all(self.free_bb[b] >= k * extra for b, k in count.items())
-
     def _idle(self) -> bool:
         """No job computes, stages in or stages out: no event will come to free nodes or BB (as-written)."""
         return not (self.running_jobs or self.staging or self.outputs)
@@ -374,8 +328,8 @@ class Cerberus(Scheduler):
         for jid in [i for i, (j, _) in self.q_in.items() if j.phase_bb[0] == 0]:
             job = self.q_in.pop(jid)[0]
             self.q_run[jid] = (job, now)
-            self.slots[jid], self._bb[jid] = (), 0
-        total = lambda: sum(self.free_bb.values())     # noqa: E731
+            self.bb.take(jid, (), 0)
+        total = self.bb.total
         # Q_O — Problem 1 on bb_out
         for jid in [i for i, (j, _) in self.q_o.items() if j.phase_bb[2] == 0]:
             out.append(self._stage_out(jid, 0))
@@ -385,11 +339,11 @@ class Cerberus(Scheduler):
             nonlocal chose_out
             job = self.q_o[jid][0]
             b_out = job.phase_bb[2]
-            if not self.slots.get(jid):
-                slots = self._place_as(job, b_out)
+            if not self.bb.slots.get(jid):
+                slots = self.bb.place_as(job, b_out, self._largest(job))
                 if slots is not None:
-                    self.slots[jid] = slots
-            if self.slots.get(jid) and self._room_on_slots(jid, b_out):
+                    self.bb.take(jid, slots, 0)
+            if self.bb.slots.get(jid) and self.bb.room_on_slots(jid, b_out):
                 out.append(self._stage_out(jid, b_out))
                 chose_out = True
                 return True
@@ -404,23 +358,23 @@ class Cerberus(Scheduler):
             b_in, b_run, _ = job.phase_bb
             fits = job.res <= len(self.free_nodes)
             if fits and b_run > 0:
-                if not self.slots.get(jid):
-                    slots = self._place_as(job, b_run)
+                if not self.bb.slots.get(jid):
+                    slots = self.bb.place_as(job, b_run, self._largest(job))
                     fits = slots is not None
                     if fits:
-                        self.slots[jid] = slots
+                        self.bb.take(jid, slots, 0)
                 else:
-                    fits = self._room_on_slots(jid, b_run)
+                    fits = self.bb.room_on_slots(jid, b_run)
             if not fits:
                 return False
-            self._unpromise(jid)
-            self._hold(jid, b_in + b_run)
+            self.bb.unpromise(jid)
+            self.bb.hold(jid, b_in + b_run)
             procs = lowest_procs(self.free_nodes, job.res)
             self.free_nodes -= procs
             self.nodes[jid] = procs
             self.node_end[jid] = now + self._ert(job)
             self.running_jobs[jid] = self.q_run.pop(jid)[0]
-            out.append(Start(job, procs, bind_slots(self.platform, procs, self.slots[jid]), share=b_in + b_run))
+            out.append(Start(job, procs, bind_slots(self.platform, procs, self.bb.slots[jid]), share=b_in + b_run))
             return True
 
         self._serve(self.q_run, now, lambda j: self.profit(j.res, j.res * j.phase_bb[1], self._ert(j)),
@@ -431,22 +385,19 @@ class Cerberus(Scheduler):
         def stage_in(jid: str) -> bool:
             job = self.q_in[jid][0]
             b_in, b_run, _ = job.phase_bb
-            slots = self._place_as(job, b_in + b_run, promised=True)
+            slots = self.bb.place_as(job, b_in + b_run, self._largest(job), promised=True)
             if slots is None:
                 return False
             del self.q_in[jid]
-            self.slots[jid], self._bb[jid] = slots, 0
-            self._hold(jid, b_in)
+            self.bb.take(jid, slots, b_in)
             if b_run > 0:
-                self._promise[jid] = b_run
-                for b in slots:
-                    self.promised[b] = self.promised.get(b, 0) + b_run
+                self.bb.promise(jid, b_run)
             self.staging[jid] = job
             out.append(StageIn(job, slots, share=b_in))
             return True
 
         self._serve(self.q_in, now, lambda j: j.res * j.phase_bb[0], [lambda j: j.res * j.phase_bb[0]],
-                    lambda: [max(total() - sum(self.promised.values()), 0)], stage_in)
+                    lambda: [max(total() - sum(self.bb.promised.values()), 0)], stage_in)
         if self.q_o and not chose_out and self._idle():
             raise ValueError(f"deadlock: {len(self.q_o)} computed job(s) wait for room for their output (job "
                              f"{next(iter(self.q_o))}: bb_out above its bb_in + bb_run) and no job can free "
@@ -455,96 +406,15 @@ class Cerberus(Scheduler):
 
     def _stage_out(self, jid: str, share: int) -> StageOut:
         job = self.q_o.pop(jid)[0]
-        self._hold(jid, share)
+        self.bb.hold(jid, share)
         self.outputs.add(jid)
-        return StageOut(job, self.slots.get(jid, ()), share)
-
-    # ------------------------------------------------------------------ starvation "reserve"
-    def _starving(self, queue: dict[str, tuple[Job, float]], now: float) -> str | None:
-        if queue:
-            jid, (_, since) = next(iter(queue.items()))
-            if now - since > self.starvation_limit:
-                return jid
-        return None
+        return StageOut(job, self.bb.slots.get(jid, ()), share)
 
     def _start_run(self, jid: str, job: Job, now: float) -> Start:
+        """Start staged `job` on the lowest free compute nodes (it leaves Q_R)."""
         procs = lowest_procs(self.free_nodes, job.res)
         self.free_nodes -= procs
         self.nodes[jid] = procs
         self.node_end[jid] = now + self._ert(job)
         del self.q_run[jid]
-        return Start(job, procs, bind_slots(self.platform, procs, self.slots[jid]))
-
-    def _decide_reserve(self, now: float, out: list) -> list[Start | StageIn]:
-        """`decide` with ``starvation="reserve"`` (module docstring)."""
-        # Q_I: the oldest starving job first, else a drain of the BB it could take now
-        held: dict[int, int] = {}
-        old = self._starving(self.q_in, now)
-        if old is not None:
-            job = self.q_in[old][0]
-            slots = self._place(job)
-            if slots is not None:
-                out.append(self._stage_in(old, job, slots))
-            else:                                        # its shares' BB nodes by id, as many as each holds
-                left = job.res
-                for b, cap in sorted(self.platform.bb_capacity.items()):
-                    k = min(cap // job.bb, left)
-                    if k > 0:
-                        held[b] = min(self.free_bb[b], k * job.bb)
-                        left -= k
-                    if left == 0:
-                        break
-        for b, n in held.items():
-            self.free_bb[b] -= n
-        ids = [i for i in self.q_in if i != old]
-        chosen = knapsack([self.q_in[i][0].bb_total for i in ids], [[self.q_in[i][0].bb_total for i in ids]],
-                          [sum(self.free_bb.values())], method=self.method) if ids else []
-        for k in chosen:
-            jid = ids[k]
-            job = self.q_in[jid][0]
-            slots = self._place(job)
-            if slots is not None:
-                out.append(self._stage_in(jid, job, slots))
-        for b, n in held.items():
-            self.free_bb[b] += n
-        # Q_R: the oldest starving job first, else an EASY reservation for it
-        old = self._starving(self.q_run, now)
-        shadow, extra = math.inf, len(self.free_nodes)
-        if old is not None:
-            job = self.q_run[old][0]
-            if job.res <= len(self.free_nodes):
-                out.append(self._start_run(old, job, now))
-                extra = len(self.free_nodes)
-            else:
-                avail = len(self.free_nodes)
-                for t, n in sorted((max(e, now), len(self.nodes[j])) for j, e in self.node_end.items()):
-                    avail += n
-                    if avail >= job.res:
-                        shadow, extra = t, avail - job.res
-                        break
-                else:
-                    extra = 0
-        ids = [i for i in self.q_run if i != old]
-        if ids:
-            jobs = [self.q_run[i][0] for i in ids]
-            long = [j.res if now + self._ert(j) > shadow else 0 for j in jobs]
-            chosen = knapsack([self.profit(j.res, j.bb_total, self._ert(j)) for j in jobs],
-                              [[j.res for j in jobs], long], [len(self.free_nodes), extra], method=self.method)
-            for k in chosen:
-                if jobs[k].res <= len(self.free_nodes):
-                    out.append(self._start_run(ids[k], jobs[k], now))
-        return out
-
-
-def _deal(room: dict[int, int], res: int) -> tuple[int, ...] | None:
-    """`res` shares dealt round-robin over the BB nodes of `room` (node id -> how many more shares fit, in
-    the order to deal), the node of each share, sorted; None when fewer than `res` fit."""
-    if sum(room.values()) < res:
-        return None
-    out: list[int] = []
-    while len(out) < res:
-        for b in room:
-            if room[b] > 0 and len(out) < res:
-                out.append(b)
-                room[b] -= 1
-    return tuple(sorted(out))
+        return Start(job, procs, bind_slots(self.platform, procs, self.bb.slots[jid]))

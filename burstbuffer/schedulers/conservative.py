@@ -88,7 +88,7 @@ class ConservativeBB(ProfileScheduler):
                 continue
             p = book.plan(profile, job, fit, self.shape(job), now, prev)
             if self.staged:
-                self._wake = p.b_start if self._wake is None else min(self._wake, p.b_start)
+                self._staging.wake_at(p.b_start)
                 if self.last_reservation is None:
                     self.last_reservation = Reservation(job.id, fit.start, p.n_end, fit.procs, p.bbs, p.made_at)
         self.last_plan = plan_starts

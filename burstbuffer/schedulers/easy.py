@@ -162,7 +162,7 @@ class EasyBackfilling(FcfsPolicy):
     def _promises(self) -> bool:
         """Whether the head's reservation promises its start: processors and BB reserved (`reserve_bb`), every hold
         bounded by its walltime (a two-phase job model: not one that stages separately, whatever the staging)."""
-        return self.reserve_bb and not getattr(self._shape_model, "stages_separately", False)
+        return self.reserve_bb and not getattr(self._staging.model, "stages_separately", False)
 
     def write_outputs(self, folder: str) -> None:
         """reservations.csv: ``job_id,time,reserved_start`` — each head job's reservation when it became head (its
@@ -207,7 +207,7 @@ class EasyBackfilling(FcfsPolicy):
         rest = [j for j in self._ordered(now) if j is not head]
         if self.sjf_backfill:                                      # lines 15-16
             rest.sort(key=lambda j: (j.walltime, self._submission_index(j)))
-        if self.easy_extra_nodes and self._held is not None:
+        if self.easy_extra_nodes and self._res.held is not None:
             starts += self._backfill_extra(head, rest, now)
         else:
             starts += self._backfill(rest, now)                    # line 17: BACKFILL
@@ -291,7 +291,7 @@ class EasyBackfilling(FcfsPolicy):
         extra nodes (processors idle at the shadow time beside the head's); the head keeps its BB
         and its shadow time, its processors are chosen again among those left."""
         starts: list[Start] = []
-        r = self._held
+        r = self._res.held
         shadow = r.start
         extra = self.profile.nb_free_at(shadow)                   # idle at the shadow time, head excluded
         for job in jobs:
@@ -308,7 +308,7 @@ class EasyBackfilling(FcfsPolicy):
                     continue
                 starts.append(self._start(job, fit, now))
                 self.profile.release(r.start, r.end, ProcSet(), r.bb_per_storage)
-                self._held = None
+                self._res.held = None
                 r = self._reserve(head, now, bb=self.reserve_bb)
                 # the head's processors are re-chosen among those idle at the shadow time (≥ head.res)
                 assert r is not None and r.start <= shadow, "extra-nodes backfilling delayed the head"
@@ -351,7 +351,7 @@ class EasyBackfilling(FcfsPolicy):
             if starts_now:
                 now_ids.add(job.id)
                 if self.queues is not None:
-                    q = self._queue_of[job.id].name
+                    q = self._orders.queue_name(job)
                     starting[q] = starting.get(q, 0) + job.res
             else:
                 if future == 0:

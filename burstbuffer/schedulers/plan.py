@@ -311,5 +311,5 @@ class PlanScheduler(ProfileScheduler):
             else:
                 wake = b0 if wake is None else min(wake, b0)
         if self.staged:
-            self._wake = None if wake is None else wake_time(wake)
+            self._staging.wake = None if wake is None else wake_time(wake)
         return out

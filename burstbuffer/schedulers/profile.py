@@ -50,7 +50,7 @@ from .holds import NO_STAGING, HoldShape
 from .placement import (earliest_staged_window, earliest_window, lowest_mask, lowest_procs, mask_of, place_bb,
                         procset_of, staged_window_fit, window_fit)
 
-__all__ = ["AvailabilityProfile", "Fit", "lowest_procs", "mask_of", "procset_of"]
+__all__ = ["AvailabilityProfile", "BBPreference", "Fit", "lowest_procs", "mask_of", "procset_of"]
 
 
 class Fit(NamedTuple):
@@ -77,6 +77,61 @@ class Fit(NamedTuple):
 _ABSENT = object()  # undo-log marker: the breakpoint did not exist
 
 
+class BBPreference:
+    """Which BB nodes each compute node prefers (Kopanski & Rzadca, Euro-Par 2021, §3.1; `Platform.bb_preference`),
+    and the `Fit` of a window found in the profile (rule steps 3-4 of `placement`): the part of the placement that
+    depends on the platform only, owned by an `AvailabilityProfile`.
+
+    Args:
+        platform: the `Platform`.
+        bb_ids: the BB node storage ids, ascending (the profile's `bb_ids`: the indices of `index` point into it).
+    """
+
+    __slots__ = ("platform", "_bb_ids", "_bb_index", "_pref", "_pref_by_location", "_pref_all")
+
+    def __init__(self, platform: Platform, bb_ids: tuple[int, ...]):
+        self.platform = platform
+        self._bb_ids = bb_ids
+        self._bb_index = {b: i for i, b in enumerate(bb_ids)}
+        self._pref: dict[int, tuple[int, ...]] = {}
+        self._pref_by_location: dict[tuple[int, int] | None, tuple[int, ...]] = {}
+        self._pref_all = False          # `_pref` holds every compute node (`fit`)
+
+    def index(self, compute_id: int) -> tuple[int, ...]:
+        """Indices into `bb_ids` of the BB nodes `compute_id` prefers, best first (same chassis, same
+        group, any: Kopanski & Rzadca, Euro-Par 2021, §3.1; `Platform.bb_preference`).
+
+        The order depends only on the node's (group, chassis) (`Platform.location`), so the nodes of one
+        chassis share one tuple: memory and set-up O(compute nodes + chassis × BB nodes), not O(compute
+        nodes × BB nodes) (platforms/dragonfly9600.xml, every compute node's list: 120 tuples, 1.5 MB and
+        15 ms of CPU, where one tuple per node took 89 MB and 0.90 s)."""
+        pref = self._pref.get(compute_id)
+        if pref is None:
+            loc = self.platform.location.get(compute_id)
+            pref = self._pref_by_location.get(loc)
+            if pref is None:
+                pref = tuple(self._bb_index[b] for b in self.platform.bb_preference(compute_id)
+                             if b in self._bb_index)
+                self._pref_by_location[loc] = pref
+            self._pref[compute_id] = pref
+        return pref
+
+    def fit(self, t: float, free: int, bb: tuple[int, ...], job: Job, bb_aware: bool) -> Fit:
+        """The `Fit` at `t` of `job` in a window whose free processors are the bitmask `free` and free BB bytes `bb`
+        (per BB node, `bb_ids` order): rule steps 3-4 (`placement`), lowest free ids, then each id's BB share by
+        preference (with ``job.bb == 0`` no id gets a BB node; none without `bb_aware`)."""
+        chosen = lowest_mask(free, job.res)
+        procs = procset_of(chosen)
+        if not bb_aware:
+            return Fit(t, procs, {})
+        if not self._pref_all:          # every node's list once (shared per chassis): then a plain dict look-up
+            for p in self.platform.compute:
+                self.index(p)
+            self._pref_all = True
+        ids = self._bb_ids
+        return Fit(t, procs, {p: ids[b] for p, b in place_bb(chosen, bb, job.bb, self._pref.__getitem__)})
+
+
 class AvailabilityProfile:
     """Step function over time of (free processors, free BB bytes per BB node).
 
@@ -91,8 +146,8 @@ class AvailabilityProfile:
     processors).
     """
 
-    __slots__ = ("platform", "_slots", "_bb_ids", "_bb_index", "_caps", "_pref", "_pref_by_location", "_all",
-                 "_undo", "_marks", "_pref_all", "changes", "releases")
+    __slots__ = ("platform", "_slots", "_bb_ids", "_bb_index", "_caps", "_bbpref", "_all", "_undo", "_marks",
+                 "changes", "releases")
 
     def __init__(self, platform: Platform, origin: float = 0.0):
         self.platform = platform
@@ -101,9 +156,7 @@ class AvailabilityProfile:
         self._bb_ids: tuple[int, ...] = tuple(sorted(platform.bb_capacity))
         self._bb_index = {b: i for i, b in enumerate(self._bb_ids)}
         self._caps: tuple[int, ...] = tuple(int(platform.bb_capacity[b]) for b in self._bb_ids)
-        self._pref: dict[int, tuple[int, ...]] = {}
-        self._pref_by_location: dict[tuple[int, int] | None, tuple[int, ...]] = {}
-        self._pref_all = False          # `_pref` holds every compute node (`_make_fit`)
+        self._bbpref = BBPreference(platform, self._bb_ids)    # each node's BB preference, a fit's placement
         self._all = mask_of(platform.compute)
         self._slots: SortedDict = SortedDict(
             {float(origin): (self._all, self._caps, self._all.bit_count())})
@@ -177,23 +230,8 @@ class AvailabilityProfile:
         return self._slots.peekitem(i)[0] if i < len(self._slots) else math.inf
 
     def bb_preference_index(self, compute_id: int) -> tuple[int, ...]:
-        """Indices into `bb_ids` of the BB nodes `compute_id` prefers, best first (same chassis, same
-        group, any: Kopanski & Rzadca, Euro-Par 2021, §3.1; `Platform.bb_preference`).
-
-        The order depends only on the node's (group, chassis) (`Platform.location`), so the nodes of one
-        chassis share one tuple: memory and set-up O(compute nodes + chassis × BB nodes), not O(compute
-        nodes × BB nodes) (platforms/dragonfly9600.xml, every compute node's list: 120 tuples, 1.5 MB and
-        15 ms of CPU, where one tuple per node took 89 MB and 0.90 s)."""
-        pref = self._pref.get(compute_id)
-        if pref is None:
-            loc = self.platform.location.get(compute_id)
-            pref = self._pref_by_location.get(loc)
-            if pref is None:
-                pref = tuple(self._bb_index[b] for b in self.platform.bb_preference(compute_id)
-                             if b in self._bb_index)
-                self._pref_by_location[loc] = pref
-            self._pref[compute_id] = pref
-        return pref
+        """Indices into `bb_ids` of the BB nodes `compute_id` prefers, best first (`BBPreference.index`)."""
+        return self._bbpref.index(compute_id)
 
     # ------------------------------------------------------------------ time
     def advance(self, now: float) -> None:
@@ -239,7 +277,7 @@ class AvailabilityProfile:
         else:                                  # a decision's fits are at its time, the origin
             keys = slots.irange(t if t == origin else self._floor_key(t), t + job.walltime, inclusive=(True, False))
             w = window_fit(map(slots.__getitem__, keys), job.res, need)
-        return None if w is None else self._make_fit(t, w[0], w[1], job, bb_aware)
+        return None if w is None else self._bbpref.fit(t, w[0], w[1], job, bb_aware)
 
     def earliest_fit(self, job: Job, t0: float, *, bb_aware: bool = True, shape: HoldShape = NO_STAGING
                      ) -> Fit | None:
@@ -265,11 +303,11 @@ class AvailabilityProfile:
             if need > 0:
                 r = earliest_staged_window(slots.keys(), slots.values(), t0, job.res, job.walltime, need,
                                            shape.stage_in, shape.stage_out)
-                return None if r is None else self._make_fit(r[0], r[1], r[2], job, bb_aware)
+                return None if r is None else self._bbpref.fit(r[0], r[1], r[2], job, bb_aware)
             t0 = t0 + shape.stage_in
         i0 = slots.bisect_right(t0) - 1
         r = earliest_window(slots.keys()[i0:], slots.values()[i0:], 0, t0, job.res, job.walltime, need)
-        return None if r is None else self._make_fit(r[0], r[1], r[2], job, bb_aware)
+        return None if r is None else self._bbpref.fit(r[0], r[1], r[2], job, bb_aware)
 
     # ------------------------------------------------------------------ updates
     def reserve(self, start: float, end: float, procs: ProcSet, bb_per_storage: dict[int, int]) -> None:
@@ -420,17 +458,3 @@ class AvailabilityProfile:
         except KeyError as exc:
             raise ValueError(f"storage id {exc.args[0]} is not a BB node of the platform") from None
         return [x for x in delta if x[1]]
-
-    def _make_fit(self, t: float, free: int, bb: tuple[int, ...], job: Job, bb_aware: bool) -> Fit:
-        """Rule steps 3-4 (`placement`): lowest free ids, then each id's BB share by preference
-        (with ``job.bb == 0`` no id gets a BB node)."""
-        chosen = lowest_mask(free, job.res)
-        procs = procset_of(chosen)
-        if not bb_aware:
-            return Fit(t, procs, {})
-        ids = self._bb_ids
-        if not self._pref_all:          # every node's list once (shared per chassis): then a plain dict look-up
-            for p in self.platform.compute:
-                self.bb_preference_index(p)
-            self._pref_all = True
-        return Fit(t, procs, {p: ids[b] for p, b in place_bb(chosen, bb, job.bb, self._pref.__getitem__)})

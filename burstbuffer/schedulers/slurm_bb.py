@@ -66,13 +66,13 @@ class SlurmBB(Cerberus):
         for jid in [i for i, (j, _) in self.q_in.items() if j.bb == 0]:   # nothing to stage
             job = self.q_in.pop(jid)[0]
             self.q_run[jid] = (job, now)
-            self.slots[jid], self._bb[jid] = (), 0
+            self.bb.take(jid, (), 0)
         # stage-in for the jobs expected to start soonest, while their BB fits
         order = sorted(self.q_in, key=lambda i: (self._expected_start(self.q_in[i][0].res, now, releases),
                                                  self.q_in[i][0].subtime, i))
         for jid in order:
             job = self.q_in[jid][0]
-            slots = self._place(job)
+            slots = self.bb.place(job)
             if slots is None:
                 continue
             out.append(self._stage_in(jid, job, slots))
@@ -102,5 +102,5 @@ class SlurmBB(Cerberus):
             self.nodes[jid] = procs
             self.node_end[jid] = now + job.walltime
             del self.q_run[jid]
-            out.append(Start(job, procs, bind_slots(self.platform, procs, self.slots[jid])))
+            out.append(Start(job, procs, bind_slots(self.platform, procs, self.bb.slots[jid])))
         return out

@@ -2,10 +2,12 @@
 
 Every policy of docs/policies.md is a few lines on top of `ProfileScheduler` (docs/README.md): the decision loop
 drives `submit` / `job_ended` / `decide` (the `Scheduler` contract of `base.py`); the subclass only
-implements `_schedule(now)`, calling `_fits_now`, `_start`, `_reserve` and `_unreserve`. The class is put
-together from three concerns, a module each: `queue_order`, `reservations` and `staging`; it owns two objects
-with their own state: the reservation book (`book`: the reservations kept from one decision to the next) and
-the wait-reason log (`wait_reasons`); `scheduler` holds the queue, the running jobs and the decision.
+implements `_schedule(now)`, calling `_fits_now`, `_start`, `_reserve` and `_unreserve`. The class has one
+base (`Scheduler`) and owns one object per concern, a module each, each with its own state and a small
+interface, none reading another's attributes: the queue order (`queue_order.QueueOrder`), the head job's
+reservation (`reservations.Reservations`), the staged lifecycle (`staging.StagedLifecycle`), the reservation
+book (`book`: the reservations kept from one decision to the next) and the wait-reason log (`wait_reasons`);
+`scheduler` holds the queue, the running jobs and the decision, and passes each object what it needs.
 
 Running jobs hold their processors and BB bytes in the profile from their start until
 start + walltime (their expected end, pessimistic as in EASY); a job that ends early gives back the
@@ -20,7 +22,7 @@ Resources (it asks more processors than F0), BurstBufferResources (F0's processo
 shares do not); else Priority if jobs started by this decision before it was looked at took what it
 needed; else Reservation while the EASY head job's reservation is held (the backfill window), or the
 policy's `blocked_reason` otherwise. The passes note the reason of a job when they look at it
-(`_note_wait`); jobs they never looked at are classified after the decision. Cost: one O(log n)
+(`_note_wait`, `WaitLog.reason`); jobs they never looked at are classified after the decision. Cost: one O(log n)
 profile look-up per decision plus one per job that was looked at and not started, and a few vector
 operations over the queue (`wait_table`): the decision loop gets only the jobs whose reason changed.
 """

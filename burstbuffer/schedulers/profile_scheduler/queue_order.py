@@ -1,13 +1,14 @@
 """The queue order of a profile-based policy (docs/orders-and-queues.md): in which order `_ordered` lists the
 queue — an order of `orders.ORDERS`, by default submission order — and, with named queues (`queues.QueueConfig`),
 each job's queue, its priority and whether its queue may start it (`_eligible`). One of the four concerns of
-`ProfileScheduler`; the state it reads is set by `ProfileScheduler.__init__` (`_init_orders`)."""
+`ProfileScheduler`, an object it owns (``_orders``) with its own state: it is given the submission indices it
+sorts by."""
 from __future__ import annotations
 
 from ..base import Job
 from ..options import Custom, Number, Option, order_check, order_params_check, queues_check
 from ..orders import Order, make_order
-from ..queues import Queue, QueueConfig, queue_config
+from ..queues import Queue, queue_config
 
 __all__ = ["ORDER_OPTIONS", "QUEUE_OPTIONS", "QueueOrder"]
 
@@ -37,10 +38,21 @@ QUEUE_OPTIONS = ORDER_OPTIONS + (
 
 
 class QueueOrder:
-    """The queue order and named queues of a `ProfileScheduler` (module docstring)."""
+    """The queue order and named queues of a `ProfileScheduler` (module docstring), owned as ``_orders``.
 
-    def _init_orders(self, order, queues: QueueConfig | None, params: dict) -> None:
-        n = self.platform.nb_compute
+    Args:
+        nb_compute: number of compute nodes (a queue's share of the machine, the wfp order's scale).
+        order: an `orders.ORDERS` name or an `Order` (None: fcfs, submission order).
+        queues: a `QueueConfig` or what `queues.queue_config` turns into one (None: one queue).
+        params: parameters of the wfp order.
+
+    Raises ValueError on an unknown order or bad parameters, or queues of one rank with different orders.
+
+    Attributes: order (`Order`); queues (`QueueConfig` or None); plain (True: queue order = submission order, one
+    queue); job_facts (job id → (queue name, priority at start) of every started job, for jobs.csv)."""
+
+    def __init__(self, nb_compute: int, order, queues, params: dict) -> None:
+        self.nb_compute = n = nb_compute
 
         def mk(o):
             name = o.name if isinstance(o, Order) else (o or "fcfs")
@@ -60,10 +72,13 @@ class QueueOrder:
                     self._rank_order[q.rank] = self.order if name == self.order.name else mk(name)
                 elif self._rank_order[q.rank].name != name:
                     raise ValueError(f"queues {queues.source}: queues of one rank have different orders")
-        #: queue order = submission order, one queue: `_ordered` is the queue as it is
-        self._plain = queues is None and self.order.name == "fcfs"
-        #: per started job: (queue name, priority at start) for jobs.csv (`job_facts`)
+        self.plain = queues is None and self.order.name == "fcfs"
         self.job_facts: dict[str, tuple[str, float | None]] = {}
+
+    @property
+    def rank_orders(self) -> list[Order]:
+        """The order of each queue rank (empty without queues)."""
+        return list(self._rank_order.values())
 
     @property
     def extra_job_columns(self) -> list[str]:
@@ -74,33 +89,59 @@ class QueueOrder:
             return ["queue", "priority"]
         return []
 
-    def _order_key(self, job: Job, now: float) -> tuple:
-        seq = self._submission[job.id]
+    def route_reason(self, job: Job) -> str | None:
+        """None if a queue takes `job` (always without queues), else why none does."""
         if self.queues is None:
-            return self.order.key(job, now, seq)
-        q = self._queue_of[job.id]
-        return (q.rank, *self._rank_order[q.rank].key(job, now, seq))
+            return None
+        q, why = self.queues.route(job, self.nb_compute)
+        return None if q is not None else why
 
-    def _ordered(self, now: float) -> list[Job]:
-        """The queued jobs in queue order at `now` (ties: submission order; backfill-queue jobs
-        after every production job)."""
-        if self._plain:
-            return list(self._queue.values())
-        return sorted(self._queue.values(), key=lambda j: self._order_key(j, now))
+    def admit(self, job: Job) -> None:
+        """`job` is queued: its queue is chosen (with queues)."""
+        if self.queues is not None:
+            self._queue_of[job.id] = self.queues.route(job, self.nb_compute)[0]
 
-    def _eligible(self, job: Job, extra: dict[str, int] | None = None) -> bool:
+    def queue_name(self, job: Job) -> str:
+        """The name of `job`'s queue ("" without queues)."""
+        return self._queue_of[job.id].name if self.queues is not None else ""
+
+    def ordered(self, jobs, submission: dict[str, int], now: float) -> list[Job]:
+        """`jobs` (in submission order) in queue order at `now` (ties: submission order, `submission`: job id →
+        its index; backfill-queue jobs after every production job)."""
+        if self.plain:
+            return list(jobs)
+        if self.queues is None:
+            key = self.order.key
+            return sorted(jobs, key=lambda j: key(j, now, submission[j.id]))
+        return sorted(jobs, key=lambda j: (self._queue_of[j.id].rank,
+                                           *self._rank_order[self._queue_of[j.id].rank].key(j, now, submission[j.id])))
+
+    def eligible(self, job: Job, extra: dict[str, int] | None = None) -> bool:
         """False if starting `job` now would take its queue past its share of the machine
         (`extra`: processors of the queue's jobs about to start, not yet counted)."""
         if self.queues is None:
             return True
         q = self._queue_of[job.id]
         held = self._held_by_queue[q.name] + (extra.get(q.name, 0) if extra else 0)
-        return held + job.res <= q.cap(self.platform.nb_compute)
+        return held + job.res <= q.cap(self.nb_compute)
 
-    def _priority(self, job: Job, now: float) -> float | None:
+    def priority(self, job: Job, now: float) -> float | None:
+        """`job`'s priority at `now` under its queue's order (None: an order without priorities)."""
         if self.queues is None:
             return self.order.priority(job, now)
         return self._rank_order[self._queue_of[job.id].rank].priority(job, now)
 
-    def _submission_index(self, job: Job) -> int:
-        return self._submission[job.id]
+    def started(self, job: Job, now: float) -> None:
+        """`job` starts now: its queue holds its processors; its queue and priority go to `job_facts`."""
+        if self.queues is not None:
+            q = self._queue_of[job.id]
+            self._held_by_queue[q.name] += job.res
+            self.job_facts[job.id] = (q.name, self.priority(job, now))
+        elif not self.plain:
+            self.job_facts[job.id] = ("", self.priority(job, now))
+
+    def left(self, job_id: str, res: int | None) -> None:
+        """`job_id` left: a queued job (`res` None) or a started one, whose queue gets back its `res` processors."""
+        q = self._queue_of.pop(job_id, None)
+        if q is not None and res is not None:
+            self._held_by_queue[q.name] -= res

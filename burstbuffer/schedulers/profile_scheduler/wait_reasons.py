@@ -1,6 +1,6 @@
 """Why each queued job waits (docs/wait-reasons.md): the wait-reason log a `ProfileScheduler` owns
 (``_waits``). During a decision the passes note the reason of each job they look at and do not start
-(`ProfileScheduler._note_wait` computes it, `WaitLog.note` keeps it); after the decision `WaitLog.record`
+(`WaitLog.reason` computes it, `WaitLog.note` keeps it; `ProfileScheduler._note_wait`); after the decision `WaitLog.record`
 gives every other queued job the one the free counts give, for the whole queue at once
 (`wait_table.QueueTable`)."""
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from ..base import Job
+from ..placement import bb_room
 from ..wait_table import QueueTable
 
 __all__ = ["WaitLog"]
@@ -50,6 +51,32 @@ class WaitLog:
         """A decision starts with the free counts `free0` at now: no reason noted yet."""
         self.free0 = free0
         self.noted = {}
+
+    def reason(self, job: Job, profile, now: float, held, over_share: bool, blocked_reason: str) -> str:
+        """Why `job`, looked at now by a pass and not started, waits (`burstbuffer.schedulers.profile_scheduler`'s
+        docstring): its limit reason; QOSGrpNodeLimit if `over_share` (its queue holds its share of the machine,
+        Slurm's name for a group limit); else Resources / BurstBufferResources from the free counts before the
+        decision (`free0`); Priority if this decision's starts took what it needed (`profile`'s free counts at
+        `now`, without the `held` reservation, a `Reservation` or None); else Reservation while a reservation is
+        held, or the policy's `blocked_reason`."""
+        r = self.limits.get(job.id) if self.limits else None
+        if r is not None:
+            return r
+        if over_share:
+            return "QOSGrpNodeLimit"
+        free0, bb0 = self.free0
+        if job.res > free0:
+            return "Resources"
+        if job.bb > 0 and not bb_room(bb0, job.bb, job.res):
+            return "BurstBufferResources"
+        free, bb = profile.free_counts_at(now)
+        if held is not None and held.start <= now:   # counts without the reservation
+            free += len(held.procs)
+            if held.bb_per_storage:
+                bb = tuple(b + held.bb_per_storage.get(i, 0) for i, b in zip(profile.bb_ids, bb))
+        if job.res > free or (job.bb > 0 and not bb_room(bb, job.bb, job.res)):
+            return "Priority"
+        return "Reservation" if held is not None else blocked_reason
 
     def note(self, job: Job, reason: str) -> None:
         """`job`, looked at by a pass and not started, waits for `reason`."""
