@@ -59,7 +59,7 @@ def _declare(lib) -> None:
     lib.easy_decide.argtypes = [ctypes.POINTER(_Easy)] + [_CP] * 11
 
 
-LIBRARY = NativeLibrary("easy_pass.c", "easy_native", declare=_declare, package=__package__)
+LIBRARY = NativeLibrary("easy_pass", declare=_declare)
 
 
 def available() -> bool:
