@@ -1,4 +1,4 @@
-"""The project's compiled code: the policies' C engines (plan-α's, the BBSched GA's, EASY's pass), built when the
+"""The project's compiled code: the policies' C engines (plan-α's plan engine, the BBSched GA's loop), built when the
 package is installed, and the simulator's modules, built on first use.
 
 *The policies' engines* (`ENGINES`: a package's ``native/*.c``) are Python extension modules
@@ -33,7 +33,7 @@ ENGINE_CFLAGS = ("-O2", "-std=c99", "-ffp-contract=off")
 CFLAGS = (*ENGINE_CFLAGS, "-shared", "-fPIC")
 #: the policies' C engines: the name of each (its source ``burstbuffer/schedulers/native/NAME.c``, its extension
 #: module ``burstbuffer.schedulers.native.NAME``) and the libraries it links (``-lNAME``); setup.py builds them
-ENGINES = {"easy_pass": (), "plan_engine": ("m",), "ga": ()}
+ENGINES = {"plan_engine": ("m",), "ga": ()}
 #: the package holding the engines' sources and extension modules (its ``native/`` folder)
 ENGINE_PACKAGE = "burstbuffer.schedulers"
 

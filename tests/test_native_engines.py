@@ -2,7 +2,7 @@
 setup.py; docs/installation.md): each is an importable module in the package's ``native/`` folder, compiled with the
 engines' flags, and the one the policies load; a missing one (a broken install) is a one-line error naming the fix,
 never a fallback. (Their results against their Python oracles: tests/test_placement_mirror.py, test_plan.py,
-test_staged_plan.py, test_ga_native.py, test_easy_native.py.)"""
+test_staged_plan.py, test_ga_native.py.)"""
 from __future__ import annotations
 
 import importlib
