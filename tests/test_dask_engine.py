@@ -243,28 +243,34 @@ def test_worker_image_brings_simgrid_and_the_package():
 
 
 def test_a_failed_run_is_reported_and_the_others_finish(tmp_path):
-    """One run of the campaign cannot finish (a policy file whose decision raises a RuntimeError at its first
+    """One run of the campaign cannot finish (plan-2 on an installation whose plan engine is missing: its
+    extension module hidden from the campaign's processes by a sitecustomize, an InputError at its first
     decision; a bad policy option or workload would not do, the campaign is checked when it is loaded,
     docs/policy-options.md): it is reported on one line with its directory, its error.txt is there, the other
     run finishes, the exit status is 1."""
-    broken = tmp_path / "broken.py"
-    broken.write_text("from burstbuffer.schedulers import Policy\n\n\nclass Broken(Policy):\n"
-                      "    def schedule(self, now, queue, profile, rng):\n"
-                      "        raise RuntimeError('broken at its first decision')\n")
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(
+        "import importlib.util\n_real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda name, *a: (None if name == 'burstbuffer.schedulers.native.plan_engine'\n"
+        "                                             else _real(name, *a))\n")
     camp = tmp_path / "c.toml"
-    camp.write_text(f'[campaign]\ntimeout = 120\n[[policy]]\nname = "fcfs"\n[[policy]]\nname = "{broken}:Broken"\n'
+    camp.write_text(f'[campaign]\ntimeout = 120\n[[policy]]\nname = "fcfs"\n[[policy]]\nname = "plan-2"\n'
                     f'label = "broken"\n[[workload]]\n'
                     f'file = "{ROOT / "workloads" / "kth-1000.json"}"\nlabel = "kth-20"\njobs = 20\n')
     out = tmp_path / "out"
     specs = {s.key: Path(s.out) for s in plan_campaign(load_campaign(camp), out)}
     bad = specs["kth-20/broken/io-aware/seed-0"]
+    env = _env()
+    env["PYTHONPATH"] = os.pathsep.join([str(hide), env["PYTHONPATH"]])
     r = subprocess.run([sys.executable, "-m", "burstbuffer", "sweep", str(camp), "--output", str(out), "--workers",
-                        "1", "-q"], capture_output=True, text=True, env=_env(),
+                        "1", "-q"], capture_output=True, text=True, env=env,
                        timeout=300)
     assert r.returncode == 1, r.stdout + r.stderr
     line = next(ln for ln in r.stdout.splitlines() if ln.startswith("FAILED "))
     assert line.startswith("FAILED kth-20/broken/io-aware/seed-0: ")
     assert str(bad / "error.txt") in line and (bad / "error.txt").is_file() and not (bad / "summary.json").exists()
+    assert "burstbuffer.schedulers.native.plan_engine" in line and "reinstall" in line, line
     assert (specs["kth-20/fcfs/io-aware/seed-0"] / "summary.json").is_file()
     assert "dashboard" in r.stdout and "1 run(s) failed: kth-20/broken/io-aware/seed-0" in r.stderr
 

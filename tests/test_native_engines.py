@@ -86,3 +86,25 @@ def test_no_fallback_when_an_engine_is_missing(unsanitized, monkeypatch):
 def test_an_unknown_engine_is_refused():
     with pytest.raises(ValueError, match="unknown engine"):
         cbuild.NativeLibrary("nope")
+
+
+@pytest.mark.slow                                   # a subprocess (docs/testing.md, the tiers)
+def test_run_with_a_missing_engine_is_one_line_exit_2(tmp_path):
+    """`burstbuffer run --policy plan-2` on an installation whose plan engine is missing (its module hidden from
+    the run's processes by a sitecustomize): one line naming the module and the fix, exit 2."""
+    import os
+    import subprocess
+    import sys
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(
+        "import importlib.util\n_real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda name, *a: (None if name == 'burstbuffer.schedulers.native.plan_engine'\n"
+        "                                             else _real(name, *a))\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (str(hide), os.environ.get("PYTHONPATH")) if x))
+    env.pop(cbuild.SANITIZE_ENV, None)
+    r = subprocess.run([sys.executable, "-m", "burstbuffer", "run", "--policy", "plan-2", "--jobs", "10", "-q",
+                        "--output", str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=600)
+    err = r.stderr.strip()
+    assert r.returncode == 2 and len(err.splitlines()) == 1, (r.returncode, err)
+    assert "burstbuffer.schedulers.native.plan_engine" in err and "reinstall" in err, err
