@@ -236,8 +236,8 @@ class NativeLibrary:
 
     `name`: the engine's name in `ENGINES`; `declare(lib)`: sets the functions' ctypes signatures. `get()` returns
     the loaded library: the extension module built at install time (`engine_path`), or with
-    ``$BURSTBUFFER_SANITIZE`` the sanitized build (`sanitized_engine`). Raises InputError when the extension is
-    missing (a broken install) and NativeUnavailable when the sanitized build fails."""
+    ``$BURSTBUFFER_SANITIZE`` the sanitized build (`sanitized_engine`). Raises InputError (one line) when the
+    extension is missing (a broken install) or the sanitized build fails."""
 
     def __init__(self, name: str, declare=None):
         if name not in ENGINES:
@@ -249,7 +249,12 @@ class NativeLibrary:
         if self.lib is None:
             import ctypes  # noqa: PLC0415
 
-            so = sanitized_engine(self.name) if sanitizers() else engine_path(self.name)
+            try:
+                so = sanitized_engine(self.name) if sanitizers() else engine_path(self.name)
+            except NativeUnavailable as exc:
+                from .errors import InputError  # noqa: PLC0415
+
+                raise InputError(f"{ENGINE_PACKAGE}.native.{self.name}", SANITIZE_ENV, str(exc)) from None
             lib = ctypes.CDLL(str(so))
             if self.declare is not None:
                 self.declare(lib)

@@ -108,3 +108,11 @@ def test_run_with_a_missing_engine_is_one_line_exit_2(tmp_path):
     err = r.stderr.strip()
     assert r.returncode == 2 and len(err.splitlines()) == 1, (r.returncode, err)
     assert "burstbuffer.schedulers.native.plan_engine" in err and "reinstall" in err, err
+
+
+def test_a_failed_sanitized_build_is_one_line(monkeypatch):
+    """Under ``$BURSTBUFFER_SANITIZE`` the engine is compiled from its source: an unknown sanitizer (or a failed
+    build) is one line naming the engine and the variable."""
+    monkeypatch.setenv(cbuild.SANITIZE_ENV, "thread")
+    with pytest.raises(InputError, match=r"burstbuffer\.schedulers\.native\.ga: BURSTBUFFER_SANITIZE: .*unknown"):
+        cbuild.NativeLibrary("ga").get()
