@@ -21,7 +21,8 @@ system-deps:
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
 	fi
 
-$(VENV)/.installed: setup.cfg pyproject.toml constraints.txt | system-deps
+# setup.py and the C sources: installing builds the policies' C engines in place (docs/installation.md)
+$(VENV)/.installed: setup.cfg setup.py pyproject.toml constraints.txt $(wildcard burstbuffer/schedulers/native/*.c) | system-deps
 	$(PY_SYS) -m venv --system-site-packages $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[test]'

@@ -6,8 +6,8 @@ share (30-70 %) of the paper's 96 nodes and 480 GB, such that the window does no
 solver would run). One sample = `ga_front` + `choose`, timed with perf_counter (wall) and thread_time (CPU of
 the thread: less sensitive to other load), one process; `--pin CPU` pins it to one core (default: the
 core it starts on; `--pin off` leaves placement to the kernel).
-`--engine E[,E...]`: `native` = the GA's generations in C (`_ga_native`, the default), `numpy` = the
-same GA in numpy (`ga_front(native=False)`), `both` = native,numpy (each sample runs both on the same
+`--engine E[,E...]`: `native` = the GA's generations in C (`_ga_native`, the package's, the default), `numpy` = the
+same GA in numpy (its oracle, tests/oracles/ga_numpy.py), `both` = native,numpy (each sample runs both on the same
 draws and the fronts are checked equal), `nsga2` = pymoo's NSGA-II (`moo.nsga2_front`, bbsched-nsga2). Also the exact front (w ≤ 20) and the GA's generational distance to it (mean over the samples).
 
 Usage: ``python benchmarks/bench_bbsched.py [--samples 50] [--seed 0] [--cases 20:20:500 50:20:2000]
@@ -27,10 +27,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))     # the repository: tests.oracles
 from common import machine  # noqa: E402
 
 from burstbuffer.affinity import current_cpu  # noqa: E402
-from burstbuffer.schedulers import _ga_native, moo  # noqa: E402
+from burstbuffer.schedulers import moo  # noqa: E402
+from tests.oracles.ga_numpy import ga_front_numpy  # noqa: E402
 
 KTH = Path(__file__).resolve().parents[1] / "workloads" / "kth-1000.json"
 N, B = 96, 480 * 10**9
@@ -83,8 +85,6 @@ def main() -> None:
                                  (["native", "numpy"] if x == "both" else [x])))
     if not engines or set(engines) - {"native", "numpy", "nsga2"}:
         sys.exit(f"bench_bbsched: --engine: unknown engine in {args.engine!r}")
-    if "native" in engines and not _ga_native.available():
-        sys.exit(f"bench_bbsched: native GA unavailable: {_ga_native.unavailable_reason()}")
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.2f}; {pin(args.pin)}")
     rng = np.random.default_rng(args.seed)
     for case in args.cases:
@@ -103,8 +103,8 @@ def main() -> None:
                     front = moo.nsga2_front(wn, wb, cn, cb, g, population=P, generations=G,
                                             mutation_rate=args.mutation_rate)
                 else:
-                    front = moo.ga_front(wn, wb, cn, cb, g, population=P, generations=G,
-                                         mutation_rate=args.mutation_rate, native=e == "native")
+                    ga = moo.ga_front if e == "native" else ga_front_numpy
+                    front = ga(wn, wb, cn, cb, g, population=P, generations=G, mutation_rate=args.mutation_rate)
                 moo.choose(front, N, B)
                 times[e].append(time.perf_counter() - t0)
                 cpu[e].append(time.thread_time() - c0)

@@ -6,7 +6,8 @@ from the profiles; jobs asking for more than 96 nodes are skipped) is the queue,
 after the last submission; the jobs submitted before the window are running (each already ran a
 random part of its walltime) until the machine is full or nothing else fits. One sample =
 one `PlanScheduler.decide(now)` call (plan engine construction, 189-plan search, starts), timed
-with perf_counter. Samples differ by the window position and the running jobs (seeded).
+with perf_counter. Samples differ by the window position and the running jobs (seeded). Engines: ``native`` = the
+package's C engine, ``python`` = its oracle, the pure-Python engine of tests/oracles/plan_engine.py.
 
 Usage: ``python benchmarks/bench_plan.py [--sizes 10 100 500] [--samples 30] [--engines native python]
 [--python-samples 5] [--alpha 2] [--seed 0]``
@@ -14,6 +15,7 @@ Usage: ``python benchmarks/bench_plan.py [--sizes 10 100 500] [--samples 30] [--
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -25,10 +27,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))     # the repository: tests.oracles
 from bench_profile import cpu_model, paper_platform  # noqa: E402
 
 from burstbuffer.schedulers import make_scheduler  # noqa: E402
-from burstbuffer.schedulers import _plan_native  # noqa: E402
+from tests.oracles.plan_engine import oracle_plans  # noqa: E402
 from burstbuffer.schedulers.base import Job  # noqa: E402
 from burstbuffer.schedulers.profile_scheduler import Running  # noqa: E402
 
@@ -46,12 +49,12 @@ def kth_jobs() -> list[Job]:
     return out
 
 
-def sample_scheduler(plat, jobs: list[Job], n: int, rng: random.Random, *, alpha: float, native: bool):
+def sample_scheduler(plat, jobs: list[Job], n: int, rng: random.Random, *, alpha: float):
     """A plan scheduler at decision time with running jobs and `n` queued ones (see module doc)."""
     k = rng.randrange(60, len(jobs) - n + 1)
     queue = jobs[k:k + n]
     now = queue[-1].subtime + 1.0
-    s = make_scheduler("plan", plat, seed=rng.randrange(2**31), alpha=alpha, native=native)
+    s = make_scheduler("plan", plat, seed=rng.randrange(2**31), alpha=alpha)
     s._ensure_profile(now)
     prof = s.profile
     for j in reversed(jobs[:k]):                     # the most recent earlier jobs run
@@ -91,24 +94,24 @@ def main(argv=None) -> None:
           f"policy plan (alpha={args.alpha:g}), 9 + 30·6 = 189 plans per decision")
     jobs = kth_jobs()
     engines = list(args.engines)
-    if "native" in engines and _plan_native.engine_class() is None:
-        print(f"native engine unavailable: {_plan_native.unavailable_reason()}")
-        engines.remove("native")
     print(f"{'engine':>7} {'queued':>6} {'samples':>7} {'running':>7} {'median ms':>10} {'p99 ms':>9} "
           f"{'max ms':>9} {'plans':>6} {'started':>7}")
     for eng in engines:
         native = eng == "native"
+        engine = contextlib.nullcontext() if native else oracle_plans()
         for n in args.sizes:
             rng = random.Random(args.seed * 1000 + n)
-            s, now = sample_scheduler(plat, jobs, n, random.Random(-1), alpha=args.alpha, native=native)
-            s.decide(now)                                # warm-up (library load, caches)
+            s, now = sample_scheduler(plat, jobs, n, random.Random(-1), alpha=args.alpha)
+            with engine:
+                s.decide(now)                            # warm-up (library load, caches)
             ts, plans, started, running = [], [], [], []
             for _ in range(args.samples if native else args.python_samples):
-                s, now = sample_scheduler(plat, jobs, n, rng, alpha=args.alpha, native=native)
+                s, now = sample_scheduler(plat, jobs, n, rng, alpha=args.alpha)
                 running.append(len(s.running))
-                t = time.perf_counter()
-                st = s.decide(now)
-                ts.append(time.perf_counter() - t)
+                with engine:
+                    t = time.perf_counter()
+                    st = s.decide(now)
+                    ts.append(time.perf_counter() - t)
                 plans.append(s.last_search.plans)
                 started.append(len(st))
             print(f"{eng:>7} {n:>6} {len(ts):>7} {statistics.mean(running):>7.0f} "

@@ -1,13 +1,21 @@
-"""Building the project's compiled code on first use — the policies' small C engines (plan-α's, the BBSched GA's,
-EASY's pass) and the simulator's modules — in a module of its own that both use: the C source (a package's
-``native/*.c``, read by `c_source`) compiled
-with the system's ``cc`` (or ``$CC``) into a shared library cached under ``$BURSTBUFFER_CACHE_DIR``,
-``$XDG_CACHE_HOME/burstbuffer`` or ``~/.cache/burstbuffer``, keyed by the source, the compiler, the flags
-and the machine, then loaded with ctypes. ``BURSTBUFFER_NATIVE=0`` disables every engine (each keeps a
-pure-Python path giving identical results). ``BURSTBUFFER_SANITIZE=address`` (or ``undefined``, or both,
-comma-separated) builds every compiled module with that GCC/Clang sanitizer instead, into a cache folder of
-its own (`build_dir`); a process loading them needs the sanitizer's runtime first (docs/testing.md,
-"AddressSanitizer").
+"""The project's compiled code: the policies' C engines (plan-α's plan engine, the BBSched GA's loop), built when the
+package is installed, and the simulator's modules, built on first use.
+
+*The policies' engines* (`ENGINES`: a package's ``native/*.c``) are Python extension modules
+``burstbuffer.schedulers.native.NAME`` that ``setup.py`` builds at install time with `ENGINE_CFLAGS` (a platform
+wheel carries them; ``pip install -e .``, as ``make setup`` runs it, builds them in place). `NativeLibrary` loads
+one's file with ctypes; a missing one (a broken install) is an `InputError` naming the fix, reinstalling: each
+engine is the package's one implementation of its algorithm, with no fallback.
+
+*The simulator's modules* (C++, they need SimGrid's headers): the source compiled with the system's compiler
+(`compile_file_cached`) into a shared library cached under ``$BURSTBUFFER_CACHE_DIR``,
+``$XDG_CACHE_HOME/burstbuffer`` or ``~/.cache/burstbuffer``, keyed by the source, the compiler, the flags and the
+machine. ``BURSTBUFFER_NATIVE=0`` disables them (the simulator then runs its actor core and pyzmq's link).
+
+``BURSTBUFFER_SANITIZE=address`` (or ``undefined``, or both, comma-separated) builds every compiled module with that
+GCC/Clang sanitizer instead, the policies' engines included (compiled from their sources at first use, the one
+test-time path that compiles them), into a cache folder of its own (`build_dir`); a process loading them needs the
+sanitizer's runtime first (docs/testing.md, "AddressSanitizer").
 
 The simulator loads its compiled modules through `compile_file_cached` at every start: what only a build
 needs (hashlib, subprocess, tempfile, shutil, ctypes) is imported by the functions that build, not here
@@ -18,14 +26,16 @@ import os
 import sys
 from pathlib import Path
 
-#: the compiler flags of every engine (no fused multiply-add: the same results as the Python paths)
-CFLAGS = ("-O2", "-std=c99", "-ffp-contract=off", "-shared", "-fPIC")
-
-
-def c_source(package: str, name: str) -> str:
-    """The text of the C source `name` shipped in `package`'s ``native/`` folder (package data)."""
-    from importlib.resources import files
-    return files(package).joinpath("native", name).read_text()
+#: the compiler flags of the policies' C engines (no fused multiply-add: the same results as their oracles, the
+#: Python twins under tests/oracles/, bit for bit); setup.py builds the extension modules with them
+ENGINE_CFLAGS = ("-O2", "-std=c99", "-ffp-contract=off")
+#: the flags of a shared library built from one C source (`compile_cached`): `ENGINE_CFLAGS` and the linker's
+CFLAGS = (*ENGINE_CFLAGS, "-shared", "-fPIC")
+#: the policies' C engines: the name of each (its source ``burstbuffer/schedulers/native/NAME.c``, its extension
+#: module ``burstbuffer.schedulers.native.NAME``) and the libraries it links (``-lNAME``); setup.py builds them
+ENGINES = {"plan_engine": ("m",), "ga": ()}
+#: the package holding the engines' sources and extension modules (its ``native/`` folder)
+ENGINE_PACKAGE = "burstbuffer.schedulers"
 
 
 class NativeUnavailable(Exception):
@@ -94,19 +104,20 @@ def cache_dir() -> Path:
 
 
 def disabled() -> bool:
-    """True when ``BURSTBUFFER_NATIVE`` disables every compiled engine."""
+    """True when ``BURSTBUFFER_NATIVE`` disables the simulator's compiled modules (`compile_file_cached`; the
+    policies' engines, built at install time, have no switch)."""
     return os.environ.get("BURSTBUFFER_NATIVE", "1").strip().lower() in ("0", "no", "false", "off")
 
 
 def compile_cached(source: str, stem: str, *, compiler: str, flags: tuple[str, ...], key: tuple[str, ...] = (),
                    src_suffix: str = ".c", suffix: str = ".so", args=lambda name: (), libs: tuple[str, ...] = (),
                    timeout: float = 120, error_line=None) -> tuple[Path, str]:
-    """The file compiled from `source` with `compiler` and `flags` (the one loader of the project's compiled
-    engines: plan-α's and the GA's C engines, the simulator's C++ bridge), cached as ``STEM_<tag>SUFFIX`` in
+    """The file compiled from `source` with `compiler` and `flags` (the simulator's C++ modules; the policies' C
+    engines under a sanitizer, `sanitized_engine`), cached as ``STEM_<tag>SUFFIX`` in
     `build_dir`, tag = hash of the source, the compiler, the flags (`sanitize_flags` added), `key` and the
     machine. `args(name)`: more
     arguments before the output (given the library's name, ``STEM_<tag>``); `libs`: after the source.
-    Returns (path, name). Raises NativeUnavailable when disabled, without the compiler or when compilation
+    Returns (path, name). Raises NativeUnavailable without the compiler or when compilation
     fails (one line: `error_line(stderr)` or its last line)."""
     import hashlib  # noqa: PLC0415
     import platform  # noqa: PLC0415
@@ -114,8 +125,6 @@ def compile_cached(source: str, stem: str, *, compiler: str, flags: tuple[str, .
     import subprocess  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
 
-    if disabled():
-        raise NativeUnavailable("disabled by BURSTBUFFER_NATIVE")
     flags = (*flags, *sanitize_flags())
     tag = hashlib.sha256("\0".join([source, compiler, *flags, *key, platform.machine()]).encode()).hexdigest()[:16]
     name = f"{stem}_{tag}"
@@ -190,46 +199,64 @@ def compile_file_cached(path: str, stem: str, *, compiler: str, flags: tuple[str
     return so, name
 
 
-def build(source: str, stem: str, libs: tuple[str, ...] = ()) -> ctypes.CDLL:
-    """The library compiled from C `source` (cached as ``STEM_<tag>.so``; `libs`: linker arguments after the
-    source, e.g. ``("-lm",)``), loaded. Raises NativeUnavailable when disabled by ``BURSTBUFFER_NATIVE``,
-    without a compiler or when compilation fails; OSError / SubprocessError from the file system or
-    the compiler run propagate."""
-    import ctypes  # noqa: PLC0415
+def engine_path(name: str) -> Path:
+    """The file of the policies' C engine `name` (`ENGINES`), the extension module built at install time. Raises
+    InputError (one line naming the fix: reinstalling) when it is missing."""
+    import importlib.util  # noqa: PLC0415
 
-    so, _ = compile_cached(source, stem, compiler=os.environ.get("CC", "cc"), flags=CFLAGS, libs=libs)
-    return ctypes.CDLL(str(so))
+    from .errors import InputError  # noqa: PLC0415
+
+    module = f"{ENGINE_PACKAGE}.native.{name}"
+    try:
+        spec = importlib.util.find_spec(module)
+    except ImportError:
+        spec = None
+    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+        raise InputError(module, "compiled engine", "missing: the package's C engines are built when it is "
+                         "installed; reinstall burstbuffer with a C compiler and Python's headers "
+                         "(pip install --force-reinstall burstbuffer, or make setup in a checkout; "
+                         "docs/installation.md)")
+    return Path(spec.origin)
+
+
+def sanitized_engine(name: str) -> Path:
+    """The policies' C engine `name` compiled from its source (package data) with `CFLAGS` and `sanitize_flags`
+    into the sanitizer's cache folder (`build_dir`): the build that ``$BURSTBUFFER_SANITIZE`` asks for. Raises
+    NativeUnavailable without a compiler or when compilation fails."""
+    from importlib.resources import files  # noqa: PLC0415
+
+    source = files(ENGINE_PACKAGE).joinpath("native", f"{name}.c").read_text()
+    so, _ = compile_cached(source, f"{name}_native", compiler=os.environ.get("CC", "cc"), flags=CFLAGS,
+                           libs=tuple(f"-l{x}" for x in ENGINES[name]))
+    return so
 
 
 class NativeLibrary:
-    """One of the package's C libraries, built and loaded on its first use, once per process.
+    """One of the policies' C engines (`ENGINES`), loaded with ctypes on its first use, once per process.
 
-    `source`: the file name under `package`'s ``native/`` (`c_source`); `stem`, `libs`: as `build`;
-    `declare(lib)`: sets the functions' ctypes signatures. `get()` returns the loaded library, or None
-    when it cannot be built; `reason` then says why in one line (None while it is available or untried).
-    `reset()` forgets both (the next `get()` tries again)."""
+    `name`: the engine's name in `ENGINES`; `declare(lib)`: sets the functions' ctypes signatures. `get()` returns
+    the loaded library: the extension module built at install time (`engine_path`), or with
+    ``$BURSTBUFFER_SANITIZE`` the sanitized build (`sanitized_engine`). Raises InputError (one line) when the
+    extension is missing (a broken install) or the sanitized build fails."""
 
-    def __init__(self, source: str, stem: str, libs: tuple[str, ...] = (), declare=None, *, package: str):
-        self.source, self.stem, self.libs, self.declare = source, stem, libs, declare
-        self.package = package
+    def __init__(self, name: str, declare=None):
+        if name not in ENGINES:
+            raise ValueError(f"unknown engine {name!r} (choose from {', '.join(ENGINES)})")
+        self.name, self.declare = name, declare
         self.lib: ctypes.CDLL | None = None
-        self.reason: str | None = None
 
-    def get(self) -> ctypes.CDLL | None:
-        import subprocess  # noqa: PLC0415
+    def get(self) -> ctypes.CDLL:
+        if self.lib is None:
+            import ctypes  # noqa: PLC0415
 
-        if self.lib is not None or self.reason is not None:
-            return self.lib
-        try:
-            lib = build(c_source(self.package, self.source), self.stem, self.libs)
+            try:
+                so = sanitized_engine(self.name) if sanitizers() else engine_path(self.name)
+            except NativeUnavailable as exc:
+                from .errors import InputError  # noqa: PLC0415
+
+                raise InputError(f"{ENGINE_PACKAGE}.native.{self.name}", SANITIZE_ENV, str(exc)) from None
+            lib = ctypes.CDLL(str(so))
             if self.declare is not None:
                 self.declare(lib)
             self.lib = lib
-        except NativeUnavailable as exc:
-            self.reason = str(exc)
-        except (OSError, subprocess.SubprocessError) as exc:
-            self.reason = f"{type(exc).__name__}: {exc}"
         return self.lib
-
-    def reset(self) -> None:
-        self.lib = self.reason = None

@@ -50,9 +50,10 @@ SCHEDULER_IMAGE = "localhost/burstbuffer-scheduler:check"
 BATSIM_IMAGE = "localhost/batsim:4.2.1-local"
 REGISTRY_SCHEDULER_BASE = "docker.io/library/python:3.11-slim-bookworm"
 REGISTRY_BATSIM_BASE = "docker.io/library/debian:bookworm-slim"
-#: Debian packages of the local base: the scheduler's (Python, venv, the C compiler of the plan engine) and
-#: the Batsim binary's shared libraries (`ldd batsim` on bookworm).
-BASE_PACKAGES = ("python3", "python3-venv", "gcc", "libc6-dev", "ca-certificates",
+#: Debian packages of the local base: the scheduler's (Python, venv, and the C compiler and Python's headers: the
+#: image builds the policies' C engines when it installs the package, setup.py) and the Batsim binary's shared
+#: libraries (`ldd batsim` on bookworm).
+BASE_PACKAGES = ("python3", "python3-venv", "python3-dev", "gcc", "libc6-dev", "ca-certificates",
                  "libsimgrid3.32", "libzmq5", "libdocopt0", "libpugixml1v5")
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 HOST_PACKAGES = ("podman", "podman-compose", "runc", "debootstrap", "uidmap", "slirp4netns", "fuse-overlayfs",

@@ -238,29 +238,39 @@ def test_worker_image_brings_simgrid_and_the_package():
     assert re.search(r"apt-get install [^\n]*python3-simgrid", text)
     assert re.search(r"venv --system-site-packages /opt/venv [^\n]*pip install [^\n]*-c constraints.txt \.", text)
     ignore = (ROOT / "docker" / "Dockerfile.worker.dockerignore").read_text().splitlines()
-    for copied in ("pyproject.toml", "setup.cfg", "README.md", "constraints.txt", "burstbuffer/"):
+    for copied in ("pyproject.toml", "setup.cfg", "setup.py", "README.md", "constraints.txt", "burstbuffer/"):
         assert f"!{copied}" in ignore
 
 
 def test_a_failed_run_is_reported_and_the_others_finish(tmp_path):
-    """One run of the campaign cannot finish (plan-2 asked for its C engine, which BURSTBUFFER_NATIVE=0
-    forbids: a RuntimeError at its first decision; a bad policy option or workload would not do, the
-    campaign is checked when it is loaded, docs/policy-options.md): it is reported on one line with its
-    directory, its error.txt is there, the other run finishes, the exit status is 1."""
+    """One run of the campaign cannot finish (plan-2 on an installation whose plan engine is missing: its
+    extension module hidden from the campaign's processes by a sitecustomize, an InputError at its first
+    decision; a bad policy option or workload would not do, the campaign is checked when it is loaded,
+    docs/policy-options.md): it is reported on one line with its directory, its error.txt is there, the other
+    run finishes, the exit status is 1."""
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(
+        "import importlib.util\n_real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda name, *a: (None if name == 'burstbuffer.schedulers.native.plan_engine'\n"
+        "                                             else _real(name, *a))\n")
     camp = tmp_path / "c.toml"
     camp.write_text(f'[campaign]\ntimeout = 120\n[[policy]]\nname = "fcfs"\n[[policy]]\nname = "plan-2"\n'
-                    f'label = "broken"\noptions = {{ native = true }}\n[[workload]]\n'
+                    f'label = "broken"\n[[workload]]\n'
                     f'file = "{ROOT / "workloads" / "kth-1000.json"}"\nlabel = "kth-20"\njobs = 20\n')
     out = tmp_path / "out"
     specs = {s.key: Path(s.out) for s in plan_campaign(load_campaign(camp), out)}
     bad = specs["kth-20/broken/io-aware/seed-0"]
+    env = _env()
+    env["PYTHONPATH"] = os.pathsep.join([str(hide), env["PYTHONPATH"]])
     r = subprocess.run([sys.executable, "-m", "burstbuffer", "sweep", str(camp), "--output", str(out), "--workers",
-                        "1", "-q"], capture_output=True, text=True, env={**_env(), "BURSTBUFFER_NATIVE": "0"},
+                        "1", "-q"], capture_output=True, text=True, env=env,
                        timeout=300)
     assert r.returncode == 1, r.stdout + r.stderr
     line = next(ln for ln in r.stdout.splitlines() if ln.startswith("FAILED "))
     assert line.startswith("FAILED kth-20/broken/io-aware/seed-0: ")
     assert str(bad / "error.txt") in line and (bad / "error.txt").is_file() and not (bad / "summary.json").exists()
+    assert "burstbuffer.schedulers.native.plan_engine" in line and "reinstall" in line, line
     assert (specs["kth-20/fcfs/io-aware/seed-0"] / "summary.json").is_file()
     assert "dashboard" in r.stdout and "1 run(s) failed: kth-20/broken/io-aware/seed-0" in r.stderr
 

@@ -69,7 +69,7 @@ def test_dockerfile_runs_burstbuffer_serve_on_port_28000():
     # what the build copies (and binds: the wheelhouse) is not excluded by the Dockerfile's own .dockerignore;
     # the bundled inputs come along, so that burstbuffer/data's links resolve in the image
     ignore = (DOCKER / "Dockerfile.dockerignore").read_text().splitlines()
-    for src in ("pyproject.toml", "setup.cfg", "README.md", "constraints.txt", "burstbuffer/", "workloads/",
+    for src in ("pyproject.toml", "setup.cfg", "setup.py", "README.md", "constraints.txt", "burstbuffer/", "workloads/",
                 "platforms/", "docker/wheelhouse/"):
         assert f"!{src}" in ignore
     assert any("source=docker/wheelhouse" in r and "--no-index --find-links /wheelhouse" in r for r in d["RUN"])

@@ -1,6 +1,7 @@
-"""BBSched's GA: the C loop (`_ga_native`), the numpy loop and the pre-change GA (`ga_reference`, a
-frozen copy) give the same front, hence the same §3.2.4 decision, on generated windows; and a
-`bbsched` run makes the same decisions with and without the C loop (docs/bbsched.md "The GA")."""
+"""BBSched's GA: the C loop (`_ga_native`, the package's one implementation), its oracle the numpy loop
+(tests/oracles/ga_numpy.py) and the pre-change GA (`ga_reference`, a frozen copy) give the same front, hence the
+same §3.2.4 decision, on generated windows; and a `bbsched` run makes the same decisions with the C loop and with
+the oracle (docs/bbsched.md "The GA")."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,23 +12,22 @@ from hypothesis import strategies as st
 from .conftest import examples
 
 from burstbuffer.platforms.model import Platform
-from burstbuffer.schedulers import Job, _ga_native, make_scheduler, moo
+from burstbuffer.schedulers import Job, make_scheduler, moo
 
 from .ga_reference import ga_front_reference
+from .oracles.ga_numpy import ga_front_numpy
 from .test_policies import simulate
 
 pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
 
 GB = 10**9
-NATIVE = _ga_native.available()
-needs_native = pytest.mark.skipif(not NATIVE, reason=f"native GA unavailable: {_ga_native.unavailable_reason()}")
 
 
 def fronts(n, b, cn, cb, seed, **opts):
-    """(reference, numpy, native or None) fronts of one window with generators in the same state."""
+    """(reference, numpy oracle, the package's C loop) fronts of one window with generators in the same state."""
     ref = ga_front_reference(n, b, cn, cb, np.random.default_rng(seed), **opts)
-    num = moo.ga_front(n, b, cn, cb, np.random.default_rng(seed), native=False, **opts)
-    nat = moo.ga_front(n, b, cn, cb, np.random.default_rng(seed), native=True, **opts) if NATIVE else None
+    num = ga_front_numpy(n, b, cn, cb, np.random.default_rng(seed), **opts)
+    nat = moo.ga_front(n, b, cn, cb, np.random.default_rng(seed), **opts)
     return ref, num, nat
 
 
@@ -59,11 +59,9 @@ def test_native_and_numpy_equal_the_reference_ga(w, seed, P, G, pm):
     ref, num, nat = fronts(n, b, cn, cb, seed, population=P, generations=G, mutation_rate=pm)
     total_nodes, total_bb = max(int(n.sum()), 1), max(int(b.sum()), 1)
     assert_same(ref, num, total_nodes, total_bb)
-    if nat is not None:
-        assert_same(ref, nat, total_nodes, total_bb)
+    assert_same(ref, nat, total_nodes, total_bb)
 
 
-@needs_native
 @settings(max_examples=examples(0.1), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(w=windows(max_k=moo.GA_LIMIT), seed=st.integers(0, 2**32 - 1))
 def test_native_equals_the_reference_at_the_default_settings(w, seed):
@@ -73,7 +71,6 @@ def test_native_equals_the_reference_at_the_default_settings(w, seed):
     assert_same(ref, nat, 96, 480 * GB)
 
 
-@needs_native
 @pytest.mark.parametrize("seed", [0, 1])
 def test_native_equals_the_reference_on_a_large_window(seed):
     # w = 50, G = 2000 (the paper's second setting), the default and a high mutation rate; BB requests
@@ -90,24 +87,6 @@ def test_native_equals_the_reference_on_a_large_window(seed):
     assert max(sizes) > 1                                         # a real front, not a trivial one
 
 
-def test_numpy_loop_when_native_is_off(monkeypatch):
-    # without the C loop (no compiler, BURSTBUFFER_NATIVE=0) the numpy loop runs, same front
-    monkeypatch.setattr(_ga_native, "available", lambda: False)
-    monkeypatch.setattr(_ga_native, "ga_loop", lambda *a, **k: pytest.fail("C loop called"))
-    rng = np.random.default_rng(3)
-    n, b = rng.integers(1, 30, 20), rng.integers(0, 50, 20) * GB
-    a = moo.ga_front(n, b, 150, 300 * GB, np.random.default_rng(9))
-    r = ga_front_reference(n, b, 150, 300 * GB, np.random.default_rng(9))
-    assert_same(r, a, 96, 480 * GB)
-
-
-def test_native_required_but_unavailable_raises(monkeypatch):
-    monkeypatch.setattr(_ga_native.LIBRARY, "lib", None)
-    monkeypatch.setattr(_ga_native.LIBRARY, "reason", "disabled by BURSTBUFFER_NATIVE")
-    with pytest.raises(RuntimeError, match="native GA unavailable"):
-        moo.ga_front([1, 2], [0, 0], 2, 0, np.random.default_rng(0), native=True)
-
-
 def kth_like_jobs(seed: int, n_jobs: int = 40) -> tuple[list[Job], dict[str, float]]:
     """Jobs on an 8-processor, 2 × 10 GB machine that often queue together (GA decisions)."""
     rng = np.random.default_rng(seed)
@@ -116,9 +95,8 @@ def kth_like_jobs(seed: int, n_jobs: int = 40) -> tuple[list[Job], dict[str, flo
     return jobs, {j.id: j.walltime * float(rng.choice([0.5, 1.0])) for j in jobs}
 
 
-@needs_native
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_bbsched_run_same_with_and_without_native(seed, monkeypatch):
+def test_bbsched_run_same_with_the_c_loop_and_its_oracle(seed, monkeypatch):
     plat = Platform.simple(8, [10 * GB, 10 * GB])
     jobs, run = kth_like_jobs(seed)
 
@@ -127,8 +105,7 @@ def test_bbsched_run_same_with_and_without_native(seed, monkeypatch):
         return simulate(sched, jobs, run, horizon=1e6), sched.decisions
 
     a, rec_a = one()
-    monkeypatch.setattr(_ga_native, "available", lambda: False)
-    monkeypatch.setattr(_ga_native, "ga_loop", lambda *x, **k: pytest.fail("C loop called"))
+    monkeypatch.setattr(moo, "ga_front", ga_front_numpy)              # the policy's GA, in numpy
     b, rec_b = one()
     assert sum(r.solver == "ga" for r in rec_a) >= 3                 # the GA did decide
     assert a.decisions == b.decisions and a.start == b.start

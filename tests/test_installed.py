@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from burstbuffer import cbuild
+
 from .conftest import PLATFORM, ROOT
 
 pytestmark = pytest.mark.slow
@@ -84,6 +86,22 @@ def test_sdist_and_wheel_carry_the_bundled_inputs(installed):
     assert not any(n.endswith("kth-all.json") for n in in_wheel)   # made on demand, never shipped
 
 
+def test_the_wheel_carries_the_c_engines(installed):
+    """The policies' C engines are built when the package is built (setup.py): the sdist has their sources and
+    setup.py, the wheel is a platform wheel with their extension modules."""
+    _, _, sdist, wheel = installed
+    with tarfile.open(sdist) as t:
+        members = {m.name.split("/", 1)[1] for m in t.getmembers() if "/" in m.name}
+    with zipfile.ZipFile(wheel) as z:
+        in_wheel = set(z.namelist())
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    assert "setup.py" in members and "burstbuffer/schedulers/native/pymodule.c" in members
+    assert not wheel.name.endswith("-none-any.whl"), wheel.name
+    for name in cbuild.ENGINES:
+        assert f"burstbuffer/schedulers/native/{name}.c" in members
+        assert f"burstbuffer/schedulers/native/{name}{suffix}" in in_wheel
+
+
 def test_installed_package_runs_from_an_empty_folder(installed, tmp_path):
     venv, env, _, _ = installed
     work = tmp_path / "empty"
@@ -93,6 +111,10 @@ def test_installed_package_runs_from_an_empty_folder(installed, tmp_path):
                  "print(r.DEFAULT_WORKLOAD); print(r.DEFAULT_PLATFORM)"], cwd=work, env=env).split()
     assert all(p.startswith(str(venv)) for p in where), where
     assert not any(p.startswith(str(ROOT)) for p in where)
+    # the C engines are the wheel's, in the venv (built at install, nothing compiled now)
+    engines = _sh([venv / "bin" / "python", "-c", "from burstbuffer import cbuild\n"
+                   "for n in cbuild.ENGINES: print(cbuild.engine_path(n))"], cwd=work, env=env).split()
+    assert len(engines) == len(cbuild.ENGINES) and all(p.startswith(str(venv)) for p in engines), engines
 
     # the main job, defaults only but for the policy: the recorded schedule of the bundled 1000 jobs
     _sh([venv / "bin" / "burstbuffer", "run", "--policy", "fcfs", "-q"], cwd=work, env=env)

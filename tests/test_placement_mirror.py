@@ -6,10 +6,11 @@ nodes of random capacities (hence random chassis → group → any preference in
 random holds (random starts and ends, some without end, so random breakpoints), random decision
 times and jobs (processors, walltime, BB per node, including jobs that never fit). Checked:
 
-- one job: the C engine, the Python engine and `AvailabilityProfile.earliest_fit` give the same
+- one job: the C engine, its oracle (the Python engine of tests/oracles/plan_engine.py) and
+  `AvailabilityProfile.earliest_fit` give the same
   start, processors, BB bytes per node and compute → BB map; `fit_at` agrees with
   `earliest_fit` (fits at its start, not at any earlier candidate);
-- plans: for random permutations, through apply/revert, the C and Python engines give
+- plans: for random permutations, through apply/revert, the C engine and its oracle give
   identical scores (bit for bit) and placements.
 And the import graph of the placement modules has no cycle.
 """
@@ -27,15 +28,14 @@ from .conftest import examples
 from procset import ProcSet
 
 from burstbuffer.platforms.model import Dragonfly, Platform
-from burstbuffer.schedulers import Job, _plan_native
+from burstbuffer.schedulers import Job
 from burstbuffer.schedulers.placement import mask_of
-from burstbuffer.schedulers.plan_engine import PlanEngine
+from burstbuffer.schedulers.plan_engine import make_engine
 from burstbuffer.schedulers.profile import AvailabilityProfile
 
+from .oracles.plan_engine import PlanEngine
+
 GB = 10**9
-NATIVE = _plan_native.engine_class() is not None
-needs_native = pytest.mark.skipif(
-    not NATIVE, reason=f"native plan engine unavailable: {_plan_native.unavailable_reason()}")
 PROPS = settings(max_examples=examples(1.5), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -93,10 +93,7 @@ def _view(engine, jobs, bb_ids):
 
 
 def _engines(p, jobs, now, alpha):
-    out = [PlanEngine(p, jobs, now, alpha)]
-    if NATIVE:
-        out.append(_plan_native.NativePlanEngine(p, jobs, now, alpha))
-    return out
+    return [PlanEngine(p, jobs, now, alpha), make_engine(p, jobs, now, alpha)]
 
 
 @PROPS
@@ -122,7 +119,6 @@ def test_one_job_fit_is_the_same_everywhere(case):
     assert list(p.breakpoints()) == before
 
 
-@needs_native
 @PROPS
 def assert_engines_agree(py, c, perms, jobs, bb_ids) -> None:
     """Apply each plan of `perms` to both engines: same scores and processor/BB views, and each revert

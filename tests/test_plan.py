@@ -1,17 +1,19 @@
 """plan-α (Kopanski & Rzadca 2021, §3.3, Algorithm 2, Eq. 1) and conservative-bb (docs/policies.md).
 
 - the exhaustive search returns the optimum of Eq. 1 computed by an independent brute force;
-- the plan engines (pure Python, native C) give exactly `AvailabilityProfile.earliest_fit` +
-  `reserve` plans (`plan_on_profile`), also through `apply` / `revert` sequences;
+- the plan engine (C) and its oracle (pure Python, tests/oracles/plan_engine.py) give exactly
+  `AvailabilityProfile.earliest_fit` + `reserve` plans (`plan_on_profile`), also through `apply` / `revert`
+  sequences;
 - no over-allocation, progress and determinism: the property test of test_policies.py runs over the
-  whole registry (plan-1/2/3, plan, conservative-bb included); here plan-2 with the Python and the
-  native engine must give identical schedules, and the same seed the same schedule on KTH jobs;
+  whole registry (plan-1/2/3, plan, conservative-bb included); here plan-2 with the C engine and with its
+  oracle must give identical schedules, and the same seed the same schedule on KTH jobs;
 - hand-derived schedules: plan-2 beats sjf-bb on mean waiting time; conservative-bb keeps a
   reservation that EASY (fcfs-bb) lets a backfilled job destroy;
 - conservative-bb never starts a job later than its first reservation (runtime ≤ walltime).
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
@@ -24,18 +26,17 @@ from procset import ProcSet
 
 from burstbuffer.platforms.model import Dragonfly, Platform
 from burstbuffer.schedulers import Job, make_scheduler
-from burstbuffer.schedulers import _plan_native
 from burstbuffer.schedulers.plan import candidate_orders, plan_on_profile, plan_search
-from burstbuffer.schedulers.plan_engine import PlanEngine, make_engine
+from burstbuffer.schedulers.plan_engine import make_engine
 from burstbuffer.schedulers.profile import AvailabilityProfile, mask_of
 
 from .conftest import KTH1000, examples
+from .oracles.plan_engine import PlanEngine, oracle_engine, oracle_plans
 from .test_policies import simulate, workloads
 
 GB = 10**9
-NATIVE = _plan_native.engine_class() is not None
-ENGINES = [False, pytest.param(True, marks=pytest.mark.skipif(
-    not NATIVE, reason=f"native plan engine unavailable: {_plan_native.unavailable_reason()}"))]
+#: the plan engine's makers: the oracle (pure Python) and the package's (C)
+ENGINES = [oracle_engine, make_engine]
 PROPS = settings(max_examples=examples(2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -116,11 +117,11 @@ def profile_with(plat, holds, now=0.0):
 
 
 @PROPS
-@given(small_queues(), st.sampled_from([1.0, 2.0, 3.0, 1.5, 0.5]), st.sampled_from(ENGINES[:1] + [True] * NATIVE))
-def test_exhaustive_search_is_the_brute_force_optimum(q, alpha, native):
+@given(small_queues(), st.sampled_from([1.0, 2.0, 3.0, 1.5, 0.5]), st.sampled_from(ENGINES))
+def test_exhaustive_search_is_the_brute_force_optimum(q, alpha, build):
     plat, ncpu, caps, holds, jobs = q
     prof = profile_with(plat, holds)
-    engine = make_engine(prof, jobs, 0.0, alpha, native=native)
+    engine = build(prof, jobs, 0.0, alpha)
     res = plan_search(engine, len(jobs), random.Random(0), candidates=candidate_orders(jobs))
     assert res.exhaustive and res.plans == math.factorial(len(jobs))
     brute = {perm: brute_plan(ncpu, caps, holds, jobs, perm, 0.0, alpha)
@@ -221,13 +222,11 @@ def _profile_view(fits, perm, jobs, bb_ids):
 @PROPS
 @given(plan_cases())
 def test_engines_build_the_profiles_plans(case):
-    """PlanEngine (and the native engine) = earliest_fit + reserve on the AvailabilityProfile, for
+    """The oracle PlanEngine and the C engine = earliest_fit + reserve on the AvailabilityProfile, for
     any permutation, through apply/revert sequences; the profile is left untouched."""
     p, jobs, perms, alpha = case
     before = list(p.breakpoints())
-    engines = [PlanEngine(p, jobs, 0.0, alpha)]
-    if NATIVE:
-        engines.append(_plan_native.NativePlanEngine(p, jobs, 0.0, alpha))
+    engines = [PlanEngine(p, jobs, 0.0, alpha), make_engine(p, jobs, 0.0, alpha)]
     bb_ids = p.bb_ids
     prev = None
     for perm in perms:
@@ -247,9 +246,10 @@ def test_engines_build_the_profiles_plans(case):
     assert list(p.breakpoints()) == before
 
 
-def test_engine_revert_needs_a_previous_plan():
+@pytest.mark.parametrize("build", ENGINES)
+def test_engine_revert_needs_a_previous_plan(build):
     p = AvailabilityProfile(Platform.simple(2, [GB]))
-    e = PlanEngine(p, [Job("a", 0.0, 1.0, 1, 0)], 0.0, 2.0)
+    e = build(p, [Job("a", 0.0, 1.0, 1, 0)], 0.0, 2.0)
     with pytest.raises(RuntimeError):
         e.revert()
     e.apply([0])
@@ -257,7 +257,7 @@ def test_engine_revert_needs_a_previous_plan():
     with pytest.raises(RuntimeError):
         e.revert()
     with pytest.raises(ValueError):
-        PlanEngine(p, [], 0.0, 0.0)
+        build(p, [], 0.0, 0.0)
 
 
 # ---------------------------------------------------------------------------- search
@@ -305,15 +305,15 @@ def busy_state(njobs, seed=0):
     return plat, jobs[:njobs]
 
 
-@pytest.mark.parametrize("native", ENGINES)
-def test_annealing_builds_189_plans_and_is_seeded(native):
+@pytest.mark.parametrize("build", ENGINES)
+def test_annealing_builds_189_plans_and_is_seeded(build):
     plat, queue = busy_state(12)
     prof = AvailabilityProfile(plat, origin=0.0)
     prof.reserve(0.0, 5000.0, ProcSet((0, 79)), {})
     sub = [Job(j.id, -1000.0 * k, j.walltime, j.res, j.bb) for k, j in enumerate(queue)]
     results = []
     for seed in (1, 1, 2):
-        e = make_engine(prof, sub, 0.0, 2.0, native=native)
+        e = build(prof, sub, 0.0, 2.0)
         r = plan_search(e, len(sub), random.Random(seed), candidates=candidate_orders(sub))
         results.append(r)
         assert r.annealed and r.plans == 9 + 30 * 6 and not r.exhaustive
@@ -378,34 +378,36 @@ def test_no_over_allocation_and_progress(wl, policy, periodic):
 
 @settings(max_examples=examples(0.6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads(), st.sampled_from(["plan-1", "plan-2", "plan-3"]))
-@pytest.mark.skipif(not NATIVE, reason="native plan engine unavailable")
-def test_python_and_native_engines_give_the_same_schedule(wl, policy):
+def test_the_c_engine_and_its_oracle_give_the_same_schedule(wl, policy):
     plat, jobs, runtime = wl
-    a = simulate(make_scheduler(policy, plat, seed=3, native=False), jobs, runtime)
-    b = simulate(make_scheduler(policy, plat, seed=3, native=True), jobs, runtime)
+    with oracle_plans():
+        a = simulate(make_scheduler(policy, plat, seed=3), jobs, runtime)
+    b = simulate(make_scheduler(policy, plat, seed=3), jobs, runtime)
     assert a.decisions == b.decisions and a.plans == b.plans
 
 
-def _kth_run(policy, n, seed, native=None, skip=0):
+def _kth_run(policy, n, seed, oracle=False, skip=0):
     plat = paper_platform()
     jobs = [j for j in kth_jobs(n, skip) if j.res <= 96]
     runtime = {j.id: j.walltime * (0.2 + 0.8 * ((k * 37) % 11) / 10) for k, j in enumerate(jobs)}
-    opts = {} if native is None else {"native": native}
-    return simulate(make_scheduler(policy, plat, seed=seed, **opts), jobs, runtime, horizon=math.inf)
+    if oracle:
+        with oracle_plans():
+            return simulate(make_scheduler(policy, plat, seed=seed), jobs, runtime, horizon=math.inf)
+    return simulate(make_scheduler(policy, plat, seed=seed), jobs, runtime, horizon=math.inf)
 
 
 def test_same_seed_same_schedule_on_kth_jobs():
     """KTH jobs 300-419 (queues of up to 20 jobs: the annealing runs)."""
-    n = 120 if NATIVE else 70
+    n = 120
     a = _kth_run("plan-2", n, seed=11, skip=300)
     b = _kth_run("plan-2", n, seed=11, skip=300)
     assert a.decisions == b.decisions and a.start == b.start
     assert len(a.start) == n
     assert max(len(p) for _, p in a.plans) > 5
-    if NATIVE:   # the pure-Python engine agrees (on a prefix of the run, to stay fast)
-        c = _kth_run("plan-2", 70, seed=11, native=False, skip=300)
-        d = _kth_run("plan-2", 70, seed=11, native=True, skip=300)
-        assert c.decisions == d.decisions
+    # the oracle agrees (on a prefix of the run, to stay fast)
+    c = _kth_run("plan-2", 70, seed=11, oracle=True, skip=300)
+    d = _kth_run("plan-2", 70, seed=11, skip=300)
+    assert c.decisions == d.decisions
 
 
 def _mean_wait(tr, jobs):
@@ -435,8 +437,9 @@ def test_plan2_beats_sjf_bb_on_a_hand_built_case():
     runtime = {j.id: j.walltime for j in jobs}
     sjf = simulate(make_scheduler("sjf-bb", plat), jobs, runtime)
     assert sjf.start == {"X": 0.0, "H": 10.0, "S1": 110.0, "S2": 110.0}
-    for native in ENGINES[:1] + [True] * NATIVE:
-        plan = simulate(make_scheduler("plan-2", plat, native=native), jobs, runtime)
+    for oracle in (True, False):
+        with oracle_plans() if oracle else contextlib.nullcontext():
+            plan = simulate(make_scheduler("plan-2", plat), jobs, runtime)
         assert plan.start == {"X": 0.0, "S1": 1.0, "S2": 10.0, "H": 30.0}
         assert plan.procs["S1"] == ProcSet((2, 3)) and plan.procs["S2"] == ProcSet((0, 1))
         assert plan.plans[1] == (1.0, {"S1": 1.0, "S2": 10.0, "H": 30.0})
@@ -518,20 +521,3 @@ def test_conservative_survives_an_overdue_job():
     assert s.reservations["b"].start == 13.0
     s.job_ended("a", 12.5)
     assert [x.job.id for x in s.decide(12.5)] == ["b"]
-
-
-def test_native_engine_falls_back_without_compiler(monkeypatch, tmp_path):
-    monkeypatch.setattr(_plan_native.LIBRARY, "lib", None)
-    monkeypatch.setattr(_plan_native.LIBRARY, "reason", None)
-    monkeypatch.setenv("BURSTBUFFER_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("CC", "no-such-compiler-here")
-    assert _plan_native.engine_class() is None
-    assert "no C compiler" in _plan_native.unavailable_reason()
-    p = AvailabilityProfile(Platform.simple(2, [GB]))
-    assert type(make_engine(p, [], 0.0, 2.0)) is PlanEngine
-    with pytest.raises(RuntimeError, match="unavailable"):
-        make_engine(p, [], 0.0, 2.0, native=True)
-    monkeypatch.setattr(_plan_native.LIBRARY, "reason", None)
-    monkeypatch.setenv("BURSTBUFFER_NATIVE", "0")
-    assert _plan_native.engine_class() is None
-    assert "disabled" in _plan_native.unavailable_reason()

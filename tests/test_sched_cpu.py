@@ -17,7 +17,7 @@ from burstbuffer.batsim.transport import ReplySocket, TransportTimeout
 from burstbuffer.schedulers.placement import _runs, bb_room, mask_of, procset_of
 from burstbuffer.schedulers.wait_table import BASE_REASONS, QueueTable, TrackedQueue, _room
 from burstbuffer.platforms.model import Platform
-from burstbuffer.schedulers import _easy_native, make_scheduler
+from burstbuffer.schedulers import make_scheduler
 from burstbuffer.schedulers.base import Job
 from burstbuffer.schedulers.profile import AvailabilityProfile
 
@@ -176,39 +176,25 @@ def test_kept_reservation_is_the_one_computed_again(wl, policy, period, extra):
     assert res_kept == res_fresh == res_eager
 
 
-@pytest.mark.parametrize("native", [False, True])
-def test_kept_reservation_is_reused_and_dropped_on_a_release(monkeypatch, native):
+def test_kept_reservation_is_reused_and_dropped_on_a_release(monkeypatch):
     """Hand-checked: 2 processors; a runs [0, 10) on one, b (2 processors) is the head, reserved at 10. At t=1 and
     t=2 nothing changed: b's reservation is reused (no new earliest fit); c ends at t=3 (it was backfilled on the
-    other processor until 5): the profile freed resources, so the reservation is computed again. The same with the
-    pass in C (`_easy_native`: a search is a run that found a head and did not use the kept reservation) and in Python."""
-    if native and not _easy_native.available():
-        pytest.skip(f"native EASY pass unavailable: {_easy_native.LIBRARY.reason}")
-    if not native:
-        monkeypatch.setattr(_easy_native, "available", lambda: False)
+    other processor until 5): the profile freed resources, so the reservation is computed again."""
     plat = Platform.simple(2, [10 * GB])
     sched = make_scheduler("sjf-bb", plat)
     calls = []
     sched.submit(Job("w0!a", 0.0, 10.0, 1, 0), 0.0)
     assert [s.job.id for s in sched.decide(0.0)] == ["w0!a"]
-    original, run = AvailabilityProfile.earliest_fit, _easy_native.EasyPass.run
+    original = AvailabilityProfile.earliest_fit
 
     def counted(self, job, t0, **kw):
         calls.append((job.id, t0))
         return original(self, job, t0, **kw)
-
-    def counted_run(self, jobs, *args):
-        out = run(self, jobs, *args)
-        if out["head"] >= 0 and not out["given"]:
-            calls.append((jobs[out["head"]].id, self.profile.origin))
-        return out
     monkeypatch.setattr(AvailabilityProfile, "earliest_fit", counted)
-    monkeypatch.setattr(_easy_native.EasyPass, "run", counted_run)
     sched.submit(Job("w0!b", 0.0, 5.0, 2, 0), 0.0)
     sched.submit(Job("w0!c", 0.0, 5.0, 1, 0), 0.0)
     assert [s.job.id for s in sched.decide(0.0)] == ["w0!c"]          # backfilled: ends by 5 ≤ the shadow time 10
     assert calls == [("w0!b", 0.0)] and sched.last_reservation.start == 10.0
-    assert (sched._easy_pass is not None) == native
     assert sched.decide(1.0) == [] and sched.decide(2.0) == []
     assert calls == [("w0!b", 0.0)]                                    # kept: no new search
     assert sched.last_reservation.start == 10.0 and sched.last_reservation.made_at == 2.0

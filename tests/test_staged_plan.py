@@ -1,6 +1,6 @@
 """plan-α on the three-phase job model (`burstbuffer.schedulers.staged_plan`, docs/policies.md "On the
 three-phase model"): a hand-checked plan-2 schedule, the staged placement against the EASY family's, invariants
-and determinism on generated workloads, the C engine against the Python one, the choice of the variant, and a
+and determinism on generated workloads, the C engine against its oracle (tests/oracles/plan_engine.py), the choice of the variant, and a
 run in the embedded simulator."""
 from __future__ import annotations
 
@@ -13,23 +13,23 @@ from hypothesis import strategies as st
 from .conftest import examples
 
 from burstbuffer.platforms.model import Platform
-from burstbuffer.schedulers import Job, _plan_native, make_scheduler
+from burstbuffer.schedulers import Job, make_scheduler
 from burstbuffer.schedulers.placement import mask_of
 from burstbuffer.schedulers.plan import PlanScheduler
-from burstbuffer.schedulers.plan_engine import PlanEngine
+from burstbuffer.schedulers.plan_engine import make_engine
 from burstbuffer.io_model.alloc_only import AllocOnlyModel
 from burstbuffer.io_model.io_aware import IOAwareModel
 from burstbuffer.io_model.three_phase import ThreePhaseModel
 from burstbuffer.schedulers.holds import HoldShape, stage_estimate
 from burstbuffer.schedulers.plan import PlanScheduler
 
+from .oracles.plan_engine import PlanEngine, oracle_plans
 from .test_placement_mirror import cases
 from .staged_sim import simulate
 from .test_staged import workloads
 
 GB = 10**9
 PLANS = ("plan-1", "plan-2", "plan-3")
-NATIVE = _plan_native.engine_class() is not None
 
 
 def bound(policy: str, plat: Platform, model, **options):
@@ -148,29 +148,29 @@ def test_one_staged_job_is_placed_as_the_easy_family_places_it(case, per_gb):
             continue
         s = stage_estimate(job, GB / per_gb)
         want = p.earliest_fit(job, now, shape=HoldShape(s, s))
-        eng = PlanEngine(p, [job], now, alpha, stage=[s])
-        score = eng.apply([0])
-        [(_, pl)] = eng.placements()
-        if want is None:
-            assert pl is None
-            continue
-        assert (pl.start, pl.procs, eng.bb_of_node(pl, job.bb, p.bb_ids)) == (
-            want.start, mask_of(want.procs), want.bb_of_node)
-        b0 = now if pl.start == now + s else max(pl.start - s, now)
-        assert score == max(b0 - job.subtime, 0.0) ** alpha
+        for build in (PlanEngine, make_engine):                   # the oracle, the C engine
+            eng = build(p, [job], now, alpha, stage=[s])
+            score = eng.apply([0])
+            [(_, pl)] = eng.placements()
+            if want is None:
+                assert pl is None
+                continue
+            assert (pl.start, pl.procs, eng.bb_of_node(pl, job.bb, p.bb_ids)) == (
+                want.start, mask_of(want.procs), want.bb_of_node)
+            b0 = now if pl.start == now + s else max(pl.start - s, now)
+            assert score == max(b0 - job.subtime, 0.0) ** alpha
 
 
-@pytest.mark.skipif(not NATIVE, reason=f"native plan engine unavailable: {_plan_native.unavailable_reason()}")
 @settings(max_examples=examples(0.8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.5, 9.0]), min_size=7, max_size=7))
 def test_native_staged_plans_mirror_the_python_rule(case, est):
-    """Staged plans (every job with BB and a positive estimate): through apply / revert, the C and the Python
-    engines give the same scores bit for bit and the same placements."""
+    """Staged plans (every job with BB and a positive estimate): through apply / revert, the C engine and its
+    oracle give the same scores bit for bit and the same placements."""
     from .test_placement_mirror import assert_engines_agree
     p, now, jobs, perms, alpha = case
     stage = est[:len(jobs)]
     py = PlanEngine(p, jobs, now, alpha, stage=stage)
-    c = _plan_native.NativePlanEngine(p, jobs, now, alpha, stage=stage)
+    c = make_engine(p, jobs, now, alpha, stage=stage)
     assert py.horizon == c.horizon and py.stage == c.stage
     assert_engines_agree(py, c, perms, jobs, p.bb_ids)
 
@@ -206,18 +206,19 @@ def test_never_overallocated_and_every_job_ends(wl, policy, estimate, limit):
 @settings(max_examples=examples(0.4), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads(), st.integers(0, 2**31))
 def test_same_seed_same_schedule_in_either_engine(wl, seed):
-    """Same seed and inputs, same schedule: twice with the C engine, and with the pure-Python engine (the
-    annealing runs: exhaustive search off)."""
+    """Same seed and inputs, same schedule: twice with the C engine, and with its oracle, the pure-Python engine
+    (the annealing runs: exhaustive search off)."""
     plat, jobs, frac = wl
 
-    def once(native):
+    def once():
         s = staged("plan-2", plat, staging_bandwidth=GB, exhaustive_limit=0, cooling_steps=3, temperature_steps=2,
-                   seed=seed, native=native)
+                   seed=seed)
         return simulate(s, plat, jobs, runtime=lambda j: max(1.0, round(frac * j.walltime)))
 
-    first = once(None)
-    assert once(None) == first
-    assert once(False) == first
+    first = once()
+    assert once() == first
+    with oracle_plans():
+        assert once() == first
 
 
 @settings(max_examples=examples(0.4), deadline=None, suppress_health_check=[HealthCheck.too_slow])

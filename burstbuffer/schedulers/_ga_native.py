@@ -1,4 +1,4 @@
-"""Native (C) loop of BBSched's genetic algorithm (`moo.ga_front`), compiled on first use (ctypes).
+"""Native (C) loop of BBSched's genetic algorithm (`moo.ga_front`), built at install time (ctypes).
 
 `moo.ga_front` draws every random number of a decision up front with numpy (`moo._ga_draws`), then
 runs G generations. The generations are sequential and each is ~25 numpy calls on 40 × 20 arrays, so
@@ -16,11 +16,11 @@ Beyond CPUs for HPC*, HPDC'19, §3.2.2; docs/bbsched.md "The GA"):
 - survival: level 2 = a later copy (same chromosome in an earlier buffer row), 1 = dominated
   (f1 ≥, f2 ≥, f1 + f2 >), 0 = Set 1; order by (level, birth descending, buffer row), keep P.
 
-The two loops give identical results while every objective sum and capacity is below 2^53 (the numpy
-loop works in float64, exact there; `moo` documents the same bound) — tests/test_ga_native.py checks
-them equal on generated windows. Build: as `_plan_native` (same flags, same cache directory, named
-after a hash of the source); no compiler, a failed build or ``BURSTBUFFER_NATIVE=0`` → `available()`
-is False and `moo.ga_front` runs its numpy loop.
+The numpy loop is the C loop's oracle (tests/oracles/ga_numpy.py, not in the package): the two give identical
+results while every objective sum and capacity is below 2^53 (the numpy loop works in float64, exact there; `moo`
+documents the same bound) — tests/test_ga_native.py checks them equal on generated windows. Build: the extension
+module ``burstbuffer.schedulers.native.ga``, built when the package is installed (`burstbuffer.cbuild`, setup.py);
+missing (a broken install): InputError naming the fix.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import numpy as np
 
 from ..cbuild import NativeLibrary
 
-__all__ = ["available", "ga_loop", "unavailable_reason"]
+__all__ = ["LIBRARY", "ga_loop"]
 
 _P = ctypes.c_void_p
 
@@ -41,20 +41,8 @@ def _declare(lib) -> None:
                             _P, _P, _P, _P, _P, ctypes.c_int64, _P, _P, _P]
 
 
-#: the engine (burstbuffer/schedulers/native/ga.c, package data), built on first use
-LIBRARY = NativeLibrary("ga.c", "ga_native", declare=_declare, package=__package__)
-_load = LIBRARY.get
-
-
-def available() -> bool:
-    """True if the C loop is (or can be) built and loaded."""
-    return _load() is not None
-
-
-def unavailable_reason() -> str | None:
-    """Why the C loop is unavailable (None if it is available)."""
-    _load()
-    return LIBRARY.reason
+#: the engine (burstbuffer/schedulers/native/ga.c), built at install time
+LIBRARY = NativeLibrary("ga", declare=_declare)
 
 
 def _ptr(a: np.ndarray) -> int:
@@ -69,12 +57,10 @@ def ga_loop(n: np.ndarray, b: np.ndarray, cap_nodes: int, cap_bb: int, init: np.
     bool first generation (before repair); pa, pb, cut (G, ⌈P/2⌉) int64 parents and cut points; flips
     the flat mutation indices into (G, P, k) (distinct); generations G.
     Returns (population (P, k) bool in buffer order, final (P,) bool = Set 1 of the last survival).
-    Raises RuntimeError if the library is unavailable or rejects the sizes (k > 64, P > 2^20) or
-    cannot allocate its scratch memory.
+    Raises RuntimeError if the library rejects the sizes (k > 64, P > 2^20) or cannot allocate its scratch
+    memory; InputError if it is missing (`cbuild.NativeLibrary`).
     """
-    lib = _load()
-    if lib is None:
-        raise RuntimeError(f"native GA unavailable: {LIBRARY.reason}")
+    lib = LIBRARY.get()
     P, k = init.shape
     G = int(generations)
     init8 = np.ascontiguousarray(init, dtype=np.uint8)

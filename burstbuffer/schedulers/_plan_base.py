@@ -1,9 +1,9 @@
-"""What the Python and the native plan engines share: the decision-time copy of the profile.
+"""What the plan engine and its oracle share: the decision-time copy of the profile.
 
 Holds `Placement` and `EngineBase` (the copied breakpoints, the per-job constants, the BB
-preference per compute id, the horizon of unplaceable jobs, `bb_of_node`). `plan_engine`
-(pure Python, and `make_engine`) and `_plan_native` (C) both build on it and never import each
-other the other way: ``_plan_native`` → ``_plan_base`` ← ``plan_engine`` → ``_plan_native``.
+preference per compute id, the horizon of unplaceable jobs, `bb_of_node`). `_plan_native` (the C engine) and its
+oracle, the pure-Python `PlanEngine` of tests/oracles/plan_engine.py, both build on it; `plan_engine` (`make_engine`)
+imports `_plan_native`, never the other way: ``_plan_native`` → ``_plan_base`` ← ``plan_engine`` → ``_plan_native``.
 
 Units: seconds, bytes. Source: Kopanski & Rzadca, Euro-Par 2021, §3.3 (execution plan, Eq. 1)
 and §4.1 (BB placement); the rule itself is `burstbuffer.schedulers.placement`.

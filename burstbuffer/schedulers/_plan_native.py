@@ -1,7 +1,7 @@
-"""Native (C) plan engine: a declared mirror of the placement rule, compiled on first use (ctypes).
+"""plan-α's plan engine in C: a declared mirror of the placement rule, built at install time (ctypes).
 
-`NativePlanEngine` has the API of `plan_engine.PlanEngine` (`apply`, `revert`, `placements`,
-`bb_of_node`, `horizon`) and gives identical plans and scores, ~20x faster. The C code below
+`NativePlanEngine` (`apply`, `revert`, `placements`, `bb_of_node`, `horizon`) gives the plans and scores of its
+oracle, the pure-Python `PlanEngine` of tests/oracles/plan_engine.py (not in the package), ~20x faster. The C code
 mirrors, function by function, the single definition of the rule in
 `burstbuffer.schedulers.placement` (Kopanski & Rzadca, Euro-Par 2021, §3.1/§4.1):
 
@@ -9,7 +9,7 @@ mirrors, function by function, the single definition of the rule in
 - ``fit``         = `placement.earliest_window` (same candidates, same jumps past a breakpoint
   that alone cannot host the job, per-BB-node minimum taken once the processors fit);
 - ``choose``      = `placement.lowest_mask` + `placement.place_bb`;
-- ``reserve``     = `PlanEngine._hold` (undo = give the reservation back and drop the
+- ``reserve``     = the oracle's `PlanEngine._hold` (undo = give the reservation back and drop the
   breakpoints it inserted);
 - ``fit_staged``  = `placement.earliest_staged_window` (``staged_check`` = its one candidate,
   ``bb_start`` = `placement.staged_bb_start`): the three-phase model's placement, used for the
@@ -22,12 +22,9 @@ whenever each first-preference node has room for all the chosen nodes that prefe
 tests/test_placement_mirror.py checks the equality on generated profiles, jobs and platforms.
 Scores are summed in plan order with C `pow`, the function CPython's float `**` calls.
 
-Build: the C source is embedded here (so it ships with the package), compiled with ``$CC`` (default
-``cc``) ``-O2 -std=c99 -ffp-contract=off -shared -fPIC`` into a cache directory (``$BURSTBUFFER_CACHE_DIR``, else
-``$XDG_CACHE_HOME/burstbuffer``, else ``~/.cache/burstbuffer``; temp directory as a last resort),
-named after a hash of the source, written atomically. No compiler, a failed build or
-``BURSTBUFFER_NATIVE=0`` → `engine_class()` returns None and the pure-Python engine is used.
-This module imports `_plan_base`, never `plan_engine`.
+Build: the extension module ``burstbuffer.schedulers.native.plan_engine`` (native/plan_engine.c), built when the
+package is installed with ``-O2 -std=c99 -ffp-contract=off`` (`burstbuffer.cbuild`, setup.py); missing (a broken
+install): InputError naming the fix. This module imports `_plan_base`, never `plan_engine`.
 """
 from __future__ import annotations
 
@@ -41,7 +38,7 @@ from ._plan_base import EngineBase, Placement
 from .base import Job
 from .profile import AvailabilityProfile
 
-__all__ = ["engine_class", "unavailable_reason", "NativePlanEngine"]
+__all__ = ["LIBRARY", "NativePlanEngine"]
 
 _FIELDS = [(name, ctypes.c_int32) for name in
            ("W", "B", "cap", "n", "J", "P", "depth", "stash_c", "stash_len", "stash_valid")]
@@ -65,20 +62,8 @@ def _declare(lib) -> None:
     lib.eng_revert.argtypes = [ctypes.POINTER(_Eng)]
 
 
-#: the engine (burstbuffer/schedulers/native/plan_engine.c, package data), built on first use
-LIBRARY = NativeLibrary("plan_engine.c", "plan_native", ("-lm",), declare=_declare, package=__package__)
-_load = LIBRARY.get
-
-
-def engine_class():
-    """`NativePlanEngine` if the C library is (or can be) built, else None."""
-    return NativePlanEngine if _load() is not None else None
-
-
-def unavailable_reason() -> str | None:
-    """Why the native engine is unavailable (None if it is available or not tried yet)."""
-    _load()
-    return LIBRARY.reason
+#: the engine (burstbuffer/schedulers/native/plan_engine.c), built at install time
+LIBRARY = NativeLibrary("plan_engine", declare=_declare)
 
 
 def _words(mask: int, W: int) -> list[int]:
@@ -86,21 +71,18 @@ def _words(mask: int, W: int) -> list[int]:
 
 
 class NativePlanEngine(EngineBase):
-    """`plan_engine.PlanEngine` with `apply` / `revert` in C (same arguments, same results).
+    """Execution plans of a fixed list of jobs over a scratch copy of the profile (`plan_engine`), in C.
 
-    Args: as `PlanEngine` (profile, jobs, now [s], alpha > 0, stage). Raises RuntimeError if the C
-    library cannot be built (use `engine_class()` first), ValueError from `apply` if the
-    permutation's length is not the number of jobs."""
+    Args: profile, jobs, now [s], alpha > 0, stage (`_plan_base.EngineBase`). Raises InputError if the C engine
+    is missing (a broken install), ValueError from `apply` if the permutation's length is not the number of
+    jobs."""
 
     native = True
 
     def __init__(self, profile: AvailabilityProfile, jobs: Sequence[Job], now: float, alpha: float,
                  stage: Sequence[float] | None = None):
         super().__init__(profile, jobs, now, alpha, stage)
-        lib = _load()
-        if lib is None:  # pragma: no cover - guarded by engine_class
-            raise RuntimeError(f"native plan engine unavailable: {LIBRARY.reason}")
-        self._lib = lib
+        self._lib = LIBRARY.get()
         plat = profile.platform
         nbb = self.nbb
         B = max(nbb, 1)

@@ -28,26 +28,15 @@ reservation is present during backfilling. Under a job model that separates the 
 same passes run on the job's hold shape (`holds`, `profile_scheduler.ProfileScheduler`): a job fits now when its
 stage-in can start now, and the head's reservation holds its BB over its stagings too (fcfs-easy: nodes only). A backfilled job therefore either ends before the
 shadow time or avoids the reserved processors (and, for *-bb, leaves the reserved BB bytes free).
-
-The EASY family's passes (FCFS, the head's reservation, backfilling) run in a C engine built on first use
-(`_easy_native`, `EasyBackfilling._native_schedule`) where they are the plain ones (two-phase holds, no queues,
-no queue-limit reasons, no extra nodes), with the same decisions; else, and with ``BURSTBUFFER_NATIVE=0`` or
-without a compiler, the Python passes below.
 """
 from __future__ import annotations
 
 from procset import ProcSet
 
-from ..lazy import lazy
 from .base import Job, Start
 from .options import Bool, Depth, Option
-from .placement import _runs, mask_of, procset_of
-from .profile import Fit
 from .depth import parse_depth
 from .profile_scheduler import QUEUE_OPTIONS, ProfileScheduler, Reservation
-
-#: the C pass (numpy, ctypes), imported at a policy's first decision: declaring the policies costs neither
-_easy_native = lazy("burstbuffer.schedulers._easy_native", globals(), "_easy_native")
 
 __all__ = ["FcfsPolicy", "Filler", "EasyBackfilling"]
 
@@ -143,7 +132,6 @@ class EasyBackfilling(FcfsPolicy):
         self.depth = None if reservation_depth is None else parse_depth(reservation_depth)
         self.easy_extra_nodes = bool(easy_extra_nodes)
         self.last_plan: dict[str, float] | None = None
-        self._easy_pass: _easy_native.EasyPass | None = None    # the C pass, bound to the profile (`_native_schedule`)
         #: (job id, time [s], reserved start [s]): the reservation each head job got when it became head, for
         #: reservations.csv (`write_outputs`; the auditor checks EASY's guarantee with it, docs/audit.md). Only
         #: a reservation of processors and BB (`reserve_bb`) under a two-phase job model promises the head its
@@ -197,8 +185,6 @@ class EasyBackfilling(FcfsPolicy):
     def _schedule(self, now: float) -> list[Start]:
         if self.depth is not None:
             return self._depth_schedule(now)
-        if self._native_usable():                                  # lines 12-17 in C, the same decisions
-            return self._native_schedule(now)
         starts, head = self._fcfs_pass(now)                        # Algorithm 1 line 12
         if head is None:
             return starts
@@ -212,77 +198,6 @@ class EasyBackfilling(FcfsPolicy):
         else:
             starts += self._backfill(rest, now)                    # line 17: BACKFILL
         self._unreserve()                                          # line 18
-        return starts
-
-    def _native_usable(self) -> bool:
-        """Whether lines 12-17 run in C (`_easy_native`): the plain pass (two-phase holds, no queues, no queue-limit
-        reasons, no extra nodes) and the library built (not disabled by ``BURSTBUFFER_NATIVE=0``)."""
-        if self.staged or self.easy_extra_nodes or self.queues is not None or self._waits.limits:
-            return False
-        if self._easy_pass is None or self._easy_pass.profile is not self.profile:
-            if not _easy_native.available():
-                return False
-            self._easy_pass = _easy_native.EasyPass(self.profile)
-        return True
-
-    def _native_schedule(self, now: float) -> list[Start]:
-        """Algorithm 1 lines 12-17 in C (`_easy_native.EasyPass`), leaving the policy as `_fcfs_pass`, `_reserve`
-        (lazy), `_backfill` and `_unreserve` leave it: the same starts (applied here with `_start`, in the same
-        order), the same wait notes, ``last_reservation`` and kept reservation (`_reserve_kept`), and the profile's
-        change counts as if the reservation had entered it at the backfilling pass's first fit and left it at the
-        end."""
-        profile, bb = self.profile, self.reserve_bb
-        jobs = self._ordered(now)
-        walls = [j.walltime for j in jobs]
-        perm = None
-        if self.sjf_backfill:                        # lines 15-16 (the head is left out in C); ties: submission order
-            if self._plain:                          # the queue is in submission order: a stable sort by walltime
-                perm = sorted(range(len(jobs)), key=walls.__getitem__)
-            else:
-                order = self._submission
-                perm = sorted(range(len(jobs)), key=lambda i: (walls[i], order[jobs[i].id]))
-        kept, given = self._kept, None
-        if kept is not None and kept[0] == profile.changes and kept[1][1] == bb and now < kept[2].start:
-            k = next((i for i, j in enumerate(jobs) if j.id == kept[1][0]), -1)
-            if k >= 0:                                             # used if it is the head and nothing started
-                r = kept[2]
-                index = profile._bb_index
-                given = (k, r.start, r.end, mask_of(r.procs), {index[s]: x for s, x in r.bb_per_storage.items()})
-        eng = self._easy_pass
-        out = eng.run(jobs, walls, perm, bb, self._waits.free0, given)
-        ids = profile.bb_ids
-        starts: list[Start] = []
-        for k in out["seq"]:
-            job = jobs[k]
-            m = eng.chosen_of(k)
-            place = eng.place_of(k) if job.bb > 0 else []
-            starts.append(self._start(job, Fit(now, procset_of(m), {p: ids[b] for p, b in zip(_ids_of(m), place)}),
-                                      now))
-        names = ("Resources", "BurstBufferResources", "Priority", "Reservation", self.blocked_reason)
-        noted, started = self._waits.noted, _easy_native.STARTED
-        for k, st in enumerate(out["status"]):
-            if 0 <= st < started:
-                noted[jobs[k].id] = names[st]
-        h = out["head"]
-        if h < 0:
-            return starts
-        head = jobs[h]
-        self._kept = None
-        r = None
-        if out["given"]:
-            r = kept[2]                                            # the same earliest fit (`_reserve_kept`)
-            r = Reservation(r.job_id, r.start, r.end, r.procs, r.bb_per_storage, now)
-        elif out["found"]:
-            m = out["mask"]
-            fit = Fit(out["start"], procset_of(m), {p: ids[b] for p, b in zip(_ids_of(m), out["place"])})
-            r = Reservation(head.id, fit.start, fit.start + head.walltime, fit.procs,
-                            fit.bb_per_storage(head.bb) if bb else {}, now)
-        self.last_reservation = r
-        if r is not None:
-            if r.start <= now or out["asked"]:       # entered the profile, then released (`_reserve`, `_unreserve`)
-                profile.changes += 2
-                profile.releases += 1
-            self._kept = (profile.changes, (head.id, bb), r)
         return starts
 
     def _backfill_extra(self, head, jobs, now: float) -> list[Start]:
@@ -374,7 +289,3 @@ class EasyBackfilling(FcfsPolicy):
             starts += self._backfill(rest, now)
         return starts
 
-
-def _ids_of(mask: int) -> list[int]:
-    """The ids of bitmask `mask`, ascending."""
-    return [p for a, n in _runs(mask) for p in range(a, a + n)]

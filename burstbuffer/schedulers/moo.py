@@ -6,8 +6,7 @@ f2(x) = Σ bb·x (BB usage) subject to f1 ≤ ``cap_nodes`` and f2 ≤ ``cap_bb`
 free pooled BB, §3.2.1). Everything here is pure numpy on these arrays — no scheduler state:
 
 - `ga_front`: the paper's genetic algorithm (§3.2.2-3.2.3): numpy draws, then the generations in C
-  (`_ga_native`) or, as a fallback with the same result, vectorised numpy (see its docstring for the
-  operators, the constraint handling and the mutation rate);
+  (`_ga_native`; see its docstring for the operators, the constraint handling and the mutation rate);
 - `exact_front`: the true Pareto set by enumerating the 2^k subsets (k ≤ `EXACT_LIMIT`);
 - `nsga2_front`: pymoo's NSGA-II on the same problem (a labelled alternative, not the paper's rule);
 - `choose` : the decision rule of §3.2.4 on a front;
@@ -242,8 +241,7 @@ def generational_distance(approx: np.ndarray, true: np.ndarray, total_nodes: int
 
 # ---------------------------------------------------------------------------- the GA (§3.2.2)
 def ga_front(nodes, bb, cap_nodes: int, cap_bb: int, rng: np.random.Generator, *, population: int = 20,
-             generations: int = 500, mutation_rate: float = DEFAULT_MUTATION_RATE,
-             native: bool | None = None) -> Front:
+             generations: int = 500, mutation_rate: float = DEFAULT_MUTATION_RATE) -> Front:
     """Approximate Pareto front by BBSched's genetic algorithm (Fan et al. 2019 §3.2.2-3.2.3, Fig. 3).
 
     - A chromosome is a selection (k genes). Generation 0: P chromosomes with genes drawn uniformly.
@@ -262,10 +260,9 @@ def ga_front(nodes, bb, cap_nodes: int, cap_bb: int, rng: np.random.Generator, *
 
     Every random number comes from `rng`, drawn up front in a fixed order (`_ga_draws`): the result is
     a pure function of the inputs and the generator's state. The generations then run in C
-    (`_ga_native`, ~0.1 ms per 100 generations at w = 20) when it is available and ``native`` is not
-    False, else in numpy (vectorised over the population, ~25 numpy calls per generation on (2P × k)
-    arrays); both give the same front (tests/test_ga_native.py). ``native=True`` requires the C loop
-    (RuntimeError if unavailable). Raises ValueError if k > GA_LIMIT, P < 1, G < 0 or p_m outside [0, 1].
+    (`_ga_native`, ~0.1 ms per 100 generations at w = 20; its oracle, the same generations vectorised in numpy,
+    is tests/oracles/ga_numpy.py: tests/test_ga_native.py checks both equal). Raises ValueError if k > GA_LIMIT,
+    P < 1, G < 0 or p_m outside [0, 1]; InputError if the C engine is missing (a broken install).
     """
     n, b = _as_arrays(nodes, bb)
     k = len(n)
@@ -279,17 +276,14 @@ def ga_front(nodes, bb, cap_nodes: int, cap_bb: int, rng: np.random.Generator, *
     if k == 0:
         return Front(np.zeros((1, 2), np.int64), np.zeros((1, 0), bool))
     init, pa, pb, cut, flips = _ga_draws(k, P, G, mutation_rate, rng)
-    if native is None or native:
-        from . import _ga_native
+    from . import _ga_native
 
-        if native or _ga_native.available():
-            pop, final = _ga_native.ga_loop(n, b, cap_nodes, cap_bb, init, pa, pb, cut, flips, G)
-            nf, bf = n.astype(np.float64), b.astype(np.float64)
-            keyw = np.ldexp(1.0, np.arange(k - 1, -1, -1))
-            sets = pop[final]
-            F = sets @ np.stack([nf, bf, keyw], axis=1)
-            return _make_front(F[:, 0].astype(np.int64), F[:, 1].astype(np.int64), F[:, 2], sets.copy())
-    return _ga_numpy(n, b, cap_nodes, cap_bb, init, pa, pb, cut, flips, G)
+    pop, final = _ga_native.ga_loop(n, b, cap_nodes, cap_bb, init, pa, pb, cut, flips, G)
+    nf, bf = n.astype(np.float64), b.astype(np.float64)
+    keyw = np.ldexp(1.0, np.arange(k - 1, -1, -1))
+    sets = pop[final]
+    F = sets @ np.stack([nf, bf, keyw], axis=1)
+    return _make_front(F[:, 0].astype(np.int64), F[:, 1].astype(np.int64), F[:, 2], sets.copy())
 
 
 def _ga_draws(k: int, P: int, G: int, mutation_rate: float, rng: np.random.Generator):
@@ -309,83 +303,6 @@ def _ga_draws(k: int, P: int, G: int, mutation_rate: float, rng: np.random.Gener
     nflip = int(rng.binomial(total, mutation_rate)) if total and mutation_rate > 0 else 0
     flips = rng.choice(total, size=nflip, replace=False) if nflip else np.zeros(0, np.int64)
     return init, pa, pb, cut, flips
-
-
-def _ga_numpy(n: np.ndarray, b: np.ndarray, cap_nodes: int, cap_bb: int, init, pa, pb, cut, flips,
-              G: int) -> Front:
-    """The generations of `ga_front` in numpy on its draws (`_ga_draws`)."""
-    P, k = init.shape
-    nf, bf = n.astype(np.float64), b.astype(np.float64)
-    keyw = np.ldexp(1.0, np.arange(k - 1, -1, -1))                  # 2^(k-1-i): job 0 most significant
-    V = np.stack([nf, bf, nf + bf, keyw], axis=1)                    # objectives, their sum, the key
-    tri = np.triu(np.ones((k, k)))                                   # prefix sums by matmul
-    U = np.concatenate([tri * nf[:, None], tri * bf[:, None]], axis=1)
-    capv = np.concatenate([np.full(k, float(cap_nodes)), np.full(k, float(cap_bb))])
-
-    total = G * P * k
-    mut = np.zeros(total, bool)
-    if len(flips):
-        mut[flips] = True
-    mut = mut.reshape(G, P, k)
-    # children rows 0..P-1 of the buffer, the population rows P..2P-1
-    ia = (np.concatenate([pa, pb], axis=1)[:, :P] + P)
-    ib = (np.concatenate([pb, pa], axis=1)[:, :P] + P)
-    cm = np.arange(k)[None, None, :] < cut[:, :, None]
-    cmask = np.concatenate([cm, cm], axis=1)[:, :P, :]
-
-    buf = np.empty((2 * P, k), bool)
-    F = np.empty((2 * P, 4))
-    birth = np.zeros(2 * P, np.int64)
-
-    def repair(x: np.ndarray) -> None:
-        ok = (x @ U) <= capv
-        x &= ok[:, :k] & ok[:, k:]
-
-    pop = buf[P:]
-    pop[:] = init
-    repair(pop)
-    np.matmul(pop, V, out=F[P:])
-    birth[P:] = 0
-    later = np.triu(np.ones((2 * P, 2 * P), bool), 1)               # later[i, j]: row i precedes row j
-    ch = buf[:P]
-    # views and scratch buffers made once (the loop only writes into them)
-    f1r, f2r, sr, kr = F[:, 0], F[:, 1], F[:, 2], F[:, 3]
-    f1c, f2c, sc, kc = f1r[:, None], f2r[:, None], sr[:, None], kr[:, None]
-    A = np.empty((2 * P, 2 * P), bool)
-    Bm = np.empty((2 * P, 2 * P), bool)
-    big = G + 2
-
-    def levels() -> np.ndarray:
-        """0: non-dominated and first copy, 1: dominated, 2: a later copy of an identical chromosome."""
-        np.greater_equal(f1c, f1r, out=A)
-        np.greater_equal(f2c, f2r, out=Bm)
-        np.logical_and(A, Bm, out=A)
-        np.greater(sc, sr, out=Bm)
-        np.logical_and(A, Bm, out=A)
-        dom = A.any(axis=0)
-        np.equal(kc, kr, out=Bm)
-        np.logical_and(Bm, later, out=Bm)
-        return np.where(Bm.any(axis=0), 2, dom)
-
-    for g in range(G):
-        np.copyto(ch, np.where(cmask[g], buf[ia[g]], buf[ib[g]]))
-        ch ^= mut[g]
-        repair(ch)
-        np.matmul(ch, V, out=F[:P])
-        birth[:P] = g + 1
-        lev = levels()
-        order = np.argsort(lev * big - birth, kind="stable")[:P]
-        buf[P:] = buf[order]
-        F[P:] = F[order]
-        birth[P:] = birth[order]
-    if G == 0:
-        f1, f2, s = F[P:, 0], F[P:, 1], F[P:, 2]
-        final = ~((f1[:, None] >= f1) & (f2[:, None] >= f2) & (s[:, None] > s)).any(axis=0)
-    else:
-        final = lev[order] == 0                                      # Set 1 among the survivors
-    popF = F[P:][final]
-    return _make_front(popF[:, 0].astype(np.int64), popF[:, 1].astype(np.int64),
-                       popF[:, 3], buf[P:][final].copy())
 
 
 # ---------------------------------------------------------------------------- pymoo NSGA-II

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 __all__ = ["PERIOD_MIN", "Bool", "Choice", "Custom", "Depth", "Number", "Option", "OptionError", "build",
-           "native_check", "order_check", "order_params_check", "period_check", "queues_check", "check_options", "check_value", "declared", "describe", "flag_type", "option_names", "takes",
+           "order_check", "order_params_check", "period_check", "queues_check", "check_options", "check_value", "declared", "describe", "flag_type", "option_names", "takes",
            "value_text"]
 
 
@@ -210,10 +210,6 @@ def order_params_check(v) -> str | None:
     except (TypeError, ValueError) as exc:
         return str(exc)
     return None
-
-
-def native_check(v) -> str | None:
-    return None if v is None or isinstance(v, bool) else f"expected true, false or null, got {_kind(v)}"
 
 
 def period_check(v) -> str | None:

@@ -1,8 +1,8 @@
 """The placement rule: when and where a job fits, given free processors and free burst buffers.
 
 This module is the single definition of the rule. `AvailabilityProfile.fit_at` /
-`earliest_fit` (the policies' profile) and the pure-Python `PlanEngine` (plan-α's scratch copy)
-both call these functions; the C engine in `_plan_native` is a declared mirror of them, checked
+`earliest_fit` (the policies' profile) and the C engines' oracles (tests/oracles/plan_engine.py, plan-α's
+scratch copy) call these functions; the C engine in `_plan_native` is a declared mirror of them, checked
 equal on generated cases by tests/test_placement_mirror.py.
 
 The rule (Kopanski & Rzadca, "Plan-based Job Scheduling for Supercomputers with Shared Burst

@@ -23,7 +23,7 @@ acceptance) comes from the scheduler's ``rng`` seeded in `make_scheduler`: same 
 same schedule.
 
 A job that cannot be placed at all (only possible behind a hold without end: walltime = inf)
-counts as waiting until `PlanEngine.horizon`, later than any placed start.
+counts as waiting until the engine's `horizon` (`_plan_base.EngineBase`), later than any placed start.
 
 Plans are built by `plan_engine.make_engine` (a scratch copy of the profile's breakpoints with an
 undo log: a plan sharing its first c jobs with the previous one re-places only the others); the
@@ -43,9 +43,10 @@ from .base import Job, StageIn, Start
 from .holds import wake_time
 from .limits import MAX_EXHAUSTIVE
 from .placement import staged_bb_start
-from .plan_engine import PlanEngine, make_engine
+from ._plan_base import EngineBase
+from .plan_engine import make_engine
 from .profile import AvailabilityProfile, Fit, procset_of
-from .options import Custom, Number, Option, native_check
+from .options import Number, Option
 from .profile_scheduler import ProfileScheduler
 
 __all__ = ["PlanScheduler", "SearchResult", "candidate_orders", "plan_search", "plan_on_profile",
@@ -95,13 +96,13 @@ class SearchResult:
     accepted: int = 0
 
 
-def plan_search(engine: PlanEngine, n: int, rng: random.Random, *, candidates: list[list[int]],
+def plan_search(engine: EngineBase, n: int, rng: random.Random, *, candidates: list[list[int]],
                 cooling_rate: float = 0.9, cooling_steps: int = 30, temperature_steps: int = 6,
                 exhaustive_limit: int = 5) -> SearchResult:
     """Algorithm 2 of Kopanski & Rzadca 2021 (lines 2-21) over the `n` jobs of `engine`.
 
     Args:
-        engine: a `PlanEngine` over the n queued jobs (its `apply(perm)` returns S(perm)).
+        engine: a plan engine (`make_engine`) over the n queued jobs (its `apply(perm)` returns S(perm)).
         rng: the source of every random choice.
         candidates: the initial permutations (`candidate_orders`), used when n > exhaustive_limit.
         cooling_rate, cooling_steps, temperature_steps: r, N, M.
@@ -157,10 +158,9 @@ def plan_search(engine: PlanEngine, n: int, rng: random.Random, *, candidates: l
     return out
 
 
-def set_search_options(sched, alpha, cooling_rate, cooling_steps, temperature_steps, exhaustive_limit,
-                       native) -> None:
+def set_search_options(sched, alpha, cooling_rate, cooling_steps, temperature_steps, exhaustive_limit) -> None:
     """Check plan-α's options (`PlanScheduler`) and set them on `sched` (``alpha``, ``cooling_rate``,
-    ``cooling_steps``, ``temperature_steps``, ``exhaustive_limit``, ``native``, and ``last_search`` /
+    ``cooling_steps``, ``temperature_steps``, ``exhaustive_limit``, and ``last_search`` /
     ``last_plan`` = None). Raises ValueError on an out-of-range value, TypeError on a non-integer count."""
     try:
         alpha = float(alpha)
@@ -181,7 +181,6 @@ def set_search_options(sched, alpha, cooling_rate, cooling_steps, temperature_st
     sched.cooling_steps = cooling_steps
     sched.temperature_steps = temperature_steps
     sched.exhaustive_limit = exhaustive_limit
-    sched.native = native
     sched.last_search = None
     sched.last_plan = None
 
@@ -195,7 +194,7 @@ def plan_on_profile(profile: AvailabilityProfile, jobs: Sequence[Job], perm: Seq
     (processors + BB) and is reserved there. Returns (S, fits in `perm` order, None for a job
     that cannot be placed — it counts as waiting until `horizon`, required then).
     Source: Kopanski & Rzadca 2021, §3.3, Eq. 1. Slow (one `earliest_fit` + `reserve` per job); the policy
-    uses `PlanEngine`, which gives the same result.
+    uses its plan engine (`make_engine`), which gives the same result.
     """
     fits: list[Fit | None] = []
     score = 0.0
@@ -230,8 +229,6 @@ class PlanScheduler(ProfileScheduler):
         temperature_steps: M ≥ 0 moves per temperature.
         exhaustive_limit: queues of at most this many jobs are searched over all permutations
             (0 ≤ limit ≤ MAX_EXHAUSTIVE).
-        native: plan engine: None = the C engine if it can be built, else pure Python; False =
-            pure Python; True = C or RuntimeError. Both give identical schedules.
         staging, staging_bandwidth: as `ProfileScheduler` (default "bb-first": on the three-phase job model
             each job's nodes are planned over its running phase and its BB over its stagings too).
 
@@ -260,9 +257,6 @@ class PlanScheduler(ProfileScheduler):
         Option("temperature_steps", Number(0, integer=True), "moves per temperature M"),
         Option("exhaustive_limit", Number(0, MAX_EXHAUSTIVE, integer=True),
                "queues of at most this many jobs are searched over all permutations"),
-        Option("native", Custom(native_check, "bool or null", ""),
-               "plan engine: null = C if it builds, else Python; false = Python; true = C (same schedules)",
-               nullable=True),
     )
     #: a job that fits now but was planned later waits for the jobs the chosen order put before it
     blocked_reason = "Priority"
@@ -270,9 +264,9 @@ class PlanScheduler(ProfileScheduler):
 
     def __init__(self, platform: Platform, *, seed: int = 0, alpha: float = 2.0,
                  cooling_rate: float = 0.9, cooling_steps: int = 30, temperature_steps: int = 6,
-                 exhaustive_limit: int = 5, native: bool | None = None, **options):
+                 exhaustive_limit: int = 5, **options):
         super().__init__(platform, seed=seed, **options)   # period, overdue_grace, staging, staging_bandwidth
-        set_search_options(self, alpha, cooling_rate, cooling_steps, temperature_steps, exhaustive_limit, native)
+        set_search_options(self, alpha, cooling_rate, cooling_steps, temperature_steps, exhaustive_limit)
 
     def decide(self, now: float) -> list[Start | StageIn]:
         self.last_search = None
@@ -287,7 +281,7 @@ class PlanScheduler(ProfileScheduler):
             if any(h.stage_out != h.stage_in for h in shapes):
                 raise ValueError("plan-α's plan engines need equal stage-in and stage-out estimates")
             stage = [h.stage_in for h in shapes]
-        engine = make_engine(self.profile, jobs, now, self.alpha, native=self.native, stage=stage)
+        engine = make_engine(self.profile, jobs, now, self.alpha, stage=stage)
         result = plan_search(engine, len(jobs), self.rng, candidates=candidate_orders(jobs),
                              cooling_rate=self.cooling_rate, cooling_steps=self.cooling_steps,
                              temperature_steps=self.temperature_steps,
