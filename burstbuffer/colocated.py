@@ -1,4 +1,4 @@
-"""The scheduler inside the embedded simulator's process: `burstbuffer run`'s default link (``--link in-process``).
+"""The scheduler inside the embedded simulator's process: `burstbuffer run`'s default link (``--link in-simulator``).
 
 `burstbuffer run` starts one child, ``python -m burstbuffer.colocated``. The child builds the run's scheduler (a
 `session.SchedulerSession` from the run's `spec.SchedulerSpec`, which the parent made and checked) and the simulator (`simulator.server.Simulator`), and the simulator's link to the
@@ -507,7 +507,7 @@ def over_pipes(session, simulator_argv, *, timeout: float, check_protocol: bool 
             stop_process(proc)
             raise
         signum = -rc if rc < 0 else rc - 128     # killed by a signal, or ended by one (`simulate`'s 128 + N)
-        if signum in SIGNALS:      # stopped from outside, as the in-process child reports it
+        if signum in SIGNALS:      # stopped from outside, as the in-simulator child reports it
             raise Interrupted(signum) from None
         simulator_failed(rc, log_path, session.app.last_started)
         raise exc
@@ -551,7 +551,7 @@ class ReportingSocket:
 def _pipes_main(args: dict, simulator: list[str], reporter: Reporter, page: StartedPage, *, check_protocol: bool,
                 timeout, run_timeout) -> int:
     """The child of ``run --link pipes``: the scheduler here, the simulator in a child of this process over a
-    pipe each way (`over_pipes`), reporting to the parent as the in-process child does. SIGINT, SIGTERM
+    pipe each way (`over_pipes`), reporting to the parent as the in-simulator child does. SIGINT, SIGTERM
     and SIGHUP end the run with its outputs written (`signals.interruptible`). Exit status 0, else 1."""
     from .session import SchedulerSession  # noqa: PLC0415
     from .signals import interruptible  # noqa: PLC0415
@@ -605,7 +605,7 @@ def main(argv: list[str] | None = None) -> int:
     setup()                   # the parent's --log-level: records also in simulator.log (this process's stderr)
     args = pickle.loads(base64.b64decode(ns.session))
     check_protocol, timeout, run_timeout = args.pop("check_protocol"), args.pop("timeout"), args.pop("run_timeout")
-    link = args.pop("link", "in-process")
+    link = args.pop("link", "in-simulator")
     sys.path += [p for p in args.pop("sys_path") if p not in sys.path]   # the parent's: its policies' modules
     if link == "pipes":
         return _pipes_main(args, ns.simulator, reporter, StartedPage(ns.page_fd), check_protocol=check_protocol,

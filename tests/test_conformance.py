@@ -226,7 +226,7 @@ class Fcfs(FcfsBB):
 """
 
 
-@pytest.mark.parametrize("link", ["in-process", "pipes"])
+@pytest.mark.parametrize("link", ["in-simulator", "pipes"])
 def test_run_checks_the_protocol_and_fails_on_a_violation(kth_subset, tmp_path, link):
     """The wiring used by every end-to-end test: a scheduler that gives a job one machine too many is
     stopped by the check (the conftest fixture turns it on for every run), in the simulator's process or

@@ -21,7 +21,8 @@ pytest.importorskip("dask_jobqueue")
 from burstbuffer.cli import main  # noqa: E402
 from burstbuffer.reproduce.dask_engine import jobqueue_cluster, read_cluster_config  # noqa: E402
 from burstbuffer.errors import InputError  # noqa: E402
-from burstbuffer.reproduce.sweep import load_campaign, plan_campaign  # noqa: E402
+from burstbuffer.sweep.campaign import load_campaign
+from burstbuffer.sweep.plan import plan_campaign  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -282,7 +283,7 @@ def test_campaign_network_model_is_part_of_the_run(campaign, tmp_path):
     reusable. An unknown model is a one-line campaign error."""
     import hashlib
     from burstbuffer import __version__
-    from burstbuffer.reproduce.sweep import sha256_file
+    from burstbuffer.sweep.plan import sha256_file
     text = campaign.read_text().replace('models = ["io-aware", "alloc-only"]', 'models = ["io-aware"]')
     text = text.replace('[[policy]]\nname = "plan"\nlabel = "plan-2"\noptions = { alpha = 2.0 }\n', "")   # fcfs only
     exact, unc = tmp_path / "exact.toml", tmp_path / "unc.toml"

@@ -31,7 +31,7 @@ from ..fileio import read_toml
 from ..logs import progress_bar
 from ..signals import Interrupted, deferred
 from .execute import RunSettings, describe, read_marker, run_one
-from .runs import RunSpec
+from .runs import PlannedRun
 
 #: batch systems of dask-jobqueue (``--cluster`` values) → their cluster class names
 CLUSTERS = {"slurm": "SLURMCluster", "pbs": "PBSCluster", "sge": "SGECluster", "lsf": "LSFCluster",
@@ -65,7 +65,7 @@ def swap_in(tmp: Path, out: Path) -> None:
         os.replace(tmp, out)
 
 
-def remove_leftovers(specs: Sequence[RunSpec]) -> int:
+def remove_leftovers(specs: Sequence[PlannedRun]) -> int:
     """Delete the temporary directories (``.NAME.tmp-*``) beside the specs' run directories that dead
     workers left; return how many. Call it only when no task of these specs is running."""
     n = 0
@@ -91,7 +91,7 @@ def _worker_cpu(pin: bool) -> int | None:
     return resolve_cpu("auto", slot=slot)
 
 
-def dask_task(spec: RunSpec, settings: RunSettings, pin: bool = False) -> dict:
+def dask_task(spec: PlannedRun, settings: RunSettings, pin: bool = False) -> dict:
     """The unit of work on a Dask worker: the finished marker of ``spec.out`` if there is one, else
     `run_one` into a temporary sibling directory swapped in for ``spec.out`` afterwards (`swap_in`;
     also for a failed run, whose error.txt is then in ``spec.out``). Returns `run_one`'s dict."""
@@ -285,12 +285,12 @@ class DaskExecutor:
         self.progress = progress
         self.log = log
         self.desc = desc
-        self.todo: Sequence[RunSpec] = ()
+        self.todo: Sequence[PlannedRun] = ()
         #: () -> the one line of a batch command that failed, or None (`batch_jobs.BatchCommands.failure`)
         self.cluster_failure: Callable[[], str | None] | None = None
 
-    def run(self, todo: Sequence[RunSpec], settings: RunSettings,
-            on_done: Callable[[RunSpec, dict], None], *, total: int, kept: int) -> None:
+    def run(self, todo: Sequence[PlannedRun], settings: RunSettings,
+            on_done: Callable[[PlannedRun, dict], None], *, total: int, kept: int) -> None:
         """See `burstbuffer.reproduce.execute.Executor.run`. A task that fails for good (its workers kept
         dying: KilledWorker) is reported as ``{"key", "error"}``."""
         client = self.client
