@@ -213,7 +213,7 @@ from burstbuffer.batsim.protocol import ExecuteJob
 from burstbuffer.io_model.alloc_only import AllocOnlyModel
 from burstbuffer.schedulers import EasyBackfilling as FcfsBB   # fcfs-bb: its defaults
 
-if sys.argv[0].endswith("colocated.py"):          # the simulator's process, not the test's
+if sys.argv[0].endswith("colocated/__main__.py"):  # the simulator's process, not the test's
     def _oversize(self, start, now, out):
         self._running.add(start.job.id)
         extra = max(set(range(96)) - set(start.procs))

@@ -418,8 +418,9 @@ def test_the_mirror_reports_an_ended_job_within_the_report_period(monkeypatch):
     from types import SimpleNamespace
 
     from burstbuffer import colocated
+    from burstbuffer.colocated import reporting
     clock = SimpleNamespace(t=100.0)
-    monkeypatch.setattr(colocated, "time", SimpleNamespace(monotonic=lambda: clock.t))
+    monkeypatch.setattr(reporting, "time", SimpleNamespace(monotonic=lambda: clock.t))
 
     def rec(jid):
         return SimpleNamespace(job=SimpleNamespace(subtime=0.0), start=None, end=None, state=None, reason=None,

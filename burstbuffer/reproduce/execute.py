@@ -50,7 +50,7 @@ class RunSettings:
 
 
 #: what shapes a schedule besides a run's inputs: the code of these parts of the package (paths relative to it)
-SCHEDULE_CODE = ("schedulers", "io_model", "simulator", "batsim", "runner.py", "session.py", "colocated.py",
+SCHEDULE_CODE = ("schedulers", "io_model", "simulator", "batsim", "runner.py", "session.py", "colocated",
                  "app.py", "spec.py", "records.py", "platforms", "workloads/batsim_json.py")
 _SOURCES = (".py", ".c", ".h", ".cc", ".cpp", ".hpp", ".pyx")
 

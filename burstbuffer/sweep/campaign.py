@@ -8,7 +8,7 @@ from ..errors import InputError
 from ..fileio import read_toml
 from ..jsonvalues import is_int, is_num
 from ..workloads.transform import SCENARIOS
-from .fields import LABEL_RE, check_campaign_options, int_in, label_of, nonempty_list, quoted, unknown_keys
+from .fields import check_campaign_options, int_in, label_of, nonempty_list, quoted, unknown_keys
 
 _TOP = {"campaign", "policy", "workload", "exclude"}
 _CAMPAIGN = {"platform", "models", "seeds", "timeout", "run-timeout", "name", "network-model"}
