@@ -51,7 +51,7 @@ def write_index(out: Path, runs: list[PlannedRun], results: dict[str, dict]) -> 
 def sweep(args) -> int:
     """The command: 0 when every run finished, 1 when some failed (rerun to retry them); InputError
     (exit 2) for a bad campaign file or engine options."""
-    from ..reproduce.dask_engine import check_engine_arguments, make_executor
+    from ..reproduce.engines import check_engine_arguments, make_executor
     check_engine_arguments(args)
     c = load_campaign(args.campaign)
     out = output_dir(args.output)
@@ -87,7 +87,7 @@ def sweep(args) -> int:
 
 def register(subparsers) -> None:
     """Add the `sweep` subcommand (cli.py plugin hook)."""
-    from ..reproduce.dask_engine import add_engine_arguments
+    from ..reproduce.engines import add_engine_arguments
     s = subparsers.add_parser(
         "sweep", help="run a campaign (policies × workloads × models × seeds) on Dask or a local pool",
         description="Run every simulation of a campaign file (TOML: policies with options, workloads with "
