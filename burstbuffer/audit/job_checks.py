@@ -33,7 +33,7 @@ def workload_of(run_dir: Path, info: dict) -> Path | None:
 
 def check_accounted(jobs, workload: Path | None, first: int, *, wanted: tuple[list[str], str] | None = None,
                     need_reason: bool = True):
-    """(jobs, violations, note): the ``accounted`` check (`burstbuffer.audit`'s docstring) against the job ids of `workload`,
+    """(jobs, violations, note): the ``accounted`` check (`burstbuffer.audit`) against the job ids of `workload`,
     or against `wanted` (ids, what they are: the note) when given. `need_reason`: a rejected job must give its
     reason in ``metadata`` (Batsim's REJECT_JOB carries none: False for its outputs)."""
     out = []

@@ -17,7 +17,7 @@ def job_key(j: str):
 
 
 def check_processors(jobs, first: int, only=None):
-    """(instants, violations): processors held by two jobs at once (`burstbuffer.audit`'s docstring). `only`: the resource ids
+    """(instants, violations): processors held by two jobs at once (`burstbuffer.audit`). `only`: the resource ids
     to check (a sequence of int; None: every one of ``allocated_resources``)."""
     import numpy as np
     import pandas as pd

@@ -37,12 +37,16 @@ link), `pipes` (the pipes link), `child` (the child's main), `launch` and `super
 """
 from __future__ import annotations
 
-from .frames import ALIVE_PERIOD, MIRROR_PERIOD, Outcome, PAGE, portable, PROGRESS_PERIOD, REPORT_PERIOD, StartedPage  # noqa: F401
-from .reporting import JobsMirror, Relay, Reporter  # noqa: F401
-from .call import CallTransport  # noqa: F401
-from .supervisor import Supervisor  # noqa: F401
-from .launch import child_command, load_spec, simulator_failed, spec_blob, stop_process  # noqa: F401
-from .pipes import over_pipes, PIPE_ENDPOINT, pipes_main, ReportingSocket  # noqa: F401
-from .child import main  # noqa: F401
+from .call import CallTransport
+from .child import main
+from .frames import (ALIVE_PERIOD, MIRROR_PERIOD, PAGE, PROGRESS_PERIOD, REPORT_PERIOD, Outcome, StartedPage,
+                     portable)
+from .launch import child_command, load_spec, simulator_failed, spec_blob, stop_process
+from .pipes import PIPE_ENDPOINT, ReportingSocket, over_pipes, pipes_main
+from .reporting import JobsMirror, Relay, Reporter
+from .supervisor import Supervisor
 
-__all__ = ["ALIVE_PERIOD", "CallTransport", "JobsMirror", "MIRROR_PERIOD", "Outcome", "PAGE", "PIPE_ENDPOINT", "PROGRESS_PERIOD", "REPORT_PERIOD", "Relay", "Reporter", "ReportingSocket", "StartedPage", "Supervisor", "child_command", "load_spec", "main", "over_pipes", "pipes_main", "portable", "simulator_failed", "spec_blob", "stop_process"]
+__all__ = ["ALIVE_PERIOD", "CallTransport", "JobsMirror", "MIRROR_PERIOD", "Outcome", "PAGE", "PIPE_ENDPOINT",
+           "PROGRESS_PERIOD", "REPORT_PERIOD", "Relay", "Reporter", "ReportingSocket", "StartedPage", "Supervisor",
+           "child_command", "load_spec", "main", "over_pipes", "pipes_main", "portable", "simulator_failed",
+           "spec_blob", "stop_process"]

@@ -21,7 +21,8 @@ from .reporting import JobsMirror, Relay, Reporter
 def main(argv: list[str] | None = None) -> int:
     """The child (`burstbuffer.colocated`). Exit status: the simulator's (0, 2 bad input, 1 stopped), 1 if the
     scheduler ended the simulation."""
-    ap = argparse.ArgumentParser(prog="python -m burstbuffer.colocated", description="The child of `burstbuffer run`: the scheduler beside the simulator.")
+    ap = argparse.ArgumentParser(prog="python -m burstbuffer.colocated",
+                                 description="The child of `burstbuffer run`: the scheduler beside the simulator.")
     ap.add_argument("--report-fd", type=int, required=True)
     ap.add_argument("--page-fd", type=int, required=True)
     ap.add_argument("--session", required=True)

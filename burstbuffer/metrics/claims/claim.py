@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...lazy import lazy
-from ..verdicts import DIFFERENCE, MISSING, MODES, NO_DIFFERENCE, NOT, NOT_TESTABLE, OUT_OF_REGIME, PAPER, PARTLY, PROJECT, REPRODUCED, Verdict
+from ..verdicts import (DIFFERENCE, MISSING, MODES, NO_DIFFERENCE, NOT, NOT_TESTABLE, OUT_OF_REGIME, PAPER, PARTLY,
+                        PROJECT, REPRODUCED, Verdict)
 from .conditions import Condition, RegimeCheck
 from .judge import judge
 from .measure import Rows
@@ -58,7 +59,7 @@ def _g(x: float) -> str:
 
 
 def _judge_claim(c: Claim, jobs: "Rows | None", mode: str) -> Verdict:
-    """A claim with conditions: each condition judged (`judge`), then combined (`burstbuffer.metrics.claims`'s docstring)."""
+    """A claim with conditions: each condition judged (`judge`), then combined (`burstbuffer.metrics.claims`)."""
     base = dict(id=c.id, paper_value=c.paper_value, asserts=c.asserts, mode=mode, origin=c.origin,
                 band="; ".join(dict.fromkeys(f"{k.name}: {k.band.text(EFFECTS[k.effect][0])}" for k in c.conditions)))
     if c.not_testable:
