@@ -87,6 +87,7 @@ if str(REPO) not in sys.path:
 
 from burstbuffer.platforms.generator import DragonflyParams, write_platform  # noqa: E402
 from common import cpu_model  # noqa: E402
+from burstbuffer import links  # noqa: E402
 from burstbuffer.workloads.bb_model import BBModel  # noqa: E402
 from burstbuffer.workloads.batsim_json import write_workload  # noqa: E402
 from burstbuffer.workloads.bundled import KTH_SWF  # noqa: E402
@@ -203,8 +204,8 @@ def worker_load(platform: str) -> dict:
 
 
 def worker_run(platform: str, workload: str, output: str, cprofile: str | None, network_model: str = "exact",
-               link: str = "in-process") -> dict:
-    """`runner.run` sjf-bb, io-aware, over `link` (`runner.LINKS`; cProfile needs "pipes"); wall time, peak RSS
+               link: str = "in-simulator") -> dict:
+    """`runner.run` sjf-bb, io-aware, over `link` (`burstbuffer.links.LINKS`; cProfile needs "pipes"); wall time, peak RSS
     and CPU of this process (over pipes, the scheduler) and of the child (the simulator, with the scheduler in
     it by default)."""
     from burstbuffer import runner
@@ -300,8 +301,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--days", type=float, help="keep only the jobs submitted within DAYS of the first, after the "
                                                 "speed-up (e.g. 30: a month of the scaled trace)")
-    ap.add_argument("--link", default="in-process", choices=("in-process", "pipes"),
-                    help="`run`'s --link (default in-process: the scheduler's CPU is then in the simulator's column; "
+    ap.add_argument("--link", default="in-simulator", type=links.link,
+                    help="`run`'s --link (in-simulator or pipes; default in-simulator: the scheduler's CPU is then in the simulator's column; "
                          "--cprofile runs over pipes)")
     ap.add_argument("--network-model", default="exact", choices=NETWORK_MODELS,
                     help="the simulator's --network-model (docs/io-model.md §5; default exact)")

@@ -2,7 +2,7 @@
 
 Two ways, the second for a busy machine. *Runs*: each run is `burstbuffer.runner.run` in a fresh Python
 process, pinned to one core as `run` does, over `run`'s ``--link``. Over ``pipes`` the scheduler is that
-process (its own rusage; the simulator is its child: the children's rusage). ``in-process`` (the default, as
+process (its own rusage; the simulator is its child: the children's rusage). ``in-simulator`` (the default, as
 `run`'s) puts the scheduler in the simulator's process: its CPU is then the CPU time of its answers
 (`RunResult.scheduler_cpu`, the thread's clock around each answer) and the simulator's is the rest of that
 process; the parent's own CPU (it only shows the progress) is printed beside. Printed per run and as the
@@ -48,6 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from common import load_average, machine  # noqa: E402
+from burstbuffer import links  # noqa: E402
 
 # the CPU clock of the child and the mark of its decision loop's start (SIMULATION_BEGINS), in both children
 MARK_LOOP = r"""
@@ -87,7 +88,7 @@ row = {"wall": wall, "sched_cpu": me.ru_utime + me.ru_stime, "sched_user": me.ru
        "sched_sys": me.ru_stime, "sched_loop_cpu": me.ru_utime + me.ru_stime - marks.get("loop0", 0.0),
        "sched_vcsw": me.ru_nvcsw, "sim_cpu": kids.ru_utime + kids.ru_stime,
        "messages": res.messages, "mean_wait_h": res.summary.mean_waiting_h, "parent_cpu": None}
-if res.scheduler_cpu is not None:   # in-process: the scheduler is the child's answers, this process supervises
+if res.scheduler_cpu is not None:   # in-simulator: the scheduler is the child's answers, this process supervises
     row.update(parent_cpu=row["sched_cpu"], sched_cpu=res.scheduler_cpu, sched_loop_cpu=res.scheduler_cpu,
                sched_user=float("nan"), sched_sys=float("nan"), sim_cpu=row["sim_cpu"] - res.scheduler_cpu)
 print(json.dumps(row))
@@ -334,8 +335,8 @@ def main() -> int:
     ap.add_argument("--whole", type=int, default=1, help="runs of the whole trace (default 1; 0: none)")
     ap.add_argument("--cpu", default="auto", help="`run`'s --cpu: auto (both processes on one core, the default), "
                                                   "off (no pinning), or a core number")
-    ap.add_argument("--link", default="in-process", choices=("in-process", "pipes"),
-                    help="`run`'s --link (default in-process: the scheduler's CPU is then the CPU time of its "
+    ap.add_argument("--link", default="in-simulator", type=links.link,
+                    help="`run`'s --link (in-simulator or pipes; default in-simulator: the scheduler's CPU is then the CPU time of its "
                          "answers in the simulator's process, and the simulator's the rest of that process's)")
     ap.add_argument("--profile", metavar="FILE", help="cProfile the scheduler process of the first run into FILE "
                                                       "(with --link pipes)")

@@ -38,7 +38,7 @@ from burstbuffer.metrics.compare import compare_runs  # noqa: E402
 from burstbuffer.metrics.stats import binomial_interval, calibrated, job_bootstrap_interval  # noqa: E402
 from burstbuffer.reproduce.execute import RunSettings, execute  # noqa: E402
 from burstbuffer.reproduce.local import LocalPoolExecutor  # noqa: E402
-from burstbuffer.reproduce.runs import RunSpec  # noqa: E402
+from burstbuffer.reproduce.runs import PlannedRun  # noqa: E402
 
 KTH_SWF = bundled("workloads", "KTH-SP2-1996-2.1-cln.swf.gz")
 NOMINAL = 0.05
@@ -57,9 +57,9 @@ def draw(folder: Path, n: int, seed: int) -> Path:
     return path
 
 
-def spec(out: Path, policy: str, workload: Path, seed: int, jobs: int) -> RunSpec:
+def spec(out: Path, policy: str, workload: Path, seed: int, jobs: int) -> PlannedRun:
     name = f"{policy}-{workload.stem}-seed{seed}"
-    return RunSpec("whole", policy, str(workload.resolve()), "io-aware", str(out / "runs" / name), jobs, seed=seed,
+    return PlannedRun("whole", policy, str(workload.resolve()), "io-aware", str(out / "runs" / name), jobs, seed=seed,
                    label=name)
 
 

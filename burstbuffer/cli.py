@@ -9,7 +9,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from . import cliargs
+from . import cliargs, links
 from .version import __version__
 from .errors import EXIT_TIMEOUT, InputError, TimedOut
 
@@ -24,7 +24,7 @@ _PLUGINS = {
     "serve": ("burstbuffer.serve", "the scheduler alone, for an external Batsim 4.x"),
     "reproduce": ("burstbuffer.reproduce",
                   "run a study (default: the paper's experiments, §4.2) and write its figures and a report"),
-    "sweep": ("burstbuffer.reproduce.sweep",
+    "sweep": ("burstbuffer.sweep.command",
               "run a campaign (policies × workloads × models × seeds) on Dask or a local pool"),
     "compare": ("burstbuffer.metrics.compare",
                 "judge treatment runs against control runs: effect, noise floor over replicates, verdict"),
@@ -245,11 +245,11 @@ def _add_run(sub) -> None:
                    help="CPU core shared by the scheduler and the simulator, which take turns: auto (the "
                         "current one), off (no pinning) or a number (default: auto; twice as fast as "
                         "unpinned on a 2-core machine)")
-    r.add_argument("--link", default="in-process", choices=("in-process", "pipes"),
-                   help="how the scheduler and the simulator talk: in-process (the scheduler inside the simulator's "
-                        "process, a function call per message: the fastest) or pipes (two processes, the protocol's "
-                        "messages over a pipe each way); the same messages and outputs (default: in-process; "
-                        "docs/performance.md)")
+    r.add_argument("--link", default="in-simulator", type=links.link, metavar="in-simulator|pipes",
+                   help="how the scheduler and the simulator talk: in-simulator (the scheduler inside the simulator's "
+                        "process, a function call per message: the fastest) or pipes (the scheduler in a process of "
+                        "its own, the protocol's messages over a pipe each way); the same messages and outputs "
+                        "(default: in-simulator; in-process, its former name, is accepted; docs/performance.md)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     r.add_argument("--plot", action="store_true",
                    help="also write the run's figures (as `burstbuffer plot`) to OUTPUT/figures/run.png and .svg")

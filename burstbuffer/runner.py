@@ -20,6 +20,7 @@ from pathlib import Path
 
 from . import colocated, pipelink
 from .affinity import pinned, resolve_cpu
+from .links import UnknownLink, link as link_name
 from .data import input_path
 from .batsim.loop import BatsimDied
 from .errors import InputError, is_disk_full, require_simgrid
@@ -51,10 +52,6 @@ class RunResult:
     audit: object = None
 
 
-#: The links `run` can give the scheduler and the simulator (docs/performance.md): "in-process", the scheduler in
-#: the simulator's process (`burstbuffer.colocated`), and "pipes", two processes over a pipe each way
-#: (`burstbuffer.pipelink`); the same messages, the same outputs.
-LINKS = ("in-process", "pipes")
 
 
 def run(policy: str | SchedulerSpec, workload: Path, platform: Path, output: Path, *, model: str = "io-aware",
@@ -72,16 +69,16 @@ def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, 
              storage: str | None = None, progress: bool = True, timeout: float = 600.0,
              check_protocol: bool | None = None, on_progress: Callable[[int, int | None], None] | None = None,
              cpu: str | int | None = "auto", network_model: str = "exact", run_timeout: float | None = None,
-             energy: bool = False, link: str = "in-process") -> RunResult:
+             energy: bool = False, link: str = "in-simulator") -> RunResult:
     """Simulate `workload` on `platform` under `spec`'s policy and job model; write `output`/jobs.csv (one row per
     original job) and the simulator's Batsim-format `output`/batsim_jobs.csv, batsim_schedule.csv.
 
     `spec`: the run's `SchedulerSpec` (`burstbuffer.spec`: policy class, checked options, job model, seed).
     `progress`: a tqdm bar on stderr; `on_progress(done, total)`: a callback with the jobs started or
     rejected so far and the workload's job count (see `SchedulerSession`).
-    `link` (`LINKS`): "in-process" runs the scheduler inside the simulator's process, a child of this one
-    (`burstbuffer.colocated`); "pipes" runs it in a child of this process, the simulator in a child of that
-    one, over a pipe each way.
+    `link` (`burstbuffer.links.LINKS`; a former spelling in `LINK_ALIASES` is accepted): "in-simulator" runs
+    the scheduler inside the simulator's process, a child of this one (`burstbuffer.colocated`); "pipes" runs it
+    in a child of this process, the simulator in a child of that one, over a pipe each way.
     `cpu`: the CPU core the scheduler and the simulator share during the run ("auto": the one this
     process runs on; "off"/None: no pinning; see `burstbuffer.affinity`, which says why).
     `network_model`: the simulator's ``--network-model`` (docs/io-model.md §5; "exact" is Batsim's).
@@ -97,8 +94,10 @@ def run_spec(spec: SchedulerSpec, workload: Path, platform: Path, output: Path, 
     partial RunResult once jobs.csv is written and the simulator stopped) if a signal arrived within
     `signals.interruptible()`.
     """
-    if link not in LINKS:
-        raise InputError("--link", link, f"unknown link (choose from {', '.join(LINKS)})")
+    try:
+        link = link_name(link)
+    except UnknownLink as exc:
+        raise InputError("--link", link, exc.reason) from None
     workload = input_path(workload, "workload")
     platform = input_path(platform, "platform")
     require_simgrid()       # before any output is made
@@ -144,7 +143,7 @@ def _run_locked(spec: SchedulerSpec, workload: Path, platform: Path, output: Pat
 
     with pinned(core):
         # the parent keeps the folder and the progress; a child builds the scheduler from the spec and runs it,
-        # with the simulator in its process (in-process) or in a child of its own over a pipe each way (pipes):
+        # with the simulator in its process (in-simulator) or in a child of its own over a pipe each way (pipes):
         # whatever ends that child (a crash, os._exit, a signal), this process reports it and writes the jobs seen
         folder = RunFolder(output, label=spec.label, total=total, progress=progress, on_progress=on_progress)
         args = dict(spec=spec, output=output, bb_capacity=bb_capacity, total=total, platform_source=str(platform),
@@ -153,12 +152,12 @@ def _run_locked(spec: SchedulerSpec, workload: Path, platform: Path, output: Pat
         # the child's silence includes the policy's decisions, which its own watchdog bounds by `timeout`:
         # the parent gives up only when that watchdog cannot have fired (a simulator stuck in SimGrid)
         silence = None if timeout is None else 2 * timeout + 10
-        argv = simulator_argv(colocated.PIPE_ENDPOINT if link == "pipes" else "in-process")
-        return _in_process(folder, args, argv[3:] if link == "in-process" else argv, timeout=silence, link=link)
+        argv = simulator_argv(colocated.PIPE_ENDPOINT if link == "pipes" else "in-simulator")
+        return _supervised(folder, args, argv[3:] if link == "in-simulator" else argv, timeout=silence, link=link)
 
 
-def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, timeout: float | None,
-                link: str = "in-process") -> RunResult:
+def _supervised(session: RunFolder, args: dict, simulator_argv: list[str], *, timeout: float | None,
+                link: str = "in-simulator") -> RunResult:
     """`run` with the scheduler in a child (`burstbuffer.colocated`; `link`: the simulator in its process, or in
     a child of its own over pipes): this process starts the child, shows its progress, relays its warnings and
     raises what ended it. Every process the child started (a policy's forks too) ends with the run: the child
@@ -232,7 +231,7 @@ def _in_process(session: RunFolder, args: dict, simulator_argv: list[str], *, ti
 
 
 def _end_group(proc: subprocess.Popen) -> None:
-    """SIGKILL to the process group `proc` leads (`_in_process`): whatever it started and left running."""
+    """SIGKILL to the process group `proc` leads (`_supervised`): whatever it started and left running."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

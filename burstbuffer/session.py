@@ -33,7 +33,7 @@ def check_protocol_default() -> bool:
 
 
 class RunFolder:
-    """A run's output folder and its progress: what the parent of an in-process run keeps while the scheduler
+    """A run's output folder and its progress: what the parent of an in-simulator run keeps while the scheduler
     runs in the child (`burstbuffer.colocated`), and what `SchedulerSession` writes into.
 
     Raises InputError if `output` cannot be created. `total` (jobs in the workload, if known) sizes the

@@ -7,7 +7,7 @@ resolution of the run), its options checked against what the policy class declar
 (`burstbuffer.schedulers.options.check_options`), the job model looked up and the policy's capabilities held
 against it (a policy that decides stage-ins needs a model that stages separately). Everything downstream
 builds from the spec (`SchedulerSpec.build`, `SchedulerSpec.make_job_model`) and never looks a name up again;
-the spec is picklable, so that the in-process child of ``run`` (`burstbuffer.colocated`) receives it whole.
+the spec is picklable, so that the in-simulator child of ``run`` (`burstbuffer.colocated`) receives it whole.
 """
 from __future__ import annotations
 

@@ -154,7 +154,7 @@ class ParallelRuns:
     so the other core idles. Here each of (up to) two spawned worker processes is pinned to a core of its own
     and takes the next submitted run as soon as it is free; `result(key)` waits for one run and returns its
     `RunResult` (or raises what the run raised). With fewer than two cores, `result` runs the call itself.
-    The calls, their arguments and their outputs are those of an in-process `run`; only where they run differs.
+    The calls, their arguments and their outputs are those of an in-simulator `run`; only where they run differs.
     """
 
     def __init__(self):

@@ -4,7 +4,7 @@ Each test starts ``burstbuffer`` in a child process with ``BURSTBUFFER_SANITIZE=
 every compiled module built with ``-fsanitize=address`` into a cache folder of its own) and the sanitizer's runtime
 preloaded (``LD_PRELOAD``: libasan first, then libstdc++, whose exceptions SimGrid throws and whose ``__cxa_throw``
 ASan must find when the interpreter itself does not link it; leaks not reported: the interpreter keeps its objects
-at exit). What runs under it: the simulator's C++ bridge in ``run``'s in-process link, the energy module
+at exit). What runs under it: the simulator's C++ bridge in ``run``'s in-simulator link, the energy module
 (``run -E``), the ZeroMQ link's module (loaded), and the policies' C engines (plan-α's: plan-2; BBSched's GA:
 bbsched; built at install time, compiled here from their sources with the sanitizer) on Batsim 4.2.1's platforms
 and the paper's. A run passes when it exits 0 with no
@@ -91,7 +91,7 @@ def test_every_module_is_the_sanitized_build(env):
 
 
 CASES = {
-    # the corruption's case: Batsim's platform asking 16 KiB stacks, the in-process link, the bridge
+    # the corruption's case: Batsim's platform asking 16 KiB stacks, the in-simulator link, the bridge
     "energy128notopo-fcfs": ("alloc-only", "fcfs", BATSIM / "platforms" / "energy_platform_homogeneous_no_net_128.xml",
                              "host127", KTH, ("--jobs", "50")),
     # every profile type the bridge runs as a program (parallel, composed, delay) on Batsim's cluster
@@ -118,7 +118,7 @@ def run_cli(out: Path, case: str, env: dict | None) -> subprocess.CompletedProce
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_run_under_asan(tmp_path, env, case):
-    """``run`` (the in-process link) with every compiled module sanitized: exit 0, no report, and the jobs.csv of
+    """``run`` (the in-simulator link) with every compiled module sanitized: exit 0, no report, and the jobs.csv of
     the same run without the sanitizer."""
     p = run_cli(tmp_path / "asan", case, env)
     log = (tmp_path / "asan" / "simulator.log").read_text(errors="replace")

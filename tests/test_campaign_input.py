@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from burstbuffer.cli import main
-from burstbuffer.reproduce.sweep import load_campaign, plan_campaign
+from burstbuffer.sweep.campaign import load_campaign
+from burstbuffer.sweep.plan import plan_campaign
 
 pytestmark = pytest.mark.slow   # test tier (setup.cfg markers; docs/testing.md)
 

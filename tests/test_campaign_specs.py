@@ -9,7 +9,7 @@ import pytest
 
 from burstbuffer.reproduce import RunSettings
 from burstbuffer.reproduce.execute import run_one
-from burstbuffer.reproduce.runs import RunSpec, with_schedulers
+from burstbuffer.reproduce.runs import PlannedRun, with_schedulers
 from burstbuffer.runner import DEFAULT_PLATFORM
 from burstbuffer.schedulers.registry import POLICIES
 from burstbuffer.spec import SchedulerSpec
@@ -34,10 +34,10 @@ POLICY = textwrap.dedent('''
 
 
 def _specs(tmp_path, wl, f):
-    return [RunSpec("whole", "sjf-bb", str(wl), "io-aware", str(tmp_path / "a"), 12, options='{"order":"wfp"}'),
-            RunSpec("whole", "sjf-bb", str(wl), "io-aware", str(tmp_path / "b"), 12, seed=3, options='{"order":"wfp"}'),
-            RunSpec("whole", f"{f}:Widest", str(wl), "alloc-only", str(tmp_path / "c"), 12),
-            RunSpec("whole", "cerberus", str(wl), "io-aware", str(tmp_path / "d"), 12)]
+    return [PlannedRun("whole", "sjf-bb", str(wl), "io-aware", str(tmp_path / "a"), 12, options='{"order":"wfp"}'),
+            PlannedRun("whole", "sjf-bb", str(wl), "io-aware", str(tmp_path / "b"), 12, seed=3, options='{"order":"wfp"}'),
+            PlannedRun("whole", f"{f}:Widest", str(wl), "alloc-only", str(tmp_path / "c"), 12),
+            PlannedRun("whole", "cerberus", str(wl), "io-aware", str(tmp_path / "d"), 12)]
 
 
 def test_the_plan_carries_one_spec_per_policy_options_and_model(tmp_path, kth_subset):

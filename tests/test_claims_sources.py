@@ -19,7 +19,7 @@ from burstbuffer.metrics.claims import Band, Claim, Condition, Metric, RegimeChe
 from burstbuffer.metrics.rules import AT_LEAST, AT_MOST, DIRECTION_ONLY, EQUIVALENCE, TWO_SIDED, rule
 from burstbuffer.metrics.verdicts import NO_DIFFERENCE, NOT_TESTABLE, OUT_OF_REGIME, PROJECT, REPRODUCED
 from burstbuffer.reproduce import claim_pages
-from burstbuffer.reproduce.runs import RunSpec
+from burstbuffer.reproduce.runs import PlannedRun
 from burstbuffer.reproduce.study import all_studies
 from burstbuffer.reproduce.studies import backfilling as BF
 from burstbuffer.reproduce.studies import kopanski2021 as K
@@ -167,10 +167,10 @@ def kth(tmp_path_factory):
 
 
 def _specs(whole, parts=(), model="io-aware", platform=""):
-    out = [RunSpec("whole", p, str(whole), model, f"o/{p}", 1, platform=platform) for p in ("sjf-bb", "plan-2")]
-    out += [RunSpec(f"part-{k:02d}", "sjf-bb", str(w), model, f"o/{k}", 1, platform=platform)
+    out = [PlannedRun("whole", p, str(whole), model, f"o/{p}", 1, platform=platform) for p in ("sjf-bb", "plan-2")]
+    out += [PlannedRun(f"part-{k:02d}", "sjf-bb", str(w), model, f"o/{k}", 1, platform=platform)
             for k, w in enumerate(parts)]
-    out.append(RunSpec("gantt", "fcfs-easy", str(whole), "alloc-only", "o/g", 1))       # Fig. 3: not checked
+    out.append(PlannedRun("gantt", "fcfs-easy", str(whole), "alloc-only", "o/g", 1))       # Fig. 3: not checked
     return out
 
 

@@ -92,17 +92,17 @@ def test_supervisor_without_an_end_frame_returns_none_and_silence_is_batsim_died
 def test_both_links_give_the_same_outputs(kth_subset, tmp_path, policy, model):
     wl = kth_subset(40)
     results, progress = {}, {}
-    for link in ("in-process", "pipes"):
+    for link in ("in-simulator", "pipes"):
         calls = []
         results[link] = run(policy, wl, PLATFORM, tmp_path / link, model=model, progress=False, cpu=None,
                             link=link, on_progress=lambda d, t: calls.append((d, t)))
         progress[link] = calls
     for name in ("jobs.csv", "batsim_jobs.csv", "batsim_machine_states.csv", "bb_occupancy.csv", "run.json"):
-        assert (tmp_path / "in-process" / name).read_bytes() == (tmp_path / "pipes" / name).read_bytes(), name
-    a, b = results["in-process"], results["pipes"]
+        assert (tmp_path / "in-simulator" / name).read_bytes() == (tmp_path / "pipes" / name).read_bytes(), name
+    a, b = results["in-simulator"], results["pipes"]
     assert a.messages == b.messages > 40
     assert a.summary == b.summary and a.summary.submitted == 40
-    assert progress["in-process"][-1] == progress["pipes"][-1] == (40, 40)
+    assert progress["in-simulator"][-1] == progress["pipes"][-1] == (40, 40)
     assert a.scheduler_cpu > 0 and b.scheduler_cpu is None
 
 

@@ -107,7 +107,7 @@ def _simulate(tmp: Path, jobs: int, draws, policies, seeds=(0,)) -> dict:
     two at a time: {(policy, draw, seed): run folder}."""
     from burstbuffer.data import bundled
     from burstbuffer.reproduce.local import LocalPoolExecutor
-    from burstbuffer.reproduce.runs import RunSpec
+    from burstbuffer.reproduce.runs import PlannedRun
     from burstbuffer.runner import DEFAULT_PLATFORM
     ex = importlib.import_module("burstbuffer.reproduce.execute")
     specs, where = [], {}
@@ -118,7 +118,7 @@ def _simulate(tmp: Path, jobs: int, draws, policies, seeds=(0,)) -> dict:
         for p in policies:
             for s in seeds:
                 out = tmp / f"{p}-{d}-{s}"
-                specs.append(RunSpec("whole", p, str(wl), "io-aware", str(out), jobs, seed=s, label=out.name))
+                specs.append(PlannedRun("whole", p, str(wl), "io-aware", str(out), jobs, seed=s, label=out.name))
                 where[(p, d, s)] = out
     res = ex.execute(specs, LocalPoolExecutor(2, progress=False, log=lambda m: None), ex.RunSettings(
         str(DEFAULT_PLATFORM), timeout=300), log=lambda m: None)

@@ -213,7 +213,7 @@ from burstbuffer.batsim.protocol import ExecuteJob
 from burstbuffer.io_model.alloc_only import AllocOnlyModel
 from burstbuffer.schedulers import EasyBackfilling as FcfsBB   # fcfs-bb: its defaults
 
-if sys.argv[0].endswith("colocated.py"):          # the simulator's process, not the test's
+if sys.argv[0].endswith("colocated/__main__.py"):  # the simulator's process, not the test's
     def _oversize(self, start, now, out):
         self._running.add(start.job.id)
         extra = max(set(range(96)) - set(start.procs))
@@ -226,7 +226,7 @@ class Fcfs(FcfsBB):
 """
 
 
-@pytest.mark.parametrize("link", ["in-process", "pipes"])
+@pytest.mark.parametrize("link", ["in-simulator", "pipes"])
 def test_run_checks_the_protocol_and_fails_on_a_violation(kth_subset, tmp_path, link):
     """The wiring used by every end-to-end test: a scheduler that gives a job one machine too many is
     stopped by the check (the conftest fixture turns it on for every run), in the simulator's process or

@@ -19,9 +19,10 @@ pytest.importorskip("distributed")
 pytest.importorskip("dask_jobqueue")
 
 from burstbuffer.cli import main  # noqa: E402
-from burstbuffer.reproduce.dask_engine import jobqueue_cluster, read_cluster_config  # noqa: E402
+from burstbuffer.reproduce.dask_clusters import jobqueue_cluster, read_cluster_config  # noqa: E402
 from burstbuffer.errors import InputError  # noqa: E402
-from burstbuffer.reproduce.sweep import load_campaign, plan_campaign  # noqa: E402
+from burstbuffer.sweep.campaign import load_campaign
+from burstbuffer.sweep.plan import plan_campaign  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -292,7 +293,7 @@ def test_campaign_network_model_is_part_of_the_run(campaign, tmp_path):
     reusable. An unknown model is a one-line campaign error."""
     import hashlib
     from burstbuffer import __version__
-    from burstbuffer.reproduce.sweep import sha256_file
+    from burstbuffer.sweep.plan import sha256_file
     text = campaign.read_text().replace('models = ["io-aware", "alloc-only"]', 'models = ["io-aware"]')
     text = text.replace('[[policy]]\nname = "plan"\nlabel = "plan-2"\noptions = { alpha = 2.0 }\n', "")   # fcfs only
     exact, unc = tmp_path / "exact.toml", tmp_path / "unc.toml"
@@ -333,7 +334,8 @@ def test_the_engine_waits_for_every_process_of_its_cluster_before_removing_tempo
     """`make_executor`'s close: the processes the LocalCluster started (workers and their simulators) are
     reaped before the temporary run directories are removed, so a late write leaves nothing behind; the
     survivors of the grace period are killed, so the close never hangs."""
-    from burstbuffer.reproduce.dask_engine import TMP_MARK, _reap, _worker_processes, remove_leftovers
+    from burstbuffer.reproduce.dask_connect import reap as _reap, worker_processes as _worker_processes
+    from burstbuffer.reproduce.dask_engine import TMP_MARK, remove_leftovers
     from types import SimpleNamespace
     spec = SimpleNamespace(out=str(tmp_path / "runs" / "abc"))      # remove_leftovers reads .out only
     tmp = tmp_path / "runs" / f".abc{TMP_MARK}1-0000"

@@ -321,7 +321,7 @@ def campaign_files(draw, workload: str) -> str:
 @given(st.data())
 def test_hostile_campaign_files_load_or_are_refused_in_one_line(data):
     """The campaign reader `sweep` uses: a Campaign or one InputError line, never another exception."""
-    from burstbuffer.reproduce.sweep import load_campaign
+    from burstbuffer.sweep.campaign import load_campaign
     with tempfile.TemporaryDirectory() as tmp:
         wl = Path(tmp) / "w.json"
         wl.write_text(json.dumps(_base_workload(3)))

@@ -336,7 +336,7 @@ def _run_cli(argv: list, timeout: float = 180) -> tuple[int, list[str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("link", ["in-process", "pipes"])
+@pytest.mark.parametrize("link", ["in-simulator", "pipes"])
 @pytest.mark.parametrize("cls, why", [("Exit", "called sys.exit(0)"), ("OsExit", "called os._exit(0)"),
                                       ("Hello", "decide returned hello (str)"),
                                       ("CSleep", "stuck in code that does not return to Python")])

@@ -166,7 +166,7 @@ def test_sys_exit_at_a_policy_files_import_is_one_line(tmp_path, w8):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("link", ["pipes", "in-process"])
+@pytest.mark.parametrize("link", ["pipes", "in-simulator"])
 @pytest.mark.parametrize("cls, why", [("PosixExit", "called os._exit(0)"),
                                       ("LibcExit", "ended (status 0) without finishing the run"),
                                       ("Segv", "killed by SIGSEGV"), ("Abort", "killed by SIGABRT")])
@@ -183,7 +183,7 @@ def test_a_policy_that_exits_or_crashes_fails_with_the_jobs_seen(tmp_path, w8, p
 
 @pytest.mark.slow
 def test_a_child_killed_mid_run_leaves_the_jobs_that_ended(tmp_path, w8, pol):
-    """An in-process child SIGKILLed mid-run once left jobs.csv without the jobs that had already ended: the
+    """An in-simulator child SIGKILLed mid-run once left jobs.csv without the jobs that had already ended: the
     parent had their rows only every 0.5 s."""
     out, ended = tmp_path / "o", tmp_path / "ended.json"
     one_line(run(w8, out, f"{pol}:KilledAfterEnds", env={"ENDED": str(ended), "WAIT": str(2 * REPORT_PERIOD)}),
@@ -194,7 +194,7 @@ def test_a_child_killed_mid_run_leaves_the_jobs_that_ended(tmp_path, w8, pol):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("link", ["pipes", "in-process"])
+@pytest.mark.parametrize("link", ["pipes", "in-simulator"])
 def test_a_policys_forked_process_ends_with_the_run(tmp_path, w8, pol, link):
     """A policy's fork once outlived `run` (exit 0) by 300 s."""
     out, forked = tmp_path / "o", tmp_path / "forked"
@@ -231,7 +231,7 @@ def test_a_policy_raising_anything_is_one_line(tmp_path, w8, pol, cls, why):
 
 @pytest.mark.slow
 def test_a_policy_class_made_with_type_runs(tmp_path, w8, pol):
-    """A class made with type() cannot be pickled: the in-process child once failed with a PicklingError."""
+    """A class made with type() cannot be pickled: the in-simulator child once failed with a PicklingError."""
     out = tmp_path / "o"
     rc, lines, err = run(w8, out, f"{pol}:Dyn")
     assert rc == 0 and not lines, err
@@ -307,7 +307,7 @@ def full_disk(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("link", ["in-process", "pipes"])
+@pytest.mark.parametrize("link", ["in-simulator", "pipes"])
 def test_a_full_disk_is_its_own_one_line_and_status(full_disk, w8, link):
     """A 4-64 KB --output once ended with exit 2 (bad input), jobs.csv.tmp and a header-only jobs.csv left."""
     from burstbuffer.errors import EXIT_DISK_FULL
@@ -418,8 +418,9 @@ def test_the_mirror_reports_an_ended_job_within_the_report_period(monkeypatch):
     from types import SimpleNamespace
 
     from burstbuffer import colocated
+    from burstbuffer.colocated import reporting
     clock = SimpleNamespace(t=100.0)
-    monkeypatch.setattr(colocated, "time", SimpleNamespace(monotonic=lambda: clock.t))
+    monkeypatch.setattr(reporting, "time", SimpleNamespace(monotonic=lambda: clock.t))
 
     def rec(jid):
         return SimpleNamespace(job=SimpleNamespace(subtime=0.0), start=None, end=None, state=None, reason=None,

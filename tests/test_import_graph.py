@@ -169,7 +169,7 @@ def test_metrics_imports_nothing_above_it():
 #: any layer may import it, and it imports only such pieces.
 LAYERS = (
     ("entry", ("burstbuffer", "burstbuffer.__main__")),
-    ("studies", ("burstbuffer.reproduce",)),
+    ("studies", ("burstbuffer.reproduce", "burstbuffer.sweep")),
     ("commands", ("burstbuffer.cli", "burstbuffer.serve", "burstbuffer.runner", "burstbuffer.colocated",
                   "burstbuffer.pybatsim", "burstbuffer.policyargs", "burstbuffer.notebook")),
     ("session", ("burstbuffer.session", "burstbuffer.spec")),
@@ -212,6 +212,25 @@ def test_the_layer_check_can_fail():
     g = {"burstbuffer.simulator.server": {"burstbuffer.schedulers.easy"}, "burstbuffer.schedulers.easy": set()}
     assert upward_imports(g) == [("burstbuffer.simulator.server", "simulator", "burstbuffer.schedulers.easy",
                                   "policies")]
+
+
+def reaches(g, start: str) -> set[str]:
+    """Every module `start` imports, directly or through others (function-level imports included)."""
+    seen, todo = set(), [start]
+    while todo:
+        for b in g.get(todo.pop(), ()):
+            if b not in seen:
+                seen.add(b)
+                todo.append(b)
+    return seen
+
+
+def test_serve_does_not_import_the_cli():
+    """`serve` (the scheduler for an external Batsim) builds its run without `burstbuffer.cli`, not even
+    through another module; `run`'s command line reaches it, so the check can fail."""
+    g = import_graph()
+    assert "burstbuffer.cli" not in reaches(g, "burstbuffer.serve")
+    assert "burstbuffer.cli" in reaches(g, "burstbuffer.__main__")
 
 
 def test_every_layer_is_in_the_architecture_doc():

@@ -16,7 +16,7 @@ from burstbuffer.cli import build_parser, main
 from burstbuffer.policyargs import flag_options, spec_from_args
 from burstbuffer.errors import InputError
 from burstbuffer.platforms.model import Platform
-from burstbuffer.reproduce.sweep import load_campaign
+from burstbuffer.sweep.campaign import load_campaign
 from burstbuffer.schedulers.options import PERIOD_MIN, OptionError, check_options, declared, option_names, takes
 from burstbuffer.schedulers.registry import POLICIES, needs_staged_model
 
@@ -141,11 +141,11 @@ def test_campaign_options_are_not_rewritten(tmp_path):
 
 def test_study_options_are_checked_before_the_runs():
     from burstbuffer.reproduce.command import check_study_options
-    from burstbuffer.reproduce.runs import RunSpec
+    from burstbuffer.reproduce.runs import PlannedRun
     study = argparse.Namespace(name="orders")
-    good = RunSpec("whole", "sjf-bb", "w.json", "io-aware", "out", 5, options='{"order":"ljf"}', column="sjf-bb/ljf")
+    good = PlannedRun("whole", "sjf-bb", "w.json", "io-aware", "out", 5, options='{"order":"ljf"}', column="sjf-bb/ljf")
     check_study_options(study, [good, good])
-    bad = RunSpec("whole", "sjf-bb", "w.json", "io-aware", "out", 5, options='{"order":"fifo"}', column="sjf-bb/fifo")
+    bad = PlannedRun("whole", "sjf-bb", "w.json", "io-aware", "out", 5, options='{"order":"fifo"}', column="sjf-bb/fifo")
     with pytest.raises(InputError, match=r"^--study orders: sjf-bb/fifo: order=fifo: unknown order 'fifo'"):
         check_study_options(study, [good, bad])
 

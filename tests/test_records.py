@@ -9,7 +9,7 @@ import pickle
 
 import pytest
 
-from burstbuffer.platforms.simgrid_xml import HostSpec, LinkSpec, Machine, PlatformSpec, ZoneSpec
+from burstbuffer.platforms.simgrid_xml import HostElement, LinkElement, Machine, PlatformFile, ZoneElement
 from burstbuffer.simulator.state import SimConfig
 from burstbuffer.simulator.workload import Profile, SimJob, Workload as SimWorkload
 from burstbuffer.workloads.batsim_json import Workload, WorkloadJob
@@ -35,28 +35,28 @@ class WorkloadJobTwin:
 
 
 def test_repr_and_equality_as_a_data_class():
-    h = HostSpec("n0", "1Gf", props={"a": "b"})
+    h = HostElement("n0", "1Gf", props={"a": "b"})
     twin = HostSpecTwin("n0", "1Gf", props={"a": "b"})
-    assert repr(h) == repr(twin).replace("HostSpecTwin", "HostSpec")
-    assert h == HostSpec("n0", "1Gf", 1, {"a": "b"}, {}, "")
-    assert h != HostSpec("n0", "1Gf", props={"a": "c"})
+    assert repr(h) == repr(twin).replace("HostSpecTwin", "HostElement")
+    assert h == HostElement("n0", "1Gf", 1, {"a": "b"}, {}, "")
+    assert h != HostElement("n0", "1Gf", props={"a": "c"})
     assert h.__eq__(twin) is NotImplemented and h != twin
-    assert h.props is not HostSpec("n1", "1Gf").props            # a fresh default per instance
-    assert HostSpec("n1", "1Gf").props is not HostSpec("n2", "1Gf").props
+    assert h.props is not HostElement("n1", "1Gf").props            # a fresh default per instance
+    assert HostElement("n1", "1Gf").props is not HostElement("n2", "1Gf").props
     with pytest.raises(TypeError):
         hash(h)                                                  # eq without frozen: unhashable
     nan = float("nan")
     m = Machine(0, "n0", "compute", {}, {}, nan)
     assert m == m and m == copy.copy(m)                          # fields compared as tuples: nan is itself
-    assert LinkSpec("l", "1GBps") == LinkSpec("l", "1GBps", "0", "SHARED")
+    assert LinkElement("l", "1GBps") == LinkElement("l", "1GBps", "0", "SHARED")
 
 
 def test_a_record_inside_itself_prints_dots():
-    z = ZoneSpec("z", "Full")
+    z = ZoneElement("z", "Full")
     z.items.append(z)
-    assert repr(z) == "ZoneSpec(id='z', routing='Full', props={}, items=[...])"
-    spec = PlatformSpec("p.xml", z, {}, set(), [])
-    assert repr(spec).startswith("PlatformSpec(path='p.xml', root=ZoneSpec(id='z'")
+    assert repr(z) == "ZoneElement(id='z', routing='Full', props={}, items=[...])"
+    spec = PlatformFile("p.xml", z, {}, set(), [])
+    assert repr(spec).startswith("PlatformFile(path='p.xml', root=ZoneElement(id='z'")
 
 
 def test_workload_job_is_frozen_hashed_and_pickled_as_before():

@@ -8,7 +8,7 @@ completed, killed or rejected with its reason.
 By default a selection (every workload, every platform and each job model at least once); ``BATSIM_TESTMATRIX=full``
 runs the whole cross product (84 + 24 runs). Also the regression of a memory corruption: Batsim's
 ``energy_platform_homogeneous_no_net_128.xml`` asks SimGrid for 16 KiB actor stacks without a guard page, on which
-the simulator's server actor, running the scheduler in the in-process link, overflowed into the heap (``malloc():
+the simulator's server actor, running the scheduler in the in-simulator link, overflowed into the heap (``malloc():
 invalid next size``, SIGSEGV); the simulator now raises the stacks to SimGrid's default
 (`burstbuffer.simulator.server.stack_config`).
 """
@@ -52,7 +52,7 @@ FINAL = {"COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILL
 
 def run_cli(out: Path, workload: Path, platform: str | None, model: str, policy: str = "fcfs",
             more: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess, list[dict]]:
-    """``burstbuffer run`` (a child process, the default in-process link) on Batsim's `platform` (a PLATFORMS
+    """``burstbuffer run`` (a child process, the default in-simulator link) on Batsim's `platform` (a PLATFORMS
     name, its host made the BB node, 40 GB; None: the paper's platform); returns the process and jobs.csv's rows."""
     args = [sys.executable, "-m", "burstbuffer", "run", "--policy", policy, "--model", model,
             "--workload", str(workload), "--output", str(out), "-q", *more]
@@ -141,7 +141,7 @@ def test_various_profile_types_all_run_on_cluster512(tmp_path):
 
 def test_energy_platform_in_process_does_not_overflow_its_stacks(tmp_path):
     """The first 50 KTH jobs on Batsim's energy_platform_homogeneous_no_net_128.xml (16 KiB stacks, no guard page
-    in its <config>), host127 the BB node, the in-process link: the run aborted with malloc(): invalid next size;
+    in its <config>), host127 the BB node, the in-simulator link: the run aborted with malloc(): invalid next size;
     now exit 0 and the 50 jobs counted."""
     out = tmp_path / "run"
     p, rows = run_cli(out, ROOT / "workloads" / "kth-1000.json", "energy128notopo", "alloc-only",

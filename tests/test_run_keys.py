@@ -5,13 +5,13 @@ import importlib
 import json
 import shutil
 
-from burstbuffer.reproduce.runs import RunSpec
+from burstbuffer.reproduce.runs import PlannedRun
 
 E = importlib.import_module("burstbuffer.reproduce.execute")     # the module (the package exports its function)
 
 
 def _spec(wl, out, **kw):
-    return RunSpec("whole", kw.pop("policy", "sjf-bb"), str(wl), kw.pop("model", "io-aware"), str(out), 2, **kw)
+    return PlannedRun("whole", kw.pop("policy", "sjf-bb"), str(wl), kw.pop("model", "io-aware"), str(out), 2, **kw)
 
 
 def test_the_key_follows_content_not_paths(tmp_path):

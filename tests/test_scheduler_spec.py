@@ -1,5 +1,5 @@
 """The scheduler side built once (`burstbuffer.spec.SchedulerSpec`): the policy name resolved once per run
-whatever the link, the parent of an in-process run building no scheduler, a policy of one's own with a new
+whatever the link, the parent of an in-simulator run building no scheduler, a policy of one's own with a new
 option reachable from the command line with no other edit, and the spec surviving the trip to the child."""
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def _cli(tmp_path, *argv, count=False):
                           cwd=str(tmp_path))
 
 
-@pytest.mark.parametrize("link", ["in-process", "pipes"])
+@pytest.mark.parametrize("link", ["in-simulator", "pipes"])
 def test_the_policy_name_is_resolved_once_per_run(kth_subset, tmp_path, link):
     """Once in the whole run, in the process that read the command line; the scheduler (its SchedulerApp) is
     built once, in the process that runs it: the run's child, on both links."""
@@ -135,7 +135,7 @@ def test_a_new_policy_with_a_new_option_needs_one_class_and_no_edit(kth_subset, 
     assert r.returncode == 2 and r.stderr.strip() == "burstbuffer: --policy-option: max_width=0: must be >= 1"
     r = _cli(tmp_path, "run", "--policy", spec, "--policy-option", "max_width=true", "-q")
     assert r.returncode == 2 and "expected an integer, got a boolean (true)" in r.stderr
-    for link in ("in-process", "pipes"):
+    for link in ("in-simulator", "pipes"):
         out = tmp_path / link
         r = _cli(tmp_path, "run", "--policy", spec, "--policy-option", "max_width=64", "--link", link,
                  "--workload", str(kth_subset(5)), "--output", str(out), "-q")

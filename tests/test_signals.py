@@ -28,15 +28,15 @@ def _alive(pid: int) -> bool:
     return "Z" not in state.split()[1]
 
 
-def _start_run(out: Path, link: str = "in-process", **popen) -> tuple[subprocess.Popen, int, bytes]:
+def _start_run(out: Path, link: str = "in-simulator", **popen) -> tuple[subprocess.Popen, int, bytes]:
     """`conftest.start_run` over `link`, its stdout on a pipe."""
     return start_run(out, "--link", link, stdout=subprocess.PIPE, **popen)
 
 
-@pytest.mark.parametrize("sig, link, to", [(signal.SIGTERM, "in-process", "run"), (signal.SIGINT, "in-process", "run"),
-                                          (signal.SIGHUP, "in-process", "run"), (signal.SIGTERM, "pipes", "run"),
-                                          (signal.SIGINT, "in-process", "group"),
-                                          (signal.SIGTERM, "in-process", "child")])
+@pytest.mark.parametrize("sig, link, to", [(signal.SIGTERM, "in-simulator", "run"), (signal.SIGINT, "in-simulator", "run"),
+                                          (signal.SIGHUP, "in-simulator", "run"), (signal.SIGTERM, "pipes", "run"),
+                                          (signal.SIGINT, "in-simulator", "group"),
+                                          (signal.SIGTERM, "in-simulator", "child")])
 def test_signal_ends_run_with_outputs(tmp_path, sig, link, to):
     """`to`: the signal is sent to the run, to its process group (Ctrl-C in a terminal: the run and its child
     both get it) or to the child alone."""
@@ -65,7 +65,7 @@ def test_signal_ends_run_with_outputs(tmp_path, sig, link, to):
     assert "" not in states
 
 
-@pytest.mark.parametrize("link", ["in-process", "pipes"])
+@pytest.mark.parametrize("link", ["in-simulator", "pipes"])
 def test_killed_parent_takes_its_simulator_along(tmp_path, link):
     proc, child, _ = _start_run(tmp_path / "out", link)
     proc.send_signal(signal.SIGKILL)

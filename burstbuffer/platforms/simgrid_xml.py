@@ -3,20 +3,20 @@ and routes, and Batsim's resources.
 
 Two steps, neither needs a SimGrid engine:
 
-1. `parse_platform(path)` reads the XML with xml.etree into a `PlatformSpec` (zones, clusters, hosts with
+1. `parse_platform(path)` reads the XML with xml.etree into a `PlatformFile` (zones, clusters, hosts with
    their `<prop>`s, links, routes); every host gets the zone properties of its zone and of the zones above
    it, as Batsim forwards them (`zone_properties`). A `<cluster>`'s `<prop>`s are given as SimGrid 3.32's XML
    loader gives them: to each of its hosts, and to its zone for a flat cluster only; in a file built through
-   SimGrid's API (`PlatformSpec.api_build_reason`), to the cluster's zone only, as this project's C++ platform
+   SimGrid's API (`PlatformFile.api_build_reason`), to the cluster's zone only, as this project's C++ platform
    plugins set them (`burstbuffer.platforms.sg_cpp`).
-2. `resolve_machines(spec, roles)` gives Batsim's view (docs/protocol.md, Batsim `machines.cpp`): hosts in
+2. `resolve_machines(platform, roles)` gives Batsim's view (docs/protocol.md, Batsim `machines.cpp`): hosts in
    SimGrid's order (names sorted as strings); the master (role ``master``) is left out; compute resources
    get ids 0..C-1, storage resources ids C..C+S-1. Storage roles come from `-r HOSTS:storage`, else from
    the ``storage_nodes`` property of any zone or cluster (this project's extension, see
    platforms/dragonfly96.xml and docs/platform.md §4), and a
    host property ``role=storage`` (the PFS) always counts.
 
-Loading a `PlatformSpec` into SimGrid 3.32 (`api_build_reason` says when SimGrid's own XML loader cannot)
+Loading a `PlatformFile` into SimGrid 3.32 (`api_build_reason` says when SimGrid's own XML loader cannot)
 is the Batsim-compatible engine's business (``burstbuffer simulate``), not this module's.
 
 Errors are `InputError` (one line: file, item, reason).
@@ -33,10 +33,10 @@ from .units import parse_bandwidth, parse_latency, parse_speed
 ROUTERLESS_TOPOLOGIES = ("TORUS", "FAT_TREE", "DRAGONFLY")
 
 
-# The specs are `records.Record`s (repr and == over `_fields`), not data classes: this module is on the
+# The elements are `records.Record`s (repr and == over `_fields`), not data classes: this module is on the
 # simulator's start-up path (docs/startup.md).
 
-class HostSpec(Record):
+class HostElement(Record):
     """A host: `speed` as written (SimGrid units, comma-separated pstates), `props` its own `<prop>`s,
     `zone_props` the merged properties of its enclosing zones (outermost first, inner ones win)."""
 
@@ -52,7 +52,7 @@ class HostSpec(Record):
         self.zone = zone
 
 
-class LinkSpec(Record):
+class LinkElement(Record):
     _fields = ("id", "bandwidth", "latency", "sharing_policy")
 
     def __init__(self, id: str, bandwidth: str, latency: str = "0", sharing_policy: str = "SHARED"):  # noqa: A002
@@ -62,14 +62,14 @@ class LinkSpec(Record):
         self.sharing_policy = sharing_policy
 
 
-class RouterSpec(Record):
+class RouterElement(Record):
     _fields = ("id",)
 
     def __init__(self, id: str):  # noqa: A002
         self.id = id
 
 
-class RouteSpec(Record):
+class RouteElement(Record):
     """A `<zoneRoute>` (src/dst are zones, gw_* netpoints) or a `<route>` (src/dst are hosts/routers).
     `links` holds (link id, direction in {"NONE", "UP", "DOWN"})."""
 
@@ -86,7 +86,7 @@ class RouteSpec(Record):
         self.symmetrical = symmetrical
 
 
-class ClusterSpec(Record):
+class ClusterElement(Record):
     """A `<cluster>`; `radical` is the expanded list of host numbers, `hosts` the generated hosts."""
 
     _fields = ("id", "topology", "topo_parameters", "prefix", "suffix", "radical", "speed", "bw", "lat",
@@ -96,7 +96,7 @@ class ClusterSpec(Record):
     def __init__(self, id: str, topology: str, topo_parameters: str, prefix: str, suffix: str,  # noqa: A002
                  radical: list[int], speed: str, bw: str, lat: str, loopback_bw: str | None,
                  loopback_lat: str | None, limiter_link: str | None, sharing_policy: str, core: int,
-                 props: dict[str, str], router_id: str | None, hosts: list[HostSpec] | None = None):
+                 props: dict[str, str], router_id: str | None, hosts: list[HostElement] | None = None):
         self.id = id
         self.topology = topology
         self.topo_parameters = topo_parameters
@@ -121,7 +121,7 @@ class ClusterSpec(Record):
         return self.router_id or f"{self.prefix}{self.id}_router{self.suffix}"
 
 
-class ZoneSpec(Record):
+class ZoneElement(Record):
     """A `<zone>` (or `<AS>`): children in document order (zones, clusters, hosts, routers, links, routes)."""
 
     _fields = ("id", "routing", "props", "items")
@@ -134,15 +134,15 @@ class ZoneSpec(Record):
         self.items = [] if items is None else items
 
 
-class PlatformSpec(Record):
+class PlatformFile(Record):
     """A parsed platform file. `hosts`: every host by name (cluster hosts included); `config`: the SimGrid
     configuration options its ``<config>`` elements set (name → value, the last one's value when set twice:
     SimGrid 3.32 applies them in document order, each unless the command line already set it)."""
 
     _fields = ("path", "root", "hosts", "routers", "clusters", "config")
 
-    def __init__(self, path: str, root: ZoneSpec, hosts: dict[str, HostSpec], routers: set[str],
-                 clusters: list[ClusterSpec], config: dict[str, str] | None = None):
+    def __init__(self, path: str, root: ZoneElement, hosts: dict[str, HostElement], routers: set[str],
+                 clusters: list[ClusterElement], config: dict[str, str] | None = None):
         self.path = path
         self.root = root
         self.hosts = hosts
@@ -168,7 +168,7 @@ class PlatformSpec(Record):
         used = set()
         for zone in _walk_zones(self.root):
             for item in zone.items:
-                if isinstance(item, RouteSpec):
+                if isinstance(item, RouteElement):
                     used.update(x for x in (item.src, item.dst, item.gw_src, item.gw_dst) if x)
         for c in self.clusters:
             if c.topology in ROUTERLESS_TOPOLOGIES and c.router_id is None:
@@ -181,10 +181,10 @@ class PlatformSpec(Record):
 
 # ----------------------------------------------------------------------------------------------- parsing
 
-def _walk_zones(zone: ZoneSpec):
+def _walk_zones(zone: ZoneElement):
     yield zone
     for item in zone.items:
-        if isinstance(item, ZoneSpec):
+        if isinstance(item, ZoneElement):
             yield from _walk_zones(item)
 
 
@@ -259,8 +259,8 @@ def xml_text(data: bytes) -> bytes:
     return data
 
 
-def parse_platform(path: str) -> PlatformSpec:
-    """Read a SimGrid platform XML (version 4.x) into a `PlatformSpec`.
+def parse_platform(path: str) -> PlatformFile:
+    """Read a SimGrid platform XML (version 4.x) into a `PlatformFile`.
 
     Raises InputError if the file is missing, not XML, or malformed (missing id, bad unit, bad radical,
     duplicate host name, unknown gateway...).
@@ -278,20 +278,20 @@ def parse_platform(path: str) -> PlatformSpec:
     zones = [e for e in top if e.tag in ("zone", "AS")]
     if len(zones) != 1:
         raise InputError(path, "<platform>", f"expected exactly one top-level <zone>, found {len(zones)}")
-    hosts: dict[str, HostSpec] = {}
+    hosts: dict[str, HostElement] = {}
     routers: set[str] = set()
-    clusters: list[ClusterSpec] = []
+    clusters: list[ClusterElement] = []
 
-    def add_host(h: HostSpec) -> None:
+    def add_host(h: HostElement) -> None:
         if h.name in hosts or h.name in routers:
             raise InputError(path, f"host {h.name!r}", "name defined twice")
         hosts[h.name] = h
 
-    def parse_zone(elem: ET.Element, parent_props: dict[str, str]) -> ZoneSpec:
+    def parse_zone(elem: ET.Element, parent_props: dict[str, str]) -> ZoneElement:
         zid = elem.get("id")
         if not zid:
             raise InputError(path, f"<{elem.tag}>", "missing id")
-        zone = ZoneSpec(zid, elem.get("routing", "Full"), _props(elem, path, f"zone {zid!r}"))
+        zone = ZoneElement(zid, elem.get("routing", "Full"), _props(elem, path, f"zone {zid!r}"))
         merged = {**parent_props, **zone.props}
         for child in elem:
             tag = child.tag
@@ -315,7 +315,7 @@ def parse_platform(path: str) -> PlatformSpec:
                 core = child.get("core", "1").strip()
                 if not core.isdigit() or int(core) < 1:
                     raise InputError(path, f"host {name!r}", f"core={core!r}: expected an integer >= 1")
-                h = HostSpec(name, speed, int(core), _props(child, path, f"host {name!r}"),
+                h = HostElement(name, speed, int(core), _props(child, path, f"host {name!r}"),
                              dict(merged), zid)
                 add_host(h)
                 zone.items.append(h)
@@ -326,12 +326,12 @@ def parse_platform(path: str) -> PlatformSpec:
                 if not rid:
                     raise InputError(path, f"zone {zid!r}", "<router> without id")
                 routers.add(rid)
-                zone.items.append(RouterSpec(rid))
+                zone.items.append(RouterElement(rid))
             elif tag == "link":
                 lid = child.get("id")
                 if not lid or child.get("bandwidth") is None:
                     raise InputError(path, f"zone {zid!r}", "<link> needs id and bandwidth")
-                link = LinkSpec(lid, child.get("bandwidth"), child.get("latency", "0"),
+                link = LinkElement(lid, child.get("bandwidth"), child.get("latency", "0"),
                                 child.get("sharing_policy", "SHARED"))
                 _check_units(path, f"link {lid!r}", bandwidth=link.bandwidth, latency=link.latency)
                 zone.items.append(link)
@@ -343,13 +343,13 @@ def parse_platform(path: str) -> PlatformSpec:
                 src, dst = child.get("src"), child.get("dst")
                 if not src or not dst:
                     raise InputError(path, f"<{tag}> in zone {zid!r}", "needs src and dst")
-                zone.items.append(RouteSpec(kind, src, dst, child.get("gw_src"), child.get("gw_dst"), links,
+                zone.items.append(RouteElement(kind, src, dst, child.get("gw_src"), child.get("gw_dst"), links,
                                             child.get("symmetrical", "YES").upper() in ("YES", "TRUE", "1")))
             else:
                 zone.items.append(("unsupported", tag))
         return zone
 
-    def parse_cluster(elem: ET.Element, parent_props: dict[str, str]) -> ClusterSpec:
+    def parse_cluster(elem: ET.Element, parent_props: dict[str, str]) -> ClusterElement:
         cid = elem.get("id")
         if not cid:
             raise InputError(path, "<cluster>", "missing id")
@@ -361,7 +361,7 @@ def parse_platform(path: str) -> PlatformSpec:
             radical = parse_radical(elem.get("radical"))
         except ValueError as exc:
             raise InputError(path, where, f"radical: {exc}") from None
-        c = ClusterSpec(
+        c = ClusterElement(
             id=cid, topology=elem.get("topology", "FLAT").upper(), topo_parameters=elem.get("topo_parameters", ""),
             prefix=elem.get("prefix"), suffix=elem.get("suffix"), radical=radical, speed=elem.get("speed"),
             bw=elem.get("bw"), lat=elem.get("lat"), loopback_bw=elem.get("loopback_bw"),
@@ -374,7 +374,7 @@ def parse_platform(path: str) -> PlatformSpec:
         # cluster's zone only for a flat cluster (a TORUS/FAT_TREE/DRAGONFLY zone gets none)
         zone_props = {**parent_props, **c.props} if c.topology not in ROUTERLESS_TOPOLOGIES else dict(parent_props)
         for k in radical:
-            h = HostSpec(f"{c.prefix}{k}{c.suffix}", c.speed, c.core, dict(c.props), dict(zone_props), cid)
+            h = HostElement(f"{c.prefix}{k}{c.suffix}", c.speed, c.core, dict(c.props), dict(zone_props), cid)
             add_host(h)
             c.hosts.append(h)
         if c.topology == "FLAT" or c.router_id:
@@ -387,14 +387,14 @@ def parse_platform(path: str) -> PlatformSpec:
     for e in top:
         if e.tag == "config":
             config.update(_props(e, path, "<config>"))
-    spec = PlatformSpec(path, root, hosts, routers, clusters, config)
-    if spec.api_build_reason() is not None:
+    platform = PlatformFile(path, root, hosts, routers, clusters, config)
+    if platform.api_build_reason() is not None:
         # built through SimGrid's API (`burstbuffer.simulator.platform_loader`) as this project's C++ platform
         # plugins build it for a real Batsim (`sg_cpp`): a cluster's properties are its zone's, not its hosts'
         for c in clusters:
             for h in c.hosts:
                 h.props, h.zone_props = {}, {**h.zone_props, **c.props}
-    return spec
+    return platform
 
 
 # ------------------------------------------------------------------------------------- Batsim machines
@@ -468,12 +468,12 @@ def parse_roles_option(values: list[str] | None, source: str = "-r") -> dict[str
 DEFAULT_MASTER_HOST = "master_host"
 
 
-def resolve_machines(spec: PlatformSpec, roles: dict[str, str] | None = None,
+def resolve_machines(platform: PlatformFile, roles: dict[str, str] | None = None,
                      master_name: str = DEFAULT_MASTER_HOST) -> Machines:
-    """Batsim's resources of `spec` (module docstring, step 2).
+    """Batsim's resources of `platform` (module docstring, step 2).
 
     `roles`: host → role from ``-r`` (an empty/None map means: take the ``storage_nodes`` properties,
-    `PlatformSpec.listed_storage_nodes`).
+    `PlatformFile.listed_storage_nodes`).
     The master, as Batsim 4.2.1 finds it (``batsim.cpp``, ``machines.cpp``): the host named `master_name`
     (``-m``) is given the role ``master`` (unless ``-r`` gives it another role: Batsim's role map keeps the
     last one), appended to its own ``role`` property; the master is then the one host whose role is
@@ -486,19 +486,19 @@ def resolve_machines(spec: PlatformSpec, roles: dict[str, str] | None = None,
     """
     roles = dict(roles or {})
     for h in roles:
-        if h not in spec.hosts:
-            raise InputError(spec.path, f"host {h!r}", "given a role (-r) but not in the platform")
+        if h not in platform.hosts:
+            raise InputError(platform.path, f"host {h!r}", "given a role (-r) but not in the platform")
     if not roles:
         # the storage_nodes lists of every zone and cluster, each split once (docs/platform.md §4)
-        for h in spec.listed_storage_nodes():
-            if h not in spec.hosts:
-                raise InputError(spec.path, "storage_nodes", f"names host {h!r}, which is not in the platform")
+        for h in platform.listed_storage_nodes():
+            if h not in platform.hosts:
+                raise InputError(platform.path, "storage_nodes", f"names host {h!r}, which is not in the platform")
             roles[h] = "storage"
-    if master_name in spec.hosts:
+    if master_name in platform.hosts:
         roles.setdefault(master_name, "master")
     compute, storage, masters = [], [], []
-    for name in sorted(spec.hosts):
-        h = spec.hosts[name]
+    for name in sorted(platform.hosts):
+        h = platform.hosts[name]
         props = dict(h.props)
         role = props.get("role", "")
         if name in roles:
@@ -507,7 +507,7 @@ def resolve_machines(spec: PlatformSpec, roles: dict[str, str] | None = None,
         parts = {r.strip() for r in role.split(",")}
         unknown = parts - _KNOWN_ROLES
         if unknown:
-            raise InputError(spec.path, f"host {name!r}", f"unknown role {sorted(unknown)[0]!r}")
+            raise InputError(platform.path, f"host {name!r}", f"unknown role {sorted(unknown)[0]!r}")
         speed = parse_speed(h.speed.split(",")[0])
         m = Machine(-1, name, "compute", props, dict(h.zone_props), speed)
         if "master" in parts:
@@ -519,15 +519,15 @@ def resolve_machines(spec: PlatformSpec, roles: dict[str, str] | None = None,
         else:
             compute.append(m)
     if not masters:
-        raise InputError(spec.path, "master", f"no master host (no host named {master_name!r} (-m) and no host "
+        raise InputError(platform.path, "master", f"no master host (no host named {master_name!r} (-m) and no host "
                                               "with role=master)")
     if len(masters) > 1:
-        raise InputError(spec.path, "master", f"several master hosts: {', '.join(m.name for m in masters)}")
+        raise InputError(platform.path, "master", f"several master hosts: {', '.join(m.name for m in masters)}")
     for m in compute:
         if m.speed <= 0:
-            raise InputError(spec.path, f"host {m.name!r}", "a compute node needs a positive speed")
+            raise InputError(platform.path, f"host {m.name!r}", "a compute node needs a positive speed")
     if not compute:
-        raise InputError(spec.path, "hosts", "no compute resource")
+        raise InputError(platform.path, "hosts", "no compute resource")
     for i, m in enumerate(compute + storage):
         m.id = i
     return Machines(compute, storage, masters[0])

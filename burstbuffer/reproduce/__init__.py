@@ -13,12 +13,12 @@ _WHERE = {
     "analyse": "analysis", "collect": "analysis", "register": "command", "reproduce": "command",
     "MARKER": "execute", "Executor": "execute", "RunSettings": "execute", "execute": "execute",
     "read_marker": "execute", "run_one": "execute", "LocalPoolExecutor": "local", "RunPlan": "runs",
-    "RunSpec": "runs", "plan_runs": "runs", "select_workloads": "runs", "DEFAULT_STUDY": "study",
+    "PlannedRun": "runs", "plan_runs": "runs", "select_workloads": "runs", "DEFAULT_STUDY": "study",
     "GanttRun": "study", "Study": "study", "get_study": "study", "all_studies": "study",
 }
 
 __all__ = ["DEFAULT_STUDY", "MARKER", "Executor", "GanttRun", "LocalPoolExecutor", "RunPlan", "RunSettings",
-           "RunSpec", "Study", "analyse", "collect", "execute", "get_study", "plan_runs", "read_marker",
+           "PlannedRun", "Study", "analyse", "collect", "execute", "get_study", "plan_runs", "read_marker",
            "register", "reproduce", "run_one", "select_workloads", "all_studies"]
 
 

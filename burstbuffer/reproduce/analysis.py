@@ -26,15 +26,15 @@ from ..metrics.verdicts import MODES, PROJECT, VERDICTS, placebo_column
 
 #: the report's column of the verdicts in each mode (docs/verdicts.md)
 COLUMN = {"real": "real", "placebo": "placebo", "reverse": "reversed"}
-from .runs import RunSpec
+from .runs import PlannedRun
 from .study import Study
 
 
-def collect(specs: list[RunSpec], results: dict[str, dict], *, replicates: bool = False):
+def collect(specs: list[PlannedRun], results: dict[str, dict], *, replicates: bool = False):
     """(tidy per-job table of the finished runs but the Gantt run: columns scope, policy, then
     `burstbuffer.metrics.tidy.job_metrics`'s; {(scope, policy): run summary + wall_time [s] + cpu_time}).
     The runs of replicate 0 only; with `replicates`, those of every replicate, the table then with a
-    ``replicate`` column (`RunSpec.replicate`) and the A/A runs under their column's `placebo_column` name:
+    ``replicate`` column (`PlannedRun.replicate`) and the A/A runs under their column's `placebo_column` name:
     what the claims are judged on (docs/verdicts.md)."""
     import pandas as pd
 
@@ -121,7 +121,7 @@ def _parts_table(rep: Report, summ, pm, reference: str) -> None:
                "median norm. bsld", "mean norm. bsld", f"parts below {reference} (bsld)", "wall [s], all parts"], body)
 
 
-def _wait_reasons_table(rep: Report, specs: list[RunSpec], results: dict[str, dict], scope: str) -> None:
+def _wait_reasons_table(rep: Report, specs: list[PlannedRun], results: dict[str, dict], scope: str) -> None:
     """Per policy of `scope`: the mean time per job spent waiting for each reason [h] and its share of the
     waiting time (docs/wait-reasons.md), from each run's jobs.csv. Nothing for runs without the columns."""
     import pandas as pd
@@ -143,7 +143,7 @@ def _wait_reasons_table(rep: Report, specs: list[RunSpec], results: dict[str, di
         rep.table(["policy"] + list(WAIT_REASONS), body)
 
 
-def _with_nodes(jobs, specs: list[RunSpec], results: dict[str, dict]):
+def _with_nodes(jobs, specs: list[PlannedRun], results: dict[str, dict]):
     """The per-job table the claims judge: `jobs` with a ``nodes`` column, the compute nodes of each run's
     platform (its run.json; 0 when unknown), for metrics over the machine (the idle share)."""
     from .studies.bbsched_tables import read_capacity
@@ -172,7 +172,7 @@ def _regime_checks(rep: Report, regime) -> None:
               [[r.name, r.measured, r.needs, "yes" if r.ok else "NO"] for r in regime])
 
 
-def _regime_table(rep: Report, jobs, summ, specs: list[RunSpec], reference: str) -> None:
+def _regime_table(rep: Report, jobs, summ, specs: list[PlannedRun], reference: str) -> None:
     """The regime each workload scope ran in (`metrics.regime`), under `reference` (else the scope's first
     policy): jobs, offered load, the policy's CPU and BB utilisation, mean queue length and idle node-time
     while jobs wait."""
@@ -208,7 +208,7 @@ def _regime_table(rep: Report, jobs, summ, specs: list[RunSpec], reference: str)
                "idle while jobs wait"], body)
 
 
-def analyse(out: Path, study: Study, specs: list[RunSpec], results: dict[str, dict], manifest: dict,
+def analyse(out: Path, study: Study, specs: list[PlannedRun], results: dict[str, dict], manifest: dict,
             log=print) -> Path:
     """Tables, figures, verdicts and the report of `study` from the finished runs (`results`: key →
     marker or error) of `specs`; `manifest`: the invocation's settings (model, platform, seed, workers,

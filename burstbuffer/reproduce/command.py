@@ -26,7 +26,7 @@ from ..errors import InputError, require_simgrid
 from ..fileio import atomic_write_text, holding_output_lock, output_dir
 from ..signals import Interrupted, interruptible
 from .execute import RunSettings, execute, interrupted, read_marker, report_failed
-from .dask_engine import add_engine_arguments, check_engine_arguments, make_executor
+from .engines import add_engine_arguments, check_engine_arguments, make_executor
 from .study import DEFAULT_STUDY, get_study, all_studies
 
 

@@ -1,4 +1,4 @@
-"""A Dask worker plugin for simulation workers (imported by `dask_engine.connect` only, so that the CLI does not
+"""A Dask worker plugin for simulation workers (imported by `dask_connect.connect` only, so that the CLI does not
 import `distributed` for every command)."""
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
 from ..signals import Interrupted
-from .runs import RunSpec
+from .runs import PlannedRun
 
 MARKER = "summary.json"
 
@@ -50,7 +50,7 @@ class RunSettings:
 
 
 #: what shapes a schedule besides a run's inputs: the code of these parts of the package (paths relative to it)
-SCHEDULE_CODE = ("schedulers", "io_model", "simulator", "batsim", "runner.py", "session.py", "colocated.py",
+SCHEDULE_CODE = ("schedulers", "io_model", "simulator", "batsim", "runner.py", "session.py", "colocated",
                  "app.py", "spec.py", "records.py", "platforms", "workloads/batsim_json.py")
 _SOURCES = (".py", ".c", ".h", ".cc", ".cpp", ".hpp", ".pyx")
 
@@ -107,7 +107,7 @@ def _policy_source(policy: str) -> str:
     return file_digest(found.origin) if found is not None and found.origin else ""
 
 
-def input_key(spec: RunSpec, settings: RunSettings) -> str:
+def input_key(spec: PlannedRun, settings: RunSettings) -> str:
     """The content key of one run (docs/verdicts.md, "Runs are cached"): SHA-256 (hex) of the policy spec, its
     options and source file, the job model, the policy's seed, the workload's and the platform's content, the
     network model and `code_version()`. Two runs with the same key give the same schedule."""
@@ -118,7 +118,7 @@ def input_key(spec: RunSpec, settings: RunSettings) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
-def read_marker(spec: RunSpec, settings: RunSettings | None = None) -> dict | None:
+def read_marker(spec: PlannedRun, settings: RunSettings | None = None) -> dict | None:
     """The finished run's marker (`run_one`'s dict), or None if the run is not done (no marker, an
     unreadable one, no jobs.csv, or a marker made from another workload, model, policy or job count; with
     `settings`, also one whose ``inputs`` is not the run's `input_key`: another workload or platform
@@ -137,7 +137,7 @@ def read_marker(spec: RunSpec, settings: RunSettings | None = None) -> dict | No
     return info if (Path(spec.out) / "jobs.csv").is_file() else None
 
 
-def _adopt(src: Path, spec: RunSpec, info: dict) -> dict:
+def _adopt(src: Path, spec: PlannedRun, info: dict) -> dict:
     """Copy the finished run folder `src` (marker `info`) into ``spec.out`` as `spec`'s run (its marker
     rewritten with `spec`'s key and scope, written last); return that marker."""
     out = Path(spec.out)
@@ -153,7 +153,7 @@ def _adopt(src: Path, spec: RunSpec, info: dict) -> dict:
     return mine
 
 
-def _store(cache: Path, key: str, spec: RunSpec, info: dict) -> None:
+def _store(cache: Path, key: str, spec: PlannedRun, info: dict) -> None:
     """Copy the finished run of `spec` into `cache`/`key` (through a temporary folder renamed into place)."""
     dst = cache / key
     if (dst / MARKER).is_file():
@@ -175,7 +175,7 @@ def _cpu_since(ru0) -> dict[str, float]:
             "simulator": round(cpu(resource.getrusage(resource.RUSAGE_CHILDREN)) - cpu(ru0[1]), 2)}
 
 
-def run_one(spec: RunSpec, settings: RunSettings, on_progress: Progress | None = None) -> dict:
+def run_one(spec: PlannedRun, settings: RunSettings, on_progress: Progress | None = None) -> dict:
     """Simulate one run into ``spec.out`` (`burstbuffer.runner.run`) and write its marker last
     (atomically); return the marker's content: key, scope, policy, model, workload, jobs, seed,
     wall_time [s], messages, summary (`runner` summary fields), cpu_time [s] (scheduler, simulator),
@@ -247,7 +247,7 @@ def interrupted(exc: Interrupted, command: str, written: Path, total: int, file=
     return exc.status
 
 
-def describe(spec: RunSpec, info: dict) -> str:
+def describe(spec: PlannedRun, info: dict) -> str:
     """One line on a finished (or failed) run, for the console."""
     if "error" in info:
         return f"FAILED {spec.key}: {info['error']} (see {spec.out}/error.txt)"
@@ -265,11 +265,11 @@ class Executor(Protocol):
     for progress display. It returns when every spec is done; KeyboardInterrupt stops the runs and
     propagates."""
 
-    def run(self, todo: Sequence[RunSpec], settings: RunSettings,
-            on_done: Callable[[RunSpec, dict], None], *, total: int, kept: int) -> None: ...
+    def run(self, todo: Sequence[PlannedRun], settings: RunSettings,
+            on_done: Callable[[PlannedRun, dict], None], *, total: int, kept: int) -> None: ...
 
 
-def execute(specs: Sequence[RunSpec], executor: Executor, settings: RunSettings, *, log=print,
+def execute(specs: Sequence[PlannedRun], executor: Executor, settings: RunSettings, *, log=print,
             cache: Path | None = None) -> dict[str, dict]:
     """Run every spec whose marker is missing (or made from other inputs: `read_marker` with `settings`)
     through `executor`; return key → marker (kept or new) or ``{"key", "error"}``. Runs are keyed by the
@@ -282,9 +282,9 @@ def execute(specs: Sequence[RunSpec], executor: Executor, settings: RunSettings,
     if cache is not None:
         cache.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict] = {}
-    todo: list[RunSpec] = []
-    twins: dict[str, list[RunSpec]] = {}     # input key → the later specs of the plan with that key
-    first: dict[str, RunSpec] = {}
+    todo: list[PlannedRun] = []
+    twins: dict[str, list[PlannedRun]] = {}     # input key → the later specs of the plan with that key
+    first: dict[str, PlannedRun] = {}
     reused = 0
     for s in specs:
         info = read_marker(s, settings)
@@ -306,7 +306,7 @@ def execute(specs: Sequence[RunSpec], executor: Executor, settings: RunSettings,
     if twins:
         log(f"{sum(map(len, twins.values()))} run(s) share their inputs with another of the plan: run once, copied")
 
-    def on_done(spec: RunSpec, info: dict) -> None:
+    def on_done(spec: PlannedRun, info: dict) -> None:
         results[spec.key] = info
         k = info.get("inputs") or input_key(spec, settings)
         if "error" in info:

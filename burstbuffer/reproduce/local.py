@@ -19,7 +19,7 @@ from ..affinity import resolve_cpu
 from ..logs import progress_bar
 from ..signals import Interrupted
 from .execute import RunSettings, describe, run_one
-from .runs import RunSpec
+from .runs import PlannedRun
 
 
 @dataclass
@@ -94,7 +94,7 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
-def _pool_task(spec: RunSpec, settings: RunSettings) -> dict:
+def _pool_task(spec: PlannedRun, settings: RunSettings) -> dict:
     """In a pool worker: `run_one` with this worker's CPU core and progress queue; ``{"key", "error",
     "interrupted": True}`` without simulating once the parent was interrupted (its stop event set).
     Ctrl-C is armed before the stop event is read, so the parent's SIGINT (sent after setting the event)
@@ -136,8 +136,8 @@ class LocalPoolExecutor:
         self.log = log
         self.desc = desc
 
-    def run(self, todo: Sequence[RunSpec], settings: RunSettings,
-            on_done: Callable[[RunSpec, dict], None], *, total: int, kept: int) -> None:
+    def run(self, todo: Sequence[PlannedRun], settings: RunSettings,
+            on_done: Callable[[PlannedRun, dict], None], *, total: int, kept: int) -> None:
         """See `burstbuffer.reproduce.execute.Executor.run`."""
         workers = self.workers
         ctx = mp.get_context("spawn")

@@ -33,10 +33,10 @@ KTH_1000 = bundled("workloads", "kth-1000.json")
 
 
 @dataclass(frozen=True)
-class RunSpec:
+class PlannedRun:
     """One simulation: `policy` on `workload` (a Batsim JSON path, `jobs` static jobs) under job model
     `model`, into directory `out`; `scope` names the workload's role (``whole``, ``part-NN``, ``gantt``).
-    A campaign (`burstbuffer.reproduce.sweep`) also sets `seed` (None: the plan's `RunSettings.seed`),
+    A campaign (`burstbuffer.sweep`) also sets `seed` (None: the plan's `RunSettings.seed`),
     `options` (the policy's options as canonical JSON, "" for none) and `label` (its key). `column`: the
     study variant's label (`burstbuffer.reproduce.study.Variant`) when it is not the policy's name: the run's
     name in the study's tables. `platform`: a SimGrid file for this run instead of the plan's (`RunSettings`;
@@ -79,7 +79,7 @@ class RunPlan:
     policies planned; skipped: what was asked but cannot run (text); notes: how the workloads were
     chosen (report text); whole / parts: the workload files; whole_label / parts_label: report text."""
 
-    specs: list[RunSpec]
+    specs: list[PlannedRun]
     policies: list[str]
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -243,10 +243,10 @@ def placebo_controls(study: Study) -> set[str]:
 
 
 def _draw_specs(study: Study, args, columns, whole: Path | None, parts: list[Path], work: Path, runs: Path,
-                k: int, replicates: int, notes: list[str]) -> list[RunSpec]:
+                k: int, replicates: int, notes: list[str]) -> list[PlannedRun]:
     """The runs of replicate `k` (module docstring): every column of `columns` ((variant, folder name)) on the
     scopes of draw `k` (`whole`, the study's derived workloads, `parts`) into `runs`; replicates k ≥
-    `replicates` are A/A runs (`RunSpec.placebo`)."""
+    `replicates` are A/A runs (`PlannedRun.placebo`)."""
     base = getattr(args, "seed", 0) or 0
     scopes: list[tuple[str, Path]] = []
     setting: dict[str, object] = {}   # scope → its ExtraWorkload when it runs in a setting of its own
@@ -262,7 +262,7 @@ def _draw_specs(study: Study, args, columns, whole: Path | None, parts: list[Pat
                 setting[extra.scope] = extra
     for i, part in enumerate(parts):
         scopes.append((f"part-{i:02d}", part))
-    specs: list[RunSpec] = []
+    specs: list[PlannedRun] = []
     for scope, path in scopes:
         n = njobs(path)
         if n == 0:
@@ -281,7 +281,7 @@ def _draw_specs(study: Study, args, columns, whole: Path | None, parts: list[Pat
             label = f"{scope}/{col}" if col else ""
             if k:
                 label = f"r{k}/{scope}/{col or name}"
-            specs.append(RunSpec(scope, v.policy, str(path.resolve()),
+            specs.append(PlannedRun(scope, v.policy, str(path.resolve()),
                                  v.model or (ex.model if ex is not None and ex.model else None) or args.model,
                                  str(runs / scope / name), n, options=opts, label=label,
                                  column=col, seed=seed,
@@ -336,7 +336,7 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
     left = (work / f"draw-{replicates}").is_dir()
     aa = placebo_controls(study) if getattr(args, "placebo", False) or left else set()
     runs = out / "runs"
-    specs: list[RunSpec] = []
+    specs: list[PlannedRun] = []
     whole = parts = notes = None
     for k in range(2 * replicates if aa else replicates):
         wk = work if k == 0 else work / f"draw-{k}"
@@ -355,14 +355,14 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
         if g.policy in registry:
             n = min(args.gantt_jobs, njobs(gantt_src))
             gw = subset(gantt_src, n, work / f"gantt-{n}.json")
-            specs.append(RunSpec("gantt", g.policy, str(gw.resolve()), g.model, str(runs / "gantt" / g.policy), n))
+            specs.append(PlannedRun("gantt", g.policy, str(gw.resolve()), g.model, str(runs / "gantt" / g.policy), n))
         else:
             skipped.append(f"{g.label} ({g.policy} is not in the policy registry)")
     return RunPlan(specs, policies, skipped, notes, whole, parts, _whole_label(args, whole),
                    f"{len(parts)} parts" if parts else "none")
 
 
-def with_schedulers(specs: list[RunSpec]) -> list[RunSpec]:
+def with_schedulers(specs: list[PlannedRun]) -> list[PlannedRun]:
     """`specs`, each carrying its `burstbuffer.spec.SchedulerSpec` (``scheduler``), made in the calling
     (parent) process once per distinct (policy, options, job model) by `burstbuffer.spec.make_spec`: the
     workers then build the policy from the spec and never resolve its name again (a ``FILE.py`` policy is

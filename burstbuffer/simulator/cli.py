@@ -324,17 +324,17 @@ def dump_platform(ns: argparse.Namespace) -> dict:
     from .platform_loader import load_into_engine, route
     from .server import import_simgrid
 
-    spec = parse_platform(ns.platform)
-    machines = resolve_machines(spec, parse_roles_option(ns.add_role_to_hosts), ns.master_host)
+    platform = parse_platform(ns.platform)
+    machines = resolve_machines(platform, parse_roles_option(ns.add_role_to_hosts), ns.master_host)
     sg = import_simgrid(True)
     engine = sg.Engine(["burstbuffer-simulate", "--cfg=host/model:ptask_L07", "--log=root.thres:critical"])
-    loader = load_into_engine(engine, spec)
+    loader = load_into_engine(engine, platform)
     out = {"loader": loader, "hosts": [h.name for h in engine.all_hosts], "master": machines.master.name,
            "compute_resources": [m.to_json() for m in machines.compute],
            "storage_resources": [m.to_json() for m in machines.storage], "routes": []}
     for pair in ns.route:
         src, _, dst = pair.partition(",")
-        if src not in spec.hosts or dst not in spec.hosts:
+        if src not in platform.hosts or dst not in platform.hosts:
             raise InputError("--route", pair, "expected SRC,DST with two host names of the platform")
         links, lat = route(engine, src, dst)
         out["routes"].append({"src": src, "dst": dst, "links": links, "latency": lat})

@@ -100,17 +100,17 @@ _INT_PREFIX = re.compile(r"\s*([+-]?\d+)")
 _UINT = re.compile(r"\d+")
 
 
-def check_platform(spec, machines) -> list[MachinePower]:
+def check_platform(platform, machines) -> list[MachinePower]:
     """Check the energy properties of the compute and storage machines of `machines`
     (`platforms.simgrid_xml.Machines`, ids in order) as SimGrid's plugin and Batsim 4.2.1 do (module
     docstring); returns their `MachinePower` by machine id. Raises InputError(file, host, reason)."""
     out = []
     for m in machines.compute + machines.storage:
-        h = spec.hosts[m.name]
+        h = platform.hosts[m.name]
         item = f"host {m.name!r}"
 
         def bad(reason, item=item):
-            raise InputError(spec.path, item, reason)
+            raise InputError(platform.path, item, reason)
 
         speeds = [s.strip() for s in h.speed.split(",")]
         n = len(speeds)

@@ -1,6 +1,6 @@
-"""Loading a parsed SimGrid platform (`burstbuffer.platforms.simgrid_xml.PlatformSpec`) into SimGrid 3.32.
+"""Loading a parsed SimGrid platform (`burstbuffer.platforms.simgrid_xml.PlatformFile`) into SimGrid 3.32.
 
-`load_into_engine(engine, spec)` uses ``engine.load_platform(path)`` when SimGrid 3.32 can read the file;
+`load_into_engine(engine, platform)` uses ``engine.load_platform(path)`` when SimGrid 3.32 can read the file;
 otherwise — a TORUS / FAT_TREE / DRAGONFLY ``<cluster>`` whose implicit router ``<prefix><id>_router<suffix>``
 (created by SimGrid 3.25, no longer by >= 3.28) is used as a route gateway, like the paper's platform — it
 rebuilds the platform through SimGrid's Python API exactly as ``batsim-4.2.1/dragonfly96_sg332.cpp`` does
@@ -10,46 +10,46 @@ place of ``routing="None"`` ones. Errors are `InputError` (one line: file, item,
 from __future__ import annotations
 
 from ..errors import InputError
-from ..platforms.simgrid_xml import (ROUTERLESS_TOPOLOGIES, ClusterSpec, HostSpec, LinkSpec, PlatformSpec,
-                                     RouterSpec, RouteSpec, ZoneSpec)
+from ..platforms.simgrid_xml import (ROUTERLESS_TOPOLOGIES, ClusterElement, HostElement, LinkElement, PlatformFile,
+                                     RouterElement, RouteElement, ZoneElement)
 from ..platforms.units import parse_bandwidth, parse_latency, parse_speed
 
 
-def load_into_engine(engine, spec: PlatformSpec) -> str:
-    """Load `spec` into the SimGrid `engine` (module docstring).
+def load_into_engine(engine, platform: PlatformFile) -> str:
+    """Load `platform` into the SimGrid `engine` (module docstring).
 
     Returns "xml" (SimGrid's own loader) or "api" (rebuilt through the Python API). Raises InputError if
     SimGrid refuses the file or the API builder meets an element it does not support.
     """
-    if spec.api_build_reason() is None:
+    if platform.api_build_reason() is None:
         try:
-            engine.load_platform(spec.path)
+            engine.load_platform(platform.path)
         except Exception as exc:  # SimGrid raises RuntimeError("Parse error at FILE:LINE: ...")
             # (an empty message when SimGrid's text is not UTF-8, e.g. its parser quoting a byte-order mark)
             lines = str(exc).splitlines()
-            raise InputError(spec.path, "SimGrid", lines[0] if lines else "SimGrid's XML parser refuses the "
+            raise InputError(platform.path, "SimGrid", lines[0] if lines else "SimGrid's XML parser refuses the "
                              "file (a byte-order mark, or a character that is not UTF-8?)") from None
         return "xml"
-    _ApiBuilder(engine, spec).build()
+    _ApiBuilder(engine, platform).build()
     return "api"
 
 
 class _ApiBuilder:
-    """Builds a `PlatformSpec` with SimGrid 3.32's Python API (see `dragonfly96_sg332.cpp`)."""
+    """Builds a `PlatformFile` with SimGrid 3.32's Python API (see `dragonfly96_sg332.cpp`)."""
 
-    def __init__(self, engine, spec: PlatformSpec):
+    def __init__(self, engine, platform: PlatformFile):
         import simgrid  # noqa: PLC0415 (SimGrid is imported only where a simulation runs)
 
         self.sg = simgrid
         self.engine = engine
-        self.spec = spec
+        self.platform = platform
         self.zones: dict[str, object] = {}
         self.links: dict[str, object] = {}
         self.duplex: set[str] = set()
         self.netpoints: dict[str, object] = {}
 
     def fail(self, item: str, reason: str):
-        raise InputError(self.spec.path, item, reason)
+        raise InputError(self.platform.path, item, reason)
 
     def policy(self, name: str, item: str):
         pol = self.sg.Link.SharingPolicy.__members__.get(name.upper())
@@ -58,9 +58,9 @@ class _ApiBuilder:
         return pol
 
     def build(self) -> None:
-        self.zone(self.spec.root, None)
+        self.zone(self.platform.root, None)
 
-    def new_zone(self, z: ZoneSpec):
+    def new_zone(self, z: ZoneElement):
         NZ = self.sg.NetZone
         routing = z.routing
         makers = {"Full": NZ.create_full_zone, "None": NZ.create_full_zone, "Floyd": NZ.create_floyd_zone,
@@ -71,7 +71,7 @@ class _ApiBuilder:
                                         "built through SimGrid's API")
         return makers[routing](z.id)
 
-    def zone(self, z: ZoneSpec, parent) -> None:
+    def zone(self, z: ZoneElement, parent) -> None:
         nz = self.new_zone(z)
         if parent is not None:
             nz.set_parent(parent)
@@ -79,24 +79,24 @@ class _ApiBuilder:
             nz.set_property(k, v)
         self.zones[z.id] = nz
         for item in z.items:
-            if isinstance(item, ZoneSpec):
+            if isinstance(item, ZoneElement):
                 self.zone(item, nz)
-            elif isinstance(item, ClusterSpec):
+            elif isinstance(item, ClusterElement):
                 self.cluster(item, nz)
-            elif isinstance(item, HostSpec):
+            elif isinstance(item, HostElement):
                 self.host(nz, item)
-            elif isinstance(item, RouterSpec):
+            elif isinstance(item, RouterElement):
                 self.netpoints[item.id] = nz.create_router(item.id)
-            elif isinstance(item, LinkSpec):
+            elif isinstance(item, LinkElement):
                 self.link(nz, item)
-            elif isinstance(item, RouteSpec):
+            elif isinstance(item, RouteElement):
                 self.route(nz, item)
             else:
                 self.fail(f"<{item[1]}> in zone {z.id!r}",
                           "element not supported when the platform must be built through SimGrid's API")
         nz.seal()
 
-    def host(self, zone, h: HostSpec):
+    def host(self, zone, h: HostElement):
         speeds = h.speed.split(",")
         host = zone.create_host(h.name, [parse_speed(s) for s in speeds] if len(speeds) > 1
                                 else parse_speed(speeds[0]))
@@ -106,20 +106,20 @@ class _ApiBuilder:
         self.netpoints[h.name] = host.netpoint
         return host
 
-    def link(self, zone, spec: LinkSpec) -> None:
-        item = f"link {spec.id!r}"
-        if spec.sharing_policy.upper() == "SPLITDUPLEX":
-            link = zone.create_split_duplex_link(spec.id, parse_bandwidth(spec.bandwidth))
-            self.duplex.add(spec.id)
+    def link(self, zone, platform: LinkElement) -> None:
+        item = f"link {platform.id!r}"
+        if platform.sharing_policy.upper() == "SPLITDUPLEX":
+            link = zone.create_split_duplex_link(platform.id, parse_bandwidth(platform.bandwidth))
+            self.duplex.add(platform.id)
         else:
-            link = zone.create_link(spec.id, parse_bandwidth(spec.bandwidth))
-            if spec.sharing_policy.upper() != "SHARED":
-                link.set_sharing_policy(self.policy(spec.sharing_policy, item), None)
-        link.set_latency(parse_latency(spec.latency))
+            link = zone.create_link(platform.id, parse_bandwidth(platform.bandwidth))
+            if platform.sharing_policy.upper() != "SHARED":
+                link.set_sharing_policy(self.policy(platform.sharing_policy, item), None)
+        link.set_latency(parse_latency(platform.latency))
         link.seal()
-        self.links[spec.id] = link
+        self.links[platform.id] = link
 
-    def route(self, zone, r: RouteSpec) -> None:
+    def route(self, zone, r: RouteElement) -> None:
         item = f"<{r.kind}> {r.src} -> {r.dst}"
         LIR = self.sg.LinkInRoute
         in_route = []
@@ -150,7 +150,7 @@ class _ApiBuilder:
                     self.fail(item, f"unknown host or router {name!r}")
             zone.add_route(self.netpoints[r.src], self.netpoints[r.dst], None, None, in_route, r.symmetrical)
 
-    def cluster(self, c: ClusterSpec, parent) -> None:
+    def cluster(self, c: ClusterElement, parent) -> None:
         sg = self.sg
         item = f"cluster {c.id!r}"
         if c.topology not in ROUTERLESS_TOPOLOGIES:

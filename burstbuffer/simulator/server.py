@@ -105,7 +105,7 @@ DEFAULT_CORE = "auto"
 
 
 #: the least stack of an actor [KiB] (SimGrid's ``contexts/stack-size``; its default, a Python thread's usual
-#: one): the server actor runs Python code, the scheduler's too under ``run``'s in-process link
+#: one): the server actor runs Python code, the scheduler's too under ``run``'s in-simulator link
 #: (`burstbuffer.colocated`), and the actor core's job actors run Python, all on their actor's stack
 MIN_STACK_KIB = 8192
 #: the least guard of an actor's stack [pages] (``contexts/guard-size``; SimGrid's default): an overflow is a
@@ -117,7 +117,7 @@ STACK_OPTIONS = {"contexts/stack-size": MIN_STACK_KIB, "contexts/guard-size": MI
 
 def stack_config(platform_config: dict[str, str], sg_cfg: list[str], path: str) -> list[str]:
     """The ``--cfg`` arguments raising the stack options (`STACK_OPTIONS`) a platform's ``<config>`` sets
-    (`platform_config`, `PlatformSpec.config`) below their floors to the floors: SimGrid takes an option given
+    (`platform_config`, `PlatformFile.config`) below their floors to the floors: SimGrid takes an option given
     on the command line over the platform's. Batsim's ``energy_platform_homogeneous_no_net_128.xml`` asks
     16 KiB stacks without a guard page, enough for Batsim's C++ actors, not for Python code (it overflowed
     into the heap below the stack). The simulation is the same: a stack holds no simulated state. Raises
@@ -189,21 +189,21 @@ class Simulator:
 
     def __init__(self, config: SimConfig):
         self.cfg = config
-        spec = parse_platform(config.platform)
-        machines = resolve_machines(spec, parse_roles_option(config.roles), config.master)
+        platform = parse_platform(config.platform)
+        machines = resolve_machines(platform, parse_roles_option(config.roles), config.master)
         workloads: dict[str, Workload] = {}
         for i, path in enumerate(config.workloads):
             workloads[f"w{i}"] = load_workload(path, f"w{i}")
         limit = machine_limit(config, list(workloads.values()))
         if limit is not None:
-            machines = limited(machines, limit, spec.path)
+            machines = limited(machines, limit, platform.path)
         event_lists = {}
         for i, path in enumerate(config.events):
             evs = load_events(path, config.forward_unknown_events)
             check_machines(path, evs, len(machines.all))
             event_lists[f"we{i}"] = evs
-        self.stack_args = stack_config(spec.config, config.sg_cfg, spec.path)
-        self.state = SimState(cfg=config, spec=spec, machines=machines, workloads=workloads,
+        self.stack_args = stack_config(platform.config, config.sg_cfg, platform.path)
+        self.state = SimState(cfg=config, platform=platform, machines=machines, workloads=workloads,
                               static_names=list(workloads),
                               gc_profiles=not (config.dynamic_jobs and config.profile_reuse))
         self.state.event_lists = event_lists
@@ -213,10 +213,10 @@ class Simulator:
         self.power = None
         if config.energy:
             from . import energy  # noqa: PLC0415
-            reason = spec.api_build_reason()
+            reason = platform.api_build_reason()
             if reason is not None:
-                raise InputError(spec.path, "-E", f"energy needs a platform SimGrid's XML loader reads ({reason})")
-            self.power = energy.check_platform(spec, machines)
+                raise InputError(platform.path, "-E", f"energy needs a platform SimGrid's XML loader reads ({reason})")
+            self.power = energy.check_platform(platform, machines)
 
     def run(self, transport=None) -> SimResult:
         """Simulate; `transport`: the link to the scheduler (`request(text, n)`, `close()`, the contract of
@@ -257,7 +257,7 @@ class Simulator:
         st.engine = engine
         if nat is not None:
             nat.plugin_init()  # before the platform is loaded: its hosts get the plugin's extension
-        st.loader = load_into_engine(engine, st.spec)
+        st.loader = load_into_engine(engine, st.platform)
         hosts = {h.name: h for h in engine.all_hosts}
         st.mstate = []
         counts = machine_counts(len(st.machines.compute))

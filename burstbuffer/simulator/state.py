@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..platforms.simgrid_xml import DEFAULT_MASTER_HOST, Machines, PlatformSpec
+from ..platforms.simgrid_xml import DEFAULT_MASTER_HOST, Machines, PlatformFile
 from ..records import Record
 from .longdouble import LD  # noqa: F401 (the simulator's parts take it from here)
 from .protocol import event
@@ -188,7 +188,7 @@ class SimState(Record):
     master host's actors' (`masters`).
     """
 
-    __slots__ = ("cfg", "spec", "machines", "workloads", "static_names", "gc_profiles",
+    __slots__ = ("cfg", "platform", "machines", "workloads", "static_names", "gc_profiles",
                  "sg", "engine", "loader", "mstate", "master_host", "listen", "jobs_csv", "schedule_csv", "writer",
                  "states", "paje", "error", "transport",
                  "out", "sched_ready", "end_sent", "end_ack", "nb_submitted", "nb_completed", "nb_running",
@@ -199,11 +199,11 @@ class SimState(Record):
     __eq__ = object.__eq__
     __hash__ = object.__hash__
 
-    def __init__(self, cfg: SimConfig, spec: PlatformSpec, machines: Machines, workloads: dict[str, Workload],
+    def __init__(self, cfg: SimConfig, platform: PlatformFile, machines: Machines, workloads: dict[str, Workload],
                  static_names: list[str], gc_profiles: bool):
         # inputs
         self.cfg = cfg
-        self.spec = spec
+        self.platform = platform
         self.machines = machines
         self.workloads = workloads
         self.static_names = static_names

@@ -1,7 +1,7 @@
 """Batsim workload JSON: write one atomically, read and validate one — the project's one workload reader
-(docs/workload.md; the rules of a job and a profile are in `batsim_rules`).
+(docs/workload.md; the rules of a job and a job profile are in `batsim_rules`).
 
-Format (Batsim's "input-workload" page, plus this project's `bb` profile field)::
+Format (Batsim's "input-workload" page, plus this project's `bb` job profile field)::
 
     {"name": str, "description": str, "nb_res": int,
      "jobs": [{"id": int|str, "subtime": s, "walltime": s, "res": int, "profile": str}, ...],

@@ -1,4 +1,4 @@
-"""The rules a Batsim job or profile object must follow: one definition for the workload reader
+"""The rules a Batsim job or job profile object must follow: one definition for the workload reader
 (`batsim_json`, hence the CLI and the scheduler side) and for the embedded simulator (workload files and
 what a scheduler registers at run time).
 

@@ -309,7 +309,7 @@ def register(subparsers) -> None:
                                    "sacct --allusers --allocations --parsable2 --starttime ... --endtime ... "
                                    "--format JobIDRaw,Submit,Start,End,TimelimitRaw,NNodes,NCPUS,State,ReqTRES,"
                                    "AllocTRES. A job's BB request is its bb/... TRES (ReqTRES, else AllocTRES) per "
-                                   "node, else the paper's model (docs/workload.md); each profile's bb_source says "
+                                   "node, else the paper's model (docs/workload.md); each job profile's bb_source says "
                                    "which. Job steps, jobs cancelled before start and jobs not ended are dropped "
                                    "and counted; then the SWF rules apply. A job's simulated duration is not its "
                                    "recorded run time: its compute comes from the paper's model (run time minus its "
@@ -339,7 +339,7 @@ def register(subparsers) -> None:
                        description="Give the jobs of a workload whose id a Darshan log names the I/O volumes the "
                                    "log records (PyDarshan: pip install darshan): per compute node, stage-in = "
                                    "bytes read / nodes, each checkpoint and the stage-out = bytes written / (nodes x "
-                                   "compute phases), as profile fields io_stage_in, io_checkpoint, io_stage_out "
+                                   "compute phases), as job profile fields io_stage_in, io_checkpoint, io_stage_out "
                                    "(docs/inputs-traces.md). bb and the compute are unchanged; jobs without a log "
                                    "keep the model's defaults.")
     d.add_argument("workload", metavar="W.json")

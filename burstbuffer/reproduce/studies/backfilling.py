@@ -58,7 +58,7 @@ VARIANTS = (
 def actual_runtime_workload(whole, work, seed: int = 0, platform=None, swf=None) -> list:
     """Slide 31's workload (Casanova, "Sample results": "replace user estimate by f times the actual run time"): the
     jobs of the Batsim workload `whole` with their trace's actual run time (SWF field 4 of the same job number, from
-    `swf`, default the bundled KTH trace) as a ``delay`` profile (the job runs exactly that long; its BB request
+    `swf`, default the bundled KTH trace) as a ``delay`` job profile (the job runs exactly that long; its BB request
     kept) and that run time as the estimate (walltime, at least 1 s). On it, ``easy`` sees f = 1 (the actual run
     time) and ``easy/x3`` (``walltime_factor`` 3) f = 3. Written to `work`/<stem>-actual.json; the scope
     ``actual`` (`ACTUAL`). [] (no such scope) when a job of `whole` is not in the trace, with no error: the

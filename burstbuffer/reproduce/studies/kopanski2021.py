@@ -203,13 +203,13 @@ def _identity(path: str) -> str:
 
 
 def regime_checks(specs, platform: str) -> list:
-    """The regime checks of the runs `specs` (`RunSpec`s; the scope ``gantt``, Fig. 3's alloc-only run, is left
+    """The regime checks of the runs `specs` (`PlannedRun`s; the scope ``gantt``, Fig. 3's alloc-only run, is left
     out), whose platform is each spec's own or `platform` (the plan's): every run on the paper's platform (by
     content, `PAPER_PLATFORM`) under the paper's job model (`PAPER_MODEL`); the whole workload the KTH trace
     (by `trace_identity`, `KTH_WHOLE`) — a job count is not enough: the first 1000 jobs, another trace or a
     shuffled one fail —; the parts, when run, the paper's 16 (`KTH_PARTS`)."""
     from ...metrics.claims import RegimeCheck
-    from ..sweep import sha256_file
+    from ...sweep.plan import sha256_file
     runs = [s for s in specs if s.scope != "gantt"]
     checks = []
     plats = {}
