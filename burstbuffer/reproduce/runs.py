@@ -228,8 +228,8 @@ def replicate_dir(runs: Path, k: int) -> Path:
     return runs if k == 0 else runs / f"r{k}"
 
 
-def finished_placebo(specs: list[RunSpec], asked: bool, finished) -> list[RunSpec]:
-    """`specs` without the A/A runs (`RunSpec.placebo`) that `finished` (spec → bool) says are not done, unless
+def finished_placebo(specs: list[PlannedRun], asked: bool, finished) -> list[PlannedRun]:
+    """`specs` without the A/A runs (`PlannedRun.placebo`) that `finished` (spec → bool) says are not done, unless
     the A/A runs were `asked` (``--placebo``): a run without ``--placebo`` judges the placebo column with the
     A/A runs an earlier ``--placebo`` run finished in its folder, and simulates none of them."""
     return specs if asked else [s for s in specs if not s.placebo or finished(s)]
