@@ -198,3 +198,26 @@ def test_checking_a_built_in_policys_options_builds_no_policy(monkeypatch):
             ("cerberus", {"phases": "as-written", "starvation": "reserve"}, "three-phase", "not reserve")):
         with pytest.raises(InputError, match=reason):
             make_spec(policy, options=options, job_model=model)
+
+
+def test_a_study_resolves_each_policy_once_in_the_parent(kth_subset, tmp_path):
+    """`reproduce` over replicates and two job models: each policy — a built-in name and a FILE.py policy —
+    is resolved once in the process that read the command line (its options checked there), never again for
+    another replicate, job model or column; the workers build the policies from the specs."""
+    wl = kth_subset(8)
+    (tmp_path / "capped.py").write_text((REPO / "examples" / "bb_capped_backfill.py").read_text())
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(COUNTER)
+    env = dict(os.environ, BB_COUNT_LOG=str(tmp_path / "count.log"))
+    env["PYTHONPATH"] = os.pathsep.join([str(hook), str(REPO), env.get("PYTHONPATH", "")])
+    argv = [sys.executable, "-m", "burstbuffer", "reproduce", "--study", "three-phase", "--workload", str(wl),
+            "--policies", f"fcfs-easy/io-aware,fcfs-easy/three-phase,{tmp_path / 'capped.py'}:BBCappedBackfill",
+            "--replicates", "2", "--engine", "local", "--workers", "2", "--output", str(tmp_path / "o"), "-q"]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    out, err = p.communicate(timeout=600)
+    assert p.returncode == 0, err
+    lines = [ln.split(" ", 1) for ln in (tmp_path / "count.log").read_text().splitlines()]
+    parent = sorted(what for pid, what in lines if int(pid) == p.pid and what.startswith("resolve"))
+    assert parent == sorted(["resolve fcfs-easy", f"resolve {tmp_path / 'capped.py'}:BBCappedBackfill"])
+    assert sum(what == "app" for _, what in lines) == 6          # 3 columns × 2 replicates, each built once

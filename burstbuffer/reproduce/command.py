@@ -76,19 +76,23 @@ def with_queue_file(study, asked: str | None, path: str):
     return replace(study, variants=tuple(new)), note
 
 
-def check_study_options(study, specs) -> None:
+def check_study_options(study, specs, resolved: dict | None = None) -> None:
     """The policy options of every column of the plan, checked once before any run as ``--policy-option``
-    checks them (`burstbuffer.schedulers.options.check_options`); InputError ``--study NAME: COLUMN:
+    checks them (`burstbuffer.schedulers.options.check_options`), each policy resolved once: `resolved` (policy
+    text → PolicyInfo, `RunPlan.resolved`) is used and completed; InputError ``--study NAME: COLUMN:
     NAME=VALUE: REASON``."""
-    from ..schedulers.options import OptionError
-    from ..schedulers.resolve import check_named_options
+    from ..schedulers.options import OptionError, check_options
+    from ..schedulers.resolve import policy_info
+    infos = resolved if resolved is not None else {}
     seen = set()
     for s in specs:
         if not s.options or (s.policy, s.options) in seen:
             continue
         seen.add((s.policy, s.options))
         try:
-            check_named_options(s.policy, json.loads(s.options))
+            if s.policy not in infos:
+                infos[s.policy] = policy_info(s.policy)
+            check_options(infos[s.policy].policy, json.loads(s.options), label=s.policy)
         except OptionError as exc:
             raise InputError(f"--study {study.name}", s.column or s.policy, str(exc)) from None
 
@@ -119,11 +123,11 @@ def reproduce(args) -> int:
     if args.replicates is None:
         args.replicates = study.replicates
     plan = plan_runs(study, args, out, POLICIES)
-    check_study_options(study, plan.specs)
+    check_study_options(study, plan.specs, plan.resolved)
     if queues_note:
         plan.notes.append(queues_note)
     settings = RunSettings(str(platform), seed=args.seed, timeout=args.timeout, run_timeout=args.run_timeout)
-    specs = plan.specs = finished_placebo(with_schedulers(plan.specs), bool(getattr(args, "placebo", False)),
+    specs = plan.specs = finished_placebo(with_schedulers(plan.specs, plan.resolved), bool(getattr(args, "placebo", False)),
                                           lambda s: read_marker(s, settings) is not None)
     workers = args.workers or os.cpu_count() or 1
     manifest = {"command": " ".join(sys.argv), "study": study.name, "jobs": None if args.workload else args.jobs,

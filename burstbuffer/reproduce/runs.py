@@ -87,6 +87,7 @@ class RunPlan:
     parts: list[Path] = field(default_factory=list)
     whole_label: str = "none"
     parts_label: str = "none"
+    resolved: dict[str, Any] = field(default_factory=dict)   # policy text → its PolicyInfo, resolved by the plan
 
 
 # --- workloads --------------------------------------------------------------------------------------
@@ -309,6 +310,7 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
     work = out / "workloads"
     work.mkdir(parents=True, exist_ok=True)
     policies, skipped = [], []
+    resolved: dict[str, Any] = {}   # a spec's PolicyInfo, resolved once here (`with_schedulers` reuses it)
     columns = []   # (variant, run folder name)
     folder: dict[str, str] = {}   # policy spec → its run folder name (a spec's label, unique)
     for v in study.columns(args.policies):
@@ -319,7 +321,8 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
         elif is_spec(p) or p in _entry_point_names():
             if p not in folder:
                 try:
-                    label = resolve_policy(p).label
+                    resolved[p] = resolve_policy(p)
+                    label = resolved[p].label
                 except PolicyError as exc:
                     raise InputError("--policies", exc.spec, exc.reason) from None
                 while label in folder.values() or label in registry:
@@ -359,23 +362,29 @@ def plan_runs(study: Study, args, out: Path, registry, log=print) -> RunPlan:
         else:
             skipped.append(f"{g.label} ({g.policy} is not in the policy registry)")
     return RunPlan(specs, policies, skipped, notes, whole, parts, _whole_label(args, whole),
-                   f"{len(parts)} parts" if parts else "none")
+                   f"{len(parts)} parts" if parts else "none", resolved)
 
 
-def with_schedulers(specs: list[PlannedRun]) -> list[PlannedRun]:
+def with_schedulers(specs: list[PlannedRun], resolved: dict[str, Any] | None = None) -> list[PlannedRun]:
     """`specs`, each carrying its `burstbuffer.spec.SchedulerSpec` (``scheduler``), made in the calling
-    (parent) process once per distinct (policy, options, job model) by `burstbuffer.spec.make_spec`: the
-    workers then build the policy from the spec and never resolve its name again (a ``FILE.py`` policy is
-    imported once per process, when the spec is unpickled). A run whose spec cannot be made (a policy that
-    needs another job model) keeps None and fails in its worker as before, the other runs going on."""
+    (parent) process by `burstbuffer.spec.make_spec`: each policy resolved once (its `PolicyInfo`, taken from
+    `resolved` — policy text → PolicyInfo, what the plan resolved already — when there), each distinct
+    (policy, options, job model) checked once. The workers then build the policy from the spec and never resolve
+    its name again (a ``FILE.py`` policy is imported once per process, when the spec is unpickled). A run whose
+    spec cannot be made (a policy that needs another job model) keeps None and fails in its worker as before,
+    the other runs going on."""
+    from ..schedulers.resolve import policy_info
     from ..spec import make_spec
+    infos: dict[str, Any] = resolved if resolved is not None else {}
     made: dict[tuple[str, str, str], Any] = {}
     out = []
     for s in specs:
         k = (s.policy, s.options, s.model)
         if k not in made:
             try:
-                made[k] = make_spec(s.policy, options=json.loads(s.options) if s.options else None,
+                if s.policy not in infos:
+                    infos[s.policy] = policy_info(s.policy)
+                made[k] = make_spec(infos[s.policy], options=json.loads(s.options) if s.options else None,
                                     job_model=s.model)
             except InputError:
                 made[k] = None
