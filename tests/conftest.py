@@ -67,6 +67,19 @@ def edit_jobs_csv(run: Path, row: int, column: str, value: str) -> Path:
     return run
 
 
+def hiding_plan_engine(tmp_path: Path) -> Path:
+    """A folder whose sitecustomize.py hides the plan engine's extension module
+    (``burstbuffer.schedulers.native.plan_engine``) from every process with the folder on PYTHONPATH: an
+    installation whose engine is missing."""
+    hide = tmp_path / "hide"
+    hide.mkdir(exist_ok=True)
+    (hide / "sitecustomize.py").write_text(
+        "import importlib.util\n_real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda name, *a: (None if name == 'burstbuffer.schedulers.native.plan_engine'\n"
+        "                                             else _real(name, *a))\n")
+    return hide
+
+
 def children(pid: int) -> list[int]:
     """The PIDs of `pid`'s children (every thread's), [] once it is gone."""
     kids: list[int] = []

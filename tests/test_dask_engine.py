@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import hiding_plan_engine
+
 pytestmark = [pytest.mark.slow, pytest.mark.dask]   # test tier (setup.cfg markers; docs/testing.md)
 
 pytest.importorskip("distributed")
@@ -249,12 +251,7 @@ def test_a_failed_run_is_reported_and_the_others_finish(tmp_path):
     decision; a bad policy option or workload would not do, the campaign is checked when it is loaded,
     docs/policy-options.md): it is reported on one line with its directory, its error.txt is there, the other
     run finishes, the exit status is 1."""
-    hide = tmp_path / "hide"
-    hide.mkdir()
-    (hide / "sitecustomize.py").write_text(
-        "import importlib.util\n_real = importlib.util.find_spec\n"
-        "importlib.util.find_spec = lambda name, *a: (None if name == 'burstbuffer.schedulers.native.plan_engine'\n"
-        "                                             else _real(name, *a))\n")
+    hide = hiding_plan_engine(tmp_path)
     camp = tmp_path / "c.toml"
     camp.write_text(f'[campaign]\ntimeout = 120\n[[policy]]\nname = "fcfs"\n[[policy]]\nname = "plan-2"\n'
                     f'label = "broken"\n[[workload]]\n'

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from .conftest import hiding_plan_engine
+
 from burstbuffer import cbuild
 from burstbuffer.errors import InputError
 from burstbuffer.platforms.model import Platform
@@ -95,12 +97,7 @@ def test_run_with_a_missing_engine_is_one_line_exit_2(tmp_path):
     import os
     import subprocess
     import sys
-    hide = tmp_path / "hide"
-    hide.mkdir()
-    (hide / "sitecustomize.py").write_text(
-        "import importlib.util\n_real = importlib.util.find_spec\n"
-        "importlib.util.find_spec = lambda name, *a: (None if name == 'burstbuffer.schedulers.native.plan_engine'\n"
-        "                                             else _real(name, *a))\n")
+    hide = hiding_plan_engine(tmp_path)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (str(hide), os.environ.get("PYTHONPATH")) if x))
     env.pop(cbuild.SANITIZE_ENV, None)
     r = subprocess.run([sys.executable, "-m", "burstbuffer", "run", "--policy", "plan-2", "--jobs", "10", "-q",

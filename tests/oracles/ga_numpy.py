@@ -1,6 +1,6 @@
 """The oracle of BBSched's GA loop: the generations of `moo.ga_front` vectorised in numpy, on the same draws
 (`moo._ga_draws`), the implementation the C loop (`_ga_native`, native/ga.c) mirrors step by step. Not part of the
-package: tests/test_ga_native.py checks the C loop against it (and both against the frozen `ga_reference`), and
+package: tests/test_ga_native.py checks the C loop against it and
 ``benchmarks/bench_bbsched.py --engine numpy`` times it. Equal to the C loop while every objective sum and capacity is
 below 2^53 (float64 sums here, exact int64 there; `moo`'s bound)."""
 from __future__ import annotations
