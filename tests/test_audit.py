@@ -201,6 +201,28 @@ def test_bb_occupancy_follows_the_phase_holds(tmp_path):
                    ["40.000000", "5000000000", "5000000000", "0"], ["50.000000", "0", "0", "0"]]
 
 
+def test_the_run_figure_draws_the_phase_holds(tmp_path):
+    """`burstbuffer plot`'s BB panel on the run above: node 4 peaks at 9 GB (job 1's 4 GB stage-out beside job
+    2's 5 GB), the phases of bb_holds.csv; jobs.csv's one amount per job from start to end would draw 13 GB."""
+    from burstbuffer.metrics.runplot import load_run, run_figure
+    rows = [job(1, 0, 0, 40, "0", "4:8000000000", nodes_start="2.000000", nodes_end="20.000000"),
+            job(2, 0, 20, 50, "1", "4:5000000000", nodes_start="25.000000", nodes_end="30.000000")]
+    holds = [(1, "0.000000", "stage-in", "4:3000000000"), (1, "2.000000", "run", "4:8000000000"),
+             (1, "20.000000", "computed", ""), (1, "20.000000", "stage-out", "4:4000000000"),
+             (2, "20.000000", "stage-in", "4:5000000000"), (2, "25.000000", "run", "4:5000000000")]
+    run = write_run(tmp_path, rows, three_phase=True, holds=holds)
+
+    def peak(data):
+        fig, ax = run_figure(data)
+        line = next(a for a in ax["bb"].get_children() if getattr(a, "get_gid", lambda: None)() == "bb 4")
+        return max(line.get_ydata())
+
+    data = load_run(run)
+    assert peak(data) == pytest.approx(9.0)
+    data.holds = None                                    # jobs.csv alone: one amount from start to end
+    assert peak(data) == pytest.approx(13.0)
+
+
 def test_a_malformed_cell_is_one_line(tmp_path, capsys):
     run = write_run(tmp_path, [job(1, 0, 0, 10, "0-x")])
     with pytest.raises(AuditError, match="malformed"):

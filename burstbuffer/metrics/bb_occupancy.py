@@ -20,23 +20,19 @@ import csv
 from pathlib import Path
 
 from ..errors import InputError
-from .runplot import RunData, _bb_of, load_run
+from .runplot import RunData, load_run
 
 
 def bb_occupancy_rows(run: RunData, holds=None) -> tuple[list[int], list[tuple[float, list[int]]]]:
     """(BB node ids, [(time [s], [bytes held per node, in that order])]) of `run` (module docstring). `holds`: the
     run's bb_holds.csv (`burstbuffer.audit.load_holds`; three-phase runs), whose phases replace jobs.csv's one
     allocation for the jobs it lists (a job holding different amounts in its phases, as cerberus')."""
-    s = run.started
     deltas: dict[float, dict[int, int]] = {}
     nodes = set(run.bb_capacity)
     if holds is not None:
-        from ..audit import bb_holds
-        finished = run.jobs[run.jobs["job_id"].astype(str).isin(s["job_id"].astype(str))]
-        spans = zip(*bb_holds(finished.astype({"job_id": str}), holds)[1:])
-        items = ((a, b, {node: v}) for node, v, a, b in spans)
-    else:
-        items = ((a, b, _bb_of(alloc)) for a, b, alloc in zip(s["start"], s["end"], s["bb_allocation"].fillna("")))
+        from dataclasses import replace
+        run = replace(run, holds=holds)
+    items = run.bb_spans()
     for a, b, alloc in items:
         for node, v in alloc.items():
             nodes.add(node)
@@ -61,13 +57,8 @@ def bb_occupancy_rows(run: RunData, holds=None) -> tuple[list[int], list[tuple[f
 def write_bb_occupancy(run_dir: str | Path, path: str | Path | None = None) -> Path:
     """Write `run_dir`/bb_occupancy.csv (or `path`) from the run's jobs.csv and run.json; returns the path.
     Raises InputError if jobs.csv is missing or malformed (`runplot.load_run`)."""
-    from ..audit import AuditError, load_holds
-    run = load_run(run_dir)
-    try:
-        holds = load_holds(run_dir)
-    except AuditError as exc:
-        raise InputError(str(run_dir), "bb_holds.csv", str(exc)) from None
-    order, rows = bb_occupancy_rows(run, holds)
+    run = load_run(run_dir)                  # with the run's bb_holds.csv, if any (`RunData.holds`)
+    order, rows = bb_occupancy_rows(run)
     out = Path(path) if path is not None else Path(run_dir) / "bb_occupancy.csv"
     tmp = out.with_name(out.name + ".tmp")
     from ..fileio import open_output, removing_on_error

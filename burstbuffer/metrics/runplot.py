@@ -14,7 +14,8 @@ One figure, ``<out>/run.png`` and ``.svg``, four panels sharing the time axis:
 
 The inputs are the run's ``jobs.csv`` (our per-job table: `allocated_resources` as an interval set,
 `bb_allocation` as ``"<storage id>:<bytes> ..."``, held from start to finish, docs/metrics.md) and
-``run.json`` (the platform as the scheduler saw it: compute ids, BB capacity per storage id, names),
+``run.json`` (the platform as the scheduler saw it: compute ids, BB capacity per storage id, names) and, for a
+three-phase run, ``bb_holds.csv`` (each job's BB per phase),
 which `burstbuffer run` / `serve` write; without it the processors are taken as 0 … highest
 allocated id and the capacities are unknown (no capacity line, no BB utilisation).
 
@@ -75,6 +76,23 @@ class RunData:
     #: Batsim's ``PREFIX_machine_states.csv`` beside a Batsim table (time [s], the number of machines in each
     #: state), None if absent: the utilisation panel then also draws the share of machines computing
     machine_states: pd.DataFrame | None = None
+    #: the run's bb_holds.csv (`burstbuffer.audit.load_holds`: a three-phase run's BB amount per phase), None if
+    #: absent: `bb_spans` then reads jobs.csv's one allocation per job
+    holds: pd.DataFrame | None = None
+
+    def bb_spans(self) -> list[tuple[float, float, dict[int, int]]]:
+        """The BB each started job held: [(from [s], to [s], {storage id: bytes})]. Read by phase from `holds`
+        for the jobs it lists (a job holding different amounts in its stage-in, running and stage-out phases,
+        as cerberus' do: jobs.csv's one amount is its running phase's), else jobs.csv's ``bb_allocation`` over
+        [start, end)."""
+        s = self.started
+        if self.holds is not None:
+            from ..audit import bb_holds
+            done = self.jobs[self.jobs["job_id"].astype(str).isin(s["job_id"].astype(str))]
+            return [(float(a), float(b), {int(node): int(v)})
+                    for node, v, a, b in zip(*bb_holds(done.astype({"job_id": str}), self.holds)[1:])]
+        return [(float(a), float(b), _bb_of(x)) for a, b, x in zip(s["start"], s["end"],
+                                                                     s["bb_allocation"].fillna(""))]
 
     @property
     def has_bb(self) -> bool:
@@ -155,7 +173,12 @@ def load_run(run_dir: str | Path) -> RunData:
             label = f"{doc.get('policy', '?')}, {doc.get('model', '?')} model"
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise InputError(str(meta), "content", f"malformed ({exc})") from None
-        return RunData(jobs, compute, caps, names, label, name)
+        from ..audit import AuditError, load_holds
+        try:
+            holds = load_holds(run_dir)
+        except AuditError as exc:
+            raise InputError(str(run_dir), "bb_holds.csv", str(exc)) from None
+        return RunData(jobs, compute, caps, names, label, name, holds=holds)
     top = -1
     for a in jobs["allocated_resources"].dropna():
         if str(a).strip():
@@ -230,7 +253,7 @@ def run_figure(run: RunData, *, max_jobs: int = GANTT_MAX_JOBS):
     ax["gantt"].set_title(f"{run.label}: {len(s)} jobs started", fontsize=10, loc="left")
 
     # BB occupancy per storage node
-    bb_rows = [(a, b, _bb_of(x)) for a, b, x in zip(s["start"], s["end"], s["bb_allocation"].fillna(""))]
+    bb_rows = run.bb_spans()
     nodes = sorted(set(run.bb_capacity) | {k for *_, d in bb_rows for k in d},
                    key=lambda n: natural_key(run.names.get(n, f"BB {n}")))      # node_9 before node_18
     per_node = {n: ([], [], []) for n in nodes}
