@@ -160,7 +160,7 @@ def test_kept_reservation_is_the_one_computed_again(wl, policy, period, extra):
 
         def spy(job, now, *, bb, **kw):
             if not keep:
-                sched._kept = None
+                sched._res.kept = None                 # the owned reservations' kept one
             if not lazy:
                 kw["lazy"] = False
             r = reserve(job, now, bb=bb, **kw)

@@ -171,15 +171,6 @@ class ProfileScheduler(Scheduler):
     def last_reservation(self, r: Reservation | None) -> None:
         self._res.last = r
 
-    @property
-    def _kept(self):
-        """The head's reservation kept for the next decision (`Reservations.kept`)."""
-        return self._res.kept
-
-    @_kept.setter
-    def _kept(self, value) -> None:
-        self._res.kept = value
-
     # ------------------------------------------------------------------ the Scheduler contract
     def can_ever_fit(self, job: Job) -> str | None:
         """None if `job` fits the empty platform, else a one-line reason.
