@@ -221,3 +221,27 @@ def test_a_study_resolves_each_policy_once_in_the_parent(kth_subset, tmp_path):
     parent = sorted(what for pid, what in lines if int(pid) == p.pid and what.startswith("resolve"))
     assert parent == sorted(["resolve fcfs-easy", f"resolve {tmp_path / 'capped.py'}:BBCappedBackfill"])
     assert sum(what == "app" for _, what in lines) == 6          # 3 columns × 2 replicates, each built once
+
+
+def test_a_sweep_resolves_each_policy_once_in_the_parent(kth_subset, tmp_path):
+    """`sweep` over two job models and two seeds: each policy of the campaign is resolved once, when the file is
+    checked, in the process that read the command line; the runs build their policies from the specs."""
+    wl = kth_subset(6)
+    camp = tmp_path / "c.toml"
+    camp.write_text('[campaign]\nmodels = ["io-aware", "alloc-only"]\nseeds = [0, 1]\n'
+                    '[[policy]]\nname = "fcfs-bb"\n[[policy]]\nname = "sjf-bb"\noptions = {period = 600}\n'
+                    f'[[workload]]\nfile = "{wl}"\n')
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(COUNTER)
+    env = dict(os.environ, BB_COUNT_LOG=str(tmp_path / "count.log"))
+    env["PYTHONPATH"] = os.pathsep.join([str(hook), str(REPO), env.get("PYTHONPATH", "")])
+    argv = [sys.executable, "-m", "burstbuffer", "sweep", str(camp), "--engine", "local", "--workers", "2",
+            "--output", str(tmp_path / "o"), "-q"]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    out, err = p.communicate(timeout=600)
+    assert p.returncode == 0, err
+    lines = [ln.split(" ", 1) for ln in (tmp_path / "count.log").read_text().splitlines()]
+    assert sorted(what for pid, what in lines if what.startswith("resolve")) == ["resolve fcfs-bb", "resolve sjf-bb"]
+    assert {int(pid) for pid, what in lines if what.startswith("resolve")} == {p.pid}
+    assert sum(what == "app" for _, what in lines) == 8           # 2 policies × 2 models × 2 seeds

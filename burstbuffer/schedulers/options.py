@@ -405,7 +405,7 @@ def check_value(opt: Option, value: Any, text: str | None = None) -> None:
 def check_options(policy, options: dict, *, label: str | None = None, texts: dict | None = None,
                   probe: bool = True) -> None:
     """Check `options` for policy class (or factory) `policy` — or a built-in policy's name (`registry.POLICIES`;
-    any spec: `resolve.check_named_options`) — and raise `OptionError` for the first bad one (module docstring).
+    any spec: its `resolve.policy_info` first) — and raise `OptionError` for the first bad one (module docstring).
     `label`: the policy's name in messages; `texts`: option name → the text the user wrote. Then the rules across
     options: a built-in policy's `options_conflict` (no policy is built); a user's class is built once on a
     two-node probe platform when options are given (`probe`), its constructor's ValueError / TypeError the

@@ -31,7 +31,7 @@ from ..platforms.model import Platform
 from .base import Scheduler
 from .registry import POLICIES
 
-__all__ = ["ENTRY_POINT_GROUP", "PolicyError", "PolicyInfo", "all_policies", "check_named_options", "is_spec",
+__all__ = ["ENTRY_POINT_GROUP", "PolicyError", "PolicyInfo", "all_policies", "is_spec",
            "load_file", "make_scheduler",
            "policy_info", "resolve_policy"]
 
@@ -245,13 +245,6 @@ def all_policies() -> tuple[list[PolicyInfo], list[str]]:
         except PolicyError as exc:
             errors.append(str(exc))
     return infos, errors
-
-
-def check_named_options(spec: str, options: dict) -> None:
-    """`options.check_options` for the policy `spec` names (a campaign row's, a study column's): PolicyError if
-    it cannot be resolved, OptionError for a bad option."""
-    from .options import check_options
-    check_options(resolve_policy(spec).policy, options, label=spec)
 
 
 def make_scheduler(name: str, platform: Platform, *, seed: int = 0, **options) -> Scheduler:

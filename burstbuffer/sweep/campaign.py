@@ -1,7 +1,7 @@
 """A campaign file (TOML, `burstbuffer.sweep`'s docstring) read and checked: `load_campaign` → `Campaign`."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
@@ -35,6 +35,8 @@ class Campaign:
     timeout: float
     network_model: str = "exact"
     run_timeout: float = RUN_TIMEOUT
+    #: policy name → its `PolicyInfo`, resolved once when the file was checked (`with_schedulers` reuses it)
+    resolved: dict = field(default_factory=dict, compare=False)
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -83,7 +85,7 @@ def load_campaign(path: str | Path) -> Campaign:
         tables[what] = data.get(what, [])
         if not isinstance(tables[what], list) or not all(isinstance(t, dict) for t in tables[what]):
             raise InputError(str(p), what, f"expected tables [[{what}]]")
-    policies = []
+    policies, resolved = [], {}
     for i, t in enumerate(tables["policy"]):
         unknown_keys(p, f"policy[{i}]", t, _POLICY)
         name = t.get("name")
@@ -93,7 +95,7 @@ def load_campaign(path: str | Path) -> Campaign:
         opts = t.get("options", {})
         if not isinstance(opts, dict):
             raise InputError(str(p), f"policy[{i}].options", "expected a table")
-        check_campaign_options(p, f"policy[{i}].options", name, opts)
+        resolved[name] = check_campaign_options(p, f"policy[{i}].options", name, opts)
         policies.append((label_of(p, f"policy[{i}].label", t.get("label"), name), name, opts))
     workloads = []
     for i, t in enumerate(tables["workload"]):
@@ -138,4 +140,4 @@ def load_campaign(path: str | Path) -> Campaign:
                 raise InputError(str(p), f"exclude[{i}].{k}", f"{quoted(v)} is not a {k} label of the campaign "
                                                               f"(known: {', '.join(map(str, known[k]))})")
     return Campaign(p, policies, workloads, list(dict.fromkeys(models)), list(dict.fromkeys(seeds)), exclude,
-                    platform, float(timeout), network_model, float(run_timeout))
+                    platform, float(timeout), network_model, float(run_timeout), resolved)

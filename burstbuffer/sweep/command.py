@@ -55,7 +55,7 @@ def sweep(args) -> int:
     check_engine_arguments(args)
     c = load_campaign(args.campaign)
     out = output_dir(args.output)
-    runs = with_schedulers(plan_campaign(c, out))
+    runs = with_schedulers(plan_campaign(c, out), dict(c.resolved))   # each policy resolved once, at load
     unique, seen = [], set()         # one run per directory (run id): identical runs under other labels
     for s in runs:
         if s.out not in seen:

@@ -52,12 +52,15 @@ def nonempty_list(path: Path, item: str, value) -> list:
     return value
 
 
-def check_campaign_options(path: Path, item: str, policy: str, options: dict) -> None:
+def check_campaign_options(path: Path, item: str, policy: str, options: dict):
     """The policy options of a campaign (or study) row, checked as ``--policy-option`` checks them
-    (`burstbuffer.schedulers.options.check_options`): InputError ``FILE: ITEM: NAME=VALUE: REASON``."""
-    from ..schedulers.options import OptionError
-    from ..schedulers.resolve import check_named_options
+    (`burstbuffer.schedulers.options.check_options`): InputError ``FILE: ITEM: NAME=VALUE: REASON``. Returns the
+    policy's `PolicyInfo` (resolved here, once: the campaign's specs are made from it)."""
+    from ..schedulers.options import OptionError, check_options
+    from ..schedulers.resolve import policy_info
+    info = policy_info(policy)
     try:
-        check_named_options(policy, options)
+        check_options(info.policy, options, label=policy)
     except OptionError as exc:
         raise InputError(str(path), item, str(exc)) from None
+    return info
