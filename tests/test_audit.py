@@ -185,16 +185,22 @@ def test_check_refuses_a_folder_without_jobs_csv_in_one_line(tmp_path, capsys):
         audit_run(tmp_path)
 
 
-def test_bb_occupancy_follows_the_phase_holds(tmp_path):
-    """bb_occupancy.csv of a three-phase run with bb_holds.csv: what each job holds phase by phase (job 1: 3 GB,
-    8 GB, then 4 GB in its stage-out beside job 2's 5 GB), not jobs.csv's one allocation from start to end."""
-    from burstbuffer.metrics.bb_occupancy import write_bb_occupancy
+def _phased_run(tmp_path):
+    """A three-phase run with bb_holds.csv on BB node 4: job 1 holds 3 GB in its stage-in, 8 GB running, 4 GB in
+    its stage-out; job 2 5 GB from t = 20 (jobs.csv: one amount each, 8 and 5 GB)."""
     rows = [job(1, 0, 0, 40, "0", "4:8000000000", nodes_start="2.000000", nodes_end="20.000000"),
             job(2, 0, 20, 50, "1", "4:5000000000", nodes_start="25.000000", nodes_end="30.000000")]
     holds = [(1, "0.000000", "stage-in", "4:3000000000"), (1, "2.000000", "run", "4:8000000000"),
              (1, "20.000000", "computed", ""), (1, "20.000000", "stage-out", "4:4000000000"),
              (2, "20.000000", "stage-in", "4:5000000000"), (2, "25.000000", "run", "4:5000000000")]
-    run = write_run(tmp_path, rows, three_phase=True, holds=holds)
+    return write_run(tmp_path, rows, three_phase=True, holds=holds)
+
+
+def test_bb_occupancy_follows_the_phase_holds(tmp_path):
+    """bb_occupancy.csv of a three-phase run with bb_holds.csv: what each job holds phase by phase (job 1: 3 GB,
+    8 GB, then 4 GB in its stage-out beside job 2's 5 GB), not jobs.csv's one allocation from start to end."""
+    from burstbuffer.metrics.bb_occupancy import write_bb_occupancy
+    run = _phased_run(tmp_path)
     got = list(csv.reader(write_bb_occupancy(run).open()))
     assert got == [["time", "total", "bb_a", "bb_b"], ["0.000000", "3000000000", "3000000000", "0"],
                    ["2.000000", "8000000000", "8000000000", "0"], ["20.000000", "9000000000", "9000000000", "0"],
@@ -205,12 +211,7 @@ def test_the_run_figure_draws_the_phase_holds(tmp_path):
     """`burstbuffer plot`'s BB panel on the run above: node 4 peaks at 9 GB (job 1's 4 GB stage-out beside job
     2's 5 GB), the phases of bb_holds.csv; jobs.csv's one amount per job from start to end would draw 13 GB."""
     from burstbuffer.metrics.runplot import load_run, run_figure
-    rows = [job(1, 0, 0, 40, "0", "4:8000000000", nodes_start="2.000000", nodes_end="20.000000"),
-            job(2, 0, 20, 50, "1", "4:5000000000", nodes_start="25.000000", nodes_end="30.000000")]
-    holds = [(1, "0.000000", "stage-in", "4:3000000000"), (1, "2.000000", "run", "4:8000000000"),
-             (1, "20.000000", "computed", ""), (1, "20.000000", "stage-out", "4:4000000000"),
-             (2, "20.000000", "stage-in", "4:5000000000"), (2, "25.000000", "run", "4:5000000000")]
-    run = write_run(tmp_path, rows, three_phase=True, holds=holds)
+    run = _phased_run(tmp_path)
 
     def peak(data):
         fig, ax = run_figure(data)
