@@ -127,8 +127,10 @@ def reproduce(args) -> int:
     if queues_note:
         plan.notes.append(queues_note)
     settings = RunSettings(str(platform), seed=args.seed, timeout=args.timeout, run_timeout=args.run_timeout)
-    specs = plan.specs = finished_placebo(with_schedulers(plan.specs, plan.resolved), bool(getattr(args, "placebo", False)),
-                                          lambda s: read_marker(s, settings) is not None)
+    specs = with_schedulers(plan.specs, plan.resolved)
+    markers = {s.key: read_marker(s, settings) for s in specs}    # the runs finished before (None: not done)
+    specs = plan.specs = finished_placebo(specs, bool(getattr(args, "placebo", False)),
+                                          lambda s: markers[s.key] is not None)
     workers = args.workers or os.cpu_count() or 1
     manifest = {"command": " ".join(sys.argv), "study": study.name, "jobs": None if args.workload else args.jobs,
                 "workload": str(plan.whole) if plan.whole else None, "whole_label": plan.whole_label,
@@ -142,7 +144,6 @@ def reproduce(args) -> int:
           f"{' + Fig. 3' if any(s.scope == 'gantt' for s in specs) else ''})"
           f", {workers} worker(s), output {out}")
     t0 = time.perf_counter()
-    markers = {s.key: read_marker(s, settings) for s in specs}
     kept = sum(m is not None for m in markers.values())
     if args.report_only:
         results = {k: m for k, m in markers.items() if m is not None}
