@@ -1,5 +1,5 @@
-"""``bb_occupancy.csv``: the burst-buffer bytes held on each BB (storage) node over a run (docs/outputs.md;
-issue 29). Batsim's ``machine_states.csv`` counts machines busy or idle; it cannot say how full a burst buffer
+"""``bb_occupancy.csv``: the burst-buffer bytes held on each BB (storage) node over a run (docs/outputs.md).
+Batsim's ``machine_states.csv`` counts machines busy or idle; it cannot say how full a burst buffer
 is, since BB space is the scheduler's reservation, not a simulated activity. This file is the project's own.
 
 Format: header ``time,total,<BB node>,...`` — one column per BB node, named by its host name (``bb_<id>``

@@ -35,7 +35,7 @@ from procset import ProcSet
 
 from ..errors import InputError
 # matplotlib and scipy (behind .figures) load only when a figure is drawn: every `run` writes run.json through
-# this module, and importing them cost the scheduler process 1.2-1.6 s of each run (py-spy, issue 17).
+# this module, and importing them cost the scheduler process 1.2-1.6 s of each run (py-spy).
 _FIGURE_NAMES = ("binned_mean", "step_function", "gantt_axes", "plt", "save_figure")
 
 

@@ -1,4 +1,4 @@
-"""The Dask executor: the runs of a plan as tasks of a `dask.distributed` cluster (issue 16).
+"""The Dask executor: the runs of a plan as tasks of a `dask.distributed` cluster.
 
 Where the workers come from (`dask_connect.connect`):
 

@@ -4,7 +4,7 @@
 last by `run_one`, so its presence means the run finished and matches the spec) and hands the others to
 the executor. `run_one(spec, settings)` is the unit of work any executor calls (in a process of its
 own: it starts a scheduler and a simulator process); `LocalPoolExecutor` runs them in a local pool of
-spawned worker processes, one CPU core each. Another engine (e.g. Dask, issue 16) implements
+spawned worker processes, one CPU core each. Another engine (e.g. Dask) implements
 `Executor.run` by submitting `run_one` for each spec and calling `on_done` with its result.
 """
 from __future__ import annotations

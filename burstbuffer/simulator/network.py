@@ -5,7 +5,7 @@ A ``parallel_homogeneous`` profile ``{"cpu": F, "com": B}`` on n hosts means, in
 ``task_execution.cpp``), one SimGrid parallel task whose n × n bytes matrix has B bytes from every host to
 every other host: n·(n−1) host-to-host flows. Under ``ptask_L07`` all of them are one action whose
 creation looks up n² routes and whose share of every link it crosses is recomputed at each event; at 1,000
-hosts a single compute phase carries a million flows (issue 17). The models:
+hosts a single compute phase carries a million flows. The models:
 
 ``exact`` (default)
     Batsim's all-to-all matrix, as above. The only model of a real Batsim; every output of the project

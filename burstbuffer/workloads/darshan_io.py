@@ -1,5 +1,5 @@
 """Per-job I/O volumes from Darshan logs → the io-aware model's stage-in / checkpoint / stage-out volumes
-(``burstbuffer workload io-from-darshan``, docs/inputs-traces.md §2; issue 29).
+(``burstbuffer workload io-from-darshan``, docs/inputs-traces.md §2).
 
 Reading (PyDarshan, ``pip install darshan``; its wheel bundles libdarshan-util): per log, the job id
 (``metadata["job"]["jobid"]``, the batch system's id, e.g. Slurm's ``SLURM_JOB_ID``) and the bytes read and

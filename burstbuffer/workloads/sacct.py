@@ -1,5 +1,5 @@
 """Reader of Slurm accounting dumps (``sacct --parsable2``, or CSV with a column map) → job records
-(docs/inputs-traces.md; issue 29).
+(docs/inputs-traces.md).
 
 A dump is text: a header line naming the columns, then one job per line, fields separated by ``|``
 (``sacct --parsable2``) or ``,`` (another export, read with the csv module). Each job becomes an
