@@ -61,15 +61,16 @@ def test_plan_runs_every_variant_on_kth_and_s1_s4_and_the_windows_on_s4_only(tmp
     for k in range(3):
         c, t = by[f"cori-S4-r{k}/bbsched-naive"], by[f"theta-S4-r{k}/bbsched/w10"]
         assert Path(c.platform).name == "cori-like96.xml" and Path(t.platform).name == "theta-like96.xml"
-        assert (c.model, c.seed, t.seed) == ("alloc-only", 5 + k, 5 + k)
+        assert (c.model, c.seed, t.seed) == ("alloc-only", 15 + k, 15 + k)    # 3 × --seed + k
         assert json.loads(c.options) == {"order": "fcfs"}
         assert json.loads(t.options) == {"order": "wfp", "record_gd": True, "window": 10}
-        assert Path(c.workload).name == f"kth-60-cori-S4-seed{5 + k}.json"
+        assert Path(c.workload).name == f"kth-60-cori-S4-seed{15 + k}.json"
     assert (by["S4/bbsched"].platform, by["S4/bbsched"].seed, by["S4/bbsched"].model) == ("", None, "io-aware")
     assert by["whole/bbsched"].options == '{"record_gd":true}'
     assert (by["S4/bbsched/w10"].policy, by["S4/bbsched/w10"].options) == ("bbsched", '{"record_gd":true,"window":10}')
     assert json.loads(by["S4/bbsched/w50"].options)["window"] == 50
     assert "bbsched-nsga2" not in {s.policy for s in plan.specs}
+
     # the S-workloads: one file per scenario and seed, the same bytes from the same seed, others from another
     paths = {sc: Path(by[f"{sc}/bbsched"].workload) for sc in ("S1", "S2", "S3", "S4")}
     assert all(p.name == f"kth-60-{sc}-seed5.json" for sc, p in paths.items())
@@ -85,6 +86,21 @@ def test_plan_runs_every_variant_on_kth_and_s1_s4_and_the_windows_on_s4_only(tmp
     assert sorted(s.key for s in sel.specs) == sorted([f"{sc}/bbsched" for sc in B.KTH_SCOPES + B.REGIME_SCOPES]
                                                       + ["S4/bbsched/w10"]
                                                       + [f"{sc}/bbsched/w10" for sc in B.REGIME_SCOPES if "-S4-" in sc])
+
+
+def test_no_two_draws_share_a_paper_regime_workload(tmp_path, kth_subset):
+    """reproduce's replicates and A/A runs (draw seeds --seed + j) draw each paper-regime workload anew: a seed
+    shared by two draws would pair a run with itself and narrow the noise floor."""
+    wl = kth_subset(60)
+    args = _args(wl, seed=0)
+    args.replicates, args.placebo = 2, True
+    plan = plan_runs(get_study("bbsched"), args, tmp_path, POLICIES, log=lambda m: None)
+    seeds = {}
+    for s in plan.specs:
+        if R.group_of(s.scope) and s.column in ("", "bbsched-naive") and s.policy == "bbsched-naive":
+            seeds.setdefault(R.group_of(s.scope), []).append((s.replicate, s.seed))
+    assert seeds and all(len(v) == 4 * 3 for v in seeds.values())      # 2 replicates + 2 A/A draws, 3 each
+    assert all(len({seed for _, seed in v}) == len(v) for v in seeds.values()), seeds
 
 
 def test_s1_s4_share_of_jobs_with_bb_and_thresholds(tmp_path, kth_subset):

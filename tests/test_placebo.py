@@ -39,7 +39,8 @@ CASES = {
     "kopanski2021": (30, _crowd, ["--gantt-jobs", "0"]),
     "orders": (30, _crowd, ["--policies", _ORDERS, "--model", "alloc-only"]),
     "backfilling": (30, _crowd, []),
-    "bbsched": (20, _bb_everywhere, ["--policies", "bbsched,bbsched-naive,bbsched/w10"]),
+    # 2 replicates (A/A: 2 more): each of its draws is 35 workloads (its own paper-regime replicates)
+    "bbsched": (20, _bb_everywhere, ["--policies", "bbsched,bbsched-naive,bbsched/w10", "--replicates", "2"]),
     "three-phase": (15, None, ["--policies", "cerberus/three-phase,fcfs-easy/io-aware,sjf-bb/io-aware,"
                                              "plan-2/io-aware"]),
 }

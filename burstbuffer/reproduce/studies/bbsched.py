@@ -174,7 +174,7 @@ def sections(data: StudyData) -> list:
     body = R.regime_table(R.group_regimes(data, BASELINE))
     if body:
         rep.h(2, "The paper regime: Cori-like and Theta-like machines, Original and S1-S4 (§4.1)")
-        rep.p(f"Each workload is {R.REPLICATES} replicates (workload and policy seed --seed + k) of the KTH jobs made "
+        rep.p(f"Each workload is {R.REPLICATES} replicates (workload and policy seed {R.REPLICATES} × --seed + k) of the KTH jobs made "
               "into the machine's workload by burstbuffer.workloads.fan2019 (96 compute nodes with the machine's BB per "
               "node; the paper's share of jobs with a request, each request the same share of the BB as in the paper; "
               "submissions as the trace has them; alloc-only; base order FCFS on Cori, WFP on Theta). Metrics: the "

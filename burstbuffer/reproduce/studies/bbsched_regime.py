@@ -4,7 +4,8 @@ paper's shares of jobs with a request, requests from the stated ranges as the sa
 BB, submissions as the trace has them), several seeds.
 
 Scopes ``<machine>-<scenario>-r<k>`` (e.g. ``cori-S4-r0``): replicate k of the machine's scenario, made
-from the selected KTH jobs with workload seed = policy seed = ``--seed`` + k, run under the alloc-only job
+from the selected KTH jobs with workload seed = policy seed = `REPLICATES` × s + k for the draw's seed s
+(``--seed``, + j in `reproduce`'s replicate j: `inner_seed`), so that no two draws share a workload, run under the alloc-only job
 model (the paper's simulation is trace-driven: a job's run time does not depend on its BB request) on the
 machine's scaled platform, every window policy with the machine's base order (Cori: FCFS; Theta: WFP,
 §4.3) and §3.1's starvation bound (50 window iterations, `burstbuffer.schedulers.bbsched`). The metrics
@@ -66,6 +67,13 @@ TRIM = 0.11
 MACHINE_NAMES = {"cori": "Cori", "theta": "Theta"}
 
 
+def inner_seed(seed: int, k: int) -> int:
+    """The workload and policy seed of replicate `k` < `REPLICATES` of a draw whose seed is `seed`: distinct for
+    every (seed, k), so `reproduce`'s replicates (draw seeds --seed + j) and its A/A runs never share a
+    workload."""
+    return REPLICATES * seed + k
+
+
 def scope_name(machine: str, scenario: str, k: int) -> str:
     """Replicate `k`'s scope of the machine's scenario: ``cori-S4-r2``."""
     return f"{replicates_of(machine, scenario)[:-1]}{k}"
@@ -107,7 +115,7 @@ def derive(whole: Path, work: Path, seed: int, root: Path) -> list[ExtraWorkload
         pp = platform_params(plat)
         for scen in SCENARIOS:
             for k in range(REPLICATES):
-                s = seed + k
+                s = inner_seed(seed, k)
                 res = regime_workload(w, machine=machine, scenario=scen, seed=s, bb_nodes=pp["bb_nodes"],
                                       bb_capacity=pp["bb_capacity"])
                 path = work / f"{whole.stem}-{machine}-{scen}-seed{s}.json"
