@@ -36,6 +36,18 @@ def examples(weight: float) -> int:
 def pytest_report_header(config):
     return f"hypothesis profile: {HYPOTHESIS_PROFILE} (max_examples={settings.default.max_examples})"
 
+
+#: the tiers of the long modules (setup.cfg markers): collected first
+LONG_TIERS = ("slow", "batsim", "dask", "docker")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The long modules (a `LONG_TIERS` marker) first, each module's tests in their order: `make test`
+    hands whole modules to its workers in collection order (`--dist loadfile`), so the short ones come last
+    and fill the workers' tails (the longest-first rule of list scheduling) instead of a long module
+    running alone at the end."""
+    items.sort(key=lambda it: not any(it.get_closest_marker(m) for m in LONG_TIERS))
+
 ROOT = Path(__file__).resolve().parents[1]
 #: inputs the tests read: a real Batsim 4.2.1 run (batsim-4.2.1/) and the paper artifact's platform (reference/)
 DATA = ROOT / "tests" / "data"
