@@ -187,7 +187,7 @@ WAIT_LARGE_SHORT = Metric(f"mean waiting time of the jobs of {LARGE} processors 
 WAIT_OVER12 = Metric("mean waiting time of the jobs asking > 12 h [h]", scale=3600, select=_walltime(above=CEILING))
 WAIT = Metric("mean waiting time [h]", scale=3600)
 MAX_WAIT = Metric("maximum waiting time [h]", stat="max", scale=3600)
-IDLE = Metric(f"share of the node-time idle while jobs wait, per window ({IDLE_WINDOWS} of the submission span)",
+IDLE = Metric(f"share of the node-time idle while jobs wait, per window (the submission span cut into {IDLE_WINDOWS})",
               stat="mean", over="windows", values=_idle_windows)
 
 #: the paper gives no number for these: the project's reading of "favours", "helps", "hurts"
