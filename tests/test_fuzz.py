@@ -353,6 +353,9 @@ def test_hostile_sacct_dumps_convert_or_are_refused_in_one_line(changes):
         rc, err = _cli(["workload", "from-sacct", str(p), "-o", str(Path(tmp) / "out" / "w.json")])
         _one_line_or_ok(rc, err)
         assert {q.name for q in Path(tmp).iterdir()} <= {"s.txt", "out"}
+        if rc == 0:   # a converted job's work is a real count (an End of 1e20 s once gave -2**63 flops)
+            profiles = json.loads((Path(tmp) / "out" / "w.json").read_text())["profiles"].values()
+            assert all(0 <= p["cpu"] < 2 ** 63 for p in profiles), list(profiles)
 
 
 #: Hostile attribute values of a platform.

@@ -117,6 +117,8 @@ def test_csv_export_with_a_column_map(tmp_path):
     (lambda t: t.replace("bb/datawarp=400G", "bb/datawarp=400GB"), "line 2", "burst-buffer TRES is not a size"),
     (lambda t: t.replace("2026-01-05T10:15:00|2026-01-05T12:00:00", "2026-01-05T10:15:00|2026-01-05T10:00:00"),
      "line 8", "times out of order"),
+    (lambda t: t.replace("|2026-01-05T12:00:00|", "|99999999999999999999|"), "line 8", "end is not a time"),
+    (lambda t: t.replace("|2026-01-05T12:00:00|", "|99999999999|"), "line 8", "field run_time is out of range"),
     (lambda t: t.replace("JobIDRaw|", "Id|", 1), "header", "no column for job_id"),
     (lambda t: "", "file", "empty"),
 ])

@@ -47,7 +47,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import InputError
-from .swf import SWFRecord
+from .swf import SWFRecord, check_ranges
 
 #: The command line that produces what `read_sacct` expects (docs/inputs-traces.md).
 SACCT_COMMAND = ("sacct --allusers --allocations --parsable2 --starttime 2026-01-01 --endtime 2026-02-01 "
@@ -109,9 +109,15 @@ def parse_column_map(text: str | None) -> dict[str, str]:
     return out
 
 
+#: the seconds since the epoch of 0001-01-01 and 9999-12-31T23:59:59 (UTC): what sacct can print
+_EPOCH_RANGE = (datetime(1, 1, 1, tzinfo=timezone.utc).timestamp(),
+                datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc).timestamp())
+
+
 def parse_time(text: str) -> float | None:
     """Seconds since the epoch of a sacct time (``2026-01-05T10:11:12``, read as UTC) or a number of
-    seconds; None for ``Unknown``/``None``/empty. Raises ValueError otherwise."""
+    seconds; None for ``Unknown``/``None``/empty. Raises ValueError otherwise (also for a number outside
+    the years 1 to 9999)."""
     s = text.strip()
     if s.lower() in _NO_TIME:
         return None
@@ -119,7 +125,7 @@ def parse_time(text: str) -> float | None:
         v = float(s)
     except ValueError:
         return datetime.fromisoformat(s).replace(tzinfo=timezone.utc).timestamp()
-    if not math.isfinite(v):
+    if not _EPOCH_RANGE[0] <= v <= _EPOCH_RANGE[1]:     # nan, inf, or not a date (year 1 to 9999)
         raise ValueError(s)
     return v
 
@@ -302,8 +308,10 @@ def read_sacct(path: str | Path, *, cores_per_node: int | None = None,
         run = int(run) if float(run).is_integer() else run
         wait = int(wait) if float(wait).is_integer() else wait
         limit = int(r["limit"]) if float(r["limit"]).is_integer() else r["limit"]
-        out.records.append(SWFRecord(r["jid"], rel, wait, run, r["nodes"], -1, -1, r["nodes"], limit, -1,
-                                     r["status"], -1, -1, -1, -1, -1, -1, -1, line=r["line"]))
+        fields = (r["jid"], rel, wait, run, r["nodes"], -1, -1, r["nodes"], limit, -1, r["status"], -1, -1, -1,
+                  -1, -1, -1, -1)
+        check_ranges(fields, source, r["line"])     # the SWF reader's bounds (the BB model's flops in int64)
+        out.records.append(SWFRecord(*fields, line=r["line"]))
         if r["bb"] is not None and r["nodes"] > 0:
             out.bb[r["jid"]] = -(-r["bb"] // r["nodes"])
             out.bb_source[r["jid"]] = r["src"]

@@ -85,6 +85,15 @@ _LIMITS = {**{f: 1e9 for f in ("submit_time", "wait_time", "run_time", "average_
            **{f: 2 ** 31 - 1 for f in ("allocated_processors", "requested_processors")}}
 
 
+def check_ranges(values, source: str, lineno: int) -> None:
+    """Raise InputError(source, "line N", …) naming the first of `values` (an SWF record's 18 fields, in
+    SWF_FIELDS order) whose magnitude exceeds its `_LIMITS` bound (every reader of records: SWF, sacct)."""
+    for name, v in zip(SWF_FIELDS, values):
+        if abs(v) > _LIMITS.get(name, 2 ** 53):
+            raise InputError(source, f"line {lineno}", f"field {name} is out of range: {v!r} (at most "
+                             f"{_LIMITS.get(name, 2 ** 53):g})")
+
+
 def _number(text: str) -> int | float:
     try:
         return int(text)
@@ -115,10 +124,7 @@ def parse_swf_line(text: str, source: str = "<swf>", lineno: int = 0) -> SWFReco
             values.append(_number(p))
         except ValueError:
             raise InputError(source, f"line {lineno}", f"field {name} is not a number: {p!r}") from None
-    for name, v in zip(SWF_FIELDS, values):
-        if abs(v) > _LIMITS.get(name, 2 ** 53):
-            raise InputError(source, f"line {lineno}", f"field {name} is out of range: {v!r} (at most "
-                             f"{_LIMITS.get(name, 2 ** 53):g})")
+    check_ranges(values, source, lineno)
     if not isinstance(values[0], int):     # the job number names the job: an integer (SWF standard)
         raise InputError(source, f"line {lineno}", f"field {SWF_FIELDS[0]} is not an integer: {parts[0]!r}")
     return SWFRecord(*values, line=lineno)

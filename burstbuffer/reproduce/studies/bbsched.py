@@ -227,8 +227,9 @@ def _vs_baseline(rep, rows: pd.DataFrame, labels: list[str]) -> None:
             continue
         cells = []
         for s in scopes:
-            ch = [100 * (tabs[c].loc[s, p] / tabs[c].loc[s, BASELINE] - 1) if p in tabs[c].columns else math.nan
-                  for c in tabs]
+            # no relative change against a baseline of 0 (a baseline that never waits): n/a
+            ch = [100 * (tabs[c].loc[s, p] / tabs[c].loc[s, BASELINE] - 1)
+                  if p in tabs[c].columns and tabs[c].loc[s, BASELINE] != 0 else math.nan for c in tabs]
             cells.append(" / ".join("n/a" if x != x else f"{x:+.1f}" for x in ch))
         body.append([p, *cells])
     rep.h(2, "Change vs the baseline (bbsched-naive) [%]: node usage / BB usage / mean waiting time")
