@@ -133,8 +133,9 @@ def test_installed_reproduce_1000_from_an_empty_folder(installed, tmp_path):
     venv, env, _, _ = installed
     work = tmp_path / "empty"
     work.mkdir()
+    # one replicate: the bundled inputs and the recorded schedule are the point here, not the noise floor
     _sh([venv / "bin" / "burstbuffer", "reproduce", "--jobs", "1000", "--policies", "fcfs", "--gantt-jobs", "0",
-         "--engine", "local", "--workers", "1", "--output", "rep", "-q"], cwd=work, env=env)
+         "--replicates", "1", "--engine", "local", "--workers", "1", "--output", "rep", "-q"], cwd=work, env=env)
     (jobs,) = (work / "rep" / "runs").glob("*/fcfs/jobs.csv")
     assert _projected_hash(jobs) == _recorded_hash("fcfs io-aware")
     assert (work / "rep" / "report.md").is_file()
