@@ -39,23 +39,21 @@ def table(out: Path, short: bool = False, doc: bool = False) -> str:
                  f"{m.get('replicates', 1)} replicate(s)); verdict: {mode} run."
                  + (" The placebo column judges the A/A runs `--placebo` added to the same folder."
                     if mode != "placebo" and any(v.get("verdict_placebo") not in (None, "", "not measured",
-                                                                                  "not testable")
+                                                                                  "not testable", "not run")
                                                  for v in verdicts) else ""),
                  ""]
         if m.get("missing"):                                    # --report-only before every run finished
             intro += [f"**Partial**: judged on the runs finished so far; {len(m['missing'])} not finished yet "
                       f"({', '.join(m['missing'][:8])}{', …' if len(m['missing']) > 8 else ''}): their claims "
                       "are not measured. Rerun the same command to finish them.", ""]
-        # no A/A run in the folder (the analysis writes placebo.json when it judged some): the column says so
-        no_aa = mode != "placebo" and not (out / "placebo.json").is_file()
-        if no_aa:
+        # no A/A run in the folder: the analysis wrote "not run" in the placebo column; said above the table too
+        if verdicts and all(v.get("verdict_placebo") == "not run" for v in verdicts):
             intro[-1:-1] = ["", "Placebo: not run (`--placebo` adds the A/A runs to the same folder: as many runs "
                                 "again)."]
         head = ["id", "claim", "where", "asserts", "verdict", "placebo", "reversed", "band (its reason)",
                 "noise floor", "by how much"]
         rows = [[_id(v), v["claim"], v["source"], v.get("asserts", ""),
-                 *(v["verdict"] if m == mode else "not run" if m == "placebo" and no_aa else v.get(f"verdict_{m}", "")
-                   for m in ("real", "placebo", "reverse")),
+                 *(v["verdict"] if m == mode else v.get(f"verdict_{m}", "") for m in ("real", "placebo", "reverse")),
                  v.get("band", ""), v.get("noise", ""), v["by_how_much"]] for v in verdicts]
         checks = json.loads((out / "regime.json").read_text(encoding="utf-8")) if (out / "regime.json").is_file() else []
         if checks:

@@ -131,10 +131,11 @@ def test_a_partial_table_says_so(tmp_path):
     doc = _verdict_table().table(tmp_path, doc=True)
     assert "**Partial**" in doc and "2 not finished yet (whole/b, part-00/b)" in doc
     assert "Measured by `burstbuffer reproduce --jobs all`" in doc and "Regime checks: none" in doc
-    # no A/A run in the folder (no placebo.json): the placebo column says "not run", not "not measured"
+    assert "| x | a beats b | §1 | difference | not measured | not measured | not measured | a vs b: [1, 2] % |" in doc
+    assert "Placebo: not run" not in doc
+    # no A/A run in the folder (the analysis wrote "not run" in the placebo column): said above the table too
+    v = json.loads((tmp_path / "verdicts.json").read_text())
+    (tmp_path / "verdicts.json").write_text(json.dumps([dict(v[0], verdict_placebo="not run")]))
+    doc = _verdict_table().table(tmp_path, doc=True)
     assert "| x | a beats b | §1 | difference | not measured | not run | not measured | a vs b: [1, 2] % |" in doc
     assert "Placebo: not run" in doc
-    (tmp_path / "placebo.json").write_text(json.dumps({"false_positives": 0, "difference_conditions": 1}))
-    doc = _verdict_table().table(tmp_path, doc=True)
-    assert "| x | a beats b | §1 | difference | not measured | not measured | not measured |" in doc
-    assert "Placebo: not run" not in doc

@@ -7,7 +7,8 @@ the per-job metrics of ``docs/metrics.md``: waiting time, turnaround, runtime [s
 `burstbuffer.metrics.tables.summary_table`), ``part_means.csv`` (per part and policy: means and means
 normalised by the study's reference policy), ``verdicts.json`` (one object per claim: the fields of
 `burstbuffer.metrics.verdicts.Verdict`, and ``verdict_real`` / ``verdict_placebo`` / ``verdict_reverse``, the
-claim's verdict in the modes other than the one asked; docs/verdicts.md), ``regime.json`` (the study's
+claim's verdict in the modes other than the one asked — ``verdict_placebo`` is ``not run`` when no A/A run was
+judged; docs/verdicts.md), ``regime.json`` (the study's
 regime checks: name, ok, measured, needs), ``figures/`` (PNG and SVG) and ``report.md`` / ``report.html``.
 """
 from __future__ import annotations
@@ -23,6 +24,9 @@ from ..errors import InputError
 from ..metrics.claims import evaluate, false_positive_rate
 from ..metrics.report import VERDICT_HEADER, Report, verdict_rows
 from ..metrics.verdicts import MODES, PROJECT, VERDICTS, placebo_column
+
+#: the placebo column's word when the folder holds no A/A run (`reproduce` without `--placebo`)
+NOT_RUN = "not run"
 
 #: the report's column of the verdicts in each mode (docs/verdicts.md)
 COLUMN = {"real": "real", "placebo": "placebo", "reverse": "reversed"}
@@ -256,6 +260,11 @@ def analyse(out: Path, study: Study, specs: list[PlannedRun], results: dict[str,
           + f". The tables and figures below are those of replicate 0 (seed {manifest.get('seed', 0)}).")
     # every claim judged three ways: on the runs, as an A/A test (placebo) and reversed (a sign check)
     by_mode = {m: evaluate(claims, cj, mode=m, regime=regime) for m in MODES}
+    # no finished A/A run among the runs judged: the placebo judgement was not run (not "not measured")
+    aa_ran = any(s.placebo and "error" not in results.get(s.key, {"error": ""}) for s in specs)
+    if not aa_ran and mode != "placebo":
+        for v in by_mode["placebo"]:
+            v.verdict = NOT_RUN
     verdicts = by_mode[mode]
     controls = {m: vs for m, vs in by_mode.items() if m != mode}
     if mode != "real":
